@@ -1,0 +1,3 @@
+from bertstudio.cli import main
+
+raise SystemExit(main())

@@ -1,0 +1,52 @@
+"""Options and output shared by the subcommands."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any
+
+from bertstudio.core.progress import ProgressEvent, TaskControl
+
+
+def add_model_options(parser: argparse.ArgumentParser, task: str, required: bool = True) -> None:
+    from bertstudio.core.models import DEFAULT_SOURCES
+
+    parser.add_argument(
+        "--model", required=required, metavar="SRC",
+        help=f"Hub id or local folder (online default for this task: {DEFAULT_SOURCES[task]})",
+    )
+    parser.add_argument("--device", default="cpu", help="cpu, cuda, cuda:1 or mps (default: cpu)")
+    parser.add_argument("--dtype", default="float32", choices=["float32", "float16", "bfloat16"],
+                        help="number format; half precision on GPUs only")
+    parser.add_argument("--json", action="store_true", help="print machine-readable JSON on stdout")
+
+
+def stderr_control() -> TaskControl:
+    """Progress goes to stderr so stdout stays pure (JSON)."""
+    last = [""]
+
+    def show(event: ProgressEvent) -> None:
+        if event.message != last[0] and sys.stderr.isatty():
+            print(f"\r{event.message[:100]:<100}", end="", file=sys.stderr, flush=True)
+        last[0] = event.message
+
+    return TaskControl(on_progress=show)
+
+
+def load_for(args: argparse.Namespace, task: str, attn_implementation: str | None = None) -> Any:
+    """Load args.model for `task`; the head report goes to stderr as a warning."""
+    from bertstudio.core.models import LoadRequest, load_model
+
+    request = LoadRequest(args.model, task, args.device, args.dtype, attn_implementation)
+    loaded = load_model(request, stderr_control())
+    if sys.stderr.isatty():
+        print("\r" + " " * 100 + "\r", end="", file=sys.stderr)
+    if loaded.info.head_warning:
+        print(f"warning: {loaded.info.head_warning}", file=sys.stderr)
+    return loaded
+
+
+def print_json(value: Any) -> None:
+    print(json.dumps(value, ensure_ascii=False, indent=2))

@@ -1,0 +1,32 @@
+"""bertstudio models --models-dir DIR [--json]: local models, architecture and supported tasks."""
+
+from __future__ import annotations
+
+import argparse
+
+from bertstudio.cli.common import print_json
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser("models", help="list local model folders and the tasks their weights support")
+    parser.add_argument("--models-dir", dest="models_dir_sub", metavar="DIR",
+                        help="folder of model folders (default: BERTSTUDIO_MODELS_DIR)")
+    parser.add_argument("--json", action="store_true")
+    parser.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from bertstudio.core.catalog import list_local_models, models_dir_from_env
+    from bertstudio.core.errors import InputError
+
+    folder = models_dir_from_env(args.models_dir_sub or args.models_dir)
+    if folder is None:
+        raise InputError("No models folder given.", hint="Pass --models-dir DIR or set BERTSTUDIO_MODELS_DIR.")
+    models = list_local_models(folder)
+    if args.json:
+        print_json([m.to_json() for m in models])
+        return 0
+    for model in models:
+        tasks = ", ".join(model.tasks) or "none"
+        print(f"{model.name:<40} {model.architecture:<34} {tasks}{'  ! ' + model.problem if model.problem else ''}")
+    return 0

@@ -1,0 +1,74 @@
+"""Which devices and number formats this machine offers, and turning a user's choice into torch's."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from bertstudio.core.errors import DeviceError
+
+if TYPE_CHECKING:
+    import torch
+
+DTYPES = ("float32", "float16", "bfloat16")
+
+
+def available_devices() -> list[str]:
+    """Devices torch can run on here, CPU first (the safe default)."""
+    import torch
+
+    devices = ["cpu"]
+    if torch.cuda.is_available():
+        devices += [f"cuda:{i}" for i in range(torch.cuda.device_count())]
+    mps = getattr(torch.backends, "mps", None)
+    if mps is not None and mps.is_available():
+        devices.append("mps")
+    return devices
+
+
+def default_device() -> str:
+    devices = available_devices()
+    return devices[1] if len(devices) > 1 else "cpu"
+
+
+def dtypes_for(device: str) -> list[str]:
+    """Half precision is offered on GPUs only: on CPU it is slow and often unsupported."""
+    if device.startswith("cuda"):
+        import torch
+
+        index = int(device.split(":")[1]) if ":" in device else 0
+        return ["float32", "float16"] + (["bfloat16"] if torch.cuda.is_bf16_supported(index) else [])
+    if device == "mps":
+        return ["float32", "float16"]
+    return ["float32"]
+
+
+def normalise_device(device: str) -> str:
+    """'cuda' means the first GPU; anything unknown is refused with the list of what exists."""
+    device = (device or "cpu").strip().lower()
+    if device == "cuda":
+        device = "cuda:0"
+    if device not in available_devices():
+        raise DeviceError(
+            f"Device '{device}' is not available on this machine.",
+            hint=f"Choose one of: {', '.join(available_devices())}.",
+        )
+    return device
+
+
+def torch_dtype(device: str, dtype: str) -> torch.dtype:
+    import torch
+
+    if dtype not in DTYPES:
+        raise DeviceError(f"Unknown number format '{dtype}'.", hint=f"Choose one of: {', '.join(DTYPES)}.")
+    if dtype not in dtypes_for(device):
+        raise DeviceError(
+            f"{dtype} is not offered on {device}.",
+            hint=f"Use one of: {', '.join(dtypes_for(device))}.",
+        )
+    return getattr(torch, dtype)
+
+
+def is_out_of_memory(error: BaseException) -> bool:
+    import torch
+
+    return isinstance(error, torch.OutOfMemoryError) or "out of memory" in str(error).lower()

@@ -1,0 +1,369 @@
+"""Model sources, loading, the head report and a bounded cache.
+
+A source is a local folder or a Hugging Face Hub id. Each task needs its own model class
+(an MLM head for fill-mask, a QA head for QA...); the head report says which weights of
+that class the checkpoint lacked, so random heads are never passed off as results.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from bertstudio.core import devices
+from bertstudio.core.errors import BertStudioError, MissingHeadError, ModelSourceError, OutOfMemory
+from bertstudio.core.hub import hub_folder, is_hub_id
+from bertstudio.core.progress import TaskControl
+
+if TYPE_CHECKING:
+    from transformers import PreTrainedModel, PreTrainedTokenizerBase
+
+# task -> transformers Auto class that carries the task's head
+TASK_MODEL_CLASSES: dict[str, str] = {
+    "fill-mask": "AutoModelForMaskedLM",
+    "nsp": "AutoModelForNextSentencePrediction",
+    "ner": "AutoModelForTokenClassification",
+    "qa": "AutoModelForQuestionAnswering",
+    "classification": "AutoModelForSequenceClassification",
+    "multiple-choice": "AutoModelForMultipleChoice",
+    "pretraining": "AutoModelForPreTraining",
+    "attention": "AutoModel",
+}
+# The checkpoint class name that says a shared `classifier` head was trained for this task.
+_CLASSIFIER_SUFFIX = {
+    "ner": "ForTokenClassification",
+    "classification": "ForSequenceClassification",
+    "multiple-choice": "ForMultipleChoice",
+}
+# What an online user gets when they load without choosing.
+DEFAULT_SOURCES: dict[str, str] = {
+    "fill-mask": "bert-base-uncased",
+    "nsp": "bert-base-uncased",
+    "ner": "dslim/bert-base-NER",
+    "qa": "distilbert/distilbert-base-cased-distilled-squad",
+    "classification": "distilbert/distilbert-base-uncased-finetuned-sst-2-english",
+    "multiple-choice": "bert-base-uncased",
+    "pretraining": "bert-base-uncased",
+    "attention": "bert-base-uncased",
+}
+
+
+@dataclass(frozen=True)
+class LoadRequest:
+    """Everything that decides which weights end up in memory: also the cache key."""
+
+    source: str
+    task: str
+    device: str = "cpu"
+    dtype: str = "float32"
+    attn_implementation: str | None = None  # "eager" where attention weights are shown
+
+    def __post_init__(self) -> None:
+        if self.task not in TASK_MODEL_CLASSES:
+            raise ValueError(f"unknown task {self.task!r}")
+
+
+@dataclass(frozen=True)
+class HeadReport:
+    """Weights the task's model class wanted and the checkpoint did not have (newly initialised)."""
+
+    missing: tuple[str, ...] = ()
+    unexpected: tuple[str, ...] = ()
+    mismatched: tuple[str, ...] = ()
+
+    @property
+    def complete(self) -> bool:
+        return not self.missing and not self.mismatched
+
+    def warning(self, task: str) -> str:
+        if self.complete:
+            return ""
+        names = ", ".join((self.missing + self.mismatched)[:6])
+        more = len(self.missing) + len(self.mismatched) - 6
+        return (
+            f"This checkpoint has no trained {task} head: {len(self.missing) + len(self.mismatched)} weight "
+            f"tensors were newly initialised at random ({names}{f', +{more} more' if more > 0 else ''}). "
+            "Results will be meaningless until the head is trained."
+        )
+
+
+@dataclass(frozen=True)
+class ModelInfo:
+    """What the UI shows about a loaded model: plain values, safe to send across threads."""
+
+    request: LoadRequest
+    folder: str
+    architecture: str
+    model_type: str
+    parameters: int
+    layers: int | None
+    heads: int | None
+    hidden_size: int | None
+    vocab_size: int
+    max_length: int
+    mask_token: str | None
+    special_tokens: tuple[str, ...]
+    head_report: HeadReport
+    id2label: dict[int, str] = field(default_factory=dict)
+
+    @property
+    def head_warning(self) -> str:
+        return self.head_report.warning(self.request.task)
+
+
+@dataclass
+class LoadedModel:
+    """A model and its tokenizer in memory. Stays in worker threads; the GUI sees only `info`."""
+
+    model: PreTrainedModel
+    tokenizer: PreTrainedTokenizerBase
+    info: ModelInfo
+    # One job at a time per model: fast tokenizers are not thread-safe, torch uses every core.
+    lock: threading.RLock = field(default_factory=threading.RLock)
+    extras: dict[str, Any] = field(default_factory=dict)  # per-task helpers, e.g. a pipeline
+
+
+def resolve_source(source: str, control: TaskControl | None = None) -> Path:
+    """A local model folder for `source`; Hub ids are fetched (or found in the cache offline)."""
+    text = (source or "").strip()
+    if not text:
+        raise ModelSourceError(
+            "No model chosen.", hint="Type a Hugging Face Hub id or choose a local model folder."
+        )
+    path = Path(text).expanduser()
+    if path.exists():
+        if not path.is_dir():
+            raise ModelSourceError(f"'{text}' is a file, not a model folder.", hint="Choose its folder instead.")
+        if not (path / "config.json").is_file():
+            raise ModelSourceError(
+                f"'{text}' is not a model folder: it has no config.json.",
+                hint="Choose the folder that holds config.json, the weights (model.safetensors) and the tokenizer.",
+            )
+        return path.resolve()
+    if text.startswith(("/", "./", "../", "~")) or not is_hub_id(text):
+        raise ModelSourceError(
+            f"'{text}' is neither a folder on this machine nor a Hugging Face Hub id.",
+            hint="Check the path, or use an id such as google-bert/bert-base-uncased.",
+        )
+    return hub_folder(text, control or TaskControl())
+
+
+def quiet_transformers() -> None:
+    """Our head report replaces transformers' LOAD REPORT table and progress bars."""
+    import transformers
+
+    transformers.logging.set_verbosity_error()
+    transformers.utils.logging.disable_progress_bar()
+
+
+def _model_class(task: str) -> Any:
+    import transformers
+
+    return getattr(transformers, TASK_MODEL_CLASSES[task])
+
+
+def _check_task_supported(task: str, config: Any) -> None:
+    auto_class = _model_class(task)
+    if type(config) not in auto_class._model_mapping:
+        raise MissingHeadError(
+            f"A {config.model_type} model cannot do {task}: transformers has no "
+            f"{TASK_MODEL_CLASSES[task].replace('Auto', config.model_type.capitalize())} class.",
+            hint="Choose a model of another architecture for this task (for example BERT).",
+        )
+
+
+def _checkpoint_config(folder: Path) -> Any:
+    from transformers import AutoConfig
+
+    try:
+        return AutoConfig.from_pretrained(folder, trust_remote_code=False)
+    except Exception as error:
+        raise ModelSourceError(
+            f"The config.json in '{folder}' cannot be read as a transformers model.",
+            hint="Check that the folder holds a BERT-family model saved with save_pretrained.",
+            details=repr(error),
+        ) from error
+
+
+def _has_weights(folder: Path) -> bool:
+    return any(folder.glob("*.safetensors")) or any(folder.glob("*.safetensors.index.json")) or any(
+        folder.glob("pytorch_model*.bin")
+    )
+
+
+def _head_report(info: dict[str, Any], task: str, config: Any) -> HeadReport:
+    mismatched = tuple(sorted(str(k[0] if isinstance(k, tuple) else k) for k in info.get("mismatched_keys", ())))
+    report = HeadReport(
+        missing=tuple(sorted(info.get("missing_keys", ()))),
+        unexpected=tuple(sorted(info.get("unexpected_keys", ()))),
+        mismatched=mismatched,
+    )
+    suffix = _CLASSIFIER_SUFFIX.get(task)
+    trained_as = getattr(config, "architectures", None) or []
+    if suffix and report.complete and trained_as and not any(a.endswith(suffix) for a in trained_as):
+        # BERT's sequence, token and choice heads are all called `classifier`: trust the saved class.
+        return HeadReport(missing=(f"classifier (trained as {', '.join(trained_as)})",))
+    return report
+
+
+def probe_heads(folder: Path, task: str) -> HeadReport:
+    """The head report for `task` without reading tensor data (weights placed on the meta device)."""
+    quiet_transformers()
+    config = _checkpoint_config(folder)
+    _check_task_supported(task, config)
+    try:
+        _, info = _model_class(task).from_pretrained(
+            folder, output_loading_info=True, device_map="meta", trust_remote_code=False
+        )
+    except RuntimeError as error:  # a head of the wrong shape (e.g. 27 labels where 1 is wanted)
+        raise MissingHeadError(f"The checkpoint's head does not fit {task}.", details=str(error)) from error
+    return _head_report(info, task, config)
+
+
+def _count_layers(config: Any) -> int | None:
+    for name in ("num_hidden_layers", "n_layers", "num_layers"):
+        if getattr(config, name, None) is not None:
+            return int(getattr(config, name))
+    return None
+
+
+def _count_heads(config: Any) -> int | None:
+    for name in ("num_attention_heads", "n_heads"):
+        if getattr(config, name, None) is not None:
+            return int(getattr(config, name))
+    return None
+
+
+def _max_length(tokenizer: Any, config: Any) -> int:
+    """The tokenizer's limit if it is a real one, else the model's position embeddings."""
+    limit = getattr(tokenizer, "model_max_length", None)
+    positions = getattr(config, "max_position_embeddings", None)
+    if positions and getattr(config, "model_type", "") in {"roberta", "xlm-roberta", "camembert"}:
+        positions -= 2  # RoBERTa's positions start after the padding index
+    if limit and limit < 1_000_000:
+        return int(min(limit, positions)) if positions else int(limit)
+    return int(positions or 512)
+
+
+def _build_info(request: LoadRequest, folder: Path, model: Any, tokenizer: Any, report: HeadReport) -> ModelInfo:
+    config = model.config
+    id2label = {int(k): str(v) for k, v in (getattr(config, "id2label", None) or {}).items()}
+    return ModelInfo(
+        request=request,
+        folder=str(folder),
+        architecture=type(model).__name__,
+        model_type=str(config.model_type),
+        parameters=sum(p.numel() for p in model.parameters()),
+        layers=_count_layers(config),
+        heads=_count_heads(config),
+        hidden_size=getattr(config, "hidden_size", None) or getattr(config, "dim", None),
+        vocab_size=len(tokenizer),
+        max_length=_max_length(tokenizer, config),
+        mask_token=tokenizer.mask_token,
+        special_tokens=tuple(tokenizer.all_special_tokens),
+        head_report=report,
+        id2label=id2label,
+    )
+
+
+def load_uncached(request: LoadRequest, control: TaskControl | None = None) -> LoadedModel:
+    """Load tokenizer and task model on the requested device; explain every way this can fail."""
+    control = control or TaskControl()
+    control.report(f"Locating {request.source}…", None)
+    folder = resolve_source(request.source, control)
+    control.check()
+    quiet_transformers()
+    config = _checkpoint_config(folder)
+    _check_task_supported(request.task, config)
+    if not _has_weights(folder):
+        raise ModelSourceError(
+            f"'{folder}' has a config.json but no PyTorch weights (model.safetensors or pytorch_model.bin).",
+            hint="TensorFlow/Flax-only checkpoints must be converted first.",
+        )
+    device = devices.normalise_device(request.device)
+    dtype = devices.torch_dtype(device, request.dtype)
+    from transformers import AutoTokenizer
+
+    control.report(f"Reading tokenizer of {request.source}…", None)
+    try:
+        tokenizer = AutoTokenizer.from_pretrained(folder, trust_remote_code=False)
+    except Exception as error:
+        raise ModelSourceError(
+            f"The tokenizer in '{folder}' cannot be loaded.",
+            hint="The folder needs tokenizer files (tokenizer.json, or vocab.txt / vocab.json + merges.txt).",
+            details=repr(error),
+        ) from error
+    control.check()
+    control.report(f"Loading weights of {request.source}…", None)
+    kwargs: dict[str, Any] = {"output_loading_info": True, "trust_remote_code": False, "dtype": dtype}
+    if request.attn_implementation:
+        kwargs["attn_implementation"] = request.attn_implementation
+    try:
+        model, loading_info = _model_class(request.task).from_pretrained(folder, **kwargs)
+        control.check()
+        model.to(device)
+    except BertStudioError:
+        raise
+    except Exception as error:
+        if devices.is_out_of_memory(error):
+            raise OutOfMemory(
+                f"{device} ran out of memory loading {request.source}.",
+                hint="Retry on the CPU, or choose float16.",
+                details=repr(error),
+            ) from error
+        if "ignore_mismatched_sizes" in str(error):
+            raise MissingHeadError(
+                f"The head in '{request.source}' does not fit {request.task} (its shape differs).",
+                hint="Choose a checkpoint trained for this task.",
+                details=str(error),
+            ) from error
+        raise ModelSourceError(f"Loading '{request.source}' failed: {error}", details=repr(error)) from error
+    model.eval()
+    report = _head_report(loading_info, request.task, config)
+    info = _build_info(request, folder, model, tokenizer, report)
+    control.report(f"Loaded {info.architecture} from {request.source}", 1.0)
+    return LoadedModel(model=model, tokenizer=tokenizer, info=info)
+
+
+class ModelCache:
+    """Least-recently-used models, at most `capacity` in memory; one load per key at a time."""
+
+    def __init__(self, capacity: int = 3) -> None:
+        self.capacity = capacity
+        self._models: OrderedDict[LoadRequest, LoadedModel] = OrderedDict()
+        self._lock = threading.Lock()
+        self._key_locks: dict[LoadRequest, threading.Lock] = {}
+
+    def get(self, request: LoadRequest, control: TaskControl | None = None) -> LoadedModel:
+        with self._lock:
+            key_lock = self._key_locks.setdefault(request, threading.Lock())
+        with key_lock:
+            with self._lock:
+                if request in self._models:
+                    self._models.move_to_end(request)
+                    return self._models[request]
+            loaded = load_uncached(request, control)
+            with self._lock:
+                self._models[request] = loaded
+                while len(self._models) > self.capacity:
+                    self._models.popitem(last=False)
+            return loaded
+
+    def cached(self, request: LoadRequest) -> LoadedModel | None:
+        with self._lock:
+            return self._models.get(request)
+
+    def clear(self) -> None:
+        with self._lock:
+            self._models.clear()
+
+
+MODEL_CACHE = ModelCache()
+
+
+def load_model(request: LoadRequest, control: TaskControl | None = None) -> LoadedModel:
+    """The cached model for `request`, loading it if needed."""
+    return MODEL_CACHE.get(request, control)

@@ -1,0 +1,1 @@
+"""One module per capability, each in the pipelines' preprocess -> forward -> postprocess shape."""

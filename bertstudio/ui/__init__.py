@@ -1,0 +1,1 @@
+"""The Qt layer: widgets render, workers run, core decides."""

@@ -1,0 +1,215 @@
+"""The model bar every tab carries: source, device, Load with progress, model facts, head warnings."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import (
+    QComboBox,
+    QFileDialog,
+    QHBoxLayout,
+    QLabel,
+    QProgressBar,
+    QPushButton,
+    QVBoxLayout,
+    QWidget,
+)
+
+from bertstudio.core.errors import OutOfMemory
+from bertstudio.core.models import DEFAULT_SOURCES, LoadRequest, ModelInfo
+from bertstudio.core.progress import ProgressEvent, TaskControl
+from bertstudio.ui.local_models import LocalModelsIndex
+from bertstudio.ui.settings import AppSettings
+from bertstudio.workers.runner import TaskRunner
+
+
+def load_job(request: LoadRequest, control: TaskControl) -> ModelInfo:
+    """Worker side of Load: only the frozen ModelInfo travels back to the GUI thread."""
+    from bertstudio.core.models import load_model
+
+    return load_model(request, control).info
+
+
+def describe_model(info: ModelInfo) -> str:
+    facts = [
+        info.architecture,
+        f"{info.parameters / 1e6:.1f} M parameters",
+        f"{info.layers} layers" if info.layers else "",
+        f"{info.heads} heads" if info.heads else "",
+        f"hidden {info.hidden_size}" if info.hidden_size else "",
+        f"vocabulary {info.vocab_size:,}",
+        f"max {info.max_length} tokens",
+        f"{info.request.device} {info.request.dtype}",
+    ]
+    return " · ".join(f for f in facts if f)
+
+
+class ModelBar(QWidget):
+    """Chooses and loads the model for one task; emits `loaded` with the ModelInfo."""
+
+    loaded = Signal(object)  # ModelInfo
+    failed = Signal(object)  # exception
+    busy_changed = Signal(bool)
+
+    def __init__(
+        self,
+        task: str,
+        settings: AppSettings,
+        index: LocalModelsIndex,
+        attn_implementation: str | None = None,
+        parent: QWidget | None = None,
+    ) -> None:
+        super().__init__(parent)
+        self.task = task
+        self.attn_implementation = attn_implementation
+        self.info: ModelInfo | None = None
+        self._settings = settings
+        self._runner = TaskRunner(self)
+
+        self.source = QComboBox(editable=True)
+        self.source.setMinimumWidth(320)
+        self.source.setToolTip("A Hugging Face Hub id (online) or a local model folder")
+        self.source.lineEdit().setPlaceholderText(DEFAULT_SOURCES[task])
+        self.source.lineEdit().returnPressed.connect(self.load)
+        self.source.setEditText(settings.last_source(task) or DEFAULT_SOURCES[task])
+        self.open_button = QPushButton("Open folder…")
+        self.open_button.clicked.connect(self._choose_folder)
+        self.device = QComboBox()
+        self.device.addItem("cpu")
+        self.device.setToolTip("Where the model runs")
+        self.dtype = QComboBox()
+        self.dtype.addItem("float32")
+        self.dtype.setToolTip("Number format (half precision on GPUs only)")
+        self.device.currentTextChanged.connect(self._device_chosen)
+        self.load_button = QPushButton("Load")
+        self.load_button.setDefault(True)
+        self.load_button.clicked.connect(lambda: self.load())
+        self.cancel_button = QPushButton("Cancel")
+        self.cancel_button.setVisible(False)
+        self.cancel_button.clicked.connect(lambda: self._runner.cancel())
+        self.retry_cpu_button = QPushButton("Retry on CPU")
+        self.retry_cpu_button.setVisible(False)
+        self.retry_cpu_button.clicked.connect(self._retry_on_cpu)
+        self.progress = QProgressBar()
+        self.progress.setMaximumWidth(160)
+        self.progress.setVisible(False)
+        self.info_label = QLabel("No model loaded.")
+        self.info_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.warning_label = QLabel()
+        self.warning_label.setWordWrap(True)
+        self.warning_label.setStyleSheet(
+            "QLabel { background: #fff4ce; color: #5c4400; border: 1px solid #e0c060; padding: 4px; }"
+        )
+        self.warning_label.setVisible(False)
+
+        row = QHBoxLayout()
+        row.addWidget(QLabel("Model:"))
+        row.addWidget(self.source, 1)
+        for widget in (self.open_button, self.device, self.dtype, self.load_button, self.cancel_button,
+                       self.retry_cpu_button, self.progress):
+            row.addWidget(widget)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addLayout(row)
+        layout.addWidget(self.info_label)
+        layout.addWidget(self.warning_label)
+
+        self._runner.started.connect(lambda: self._set_busy(True))
+        self._runner.finished.connect(lambda: self._set_busy(False))
+        self._runner.progress.connect(self._on_progress)
+        self._runner.result.connect(self._on_loaded)
+        self._runner.error.connect(self._on_error)
+        self._runner.cancelled.connect(lambda: self.info_label.setText("Loading cancelled."))
+        index.changed.connect(self.set_local_models)
+        self.set_local_models(index.models)
+
+    # -- choices -------------------------------------------------------------------------
+    def set_local_models(self, models: list) -> None:
+        """List local folders, those whose weights support this task first."""
+        text = self.source.currentText()
+        self.source.blockSignals(True)
+        self.source.clear()
+        ranked = sorted(models, key=lambda m: self.task not in m.tasks)
+        for model in ranked:
+            mark = "" if self.task in model.tasks else f"  (no trained {self.task} head)"
+            self.source.addItem(f"{model.name} — {model.architecture}{mark}", model.path)
+            self.source.setItemData(self.source.count() - 1,
+                                    f"{model.path}\ntasks: {', '.join(model.tasks) or 'none'}",
+                                    Qt.ItemDataRole.ToolTipRole)
+        self.source.setEditText(text)
+        self.source.blockSignals(False)
+
+    def set_devices(self, devices: list[str], dtypes: dict[str, list[str]]) -> None:
+        self._dtypes = dtypes
+        current = self._settings.device or self.device.currentText()
+        self.device.clear()
+        self.device.addItems(devices)
+        if current in devices:
+            self.device.setCurrentText(current)
+
+    def _device_chosen(self, device: str) -> None:
+        self.dtype.clear()
+        self.dtype.addItems(getattr(self, "_dtypes", {}).get(device, ["float32"]))
+
+    def source_text(self) -> str:
+        """The chosen source: a listed model's folder, or what the user typed."""
+        index = self.source.currentIndex()
+        if index >= 0 and self.source.itemText(index) == self.source.currentText():
+            return str(self.source.itemData(index))
+        return self.source.currentText().strip()
+
+    def _choose_folder(self) -> None:
+        folder = QFileDialog.getExistingDirectory(self, "Choose a model folder", self._settings.models_dir)
+        if folder:
+            self.load(folder)
+
+    # -- loading -------------------------------------------------------------------------
+    def request(self, source: str | None = None) -> LoadRequest:
+        return LoadRequest(
+            source=source if source is not None else self.source_text(),
+            task=self.task,
+            device=self.device.currentText() or "cpu",
+            dtype=self.dtype.currentText() or "float32",
+            attn_implementation=self.attn_implementation,
+        )
+
+    def load(self, source: str | None = None) -> None:
+        if source:
+            self.source.setEditText(source)
+        self.retry_cpu_button.setVisible(False)
+        self._runner.start(load_job, self.request(source or None))
+
+    def _retry_on_cpu(self) -> None:
+        self.device.setCurrentText("cpu")
+        self.load()
+
+    def _set_busy(self, busy: bool) -> None:
+        self.progress.setVisible(busy)
+        self.cancel_button.setVisible(busy)
+        self.load_button.setEnabled(not busy)
+        if busy:
+            self.progress.setRange(0, 0)
+            self.info_label.setText("Loading…")
+        self.busy_changed.emit(busy)
+
+    def _on_progress(self, event: ProgressEvent) -> None:
+        if event.fraction is None:
+            self.progress.setRange(0, 0)
+        else:
+            self.progress.setRange(0, 1000)
+            self.progress.setValue(int(event.fraction * 1000))
+        self.info_label.setText(event.message)
+
+    def _on_loaded(self, info: ModelInfo) -> None:
+        self.info = info
+        self._settings.set_last_source(self.task, info.request.source)
+        self._settings.set_device(info.request.device)
+        self.info_label.setText(describe_model(info))
+        self.info_label.setToolTip(info.folder)
+        self.warning_label.setText(f"⚠ {info.head_warning}" if info.head_warning else "")
+        self.warning_label.setVisible(bool(info.head_warning))
+        self.loaded.emit(info)
+
+    def _on_error(self, error: BaseException) -> None:
+        self.info_label.setText(f"Not loaded: {getattr(error, 'message', str(error))}")
+        self.retry_cpu_button.setVisible(isinstance(error, OutOfMemory))
+        self.failed.emit(error)

@@ -1,0 +1,41 @@
+"""Settings remembered across runs (QSettings), kept apart from the widgets that show them."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import QObject, QSettings, Signal
+
+
+class AppSettings(QObject):
+    """The models folder, the last source per task, the device. Tests pass their own QSettings."""
+
+    models_dir_changed = Signal(str)
+
+    def __init__(self, store: QSettings | None = None, models_dir_override: str | None = None) -> None:
+        super().__init__()
+        self._store = store or QSettings("BERT Studio", "BERT Studio")
+        self._override = models_dir_override
+
+    @property
+    def models_dir(self) -> str:
+        """--models-dir / BERTSTUDIO_MODELS_DIR win for this run; otherwise the remembered folder."""
+        if self._override:
+            return self._override
+        return str(self._store.value("models_dir", "") or "")
+
+    def set_models_dir(self, folder: str) -> None:
+        self._override = None
+        self._store.setValue("models_dir", folder)
+        self.models_dir_changed.emit(folder)
+
+    def last_source(self, task: str) -> str:
+        return str(self._store.value(f"source/{task}", "") or "")
+
+    def set_last_source(self, task: str, source: str) -> None:
+        self._store.setValue(f"source/{task}", source)
+
+    @property
+    def device(self) -> str:
+        return str(self._store.value("device", "") or "")
+
+    def set_device(self, device: str) -> None:
+        self._store.setValue("device", device)

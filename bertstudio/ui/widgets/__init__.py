@@ -1,0 +1,1 @@
+"""Reusable widgets that only render what they are given."""
