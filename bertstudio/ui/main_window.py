@@ -41,6 +41,7 @@ class MainWindow(QMainWindow):
         self.confirm_close = confirm_close
         self.log = LogPanel(self)
         self.addDockWidget(Qt.DockWidgetArea.BottomDockWidgetArea, self.log)
+        self.resizeDocks([self.log], [110], Qt.Orientation.Vertical)
         self.models_index = LocalModelsIndex(self.settings, self)
         self.models_index.failed.connect(lambda error: self.report_error(error, "models folder"))
         self.tabs = QTabWidget()

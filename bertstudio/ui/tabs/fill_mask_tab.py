@@ -62,7 +62,7 @@ class FillMaskTab(TaskTab):
         self.result: FillMaskResult | None = None
         self.text = SubmitTextEdit(self.run)
         self.text.setPlaceholderText("Type a sentence and put the mask token where a word is missing…")
-        self.text.setMaximumHeight(90)
+        self.text.setMaximumHeight(64)
         self.text.textChanged.connect(self._text_changed)
         self.insert_mask = QPushButton("Insert mask")
         self.insert_mask.setEnabled(False)
