@@ -1,0 +1,42 @@
+"""The model bar: local models listed with their tasks, settings remembered, OOM offers the CPU."""
+
+from __future__ import annotations
+
+from bertstudio.core.errors import OutOfMemory
+from bertstudio.ui.settings import AppSettings
+
+
+def test_models_folder_lists_models_task_first(qtbot, window, real_models) -> None:
+    bar = window.task_tabs["fill-mask"].model_bar
+    with qtbot.waitSignal(window.models_index.changed, timeout=60_000):
+        window.settings.set_models_dir(str(real_models["all-minilm-l6-v2"].parent))
+    items = [bar.source.itemText(i) for i in range(bar.source.count())]
+    assert items[0].startswith("rxnmapper-albert-smiles-mlm")  # the one with a real MLM head first
+    assert any("all-minilm-l6-v2" in i and "no trained fill-mask head" in i for i in items)
+    bar.source.setCurrentIndex(0)
+    assert bar.source_text() == str(real_models["rxnmapper-albert-smiles-mlm"])
+
+
+def test_settings_remember_folder_and_source(qtbot, window, settings, checkpoint_factory, tmp_path) -> None:
+    tab = window.task_tabs["fill-mask"]
+    folder = str(checkpoint_factory("albert"))
+    with qtbot.waitSignal(tab.model_bar.loaded, timeout=60_000):
+        tab.model_bar.load(folder)
+    settings.set_models_dir(str(tmp_path))
+    again = AppSettings(settings._store)
+    assert again.last_source("fill-mask") == folder
+    assert again.models_dir == str(tmp_path)
+
+
+def test_out_of_memory_offers_retry_on_cpu(qtbot, window, monkeypatch) -> None:
+    import bertstudio.ui.model_bar as model_bar
+
+    def out_of_memory(request, control):  # noqa: ANN001, ANN202
+        raise OutOfMemory("cuda:0 ran out of memory loading x.", hint="Retry on the CPU.")
+
+    monkeypatch.setattr(model_bar, "load_job", out_of_memory)
+    bar = window.task_tabs["fill-mask"].model_bar
+    with qtbot.waitSignal(bar.failed, timeout=10_000):
+        bar.load("anything")
+    assert bar.retry_cpu_button.isVisibleTo(bar)
+    assert "ran out of memory" in window.log.text()
