@@ -1,0 +1,99 @@
+"""Attention to files: .npz (numpy, exact), CSV with token labels, JSON. Shared by the tab and the CLI."""
+
+from __future__ import annotations
+
+import csv
+import json
+from pathlib import Path
+
+import numpy as np
+
+from bertstudio.core.errors import InputError
+from bertstudio.core.tasks.attention import AttentionResult, check_head
+
+FORMATS = (".npz", ".csv", ".json")
+JSON_VALUE_LIMIT = 2_000_000  # above this, JSON on stdout is unreadable: ask for a file or one head
+
+
+def _selection(result: AttentionResult, layer: int | None, head: int | None) -> np.ndarray:
+    """layers x heads x T x T for everything, or 1 x 1 x T x T for one head."""
+    if layer is None and head is None:
+        return result.attentions
+    if layer is None or head is None:
+        raise InputError("Give both --layer and --head, or neither.")
+    check_head(result, layer, head)
+    return result.attentions[layer : layer + 1, head : head + 1]
+
+
+def save_npz(path: Path, result: AttentionResult, layer: int | None = None, head: int | None = None) -> None:
+    """`attentions` (layers x heads x T x T, or 1 x 1 x T x T for one head) and `tokens`."""
+    data = _selection(result, layer, head)
+    np.savez_compressed(
+        path,
+        attentions=data,
+        tokens=np.array(result.tokens, dtype=str),
+        segment_ids=np.array(result.segment_ids, dtype=np.int64),
+        layer=np.array(-1 if layer is None else layer),
+        head=np.array(-1 if head is None else head),
+    )
+
+
+def load_npz(path: Path) -> tuple[np.ndarray, list[str]]:
+    with np.load(path) as data:
+        return data["attentions"], [str(t) for t in data["tokens"]]
+
+
+def save_matrix_csv(path: Path, matrix: np.ndarray, query_tokens: list[str], key_tokens: list[str]) -> None:
+    """One matrix: a header row of key tokens, then one row per query token."""
+    with open(path, "w", newline="", encoding="utf-8") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(["query \\ key", *key_tokens])
+        for token, row in zip(query_tokens, matrix, strict=True):
+            writer.writerow([token, *(repr(float(v)) for v in row)])
+
+
+def load_matrix_csv(path: Path) -> tuple[np.ndarray, list[str], list[str]]:
+    with open(path, newline="", encoding="utf-8") as handle:
+        rows = list(csv.reader(handle))
+    keys = rows[0][1:]
+    queries = [r[0] for r in rows[1:]]
+    return np.array([[float(v) for v in r[1:]] for r in rows[1:]], dtype=np.float32), queries, keys
+
+
+def save_csv(path: Path, result: AttentionResult, layer: int | None = None, head: int | None = None) -> None:
+    """One head as a labelled matrix; all heads as long rows (layer, head, query, key, weight)."""
+    tokens = list(result.tokens)
+    if layer is not None or head is not None:
+        save_matrix_csv(path, _selection(result, layer, head)[0, 0], tokens, tokens)
+        return
+    with open(path, "w", newline="", encoding="utf-8") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(["layer", "head", "query_index", "query", "key_index", "key", "weight"])
+        for (lay, hd, q, k), value in np.ndenumerate(result.attentions):
+            writer.writerow([lay, hd, q, tokens[q], k, tokens[k], repr(float(value))])
+
+
+def to_json(result: AttentionResult, layer: int | None = None, head: int | None = None) -> dict[str, object]:
+    return result.to_json(layer, head)
+
+
+def check_json_size(result: AttentionResult, layer: int | None, head: int | None) -> None:
+    values = _selection(result, layer, head).size
+    if values > JSON_VALUE_LIMIT:
+        raise InputError(
+            f"That is {values:,} attention values: too many for JSON.",
+            hint="Choose one head with --layer and --head, or write a .npz file with --out.",
+        )
+
+
+def save_json(path: Path, result: AttentionResult, layer: int | None = None, head: int | None = None) -> None:
+    Path(path).write_text(json.dumps(to_json(result, layer, head), ensure_ascii=False), encoding="utf-8")
+
+
+def save(path: Path, result: AttentionResult, layer: int | None = None, head: int | None = None) -> None:
+    """Write by extension: .npz, .csv or .json."""
+    suffix = Path(path).suffix.lower()
+    writers = {".npz": save_npz, ".csv": save_csv, ".json": save_json}
+    if suffix not in writers:
+        raise InputError(f"Cannot write '{Path(path).name}': use a .npz, .csv or .json file name.")
+    writers[suffix](Path(path), result, layer, head)

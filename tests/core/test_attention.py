@@ -1,0 +1,215 @@
+"""Attention equals the model's own output_attentions; aggregates and views are exact."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from bertstudio.core.errors import InputError
+from bertstudio.core.models import LoadRequest, load_model
+from bertstudio.core.tasks.attention import (
+    ViewOptions,
+    compute,
+    head_statistics,
+    make_view,
+    mean_over_heads,
+    quadrant,
+    rollout,
+)
+from bertstudio.core.tasks.attention_export import load_matrix_csv, load_npz, save
+
+ARCHS = ["bert", "roberta", "distilbert", "albert"]
+
+
+def _load(folder):  # noqa: ANN001, ANN202
+    return load_model(LoadRequest(str(folder), "attention", attn_implementation="eager"))
+
+
+def _reference(folder, text, pair=None):  # noqa: ANN001, ANN202
+    """transformers on its own: AutoModel with eager attention, output_attentions=True."""
+    import torch
+    from transformers import AutoModel, AutoTokenizer
+
+    tokenizer = AutoTokenizer.from_pretrained(folder)
+    model = AutoModel.from_pretrained(folder, attn_implementation="eager").eval()
+    encoding = tokenizer(text, pair, return_tensors="pt") if pair else tokenizer(text, return_tensors="pt")
+    with torch.no_grad():
+        out = model(**encoding, output_attentions=True)
+    tokens = tokenizer.convert_ids_to_tokens(encoding["input_ids"][0])
+    return np.stack([a[0].numpy() for a in out.attentions]), tokens
+
+
+@pytest.mark.parametrize("arch", ARCHS)
+@pytest.mark.parametrize("pair", [None, "the dog ran fast"])
+def test_equals_model_output(checkpoint_factory, arch: str, pair: str | None) -> None:
+    folder = checkpoint_factory(arch, "Model")
+    result = compute(_load(folder), "the cat sat on the mat .", pair)
+    expected, tokens = _reference(folder, "the cat sat on the mat .", pair)
+    config = _load(folder).model.config
+    config_layers = config.n_layers if arch == "distilbert" else config.num_hidden_layers
+    assert result.attentions.dtype == np.float32
+    assert result.attentions.shape == (config_layers, result.heads, len(tokens), len(tokens))
+    np.testing.assert_allclose(result.attentions, expected, rtol=0, atol=1e-6)
+    assert list(result.tokens) == tokens
+    np.testing.assert_allclose(result.attentions.sum(-1), 1.0, atol=1e-5)
+    assert result.special[0] and result.special[-1] and result.cls_index == 0
+    if pair:
+        assert result.b_start is not None and result.segment_ids[result.b_start] == 1
+        assert set(result.segment_ids[: result.b_start]) == {0} and set(result.segment_ids[result.b_start :]) == {1}
+        assert len(result.sep_indices) >= 2
+    else:
+        assert result.b_start is None and set(result.segment_ids) == {0}
+
+
+def test_real_minilm_equals_model_and_pair_segments(real_models) -> None:
+    folder = real_models["all-minilm-l6-v2"]
+    text, pair = "The cat sat on the mat.", "It was purring loudly."
+    result = compute(_load(folder), text, pair)
+    expected, tokens = _reference(folder, text, pair)
+    assert result.attentions.shape == (6, 12, len(tokens), len(tokens))
+    np.testing.assert_allclose(result.attentions, expected, atol=1e-6)
+    assert list(result.tokens) == tokens and "[CLS]" == tokens[0]
+    np.testing.assert_allclose(result.attentions.sum(-1), 1.0, atol=1e-5)
+    # segment ids are what BERT got as token_type_ids
+    from transformers import AutoTokenizer
+
+    types = AutoTokenizer.from_pretrained(folder)(text, pair)["token_type_ids"]
+    assert list(result.segment_ids) == types
+    assert result.tokens[result.b_start - 1] == "[SEP]" and result.tokens[result.b_start] == "it"
+
+
+def test_real_minilm_wordpieces(real_models) -> None:
+    result = compute(_load(real_models["all-minilm-l6-v2"]), "Tokenization of unbelievable words")
+    assert any(t.startswith("##") for t in result.tokens)
+
+
+def test_rollout_hand_made() -> None:
+    # one head, two layers, two tokens; every row attends fully to token 0
+    a = np.array([[[[1.0, 0.0], [1.0, 0.0]]], [[[0.0, 1.0], [0.0, 1.0]]]], dtype=np.float32)
+    r = rollout(a)
+    # layer 0: (A+I)/2 = [[1,0],[.5,.5]]
+    np.testing.assert_allclose(r[0], [[1.0, 0.0], [0.5, 0.5]])
+    # layer 1: (A+I)/2 = [[.5,.5],[0,1]]; times R0 = [[.75,.25],[.5,.5]]
+    np.testing.assert_allclose(r[1], [[0.75, 0.25], [0.5, 0.5]])
+    np.testing.assert_allclose(r.sum(-1), 1.0)
+
+
+def test_rollout_of_uniform_is_uniform_and_mean() -> None:
+    a = np.full((3, 4, 5, 5), 0.2, dtype=np.float32)
+    a[:, 1] = np.eye(5)  # one identity head: the mean is no longer uniform
+    np.testing.assert_allclose(mean_over_heads(a)[0], 0.75 * 0.2 + 0.25 * np.eye(5), atol=1e-6)
+    np.testing.assert_allclose(rollout(a).sum(-1), 1.0, atol=1e-5)
+
+
+def test_quadrants_and_hidden_specials(checkpoint_factory) -> None:
+    result = compute(_load(checkpoint_factory("bert", "Model")), "the cat sat", "a dog ran fast")
+    tokens = list(result.tokens)  # [CLS] the cat sat [SEP] a dog ran fast [SEP]
+    b = result.b_start
+    assert tokens[b - 1] == "[SEP]" and b == 5
+    full = result.attentions
+    np.testing.assert_array_equal(quadrant(result, full, "A->A"), full[..., :b, :b])
+    np.testing.assert_array_equal(quadrant(result, full, "A->B"), full[..., :b, b:])
+    np.testing.assert_array_equal(quadrant(result, full, "B->A"), full[..., b:, :b])
+    np.testing.assert_array_equal(quadrant(result, full, "B->B"), full[..., b:, b:])
+    view = make_view(result, ViewOptions(hide_special=True, renormalise=True))
+    words = [i for i, t in enumerate(tokens) if t not in ("[CLS]", "[SEP]")]
+    assert list(view.rows) == words and list(view.cols) == words
+    shown = view.apply(full)
+    np.testing.assert_allclose(shown.sum(-1), 1.0, atol=1e-5)
+    raw = make_view(result, ViewOptions(hide_special=True, renormalise=False)).apply(full)
+    np.testing.assert_array_equal(raw, full[..., words, :][..., words])
+    assert (raw.sum(-1) < 1.0 + 1e-6).all()
+    single = compute(_load(checkpoint_factory("bert", "Model")), "the cat sat")
+    with pytest.raises(InputError, match="pair"):
+        make_view(single, ViewOptions(quadrant="A->B"))
+
+
+def test_statistics(checkpoint_factory) -> None:
+    result = compute(_load(checkpoint_factory("bert", "Model")), "the cat sat on the mat")
+    stats = head_statistics(result)
+    a = result.attentions.astype(np.float64)
+    layer, head = 1, 0
+    m = a[layer, head]
+    assert stats.cls[layer, head] == pytest.approx(m[:, 0].mean(), abs=1e-6)
+    assert stats.sep[layer, head] == pytest.approx(m[:, -1].mean(), abs=1e-6)
+    assert stats.previous[layer, head] == pytest.approx(np.mean([m[i, i - 1] for i in range(1, len(m))]), abs=1e-6)
+    assert stats.next[layer, head] == pytest.approx(np.mean([m[i, i + 1] for i in range(len(m) - 1)]), abs=1e-6)
+    entropy = np.mean([-(row * np.log(row)).sum() for row in m])
+    assert stats.entropy[layer, head] == pytest.approx(entropy, abs=1e-5)
+    assert 0 <= stats.entropy.min() and stats.entropy.max() <= np.log(len(m)) + 1e-5
+    assert len(stats.rows()) == result.layers * result.heads
+
+
+def test_bad_input(checkpoint_factory) -> None:
+    loaded = _load(checkpoint_factory("bert", "Model"))
+    with pytest.raises(InputError, match="empty"):
+        compute(loaded, "  ")
+    result = compute(loaded, "the cat")
+    with pytest.raises(InputError, match="Layer 9"):
+        result.head(9, 0)
+    with pytest.raises(InputError, match="Head 7"):
+        result.head(0, 7)
+
+
+def test_sdpa_model_is_refused(checkpoint_factory) -> None:
+    from bertstudio.core.errors import MissingHeadError
+
+    loaded = load_model(LoadRequest(str(checkpoint_factory("bert", "Model")), "attention", attn_implementation="sdpa"))
+    with pytest.raises(MissingHeadError, match="eager"):
+        compute(loaded, "the cat")
+
+
+def test_long_text_is_truncated(checkpoint_factory) -> None:
+    loaded = _load(checkpoint_factory("bert", "Model"))
+    result = compute(loaded, "the cat sat on the mat " * 30)
+    assert result.length == loaded.info.max_length and result.truncation is not None
+    pair = compute(loaded, "the cat sat on the mat " * 20, "a dog ran")
+    assert pair.length == loaded.info.max_length and "cut" in pair.note
+
+
+def test_export_round_trip(checkpoint_factory, tmp_path) -> None:
+    result = compute(_load(checkpoint_factory("bert", "Model")), "the cat sat", "a dog")
+    save(tmp_path / "all.npz", result)
+    att, tokens = load_npz(tmp_path / "all.npz")
+    np.testing.assert_array_equal(att, result.attentions)
+    assert tokens == list(result.tokens)
+    save(tmp_path / "one.npz", result, 1, 0)
+    np.testing.assert_array_equal(load_npz(tmp_path / "one.npz")[0][0, 0], result.attentions[1, 0])
+    save(tmp_path / "one.csv", result, 1, 0)
+    matrix, queries, keys = load_matrix_csv(tmp_path / "one.csv")
+    np.testing.assert_array_equal(matrix, result.attentions[1, 0])
+    assert queries == keys == list(result.tokens)
+    save(tmp_path / "all.csv", result)
+    lines = (tmp_path / "all.csv").read_text().splitlines()
+    assert len(lines) == 1 + result.attentions.size
+    save(tmp_path / "one.json", result, 0, 1)
+    data = json.loads((tmp_path / "one.json").read_text())
+    np.testing.assert_array_equal(np.array(data["attention"], dtype=np.float32), result.attentions[0, 1])
+    with pytest.raises(InputError, match=".npz"):
+        save(tmp_path / "x.txt", result)
+
+
+def _cli(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "bertstudio", "attention", *args], capture_output=True, text=True,
+                          timeout=120)
+
+
+def test_cli_npz_and_json(checkpoint_factory, tmp_path) -> None:
+    folder = str(checkpoint_factory("bert", "Model"))
+    out = tmp_path / "att.npz"
+    done = _cli("--model", folder, "the cat sat", "--pair", "a dog", "--out", str(out))
+    assert done.returncode == 0, done.stderr
+    att, tokens = load_npz(out)
+    expected, ref_tokens = _reference(folder, "the cat sat", "a dog")
+    np.testing.assert_allclose(att, expected, atol=1e-6)
+    assert tokens == ref_tokens
+    done = _cli("--model", folder, "the cat", "--layer", "1", "--head", "0", "--json")
+    assert done.returncode == 0, done.stderr
+    data = json.loads(done.stdout)
+    assert data["tokens"] == ["[CLS]", "the", "cat", "[SEP]"] and np.array(data["attention"]).shape == (4, 4)
+    done = _cli("--model", folder, "the cat", "--layer", "5", "--head", "0", "--json")
+    assert done.returncode == 1 and "Layer 5 does not exist" in done.stderr
