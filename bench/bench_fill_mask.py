@@ -33,31 +33,37 @@ def _cli(model: str, text: str, ours: bool) -> float:
     return time.perf_counter() - start
 
 
-def rows() -> list[Row]:
+def _model_rows(name: str, text: str) -> list[Row]:
     from transformers import AutoModelForMaskedLM, AutoTokenizer, pipeline
 
     from bertstudio.core.models import LoadRequest, load_uncached
     from bertstudio.core.tasks.fill_mask import predict
 
+    folder = str(MODELS / name)
+
+    def ours_load() -> None:
+        load_uncached(LoadRequest(folder, "fill-mask"))
+
+    def raw_load() -> None:
+        AutoTokenizer.from_pretrained(folder)
+        AutoModelForMaskedLM.from_pretrained(folder)
+
+    load_ours, load_raw = interleaved(ours_load, raw_load, repeats=5)
+    loaded = load_uncached(LoadRequest(folder, "fill-mask"))
+    raw_pipe = pipeline("fill-mask", model=AutoModelForMaskedLM.from_pretrained(folder).eval(),
+                        tokenizer=AutoTokenizer.from_pretrained(folder))
+    ours_s, raw_s = interleaved(lambda: predict(loaded, text, 5), lambda: raw_pipe(text, top_k=5), repeats=40)
+    cli_ours = min(_cli(folder, text, True) for _ in range(2))
+    cli_raw = min(_cli(folder, text, False) for _ in range(2))
+    return [
+        Row(f"{name}: model load", load_ours, load_raw, "tokenizer + weights + head report"),
+        Row(f"{name}: fill-mask latency (core)", ours_s, raw_s, "vs FillMaskPipeline"),
+        Row(f"{name}: fill-mask CLI process", cli_ours, cli_raw, "vs python -c pipeline(...)"),
+    ]
+
+
+def rows() -> list[Row]:
     out = [Row("window shown (process start -> showEvent)", _window_shown(), note="torch not yet imported")]
-    for name, text in (("all-minilm-l6-v2", TEXT_MINILM), ("rxnmapper-albert-smiles-mlm", "C C ( = [MASK] ) O")):
-        folder = str(MODELS / name)
-
-        def ours_load() -> None:
-            load_uncached(LoadRequest(folder, "fill-mask"))
-
-        def raw_load() -> None:
-            AutoTokenizer.from_pretrained(folder)
-            AutoModelForMaskedLM.from_pretrained(folder)
-
-        load_ours, load_raw = interleaved(ours_load, raw_load, repeats=5)
-        out.append(Row(f"{name}: model load", load_ours, load_raw))
-        loaded = load_uncached(LoadRequest(folder, "fill-mask"))
-        raw_pipe = pipeline("fill-mask", model=AutoModelForMaskedLM.from_pretrained(folder).eval(),
-                            tokenizer=AutoTokenizer.from_pretrained(folder))
-        ours_s, raw_s = interleaved(lambda: predict(loaded, text, 5), lambda: raw_pipe(text, top_k=5), repeats=40)
-        out.append(Row(f"{name}: fill-mask latency (core)", ours_s, raw_s, "vs FillMaskPipeline"))
-        cli_ours = min(_cli(folder, text, True) for _ in range(2))
-        cli_raw = min(_cli(folder, text, False) for _ in range(2))
-        out.append(Row(f"{name}: fill-mask CLI process", cli_ours, cli_raw, "vs python -c pipeline(...)"))
+    out += _model_rows("all-minilm-l6-v2", TEXT_MINILM)
+    out += _model_rows("rxnmapper-albert-smiles-mlm", "C C ( = [MASK] ) O")
     return out
