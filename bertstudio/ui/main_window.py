@@ -19,10 +19,10 @@ from bertstudio.workers.runner import TaskRunner
 def warm_up(control: TaskControl) -> tuple[list[str], dict[str, list[str]]]:
     """Import torch and transformers in the background; report the devices found."""
     control.report("Loading torch and transformers…")
+    import transformers  # noqa: F401  # the slow import, done here and not at start-up
+
     from bertstudio.core import devices
     from bertstudio.core.models import quiet_transformers
-
-    import transformers  # noqa: F401  # the slow import, done here and not at start-up
 
     quiet_transformers()
     found = devices.available_devices()
