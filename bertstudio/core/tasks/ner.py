@@ -1,0 +1,192 @@
+"""NER tagging: entities, wordpieces and strategy comparison, equal to TokenClassificationPipeline.
+
+The pipeline does the numbers. We run its preprocess and forward once and its postprocess per
+aggregation strategy, so the entity list, the per-wordpiece view (strategy "none" with no label
+ignored) and the side-by-side comparison all come from one model call. What we add: clear
+errors (strategies that need word boundaries on a tokenizer without them), visible truncation,
+the head warning and a hint for generic LABEL_n names.
+"""
+
+from __future__ import annotations
+
+import re
+import warnings
+from dataclasses import dataclass
+from typing import Any
+
+from bertstudio.core.errors import InputError
+from bertstudio.core.models import LoadedModel
+from bertstudio.core.text_limits import Truncation, fit_to_model, require_text
+
+TASK = "ner"
+STRATEGIES = ("none", "simple", "first", "average", "max")
+WORD_STRATEGIES = frozenset({"first", "average", "max"})  # need the tokenizer's word boundaries
+_GENERIC_LABEL = re.compile(r"^LABEL_\d+$")
+
+
+@dataclass(frozen=True)
+class Entity:
+    """One entity (or, for strategy "none", one tagged wordpiece) with character offsets."""
+
+    label: str  # "PER" for grouped strategies; the full tag "B-PER" for "none"
+    word: str
+    score: float
+    start: int | None
+    end: int | None
+    index: int | None = None  # token position, strategy "none" only
+
+    @property
+    def entity_type(self) -> str:
+        """The type without its BIO prefix: what the colour and legend are keyed on."""
+        return entity_type(self.label)
+
+    def to_json(self, grouped: bool = True) -> dict[str, object]:
+        data: dict[str, object] = {"entity_group" if grouped else "entity": self.label, "score": self.score,
+                                   "word": self.word, "start": self.start, "end": self.end}
+        if self.index is not None:
+            data["index"] = self.index
+        return data
+
+
+@dataclass(frozen=True)
+class NerResult:
+    text: str  # what the model read (after any truncation)
+    aggregation: str
+    entities: tuple[Entity, ...]
+    wordpieces: tuple[Entity, ...]  # every wordpiece with its best label and score ("O" included)
+    comparison: dict[str, tuple[Entity, ...]]  # strategy -> entities; strategies that cannot run are absent
+    unavailable: dict[str, str]  # strategy -> why it cannot run on this tokenizer
+    labels: tuple[str, ...]  # id2label in id order
+    truncation: Truncation | None = None
+    head_warning: str = ""
+    label_hint: str = ""
+    notes: tuple[str, ...] = ()
+
+    @property
+    def entity_types(self) -> tuple[str, ...]:
+        """Types in the model's label order (stable colours), then any others seen."""
+        types = list(dict.fromkeys(entity_type(label) for label in self.labels if label != "O"))
+        return tuple(types + [t for t in dict.fromkeys(e.entity_type for e in self.entities) if t not in types])
+
+    def to_json(self) -> list[dict[str, object]]:
+        grouped = self.aggregation != "none"
+        return [e.to_json(grouped) for e in self.entities]
+
+
+def entity_type(label: str) -> str:
+    """'B-PER' -> 'PER', 'I-LOC' -> 'LOC', 'PER' -> 'PER', 'LABEL_3' -> 'LABEL_3'."""
+    if len(label) > 2 and label[1] == "-" and label[0] in "BIESLU":
+        return label[2:]
+    return label
+
+
+def label_hint(id2label: dict[int, str]) -> str:
+    generic = [label for label in id2label.values() if _GENERIC_LABEL.match(label)]
+    if not generic:
+        return ""
+    return (f"This model's labels have generic names ({', '.join(generic[:4])}{'…' if len(generic) > 4 else ''}): "
+            "the checkpoint does not say what they mean. Look them up on the model card, or set id2label "
+            "in its config.json.")
+
+
+def has_word_boundaries(tokenizer: Any) -> bool:
+    """Fast tokenizers with a continuing-subword prefix ('##') know words; others are guessed from spaces."""
+    backend = getattr(tokenizer, "_tokenizer", None)
+    return bool(tokenizer.is_fast and backend is not None
+                and getattr(backend.model, "continuing_subword_prefix", None))
+
+
+def strategy_problem(tokenizer: Any, strategy: str) -> str:
+    """Why `strategy` cannot run with this tokenizer, or "" if it can."""
+    if strategy in WORD_STRATEGIES and not tokenizer.is_fast:
+        return (f"The '{strategy}' strategy groups wordpieces into words, which needs a fast tokenizer's "
+                "offsets; this model's tokenizer is a slow (Python) one. Use 'simple' or 'none'.")
+    return ""
+
+
+def _pipeline(loaded: LoadedModel) -> Any:
+    """One TokenClassificationPipeline per loaded model, built on first use."""
+    if "ner-pipeline" not in loaded.extras:
+        from transformers import pipeline
+
+        loaded.extras["ner-pipeline"] = pipeline(
+            "token-classification", model=loaded.model, tokenizer=loaded.tokenizer, device=loaded.model.device
+        )
+    return loaded.extras["ner-pipeline"]
+
+
+def _entities(raw: list[dict[str, Any]]) -> tuple[Entity, ...]:
+    return tuple(
+        Entity(
+            label=str(item.get("entity_group", item.get("entity"))),
+            word=str(item["word"]),
+            score=float(item["score"]),
+            start=None if item.get("start") is None else int(item["start"]),
+            end=None if item.get("end") is None else int(item["end"]),
+            index=int(item["index"]) if "index" in item else None,
+        )
+        for item in raw
+    )
+
+
+def tag(loaded: LoadedModel, text: str, aggregation: str = "simple") -> NerResult:
+    """Entities of `text` with the chosen strategy, plus the wordpiece view and every strategy's entities."""
+    from transformers.pipelines import AggregationStrategy
+
+    require_text(text)
+    aggregation = (aggregation or "").lower()
+    if aggregation not in STRATEGIES:
+        raise InputError(f"Unknown aggregation strategy {aggregation!r}.",
+                         hint=f"Choose one of {', '.join(STRATEGIES)}.")
+    tokenizer = loaded.tokenizer
+    problem = strategy_problem(tokenizer, aggregation)
+    if problem:
+        raise InputError(problem)
+    info = loaded.info
+    if not info.id2label:
+        raise InputError("This model's config has no labels (id2label), so its tags cannot be named.",
+                         hint="Choose a token-classification checkpoint whose config.json lists id2label.")
+    notes: list[str] = []
+    if tokenizer.is_fast:
+        read, truncation = fit_to_model(text, tokenizer, info.max_length)
+    else:  # no offsets to cut at: the pipeline truncates, and we say so
+        read, truncation = text, None
+        if len(tokenizer(text)["input_ids"]) > info.max_length:
+            notes.append(f"The text is longer than the {info.max_length} tokens the model reads; "
+                         "the rest was not tagged.")
+    if not has_word_boundaries(tokenizer) and tokenizer.is_fast:
+        notes.append("This tokenizer does not mark where words continue, so 'first', 'average' and 'max' "
+                     "guess word boundaries from spaces.")
+    with loaded.lock:
+        pipe = _pipeline(loaded)
+        preprocess, _, _ = pipe._sanitize_parameters()
+        outputs = [pipe.forward(inputs) for inputs in pipe.preprocess(read, **preprocess)]
+        comparison: dict[str, tuple[Entity, ...]] = {}
+        unavailable: dict[str, str] = {}
+        with warnings.catch_warnings():
+            # The fallback-heuristic warning is said once, in `notes`.
+            warnings.filterwarnings("ignore", message="Tokenizer does not support real words")
+            for strategy in STRATEGIES:
+                why = strategy_problem(tokenizer, strategy)
+                if why:
+                    unavailable[strategy] = why
+                    continue
+                comparison[strategy] = _entities(
+                    pipe.postprocess(outputs, aggregation_strategy=AggregationStrategy[strategy.upper()])
+                )
+            wordpieces = _entities(pipe.postprocess(outputs, aggregation_strategy=AggregationStrategy.NONE,
+                                                    ignore_labels=[]))
+    labels = tuple(info.id2label[i] for i in sorted(info.id2label))
+    return NerResult(
+        text=read,
+        aggregation=aggregation,
+        entities=comparison[aggregation],
+        wordpieces=wordpieces,
+        comparison=comparison,
+        unavailable=unavailable,
+        labels=labels,
+        truncation=truncation,
+        head_warning=info.head_warning,
+        label_hint=label_hint(info.id2label),
+        notes=tuple(notes),
+    )

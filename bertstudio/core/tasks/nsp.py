@@ -1,0 +1,130 @@
+"""Next-sentence prediction: P(IsNext) for a pair, or one sentence A against many B's, ranked.
+
+BERT's NSP head was trained with label 0 = "B continues A" (IsNext) and label 1 = "B is a
+random sentence" (NotNext). The numbers are the softmax of the model's own two logits, exactly
+what BertForNextSentencePrediction computes; checkpoints whose NSP head would be newly
+initialised are refused rather than shown as random numbers.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from bertstudio.core.errors import InputError, MissingHeadError
+from bertstudio.core.models import LoadedModel
+from bertstudio.core.text_limits import require_text
+
+TASK = "nsp"
+IS_NEXT, NOT_NEXT = 0, 1  # BERT's labels: 0 = B continues A, 1 = B is random
+LABEL_MEANING = "label 0 = IsNext (B continues A), label 1 = NotNext (B is a random sentence)"
+MAX_CANDIDATES = 200
+
+
+@dataclass(frozen=True)
+class NspResult:
+    """One pair: probabilities of label 0 (IsNext) and label 1 (NotNext), and the raw logits."""
+
+    sentence_a: str
+    sentence_b: str
+    is_next: float
+    not_next: float
+    logits: tuple[float, float]
+    truncated: bool = False  # the pair was longer than the model reads and was cut
+
+    def to_json(self) -> dict[str, object]:
+        return {"is_next": self.is_next, "not_next": self.not_next, "logits": list(self.logits)}
+
+
+@dataclass(frozen=True)
+class NspRanking:
+    """Candidates for B, most likely continuation first."""
+
+    sentence_a: str
+    results: tuple[NspResult, ...]
+    max_length: int
+
+    @property
+    def truncated(self) -> tuple[NspResult, ...]:
+        return tuple(r for r in self.results if r.truncated)
+
+    @property
+    def truncation_message(self) -> str:
+        if not self.truncated:
+            return ""
+        return (f"{len(self.truncated)} pair(s) were longer than the {self.max_length} tokens the model reads "
+                "and were cut (the longer sentence first).")
+
+    def to_json(self) -> list[dict[str, object]]:
+        return [{"sentence_b": r.sentence_b, **r.to_json()} for r in self.results]
+
+
+def require_nsp_head(loaded: LoadedModel) -> None:
+    """Refuse a model whose NSP head was not trained: its numbers would be noise."""
+    info = loaded.info
+    report = info.head_report
+    if report.complete:
+        return
+    missing = ", ".join((report.missing + report.mismatched)[:4])
+    raise MissingHeadError(
+        f"{info.architecture} from '{info.request.source}' has no trained next-sentence-prediction head "
+        f"(newly initialised: {missing}); its P(IsNext) would be random numbers.",
+        hint="Choose a checkpoint saved with BertForPreTraining or BertForNextSentencePrediction, "
+        "such as bert-base-uncased.",
+    )
+
+
+def _score(loaded: LoadedModel, sentence_a: str, candidates: list[str]) -> list[NspResult]:
+    import torch
+
+    tokenizer = loaded.tokenizer
+    limit = loaded.info.max_length
+    lengths = [
+        len(tokenizer(sentence_a, b, add_special_tokens=True)["input_ids"]) for b in candidates
+    ]
+    with loaded.lock, torch.inference_mode():
+        encoding = tokenizer(
+            [sentence_a] * len(candidates), candidates, return_tensors="pt", padding=True,
+            truncation="longest_first", max_length=limit,
+        ).to(loaded.model.device)
+        logits = loaded.model(**encoding).logits.float()
+        probabilities = torch.softmax(logits, dim=-1).cpu().tolist()
+        logits_list = logits.cpu().tolist()
+    return [
+        NspResult(sentence_a, b, float(p[IS_NEXT]), float(p[NOT_NEXT]), (float(lg[0]), float(lg[1])), n > limit)
+        for b, p, lg, n in zip(candidates, probabilities, logits_list, lengths, strict=True)
+    ]
+
+
+def predict(loaded: LoadedModel, sentence_a: str, sentence_b: str) -> NspResult:
+    """P(IsNext) and P(NotNext) for B following A."""
+    require_nsp_head(loaded)
+    require_text(sentence_a, "sentence A")
+    require_text(sentence_b, "sentence B")
+    return _score(loaded, sentence_a, [sentence_b])[0]
+
+
+def candidates_from_lines(text: str) -> list[str]:
+    """One candidate B per non-empty line."""
+    return [line.strip() for line in text.splitlines() if line.strip()]
+
+
+def rank(loaded: LoadedModel, sentence_a: str, candidates: list[str], control: Any = None) -> NspRanking:
+    """Score every candidate B after A (one batch), most likely continuation first."""
+    require_nsp_head(loaded)
+    require_text(sentence_a, "sentence A")
+    candidates = [c.strip() for c in candidates if c and c.strip()]
+    if not candidates:
+        raise InputError("There are no candidate sentences B.", hint="Type one candidate sentence per line.")
+    if len(candidates) > MAX_CANDIDATES:
+        raise InputError(f"{len(candidates)} candidates is too many; at most {MAX_CANDIDATES} are ranked at once.")
+    results: list[NspResult] = []
+    batch = 16
+    for start in range(0, len(candidates), batch):
+        if control is not None:
+            control.check()
+            control.report(f"Scoring candidates {start + 1}–{min(start + batch, len(candidates))}…",
+                           start / len(candidates))
+        results += _score(loaded, sentence_a, candidates[start:start + batch])
+    results.sort(key=lambda r: r.is_next, reverse=True)
+    return NspRanking(sentence_a, tuple(results), loaded.info.max_length)

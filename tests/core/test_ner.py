@@ -1,0 +1,143 @@
+"""NER equals transformers' TokenClassificationPipeline for every strategy; bad input is explained."""
+
+from __future__ import annotations
+
+import pytest
+
+from bertstudio.core.errors import InputError
+from bertstudio.core.models import LoadRequest, load_model
+from bertstudio.core.tasks.ner import STRATEGIES, entity_type, label_hint, tag
+
+TEXT = "my name is klaus and i live in vienna , anna works in rome ."
+
+
+def _reference(folder, text: str, strategy: str):  # noqa: ANN001, ANN202
+    from transformers import AutoModelForTokenClassification, AutoTokenizer, pipeline
+
+    tokenizer = AutoTokenizer.from_pretrained(folder)
+    model = AutoModelForTokenClassification.from_pretrained(folder).eval()
+    return pipeline("token-classification", model=model, tokenizer=tokenizer)(text, aggregation_strategy=strategy)
+
+
+def _same(ours, theirs, grouped: bool) -> None:  # noqa: ANN001
+    key = "entity_group" if grouped else "entity"
+    assert [e.label for e in ours] == [t[key] for t in theirs]
+    assert [e.word for e in ours] == [t["word"] for t in theirs]
+    assert [(e.start, e.end) for e in ours] == [(t["start"], t["end"]) for t in theirs]
+    assert [e.score for e in ours] == pytest.approx([float(t["score"]) for t in theirs], abs=1e-6)
+
+
+@pytest.mark.filterwarnings("ignore:Tokenizer does not support real words")
+@pytest.mark.parametrize("arch", ["bert", "roberta", "electra", "distilbert"])
+@pytest.mark.parametrize("strategy", STRATEGIES)
+def test_equals_pipeline(checkpoint_factory, arch: str, strategy: str) -> None:
+    folder = checkpoint_factory(arch, "TokenClassification")
+    loaded = load_model(LoadRequest(str(folder), "ner"))
+    result = tag(loaded, TEXT, strategy)
+    expected = _reference(folder, TEXT, strategy)
+    assert expected, "the random head should tag something, or this test proves nothing"
+    _same(result.entities, expected, grouped=strategy != "none")
+    for ours, theirs in zip(result.to_json(), expected, strict=True):
+        assert set(ours) == set(theirs)  # the CLI's JSON has the pipeline's keys
+        assert ours == pytest.approx({**theirs, "score": float(theirs["score"])})
+    # every strategy of the comparison equals the pipeline too, from the same forward pass
+    for other in STRATEGIES:
+        _same(result.comparison[other], _reference(folder, TEXT, other), grouped=other != "none")
+    assert not result.head_warning
+
+
+def test_wordpieces_cover_every_token_with_offsets(checkpoint_factory) -> None:
+    loaded = load_model(LoadRequest(str(checkpoint_factory("bert", "TokenClassification")), "ner"))
+    text = "klaus lives in vienna"
+    result = tag(loaded, text, "simple")
+    ids = loaded.tokenizer(text, add_special_tokens=False)["input_ids"]
+    assert [p.word for p in result.wordpieces] == loaded.tokenizer.convert_ids_to_tokens(ids)
+    assert {p.label for p in result.wordpieces} <= set(result.labels)
+    for piece in result.wordpieces:
+        assert piece.word.removeprefix("##") == text[piece.start:piece.end]
+        assert 0 < piece.score <= 1
+    assert result.entity_types == ("PER", "LOC")
+
+
+def test_word_strategies_refused_on_slow_tokenizer(checkpoint_factory) -> None:
+    from dataclasses import replace
+
+    from transformers.models.bert.tokenization_bert_legacy import BertTokenizerLegacy
+
+    folder = checkpoint_factory("bert", "TokenClassification")
+    loaded = load_model(LoadRequest(str(folder), "ner"))
+    slow = BertTokenizerLegacy(vocab_file=str(folder / "vocab.txt")) if (folder / "vocab.txt").exists() else None
+    if slow is None:
+        import json
+        import tempfile
+
+        vocab = json.loads((folder / "tokenizer.json").read_text())["model"]["vocab"]
+        path = tempfile.NamedTemporaryFile("w", suffix=".txt", delete=False)
+        path.write("\n".join(sorted(vocab, key=vocab.get)))
+        path.close()
+        slow = BertTokenizerLegacy(vocab_file=path.name)
+    assert not slow.is_fast
+    slow_loaded = replace(loaded, tokenizer=slow, extras={})
+    for strategy in ("first", "average", "max"):
+        with pytest.raises(InputError, match="fast tokenizer"):
+            tag(slow_loaded, TEXT, strategy)
+    result = tag(slow_loaded, TEXT, "simple")
+    assert set(result.unavailable) == {"first", "average", "max"}
+    assert set(result.comparison) == {"none", "simple"}
+
+
+def test_roberta_word_boundaries_are_noted(checkpoint_factory) -> None:
+    loaded = load_model(LoadRequest(str(checkpoint_factory("roberta", "TokenClassification")), "ner"))
+    assert "guess word boundaries" in tag(loaded, TEXT, "first").notes[0]
+
+
+@pytest.mark.parametrize("text", ["", "  \n "])
+def test_empty_text(checkpoint_factory, text: str) -> None:
+    loaded = load_model(LoadRequest(str(checkpoint_factory("bert", "TokenClassification")), "ner"))
+    with pytest.raises(InputError, match="empty"):
+        tag(loaded, text)
+
+
+def test_unknown_strategy(checkpoint_factory) -> None:
+    loaded = load_model(LoadRequest(str(checkpoint_factory("bert", "TokenClassification")), "ner"))
+    with pytest.raises(InputError, match="simple"):
+        tag(loaded, TEXT, "mean")
+
+
+def test_long_text_truncated_with_warning(checkpoint_factory) -> None:
+    loaded = load_model(LoadRequest(str(checkpoint_factory("bert", "TokenClassification")), "ner"))
+    result = tag(loaded, "klaus lives in vienna . " * 100, "simple")
+    assert result.truncation is not None and result.truncation.limit == 64
+    assert all(e.end is not None and e.end <= len(result.text) for e in result.entities)
+
+
+def test_untrained_head_and_generic_labels_are_flagged(checkpoint_factory, real_models) -> None:
+    loaded = load_model(LoadRequest(str(real_models["all-minilm-l6-v2"]), "ner"))
+    result = tag(loaded, "my name is klaus", "simple")
+    assert "no trained ner head" in result.head_warning
+    assert "LABEL_0" in result.label_hint and "model card" in result.label_hint
+    # a token-classification checkpoint trained as something else is flagged too
+    loaded = load_model(LoadRequest(str(checkpoint_factory("bert", "SequenceClassification")), "ner"))
+    assert loaded.info.head_warning
+
+
+def test_helpers() -> None:
+    assert entity_type("B-PER") == "PER" and entity_type("I-LOC") == "LOC" and entity_type("LABEL_3") == "LABEL_3"
+    assert entity_type("O") == "O" and entity_type("MISC") == "MISC"
+    assert label_hint({0: "O", 1: "B-PER"}) == ""
+
+
+def test_cli_json(checkpoint_factory, capsys) -> None:  # noqa: ANN001
+    import json
+
+    from bertstudio.cli import main
+
+    folder = checkpoint_factory("bert", "TokenClassification")
+    assert main(["ner", "--model", str(folder), TEXT, "--aggregation", "first", "--json"]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    expected = _reference(folder, TEXT, "first")
+    assert [(r["entity_group"], r["word"], r["start"], r["end"]) for r in rows] == [
+        (t["entity_group"], t["word"], t["start"], t["end"]) for t in expected
+    ]
+    assert main(["ner", "--model", str(folder), "", "--json"]) == 1
+    assert "empty" in capsys.readouterr().err

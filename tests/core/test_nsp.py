@@ -1,0 +1,112 @@
+"""NSP equals BertForNextSentencePrediction / BertForPreTraining; models without a trained head are refused."""
+
+from __future__ import annotations
+
+import pytest
+
+from bertstudio.core.errors import InputError, MissingHeadError
+from bertstudio.core.models import LoadRequest, load_model
+from bertstudio.core.tasks.nsp import IS_NEXT, candidates_from_lines, predict, rank
+
+A = "the cat sat on the mat ."
+B = "the dog ran fast in the night ."
+
+
+def _reference_logits(folder, head: str, a: str, b: str) -> list[float]:  # noqa: ANN001
+    import torch
+    import transformers
+
+    tokenizer = transformers.AutoTokenizer.from_pretrained(folder)
+    model = getattr(transformers, f"BertFor{head}").from_pretrained(folder).eval()
+    with torch.no_grad():
+        output = model(**tokenizer(a, b, return_tensors="pt"))
+    logits = output.seq_relationship_logits if head == "PreTraining" else output.logits
+    return logits[0].tolist()
+
+
+@pytest.mark.parametrize("head", ["NextSentencePrediction", "PreTraining"])
+def test_equals_transformers_forward(checkpoint_factory, head: str) -> None:
+    import torch
+
+    folder = checkpoint_factory("bert", head)
+    loaded = load_model(LoadRequest(str(folder), "nsp"))
+    assert loaded.info.head_report.complete
+    expected = _reference_logits(folder, head, A, B)
+    result = predict(loaded, A, B)
+    assert list(result.logits) == pytest.approx(expected, abs=1e-5)
+    probabilities = torch.softmax(torch.tensor(expected), -1).tolist()
+    assert result.is_next == pytest.approx(probabilities[IS_NEXT], abs=1e-6)
+    assert result.not_next == pytest.approx(probabilities[1], abs=1e-6)
+    assert result.is_next + result.not_next == pytest.approx(1.0)
+    assert set(result.to_json()) == {"is_next", "not_next", "logits"}
+
+
+def test_rank_sorts_and_equals_single_pairs(checkpoint_factory) -> None:
+    folder = checkpoint_factory("bert", "PreTraining")
+    loaded = load_model(LoadRequest(str(folder), "nsp"))
+    candidates = [B, "paris is the capital of france .", "he was born in a small house by the river ."]
+    ranking = rank(loaded, A, candidates)
+    scores = [r.is_next for r in ranking.results]
+    assert scores == sorted(scores, reverse=True)
+    assert sorted(r.sentence_b for r in ranking.results) == sorted(candidates)
+    for r in ranking.results:  # padding in the batch changes nothing
+        assert list(r.logits) == pytest.approx(_reference_logits(folder, "PreTraining", A, r.sentence_b), abs=1e-5)
+    assert [row["sentence_b"] for row in ranking.to_json()] == [r.sentence_b for r in ranking.results]
+
+
+@pytest.mark.parametrize("arch", ["distilbert", "roberta"])
+def test_architectures_without_nsp_class_refused(checkpoint_factory, arch: str) -> None:
+    with pytest.raises(MissingHeadError, match=arch):
+        load_model(LoadRequest(str(checkpoint_factory(arch, "MaskedLM")), "nsp"))
+
+
+@pytest.mark.parametrize("head", ["QuestionAnswering", "MaskedLM"])
+def test_bert_without_trained_nsp_head_refused(checkpoint_factory, head: str) -> None:
+    loaded = load_model(LoadRequest(str(checkpoint_factory("bert", head)), "nsp"))
+    with pytest.raises(MissingHeadError, match="seq_relationship"):
+        predict(loaded, A, B)
+    with pytest.raises(MissingHeadError):
+        rank(loaded, A, [B])
+
+
+def test_real_minilm_refused(real_models) -> None:
+    loaded = load_model(LoadRequest(str(real_models["all-minilm-l6-v2"]), "nsp"))
+    with pytest.raises(MissingHeadError, match="no trained next-sentence-prediction head"):
+        predict(loaded, "A man is eating food.", "He likes bread.")
+
+
+def test_bad_input(checkpoint_factory) -> None:
+    loaded = load_model(LoadRequest(str(checkpoint_factory("bert", "NextSentencePrediction")), "nsp"))
+    with pytest.raises(InputError, match="sentence A"):
+        predict(loaded, " ", B)
+    with pytest.raises(InputError, match="sentence B"):
+        predict(loaded, A, "")
+    with pytest.raises(InputError, match="candidate"):
+        rank(loaded, A, ["", "  "])
+    assert candidates_from_lines(" one\n\n two \n") == ["one", "two"]
+
+
+def test_long_pair_is_cut_and_said(checkpoint_factory) -> None:
+    loaded = load_model(LoadRequest(str(checkpoint_factory("bert", "NextSentencePrediction")), "nsp"))
+    result = predict(loaded, A * 20, B)
+    assert result.truncated
+    ranking = rank(loaded, A * 20, [B, A])
+    assert "cut" in ranking.truncation_message
+
+
+def test_cli_json(checkpoint_factory, capsys) -> None:  # noqa: ANN001
+    import json
+
+    from bertstudio.cli import main
+
+    folder = str(checkpoint_factory("bert", "PreTraining"))
+    assert main(["nsp", "--model", folder, A, B, "--json"]) == 0
+    single = json.loads(capsys.readouterr().out)
+    assert set(single) == {"is_next", "not_next", "logits"}
+    assert single["logits"] == pytest.approx(_reference_logits(folder, "PreTraining", A, B), abs=1e-5)
+    assert main(["nsp", "--model", folder, A, B, "paris is the capital of france .", "--json"]) == 0
+    ranked = json.loads(capsys.readouterr().out)
+    assert len(ranked) == 2 and ranked[0]["is_next"] >= ranked[1]["is_next"]
+    assert main(["nsp", "--model", str(checkpoint_factory("bert", "QuestionAnswering")), A, B, "--json"]) == 1
+    captured = capsys.readouterr()
+    assert captured.out == "" and "no trained next-sentence-prediction head" in captured.err
