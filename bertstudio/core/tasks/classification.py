@@ -1,0 +1,259 @@
+"""Sequence classification: every label's score for a text, a text pair, or many rows.
+
+transformers' TextClassificationPipeline does the numbers (softmax / sigmoid / none chosen
+from `problem_type` and the number of labels, exactly as the pipeline does); we add clear
+errors, visible truncation, CSV/TSV batches and CSV export.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from bertstudio.core.errors import InputError
+from bertstudio.core.models import LoadedModel
+from bertstudio.core.progress import TaskControl
+from bertstudio.core.text_limits import Truncation, fit_to_model, require_text
+
+TASK = "classification"
+BATCH_SIZE = 16
+MAX_ROWS = 100_000
+
+
+@dataclass(frozen=True)
+class LabelScore:
+    label: str
+    score: float
+
+    def to_json(self) -> dict[str, object]:
+        return {"label": self.label, "score": self.score}
+
+
+@dataclass(frozen=True)
+class Classification:
+    """One row: every label with its score, best first."""
+
+    text: str
+    scores: tuple[LabelScore, ...]
+    text_pair: str | None = None
+    truncated: bool = False  # the model did not read all of the text (or pair)
+
+    @property
+    def top(self) -> LabelScore:
+        return self.scores[0]
+
+    def to_json(self) -> list[dict[str, object]]:
+        return [s.to_json() for s in self.scores]
+
+
+@dataclass(frozen=True)
+class ClassificationResult:
+    """`kind` says how to read scores: probabilities that sum to one, independent ones, or a value."""
+
+    rows: tuple[Classification, ...]
+    kind: str  # "single-label" (softmax), "multi-label" (sigmoid), "regression" (raw value)
+    batch: bool = False
+    truncation: Truncation | None = None  # for a single text: exactly what was cut
+    head_warning: str = ""
+
+    @property
+    def first(self) -> Classification:
+        return self.rows[0]
+
+    @property
+    def notes(self) -> list[str]:
+        notes = [self.truncation.message] if self.truncation else []
+        cut = [i + 1 for i, row in enumerate(self.rows) if row.truncated]
+        if cut and not self.truncation:
+            shown = ", ".join(map(str, cut[:10])) + ("…" if len(cut) > 10 else "")
+            notes.append(f"{len(cut)} input(s) were longer than the model reads and were cut (rows {shown}).")
+        if self.head_warning:
+            notes.append(self.head_warning)
+        return notes
+
+    def to_json(self) -> list[dict[str, object]] | list[list[dict[str, object]]]:
+        if self.batch:
+            return [row.to_json() for row in self.rows]
+        return self.first.to_json()
+
+
+def score_kind(config: Any) -> str:
+    """The pipeline's own rule for which function turns logits into scores."""
+    problem = getattr(config, "problem_type", None)
+    if problem == "regression":
+        return "regression"
+    if problem == "multi_label_classification" or config.num_labels == 1:
+        return "multi-label"
+    return "single-label"
+
+
+def _pipeline(loaded: LoadedModel) -> Any:
+    """One TextClassificationPipeline per loaded model, built on first use."""
+    if "text-classification-pipeline" not in loaded.extras:
+        from transformers import pipeline
+
+        loaded.extras["text-classification-pipeline"] = pipeline(
+            "text-classification", model=loaded.model, tokenizer=loaded.tokenizer, device=loaded.model.device
+        )
+    return loaded.extras["text-classification-pipeline"]
+
+
+def _row(text: str, pair: str | None, raw: list[dict[str, Any]], truncated: bool) -> Classification:
+    scores = tuple(LabelScore(str(item["label"]), float(item["score"])) for item in raw)
+    return Classification(text=text, text_pair=pair, scores=scores, truncated=truncated)
+
+
+def _too_long(loaded: LoadedModel, text: str, pair: str | None = None) -> bool:
+    ids = loaded.tokenizer(text, pair, add_special_tokens=True, truncation=False)["input_ids"]
+    return len(ids) > loaded.info.max_length
+
+
+def classify(loaded: LoadedModel, text: str, pair: str | None = None) -> ClassificationResult:
+    """Every label's score for one text, or for a pair (text A, text B) such as a paraphrase check."""
+    require_text(text)
+    tokenizer = loaded.tokenizer
+    kind = score_kind(loaded.model.config)
+    with loaded.lock:
+        if pair is None or not pair.strip():
+            read, truncation = fit_to_model(text, tokenizer, loaded.info.max_length)
+            raw = _pipeline(loaded)(read, top_k=None)
+            row = _row(read, None, raw, truncation is not None)
+            return ClassificationResult((row,), kind, truncation=truncation, head_warning=loaded.info.head_warning)
+        truncated = _too_long(loaded, text, pair)
+        kwargs = {"truncation": True, "max_length": loaded.info.max_length} if truncated else {}
+        raw = _pipeline(loaded)({"text": text, "text_pair": pair}, top_k=None, **kwargs)
+    return ClassificationResult(
+        (_row(text, pair, raw, truncated),), kind, head_warning=loaded.info.head_warning
+    )
+
+
+def classify_batch(
+    loaded: LoadedModel,
+    texts: Sequence[str],
+    control: TaskControl | None = None,
+    batch_size: int = BATCH_SIZE,
+) -> ClassificationResult:
+    """Every label's score per row; long rows are cut (and counted), empty rows are an error."""
+    control = control or TaskControl()
+    rows = [t for t in texts]
+    if not rows:
+        raise InputError("There are no rows to classify.", hint="Paste one text per line, or open a CSV/TSV file.")
+    if len(rows) > MAX_ROWS:
+        raise InputError(f"{len(rows):,} rows are more than the {MAX_ROWS:,} this app classifies at once.")
+    empty = [i + 1 for i, t in enumerate(rows) if not t or not t.strip()]
+    if empty:
+        raise InputError(
+            f"Row {empty[0]} is empty" + (f" (and {len(empty) - 1} more)." if len(empty) > 1 else "."),
+            hint="Remove empty rows or fill them in.",
+        )
+    kind = score_kind(loaded.model.config)
+    out: list[Classification] = []
+    with loaded.lock:
+        pipe = _pipeline(loaded)
+        for start in range(0, len(rows), batch_size):
+            control.check()
+            chunk = rows[start:start + batch_size]
+            long = [_too_long(loaded, t) for t in chunk]
+            kwargs = {"truncation": True, "max_length": loaded.info.max_length} if any(long) else {}
+            raw = pipe(list(chunk), top_k=None, batch_size=batch_size, **kwargs)
+            out += [_row(t, None, r, cut) for t, r, cut in zip(chunk, raw, long, strict=True)]
+            control.report(f"Classified {len(out)} of {len(rows)} rows", len(out) / len(rows))
+    return ClassificationResult(tuple(out), kind, batch=True, head_warning=loaded.info.head_warning)
+
+
+# -- tables in, tables out -------------------------------------------------------------------------
+def _delimiter(path: Path, sample: str) -> str:
+    if path.suffix.lower() in {".tsv", ".tab"}:
+        return "\t"
+    if path.suffix.lower() == ".csv":
+        return ","
+    try:
+        return csv.Sniffer().sniff(sample, delimiters=",\t;").delimiter
+    except csv.Error:
+        return ","
+
+
+def _read(path: str | Path) -> tuple[list[str], list[list[str]]]:
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8-sig")
+    except FileNotFoundError as error:
+        raise InputError(f"The file '{path}' does not exist.") from error
+    except UnicodeDecodeError as error:
+        raise InputError(f"'{path}' is not a UTF-8 text file.", hint="Save it as UTF-8 CSV or TSV.") from error
+    except OSError as error:
+        raise InputError(f"'{path}' cannot be read: {error.strerror}.") from error
+    reader = csv.reader(io.StringIO(text), delimiter=_delimiter(path, text[:4096]))
+    table = [row for row in reader if any(cell.strip() for cell in row)]
+    if not table:
+        raise InputError(f"'{path}' is empty.", hint="A CSV/TSV needs a header line and one row per text.")
+    header = [cell.strip() for cell in table[0]]
+    return header, table[1:]
+
+
+def table_columns(path: str | Path) -> list[str]:
+    """The header of a CSV/TSV file: the columns a user can choose the texts from."""
+    return _read(path)[0]
+
+
+def read_texts(path: str | Path, column: str | None = None) -> list[str]:
+    """The texts of one column (by default 'text' if there is one, else the first column)."""
+    header, rows = _read(path)
+    if column is None:
+        column = "text" if "text" in header else header[0]
+    if column not in header:
+        raise InputError(
+            f"'{Path(path).name}' has no column '{column}'.",
+            hint="Its columns are: " + ", ".join(f"'{c}'" for c in header) + ".",
+        )
+    index = header.index(column)
+    texts = [row[index] if index < len(row) else "" for row in rows]
+    if not texts:
+        raise InputError(f"'{Path(path).name}' has a header but no rows.")
+    return texts
+
+
+def lines_to_texts(pasted: str) -> list[str]:
+    """Pasted batch input: one text per non-blank line."""
+    return [line.strip() for line in pasted.splitlines() if line.strip()]
+
+
+def result_rows(result: ClassificationResult) -> list[dict[str, object]]:
+    """One flat record per row (text, best label, its score, then every label's score)."""
+    labels = sorted({s.label for row in result.rows for s in row.scores})
+    records = []
+    for row in result.rows:
+        record: dict[str, object] = {"text": row.text}
+        if row.text_pair is not None:
+            record["text_pair"] = row.text_pair
+        record["label"] = row.top.label
+        record["score"] = row.top.score
+        by_label = {s.label: s.score for s in row.scores}
+        for label in labels:
+            record[f"score:{label}"] = by_label.get(label, "")
+        records.append(record)
+    return records
+
+
+def export_csv(result: ClassificationResult, path: str | Path) -> None:
+    """Write the batch result as CSV (readable by spreadsheets and pandas)."""
+    records = result_rows(result)
+    fields = list(dict.fromkeys(key for record in records for key in record))
+    try:
+        with Path(path).open("w", encoding="utf-8", newline="") as handle:
+            writer = csv.DictWriter(handle, fieldnames=fields)
+            writer.writeheader()
+            writer.writerows(records)
+    except OSError as error:
+        raise InputError(f"Cannot write '{path}': {error.strerror}.") from error
+
+
+def compare(a: ClassificationResult, b: ClassificationResult) -> tuple[Any, ...]:
+    """Row-by-row differences of two models' results on the same input (core.compare.RankingDiff)."""
+    from bertstudio.core.compare import compare_ranking_lists
+
+    return compare_ranking_lists([row.scores for row in a.rows], [row.scores for row in b.rows])

@@ -1,0 +1,106 @@
+"""Multiple choice (SWAG-style): a prompt and 2..N endings, the probability of each ending.
+
+There is no transformers pipeline for it, so we keep the pipeline's three steps: preprocess
+(the prompt paired with every ending, shaped 1 x choices x tokens), forward
+(AutoModelForMultipleChoice), postprocess (softmax over the choices).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from bertstudio.core.errors import InputError
+from bertstudio.core.models import LoadedModel
+from bertstudio.core.text_limits import require_text
+
+TASK = "multiple-choice"
+MAX_CHOICES = 64
+
+
+@dataclass(frozen=True)
+class ChoiceScore:
+    choice: str
+    score: float  # softmax over the choices
+    logit: float
+    index: int  # position in the order the user gave
+
+    def to_json(self) -> dict[str, object]:
+        return {"choice": self.choice, "score": self.score}
+
+
+@dataclass(frozen=True)
+class ChoiceResult:
+    prompt: str
+    choices: tuple[ChoiceScore, ...]  # best first
+    truncated: bool = False
+    head_warning: str = ""
+
+    @property
+    def best(self) -> ChoiceScore:
+        return self.choices[0]
+
+    @property
+    def notes(self) -> list[str]:
+        notes = []
+        if self.truncated:
+            notes.append("Prompt and ending were longer than the model reads; they were cut to fit.")
+        if self.head_warning:
+            notes.append(self.head_warning)
+        return notes
+
+    def to_json(self) -> list[dict[str, object]]:
+        return [c.to_json() for c in self.choices]
+
+
+def parse_choices(text: str) -> list[str]:
+    """Endings typed one per line."""
+    return [line.strip() for line in text.splitlines() if line.strip()]
+
+
+def preprocess(loaded: LoadedModel, prompt: str, choices: Sequence[str]) -> tuple[dict[str, Any], bool]:
+    """The prompt paired with each ending, as tensors of shape (1, choices, tokens)."""
+    tokenizer = loaded.tokenizer
+    limit = loaded.info.max_length
+    prompts = [prompt] * len(choices)
+    lengths = tokenizer(prompts, list(choices), truncation=False)["input_ids"]
+    truncated = any(len(ids) > limit for ids in lengths)
+    encoded = tokenizer(
+        prompts, list(choices), padding=True, truncation=True if truncated else False,
+        max_length=limit if truncated else None, return_tensors="pt",
+    )
+    return {name: tensor.unsqueeze(0).to(loaded.model.device) for name, tensor in encoded.items()}, truncated
+
+
+def predict(loaded: LoadedModel, prompt: str, choices: Sequence[str]) -> ChoiceResult:
+    """Softmax over the endings' logits; errors a user understands for input that cannot work."""
+    import torch
+
+    require_text(prompt, "prompt")
+    choices = [c.strip() for c in choices]
+    if any(not c for c in choices):
+        raise InputError("One of the endings is empty.", hint="Type one ending per line.")
+    if len(choices) < 2:
+        raise InputError(
+            "Multiple choice needs at least two endings.", hint="Type two or more endings, one per line."
+        )
+    if len(choices) > MAX_CHOICES:
+        raise InputError(f"{len(choices)} endings are more than the {MAX_CHOICES} this app scores at once.")
+    with loaded.lock, torch.inference_mode():
+        inputs, truncated = preprocess(loaded, prompt, choices)
+        logits = loaded.model(**inputs).logits[0].float()
+        probabilities = torch.softmax(logits, dim=-1)
+    scored = [
+        ChoiceScore(choice, float(p), float(z), i)
+        for i, (choice, p, z) in enumerate(zip(choices, probabilities.tolist(), logits.tolist(), strict=True))
+    ]
+    scored.sort(key=lambda c: c.score, reverse=True)
+    return ChoiceResult(prompt, tuple(scored), truncated, loaded.info.head_warning)
+
+
+def compare(a: ChoiceResult, b: ChoiceResult) -> Any:
+    """How model B ranks the same endings differently (core.compare.RankingDiff)."""
+    from bertstudio.core.compare import compare_rankings
+
+    return compare_rankings(a.choices, b.choices)
