@@ -1,0 +1,114 @@
+"""Drive the attention tab: run, click a grid cell, hover, arrow keys, statistics, export."""
+
+from __future__ import annotations
+
+import numpy as np
+from PySide6.QtCore import QPoint, QPointF, Qt
+
+from bertstudio.core.tasks.attention_export import load_matrix_csv, load_npz
+from bertstudio.ui.tabs.attention_tab import AttentionTab
+from tests.ui.conftest import load_model_in
+
+
+def _tab(window) -> AttentionTab:  # noqa: ANN001
+    return window.task_tabs["attention"]
+
+
+def _viewport_pos(widget, plot, point: QPointF) -> QPoint:  # noqa: ANN001
+    """Where a point in a plot's view coordinates is on the widget's viewport."""
+    return widget.mapFromScene(plot.vb.mapViewToScene(point))
+
+
+def _run(qtbot, tab, text: str, pair: str = "") -> None:  # noqa: ANN001
+    tab.text.setPlainText(text)
+    tab.pair.setText(pair)
+    with qtbot.waitSignal(tab.runner.result, timeout=60_000):
+        tab.run_button.click()
+
+
+def test_run_click_hover_keys_export(qtbot, window, real_models, tmp_path) -> None:
+    tab = _tab(window)
+    assert tab.ATTN_IMPLEMENTATION == "eager"
+    window.tabs.setCurrentWidget(tab)
+    load_model_in(qtbot, tab, real_models["all-minilm-l6-v2"])
+    _run(qtbot, tab, "The cat sat on the mat.", "It purred.")
+    result = tab.result
+    assert result.attentions.shape[:2] == (6, 12) and result.b_start is not None
+    assert (tab.grid.layers, tab.grid.columns) == (6, 13)  # 12 heads + the mean column
+
+    # click the cell of layer 3, head 7: the detail view shows that head
+    qtbot.mouseClick(tab.grid.viewport(), Qt.MouseButton.LeftButton,
+                     pos=_viewport_pos(tab.grid, tab.grid.plot, tab.grid.cell_center(3, 7)))
+    assert tab.views.currentWidget() is tab.detail_page
+    assert (tab.layer.value(), tab.head.value(), tab.source.currentText()) == (3, 7, "head")
+    np.testing.assert_array_equal(tab.heatmap.image.image, result.attentions[3, 7])
+
+    # hover: "query -> key: weight"
+    q, k = 2, 4
+    qtbot.mouseMove(tab.heatmap.viewport(), _viewport_pos(tab.heatmap, tab.heatmap.plot, QPointF(k, q)))
+    expected = f"{result.tokens[q]} -> {result.tokens[k]}: {result.attentions[3, 7, q, k]:.4f}"
+    qtbot.waitUntil(lambda: tab.readout.text() == expected, timeout=5_000)
+
+    # arrow keys move between heads, wrapping into the next layer
+    qtbot.keyClick(tab.heatmap, Qt.Key.Key_Right)
+    assert (tab.layer.value(), tab.head.value()) == (3, 8)
+    qtbot.keyClick(tab.heatmap, Qt.Key.Key_Down)
+    assert (tab.layer.value(), tab.head.value()) == (4, 8)
+    np.testing.assert_array_equal(tab.heatmap.image.image, result.attentions[4, 8])
+
+    # export: files that load back equal
+    tab.export(tmp_path / "head.csv", "csv-head")
+    matrix, queries, keys = load_matrix_csv(tmp_path / "head.csv")
+    np.testing.assert_array_equal(matrix, result.attentions[4, 8])
+    assert queries == keys == list(result.tokens)
+    tab.export(tmp_path / "all.npz", "npz-all")
+    attentions, tokens = load_npz(tmp_path / "all.npz")
+    np.testing.assert_array_equal(attentions, result.attentions)
+    assert tokens == list(result.tokens)
+    tab.export(tmp_path / "view.png", "png")
+    assert (tmp_path / "view.png").stat().st_size > 1000
+
+
+def test_options_statistics_and_head_view(qtbot, window, checkpoint_factory) -> None:
+    tab = _tab(window)
+    load_model_in(qtbot, tab, checkpoint_factory("bert", "Model"))
+    _run(qtbot, tab, "the cat sat", "a dog ran")
+    result = tab.result
+    b = result.b_start
+    # quadrant A->B: queries of A, keys of B
+    tab.quadrant.setCurrentText("A->B")
+    tab.open_head(1, 0)
+    np.testing.assert_array_equal(tab.heatmap.image.image, result.attentions[1, 0, :b, b:])
+    assert "quadrant A->B" in tab.note.text()
+    # hide specials, renormalised: rows sum to 1
+    tab.quadrant.setCurrentText("all")
+    tab.hide_special.setChecked(True)
+    assert "[CLS]" not in tab.heatmap.query_tokens
+    np.testing.assert_allclose(tab.heatmap.image.image.sum(-1), 1.0, atol=1e-5)
+    tab.hide_special.setChecked(False)
+    # rollout and layer mean in the detail view
+    tab.source.setCurrentText("rollout")
+    np.testing.assert_allclose(tab.heatmap.image.image, tab.bundle.rollout[1])
+    # statistics: sortable, clicking a row opens its head
+    tab.stats.sortItems(2, Qt.SortOrder.DescendingOrder)
+    values = [float(tab.stats.item(r, 2).text()) for r in range(tab.stats.rowCount())]
+    assert values == sorted(values, reverse=True) and len(values) == result.layers * result.heads
+    layer, head = int(tab.stats.item(0, 0).text()), int(tab.stats.item(0, 1).text())
+    tab.stats.cellClicked.emit(0, 3)
+    assert (tab.layer.value(), tab.head.value(), tab.source.currentText()) == (layer, head, "head")
+    # head view draws lines, hovering a token highlights its lines
+    tab.views.setCurrentWidget(tab.head_page)
+    assert tab.head_view.tokens == list(result.tokens) and tab.head_view._curves
+    with qtbot.waitSignal(tab.head_view.hovered, timeout=5_000):
+        tab.head_view.focus(0, 1)
+    assert result.tokens[1] in tab.head_readout.text()
+    tab.colours.setCurrentText("magma")
+
+
+def test_error_shown(qtbot, window, checkpoint_factory) -> None:
+    tab = _tab(window)
+    load_model_in(qtbot, tab, checkpoint_factory("bert", "Model"))
+    tab.text.setPlainText("   ")
+    with qtbot.waitSignal(tab.runner.error, timeout=30_000):
+        tab.run()
+    assert "empty" in tab.message.text()
