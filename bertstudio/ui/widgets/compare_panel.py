@@ -1,0 +1,158 @@
+"""Compare two models on the same input: the "Compare with…" source and side-by-side ranked bars.
+
+`CompareSource` picks the second model (both run in the tab's one worker job); `CompareBars`
+shows model A and model B next to each other, B's labels marked with their score change and
+the changed top-1 called out. Any task whose output is a ranked list can use both.
+"""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Sequence
+from typing import Any
+
+from PySide6.QtWidgets import (
+    QCheckBox,
+    QComboBox,
+    QFileDialog,
+    QHBoxLayout,
+    QLabel,
+    QPushButton,
+    QVBoxLayout,
+    QWidget,
+)
+
+from bertstudio.ui.widgets.ranked_bars import RankedBars
+
+COLOR_A = "#4a7bd0"
+COLOR_B = "#d0774a"
+
+
+class CompareSource(QWidget):
+    """A checkbox and a second model source; `source()` is None unless comparing is on."""
+
+    def __init__(self, suggestions: QComboBox | None = None, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self._suggestions = suggestions
+        self.enabled = QCheckBox("Compare with…")
+        self.enabled.setToolTip("Run a second model on the same input and show both results side by side")
+        self.combo = QComboBox(editable=True)
+        self.combo.setMinimumWidth(260)
+        self.combo.lineEdit().setPlaceholderText("second model: Hub id or local folder")
+        self.combo.setEnabled(False)
+        self.browse = QPushButton("Folder…")
+        self.browse.setEnabled(False)
+        self.browse.clicked.connect(self._choose_folder)
+        self.enabled.toggled.connect(self._toggled)
+        row = QHBoxLayout(self)
+        row.setContentsMargins(0, 0, 0, 0)
+        row.addWidget(self.enabled)
+        row.addWidget(self.combo, 1)
+        row.addWidget(self.browse)
+
+    def _toggled(self, on: bool) -> None:
+        self.combo.setEnabled(on)
+        self.browse.setEnabled(on)
+        if on and self._suggestions is not None and self.combo.count() == 0:
+            text = self.combo.currentText()
+            for i in range(self._suggestions.count()):  # the model bar's local models
+                self.combo.addItem(self._suggestions.itemText(i), self._suggestions.itemData(i))
+            self.combo.setEditText(text)
+
+    def _choose_folder(self) -> None:
+        folder = QFileDialog.getExistingDirectory(self, "Choose the model to compare with")
+        if folder:
+            self.set_source(folder)
+
+    def set_source(self, source: str | None) -> None:
+        """Turn comparing on with `source`, or off with None."""
+        self.enabled.setChecked(bool(source))
+        self.combo.setEditText(source or "")
+
+    def source(self) -> str | None:
+        if not self.enabled.isChecked():
+            return None
+        index = self.combo.currentIndex()
+        if index >= 0 and self.combo.itemText(index) == self.combo.currentText() and self.combo.itemData(index):
+            return str(self.combo.itemData(index))
+        return self.combo.currentText().strip() or None
+
+
+def _short(source: str, limit: int = 48) -> str:
+    return source if len(source) <= limit else "…" + source[-(limit - 1):]
+
+
+class CompareBars(QWidget):
+    """Model A's bars, and when comparing, model B's bars beside them with the differences marked."""
+
+    def __init__(self, value_format: str = "{:.1%}", parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.title_a = QLabel()
+        self.title_b = QLabel()
+        self.bars_a = RankedBars(value_format=value_format, color=COLOR_A)
+        self.bars_b = RankedBars(value_format=value_format, color=COLOR_B)
+        self.summary = QLabel()
+        self.summary.setWordWrap(True)
+        column_a, column_b = QVBoxLayout(), QVBoxLayout()
+        column_a.addWidget(self.title_a)
+        column_a.addWidget(self.bars_a, 1)
+        column_b.addWidget(self.title_b)
+        column_b.addWidget(self.bars_b, 1)
+        self.side_b = QWidget()
+        self.side_b.setLayout(column_b)
+        sides = QHBoxLayout()
+        sides.addLayout(column_a, 1)
+        sides.addWidget(self.side_b, 1)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addLayout(sides, 1)
+        layout.addWidget(self.summary)
+        self.side_b.setVisible(False)
+        self.summary.setVisible(False)
+
+    def set_value_format(self, value_format: str, axis_label: str) -> None:
+        for bars in (self.bars_a, self.bars_b):
+            bars.value_format = value_format
+            bars.getPlotItem().getAxis("bottom").setLabel(axis_label)
+
+    def show_one(self, labels: Sequence[str], values: Sequence[float], tooltips: Sequence[str] = ()) -> None:
+        self.title_a.setVisible(False)
+        self.bars_a.set_items(labels, values, tooltips)
+        self.side_b.setVisible(False)
+        self.summary.setVisible(False)
+
+    def show_two(
+        self,
+        source_a: str,
+        source_b: str,
+        a: tuple[Sequence[str], Sequence[float]],
+        b: tuple[Sequence[str], Sequence[float]],
+        diff: Any,
+    ) -> None:
+        """`diff` is a core.compare.RankingDiff of A -> B; B's labels carry their change."""
+        self.title_a.setText(f"<b style='color:{COLOR_A}'>A</b> {html.escape(_short(source_a))}")
+        self.title_b.setText(f"<b style='color:{COLOR_B}'>B</b> {html.escape(_short(source_b))}")
+        self.title_a.setVisible(True)
+        self.bars_a.set_items(a[0], a[1])
+        marked = []
+        for label in b[0]:
+            delta = diff.delta_of(label)
+            change = delta.delta if delta is not None else None
+            marked.append(f"{label} ({change:+.1%})" if change is not None and abs(change) >= 0.0005
+                          else f"{label} (new)" if change is None else label)
+        self.bars_b.set_items(marked, b[1])
+        self.side_b.setVisible(True)
+        self.summary.setText(ranking_summary(diff))
+        self.summary.setVisible(True)
+
+
+def ranking_summary(diff: Any) -> str:
+    """Rich text: whether the top-1 changed, and the largest score changes."""
+    if diff.top_changed:
+        head = (f"<b style='color:#a40000'>Top-1 changed:</b> {html.escape(str(diff.top_a))} → "
+                f"{html.escape(str(diff.top_b))}")
+    else:
+        head = f"Top-1 unchanged: {html.escape(str(diff.top_a))}"
+    moves = [d for d in diff.deltas if d.delta is not None][:3]
+    details = ", ".join(f"{html.escape(d.label)} {d.delta:+.1%}" for d in moves)
+    return head + (f" · largest score changes (B − A): {details}" if details else "")

@@ -1,0 +1,64 @@
+"""Drive the multiple-choice tab: score endings, head warning, compare, bad input, cancel."""
+
+from __future__ import annotations
+
+import pytest
+
+from bertstudio.core.models import LoadRequest, load_model
+from bertstudio.core.tasks.multiple_choice import predict
+from bertstudio.ui.tabs.choice_tab import ChoiceTab, example_blocks
+from tests.ui.conftest import load_model_in
+
+
+def _tab(window) -> ChoiceTab:  # noqa: ANN001
+    return window.task_tabs["multiple-choice"]
+
+
+def _run(qtbot, tab, signal="result"):  # noqa: ANN001, ANN202
+    with qtbot.waitSignal(getattr(tab.runner, signal), timeout=60_000):
+        tab.run_button.click()
+
+
+def test_score_endings_and_compare(qtbot, window, checkpoint_factory) -> None:
+    tab = _tab(window)
+    folder = checkpoint_factory("bert", "MultipleChoice")
+    load_model_in(qtbot, tab, folder)
+    assert not tab.model_bar.warning_label.isVisibleTo(tab)
+    tab.examples.activated.emit(1)
+    prompt, endings = example_blocks()[0]
+    assert tab.prompt.toPlainText() == prompt and tab.endings.toPlainText().splitlines() == endings
+    _run(qtbot, tab)
+    expected = predict(load_model(LoadRequest(str(folder), "multiple-choice")), prompt, endings)
+    assert tab.bars.bars_a.labels == [c.choice for c in expected.choices]
+    assert tab.bars.bars_a.values.tolist() == pytest.approx([c.score for c in expected.choices], abs=1e-6)
+
+    tab.compare_source.set_source(str(checkpoint_factory("roberta", "MultipleChoice")))
+    _run(qtbot, tab)
+    assert tab.outcome.second is not None and tab.bars.side_b.isVisibleTo(tab)
+    assert ("Top-1 changed" in tab.bars.summary.text()) == tab.outcome.diff.top_changed
+
+    tab.endings.setPlainText("only one ending")
+    _run(qtbot, tab, "error")
+    assert "at least two" in tab.message.text()
+
+
+def test_head_warning_without_trained_head(qtbot, window, checkpoint_factory) -> None:
+    tab = _tab(window)
+    load_model_in(qtbot, tab, checkpoint_factory("bert", "MaskedLM"))
+    assert tab.model_bar.warning_label.isVisibleTo(tab)
+    assert "no trained multiple-choice head" in tab.model_bar.warning_label.text()
+    tab.prompt.setPlainText("the man sat on the")
+    tab.endings.setPlainText("mat\nriver")
+    _run(qtbot, tab)
+    assert "no trained multiple-choice head" in tab.message.text()
+
+
+def test_cancel_mid_run(qtbot, window, checkpoint_factory) -> None:
+    tab = _tab(window)
+    load_model_in(qtbot, tab, checkpoint_factory("bert", "MultipleChoice"))
+    tab.prompt.setPlainText("the man sat on the")
+    tab.endings.setPlainText("mat\nriver")
+    with qtbot.waitSignal(tab.runner.cancelled, timeout=10_000):
+        tab.run_button.click()
+        tab.cancel_button.click()
+    assert "Cancelled" in tab.message.text()

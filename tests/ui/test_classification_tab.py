@@ -1,0 +1,104 @@
+"""Drive the classification tab: single text, pair, batch (lines and CSV), sort, export, compare, errors."""
+
+from __future__ import annotations
+
+import csv
+
+import pytest
+from PySide6.QtCore import Qt
+
+from bertstudio.core.models import LoadRequest, load_model
+from bertstudio.core.tasks.classification import classify
+from bertstudio.ui.tabs.classification_tab import ClassificationTab
+from tests.ui.conftest import load_model_in
+
+
+def _tab(window) -> ClassificationTab:  # noqa: ANN001
+    return window.task_tabs["classification"]
+
+
+def _run(qtbot, tab, signal="result"):  # noqa: ANN001, ANN202
+    with qtbot.waitSignal(getattr(tab.runner, signal), timeout=60_000):
+        tab.run_button.click()
+
+
+def test_real_topic_classifier_in_the_tab(qtbot, window, real_models) -> None:
+    tab = _tab(window)
+    assert window.tabs.indexOf(tab) >= 0
+    load_model_in(qtbot, tab, real_models["categorium-bert-tiny-topics-en"])
+    assert "food" in tab.kind_label.text() or "adult" in tab.kind_label.text()
+    tab.text.setPlainText("This pasta recipe with tomato sauce, garlic and basil is ready in twenty minutes.")
+    _run(qtbot, tab)
+    assert tab.bars.bars_a.labels[0] == "food" and len(tab.bars.bars_a.labels) == 27
+    assert list(tab.bars.bars_a.values) == sorted(tab.bars.bars_a.values, reverse=True)
+    assert "softmax" in tab.kind_label.text()
+    assert not tab.bars.side_b.isVisibleTo(tab)
+
+
+def test_pair_batch_sort_export_and_errors(qtbot, window, checkpoint_factory, tmp_path) -> None:
+    tab = _tab(window)
+    folder = checkpoint_factory("bert", "SequenceClassification")
+    load_model_in(qtbot, tab, folder)
+    tab.text.setPlainText("the cat sat")
+    tab.pair.setPlainText("a dog ran")
+    _run(qtbot, tab)
+    expected = classify(load_model(LoadRequest(str(folder), "classification")), "the cat sat", "a dog ran")
+    assert tab.bars.bars_a.labels == [s.label for s in expected.first.scores]
+    assert tab.bars.bars_a.values.tolist() == pytest.approx([s.score for s in expected.first.scores], abs=1e-6)
+
+    tab.text.setPlainText("  ")
+    _run(qtbot, tab, "error")
+    assert "empty" in tab.message.text()
+
+    tab.modes.setCurrentIndex(1)
+    tab.lines.setPlainText("the cat sat\na big old house with a tree\nmusic\n")
+    _run(qtbot, tab)
+    assert tab.table.rowCount() == 3 and tab.export_button.isEnabled()
+    tab.table.sortItems(2, Qt.SortOrder.DescendingOrder)
+    scores = [float(tab.table.item(r, 2).text()) for r in range(3)]
+    assert scores == sorted(scores, reverse=True)
+    tab.table.setCurrentCell(2, 0)  # the bars follow the chosen row, whatever the sort order
+    row = tab.outcome.result.rows[tab._result_index(2)]
+    assert tab.bars.bars_a.labels == [s.label for s in row.scores]
+    out = tmp_path / "out.csv"
+    tab.export_to(str(out))
+    with out.open(encoding="utf-8") as handle:
+        assert [r["text"] for r in csv.DictReader(handle)] == ["the cat sat", "a big old house with a tree", "music"]
+
+    table = tmp_path / "reviews.csv"
+    table.write_text("id,review\n1,the cat\n2,a dog\n", encoding="utf-8")
+    tab.open_table_file(str(table))
+    assert [tab.column.itemText(i) for i in range(tab.column.count())] == ["id", "review"]
+    tab.column.setCurrentText("review")
+    _run(qtbot, tab)
+    assert [tab.table.item(r, 0).text() for r in range(2)] == ["the cat", "a dog"]
+    table.write_text("id,other\n1,the cat\n", encoding="utf-8")  # the chosen column is gone
+    _run(qtbot, tab, "error")
+    assert "no column 'review'" in tab.message.text() and "'id', 'other'" in tab.message.text()
+
+
+def test_compare_two_models_side_by_side(qtbot, window, checkpoint_factory) -> None:
+    tab = _tab(window)
+    load_model_in(qtbot, tab, checkpoint_factory("bert", "SequenceClassification"))
+    second = checkpoint_factory("roberta", "SequenceClassification")
+    tab.compare_source.set_source(str(second))
+    tab.text.setPlainText("the cat sat on the mat")
+    _run(qtbot, tab)
+    outcome = tab.outcome
+    assert outcome.second is not None and outcome.second_source == str(second)
+    assert tab.bars.side_b.isVisibleTo(tab) and tab.bars.summary.isVisibleTo(tab)
+    diff = outcome.diffs[0]
+    assert ("Top-1 changed" in tab.bars.summary.text()) == diff.top_changed
+    top_b = outcome.second.first.top
+    change = diff.delta_of(top_b.label).delta
+    assert tab.bars.bars_b.labels[0].startswith(top_b.label)
+    assert abs(change) < 0.0005 or f"{change:+.1%}" in tab.bars.bars_b.labels[0]
+    # batch mode with comparison: B's columns in the table
+    tab.modes.setCurrentIndex(1)
+    tab.lines.setPlainText("the cat\nthe dog ran")
+    _run(qtbot, tab)
+    headers = [tab.table.horizontalHeaderItem(c).text() for c in range(tab.table.columnCount())]
+    assert headers == ["text", "label", "score", "label B", "score B", "changed"]
+    tab.compare_source.set_source(None)
+    _run(qtbot, tab)
+    assert tab.table.columnCount() == 3 and not tab.bars.side_b.isVisibleTo(tab)
