@@ -10,6 +10,7 @@ START = time.perf_counter()
 
 
 def run_app(models_dir: str | None = None, exit_when_shown: bool = False) -> int:
+    from PySide6.QtCore import QTimer
     from PySide6.QtWidgets import QApplication
 
     from bertstudio.ui.main_window import MainWindow
@@ -27,7 +28,7 @@ def run_app(models_dir: str | None = None, exit_when_shown: bool = False) -> int
     window = MainWindow(settings, confirm_close=not exit_when_shown)
     if exit_when_shown:  # for bench/: time from process start to window shown
         window.shown.connect(lambda: print(f"window shown after {time.perf_counter() - START:.3f} s", flush=True))
-        window.shown.connect(window.close)
+        window.shown.connect(lambda: QTimer.singleShot(0, window.close))
     window.show()
     code = app.exec()
     shutdown()

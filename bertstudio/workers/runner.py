@@ -11,13 +11,15 @@ import itertools
 import logging
 import weakref
 from collections.abc import Callable
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from PySide6.QtCore import QObject, QThreadPool, Signal
-from superqt.utils import WorkerBase, create_worker
 
 from bertstudio.core.errors import TaskCancelled
 from bertstudio.core.progress import ProgressEvent, TaskControl
+
+if TYPE_CHECKING:
+    from superqt.utils import WorkerBase
 
 log = logging.getLogger(__name__)
 
@@ -50,6 +52,8 @@ class TaskRunner(QObject):
 
     def start(self, func: Callable[..., Any], *args: Any, **kwargs: Any) -> int:
         """Start a job, superseding any running one. Returns the job's id."""
+        from superqt.utils import create_worker  # imported on first use: superqt takes ~0.3 s to import
+
         self.cancel(emit=False)
         job = next(TaskRunner._ids)
         self._job = job
