@@ -141,3 +141,24 @@ def test_cli_json(checkpoint_factory, capsys) -> None:  # noqa: ANN001
     ]
     assert main(["ner", "--model", str(folder), "", "--json"]) == 1
     assert "empty" in capsys.readouterr().err
+
+
+@pytest.mark.slow
+def test_trained_minilm_tags_held_out_names_and_places(real_models) -> None:
+    from tests.fixtures.trained_nsp_ner import NER_HELD_OUT, NER_PEOPLE, NER_PLACES, trained_ner
+
+    loaded = load_model(LoadRequest(str(trained_ner(real_models["all-minilm-l6-v2"])), "ner"))
+    assert loaded.info.head_report.complete and not loaded.info.head_warning
+    for text, expected in NER_HELD_OUT:
+        assert not any(name in NER_PEOPLE + NER_PLACES for name in expected)  # truly held out
+        for strategy in ("simple", "first", "average", "max"):
+            result = tag(loaded, text, strategy)
+            found = {(e.start, e.end): e.entity_type for e in result.entities}
+            for name, kind in expected.items():
+                offset = text.index(name)
+                for word in name.split():  # every word of the name, as that type, at its place
+                    start = text.index(word, offset)
+                    assert found.get((start, start + len(word))) == kind or found.get(
+                        (offset, offset + len(name))) == kind, (strategy, text, result.entities)
+            assert {e.entity_type for e in result.entities} == set(expected.values())
+            assert all(e.score > 0.5 for e in result.entities)

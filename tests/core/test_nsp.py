@@ -110,3 +110,17 @@ def test_cli_json(checkpoint_factory, capsys) -> None:  # noqa: ANN001
     assert main(["nsp", "--model", str(checkpoint_factory("bert", "QuestionAnswering")), A, B, "--json"]) == 1
     captured = capsys.readouterr()
     assert captured.out == "" and "no trained next-sentence-prediction head" in captured.err
+
+
+@pytest.mark.slow
+def test_trained_minilm_ranks_held_out_continuations_first(real_models) -> None:
+    from tests.fixtures.trained_nsp_ner import NSP_HELD_OUT, NSP_TEXT, trained_nsp
+
+    loaded = load_model(LoadRequest(str(trained_nsp(real_models["all-minilm-l6-v2"])), "nsp"))
+    assert loaded.info.head_report.complete
+    for a, continuation, unrelated in NSP_HELD_OUT:
+        assert a not in NSP_TEXT and continuation not in NSP_TEXT
+        ranking = rank(loaded, a, [*unrelated, continuation])
+        assert ranking.results[0].sentence_b == continuation, ranking
+        coherent = predict(loaded, a, continuation)
+        assert all(coherent.is_next > predict(loaded, a, b).is_next for b in unrelated)
