@@ -107,9 +107,21 @@ def _row(text: str, pair: str | None, raw: list[dict[str, Any]], truncated: bool
     return Classification(text=text, text_pair=pair, scores=scores, truncated=truncated)
 
 
-def _too_long(loaded: LoadedModel, text: str, pair: str | None = None) -> bool:
-    ids = loaded.tokenizer(text, pair, add_special_tokens=True, truncation=False)["input_ids"]
-    return len(ids) > loaded.info.max_length
+def _surely_fits(loaded: LoadedModel, text: str, pair: str | None = None) -> bool:
+    """A cheap bound that spares tokenizing twice: no tokenizer makes more than two tokens per byte."""
+    size = len(text.encode("utf-8")) + (len(pair.encode("utf-8")) if pair else 0)
+    return 2 * size + loaded.tokenizer.num_special_tokens_to_add(pair=pair is not None) <= loaded.info.max_length
+
+
+def _too_long(loaded: LoadedModel, texts: Sequence[str]) -> list[bool]:
+    """Which texts have more tokens than the model reads (one batched tokenizer call for the doubtful)."""
+    doubtful = [i for i, text in enumerate(texts) if not _surely_fits(loaded, text)]
+    flags = [False] * len(texts)
+    if doubtful:
+        ids = loaded.tokenizer([texts[i] for i in doubtful], truncation=False)["input_ids"]
+        for i, row in zip(doubtful, ids, strict=True):
+            flags[i] = len(row) > loaded.info.max_length
+    return flags
 
 
 def classify(loaded: LoadedModel, text: str, pair: str | None = None) -> ClassificationResult:
@@ -119,11 +131,15 @@ def classify(loaded: LoadedModel, text: str, pair: str | None = None) -> Classif
     kind = score_kind(loaded.model.config)
     with loaded.lock:
         if pair is None or not pair.strip():
-            read, truncation = fit_to_model(text, tokenizer, loaded.info.max_length)
+            read, truncation = (text, None) if _surely_fits(loaded, text) else fit_to_model(
+                text, tokenizer, loaded.info.max_length
+            )
             raw = _pipeline(loaded)(read, top_k=None)
             row = _row(read, None, raw, truncation is not None)
             return ClassificationResult((row,), kind, truncation=truncation, head_warning=loaded.info.head_warning)
-        truncated = _too_long(loaded, text, pair)
+        truncated = not _surely_fits(loaded, text, pair) and len(
+            tokenizer(text, pair, truncation=False)["input_ids"]
+        ) > loaded.info.max_length
         kwargs = {"truncation": True, "max_length": loaded.info.max_length} if truncated else {}
         raw = _pipeline(loaded)({"text": text, "text_pair": pair}, top_k=None, **kwargs)
     return ClassificationResult(
@@ -151,17 +167,18 @@ def classify_batch(
             hint="Remove empty rows or fill them in.",
         )
     kind = score_kind(loaded.model.config)
+    long = _too_long(loaded, rows)
+    kwargs = {"truncation": True, "max_length": loaded.info.max_length} if any(long) else {}
     out: list[Classification] = []
     with loaded.lock:
-        pipe = _pipeline(loaded)
-        for start in range(0, len(rows), batch_size):
-            control.check()
-            chunk = rows[start:start + batch_size]
-            long = [_too_long(loaded, t) for t in chunk]
-            kwargs = {"truncation": True, "max_length": loaded.info.max_length} if any(long) else {}
-            raw = pipe(list(chunk), top_k=None, batch_size=batch_size, **kwargs)
-            out += [_row(t, None, r, cut) for t, r, cut in zip(chunk, raw, long, strict=True)]
-            control.report(f"Classified {len(out)} of {len(rows)} rows", len(out) / len(rows))
+        # A generator makes the pipeline batch internally and hand back rows one by one: progress and
+        # cancelling between batches at no cost to throughput.
+        results = _pipeline(loaded)((row for row in rows), top_k=None, batch_size=batch_size, **kwargs)
+        for text, raw, cut in zip(rows, results, long, strict=True):
+            out.append(_row(text, None, raw, cut))
+            if len(out) % batch_size == 0 or len(out) == len(rows):
+                control.check()
+                control.report(f"Classified {len(out)} of {len(rows)} rows", len(out) / len(rows))
     return ClassificationResult(tuple(out), kind, batch=True, head_warning=loaded.info.head_warning)
 
 

@@ -1,0 +1,48 @@
+"""Classification: single-text latency and batch throughput of bertstudio vs the raw pipeline.
+
+Same model (the categorium topic classifier, real and tiny, so any overhead of ours shows),
+same input, timed alternately; the ratio is ours / raw (1.00 = no overhead).
+"""
+
+from __future__ import annotations
+
+from common import MODELS, Row, interleaved
+
+TEXT = "This pasta recipe with tomato sauce, garlic and basil is ready in twenty minutes."
+ROWS = [
+    "how to cook a delicious chicken curry recipe with rice",
+    "a new species of frog was discovered in the amazon rainforest",
+    "buy cheap shoes online with free shipping and easy returns",
+    "the lawyer filed a lawsuit against the company in federal court",
+    "book a hotel and cheap flights for your summer holiday",
+    "the new sedan has a powerful engine and a quiet cabin",
+    "stocks fell sharply after the central bank raised interest rates again this week",
+    "the museum opened an exhibition of paintings from the nineteenth century",
+] * 16  # 128 rows
+
+
+def rows() -> list[Row]:
+    from transformers import AutoModelForSequenceClassification, AutoTokenizer, pipeline
+
+    from bertstudio.core.models import LoadRequest, load_model
+    from bertstudio.core.tasks.classification import BATCH_SIZE, classify, classify_batch
+
+    folder = MODELS / "categorium-bert-tiny-topics-en"
+    loaded = load_model(LoadRequest(str(folder), "classification"))
+    raw = pipeline(
+        "text-classification",
+        model=AutoModelForSequenceClassification.from_pretrained(folder).eval(),
+        tokenizer=AutoTokenizer.from_pretrained(folder),
+    )
+    single_ours, single_raw = interleaved(lambda: classify(loaded, TEXT), lambda: raw(TEXT, top_k=None), 200)
+    batch_ours, batch_raw = interleaved(
+        lambda: classify_batch(loaded, ROWS),
+        lambda: raw(ROWS, top_k=None, batch_size=BATCH_SIZE),
+        15,
+    )
+    n = len(ROWS)
+    return [
+        Row("classification latency, 1 text", single_ours, single_raw, "categorium bert-tiny, CPU"),
+        Row(f"classification batch, {n} rows", batch_ours, batch_raw,
+            f"{n / batch_ours:.0f} rows/s ours vs {n / batch_raw:.0f} rows/s raw (batch {BATCH_SIZE})"),
+    ]
