@@ -1,0 +1,310 @@
+"""Reading training data: every malformed row is reported with its line number before training.
+
+Formats: CSV/TSV/JSONL rows for text classification (one text or a pair, a label), CoNLL
+files for token classification (token ... tag per line, blank line between sentences), and
+a plain-text corpus for pre-training (one sentence per line, blank line between documents).
+Nothing is dropped silently: a bad row stops the run with a message that names the line.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import math
+import random
+import re
+import statistics
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from bertstudio.core.errors import InputError
+
+TEXT_NAMES = ("text", "sentence", "sentence1", "text_a", "review", "content", "document", "question")
+PAIR_NAMES = ("text_pair", "sentence2", "text_b", "pair", "context", "hypothesis")
+LABEL_NAMES = ("label", "labels", "class", "category", "target", "sentiment", "y")
+MAX_ISSUES_SHOWN = 8
+_TAG = re.compile(r"^(O|[BIESL]-\S+|[BIESL]_\S+)$")
+
+
+@dataclass(frozen=True)
+class RowIssue:
+    line: int
+    problem: str
+
+    def __str__(self) -> str:
+        return f"line {self.line}: {self.problem}"
+
+
+def raise_issues(path: Path, issues: Sequence[RowIssue]) -> None:
+    """One InputError naming the first few bad lines; the full list goes in details."""
+    if not issues:
+        return
+    shown = "; ".join(str(i) for i in issues[:MAX_ISSUES_SHOWN])
+    more = f" (+{len(issues) - MAX_ISSUES_SHOWN} more)" if len(issues) > MAX_ISSUES_SHOWN else ""
+    raise InputError(
+        f"{path.name} has {len(issues)} malformed row(s): {shown}{more}.",
+        hint="Fix these lines and start again; no row is skipped silently.",
+        details="\n".join(str(i) for i in issues),
+    )
+
+
+def _read_text(path: Path) -> str:
+    if not path.is_file():
+        raise InputError(f"Data file '{path}' does not exist.", hint="Choose an existing file.")
+    raw = path.read_bytes()
+    try:
+        return raw.decode("utf-8-sig")
+    except UnicodeDecodeError as error:
+        line = raw[: error.start].count(b"\n") + 1
+        raise InputError(
+            f"{path.name} is not UTF-8 text (line {line}).", hint="Save the file as UTF-8."
+        ) from error
+
+
+# -- text classification ----------------------------------------------------------------------
+@dataclass(frozen=True)
+class Columns:
+    """Which columns hold the text, the optional second text, and the label."""
+
+    text: str
+    label: str
+    text_pair: str | None = None
+
+
+@dataclass(frozen=True)
+class ClassificationData:
+    texts: tuple[str, ...]
+    pairs: tuple[str, ...] | None
+    labels: tuple[str, ...]
+    lines: tuple[int, ...]  # the line each example came from, for messages
+    columns: Columns
+
+    def __len__(self) -> int:
+        return len(self.texts)
+
+    def subset(self, indices: Sequence[int]) -> ClassificationData:
+        return ClassificationData(
+            tuple(self.texts[i] for i in indices),
+            tuple(self.pairs[i] for i in indices) if self.pairs is not None else None,
+            tuple(self.labels[i] for i in indices),
+            tuple(self.lines[i] for i in indices),
+            self.columns,
+        )
+
+
+def _table_rows(path: Path) -> tuple[list[str], list[tuple[int, dict[str, Any] | None, str]]]:
+    """Header and (line, row or None, problem) for CSV, TSV and JSONL files."""
+    text = _read_text(path)
+    rows: list[tuple[int, dict[str, Any] | None, str]] = []
+    if path.suffix.lower() in {".jsonl", ".json", ".ndjson"}:
+        header: list[str] = []
+        for number, line in enumerate(text.splitlines(), start=1):
+            if not line.strip():
+                continue
+            try:
+                value = json.loads(line)
+            except json.JSONDecodeError as error:
+                rows.append((number, None, f"not valid JSON ({error.msg})"))
+                continue
+            if not isinstance(value, dict):
+                rows.append((number, None, "not a JSON object"))
+                continue
+            header += [k for k in value if k not in header]
+            rows.append((number, value, ""))
+        return header, rows
+    delimiter = "\t" if path.suffix.lower() in {".tsv", ".tab"} else ","
+    reader = csv.reader(text.splitlines(), delimiter=delimiter)
+    header = []
+    for fields in reader:
+        number = reader.line_num
+        if not header:
+            header = [h.strip() for h in fields]
+            if not any(header):
+                raise InputError(f"{path.name} has no header row.", hint="The first line must name the columns.")
+            continue
+        if not fields or not any(f.strip() for f in fields):
+            continue
+        if len(fields) != len(header):
+            rows.append((number, None, f"{len(fields)} fields where the header has {len(header)}"))
+            continue
+        rows.append((number, dict(zip(header, fields, strict=True)), ""))
+    return header, rows
+
+
+def detect_columns(header: Sequence[str]) -> Columns:
+    """A first guess the user confirms: well-known names, else first column text and last label."""
+    lower = {h.lower(): h for h in header}
+    if len(header) < 2:
+        raise InputError("A classification file needs at least two columns: a text and a label.")
+    label = next((lower[n] for n in LABEL_NAMES if n in lower), header[-1])
+    text = next((lower[n] for n in TEXT_NAMES if n in lower and lower[n] != label), None)
+    text = text or next(h for h in header if h != label)
+    pair = next((lower[n] for n in PAIR_NAMES if n in lower and lower[n] not in (text, label)), None)
+    return Columns(text=text, label=label, text_pair=pair)
+
+
+def file_columns(path: str | Path) -> tuple[list[str], Columns]:
+    """The columns of a table file and the detected roles (for the UI to confirm)."""
+    header, _rows = _table_rows(Path(path))
+    return header, detect_columns(header)
+
+
+def read_classification(path: str | Path, columns: Columns | None = None) -> ClassificationData:
+    path = Path(path)
+    header, rows = _table_rows(path)
+    columns = columns or detect_columns(header)
+    for name in (columns.text, columns.label, columns.text_pair):
+        if name is not None and name not in header:
+            raise InputError(f"{path.name} has no column '{name}'.", hint=f"Its columns: {', '.join(header)}.")
+    issues: list[RowIssue] = []
+    texts, pairs, labels, lines = [], [], [], []
+    for number, row, problem in rows:
+        if row is None:
+            issues.append(RowIssue(number, problem))
+            continue
+        text = str(row.get(columns.text) or "").strip()
+        label = row.get(columns.label)
+        label = "" if label is None else str(label).strip()
+        pair = str(row.get(columns.text_pair) or "").strip() if columns.text_pair else None
+        if not text:
+            issues.append(RowIssue(number, f"empty text in column '{columns.text}'"))
+        elif not label:
+            issues.append(RowIssue(number, f"empty label in column '{columns.label}'"))
+        elif columns.text_pair and not pair:
+            issues.append(RowIssue(number, f"empty second text in column '{columns.text_pair}'"))
+        else:
+            texts.append(text)
+            labels.append(label)
+            pairs.append(pair or "")
+            lines.append(number)
+    raise_issues(path, issues)
+    if not texts:
+        raise InputError(f"{path.name} has no examples.", hint="Add rows under the header.")
+    return ClassificationData(
+        tuple(texts), tuple(pairs) if columns.text_pair else None, tuple(labels), tuple(lines), columns
+    )
+
+
+# -- token classification ---------------------------------------------------------------------
+@dataclass(frozen=True)
+class TaggedSentence:
+    tokens: tuple[str, ...]
+    tags: tuple[str, ...]
+    line: int  # first line of the sentence
+
+
+def read_conll(path: str | Path) -> list[TaggedSentence]:
+    """CoNLL: 'token [other columns] tag' per line, blank line between sentences; -DOCSTART- skipped."""
+    path = Path(path)
+    issues: list[RowIssue] = []
+    sentences: list[TaggedSentence] = []
+    tokens: list[str] = []
+    tags: list[str] = []
+    start = 0
+
+    def flush() -> None:
+        if tokens:
+            sentences.append(TaggedSentence(tuple(tokens), tuple(tags), start))
+        tokens.clear()
+        tags.clear()
+
+    for number, line in enumerate(_read_text(path).splitlines(), start=1):
+        fields = line.split()
+        if not fields:
+            flush()
+            continue
+        if fields[0] == "-DOCSTART-":
+            flush()
+            continue
+        if len(fields) < 2:
+            issues.append(RowIssue(number, f"'{line.strip()}' has a token but no tag"))
+            continue
+        if not _TAG.match(fields[-1]):
+            issues.append(RowIssue(number, f"tag '{fields[-1]}' is not O, B-X or I-X"))
+            continue
+        if not tokens:
+            start = number
+        tokens.append(fields[0])
+        tags.append(fields[-1])
+    flush()
+    raise_issues(path, issues)
+    if not sentences:
+        raise InputError(f"{path.name} has no tagged sentences.", hint="Write one 'token tag' pair per line.")
+    return sentences
+
+
+def label_list(tag_sets: Sequence[Sequence[str]]) -> list[str]:
+    """Labels in a stable order: O first, then entity types with B before I."""
+    found = {t for tags in tag_sets for t in tags}
+    return sorted(found, key=lambda t: (t != "O", t[2:] if len(t) > 2 else t, t[:1]))
+
+
+# -- pre-training corpus ------------------------------------------------------------------------
+def read_corpus(path: str | Path) -> list[list[str]]:
+    """Documents as lists of sentences (one per line; blank lines separate documents)."""
+    path = Path(path)
+    issues: list[RowIssue] = []
+    documents: list[list[str]] = [[]]
+    for number, line in enumerate(_read_text(path).splitlines(), start=1):
+        text = line.strip()
+        if not text:
+            if documents[-1]:
+                documents.append([])
+            continue
+        if any(ord(c) < 32 and c not in "\t" for c in text):
+            issues.append(RowIssue(number, "control characters in the line (is this a binary file?)"))
+            continue
+        documents[-1].append(text)
+    raise_issues(path, issues)
+    documents = [d for d in documents if d]
+    if len(documents) < 2 or sum(len(d) for d in documents) < 4:
+        raise InputError(
+            f"{path.name} is too small for pre-training: it needs at least two documents "
+            "(separated by a blank line) and a few sentences.",
+        )
+    return documents
+
+
+# -- splits and lengths --------------------------------------------------------------------------
+def split_indices(count: int, share: float, seed: int) -> tuple[list[int], list[int]]:
+    """Train and held-out indices; the held-out share is at least one example when asked for."""
+    order = list(range(count))
+    random.Random(seed).shuffle(order)
+    held = 0 if share <= 0 else min(count - 1, max(1, round(count * share)))
+    return sorted(order[held:]), sorted(order[:held])
+
+
+@dataclass(frozen=True)
+class LengthSummary:
+    """Token lengths of the training examples and how many the maximum length cuts."""
+
+    count: int
+    mean: float
+    median: float
+    p95: int
+    longest: int
+    max_length: int
+    truncated: int
+    histogram: tuple[int, ...] = field(default=())
+
+    @property
+    def message(self) -> str:
+        cut = (
+            f"{self.truncated} of {self.count} examples are longer than {self.max_length} tokens and will be truncated."
+            if self.truncated else f"No example is longer than {self.max_length} tokens."
+        )
+        return (f"Token lengths: mean {self.mean:.1f}, median {self.median:.0f}, 95th percentile {self.p95}, "
+                f"longest {self.longest}. {cut}")
+
+
+def length_summary(lengths: Sequence[int], max_length: int) -> LengthSummary:
+    values = sorted(lengths)
+    if not values:
+        return LengthSummary(0, 0.0, 0.0, 0, 0, max_length, 0)
+    p95 = values[min(len(values) - 1, math.ceil(0.95 * len(values)) - 1)]
+    return LengthSummary(
+        count=len(values), mean=statistics.fmean(values), median=float(statistics.median(values)), p95=p95,
+        longest=values[-1], max_length=max_length, truncated=sum(v > max_length for v in values),
+    )
