@@ -300,10 +300,10 @@ class HeadStatistics:
 
 
 def head_statistics(result: AttentionResult) -> HeadStatistics:
-    att = result.attentions.astype(np.float64)
+    att = result.attentions
     length = result.length
-    logs = np.log(np.where(att > 0, att, 1.0))
-    entropy = -(att * logs).sum(axis=-1).mean(axis=-1)
+    # float32 and no temporary mask: 0 * log(tiny) is 0, so zero weights add nothing
+    entropy = -(att * np.log(np.maximum(att, np.finfo(np.float32).tiny))).sum(axis=-1).mean(axis=-1)
     none = np.zeros(att.shape[:2])
     cls = att[..., result.cls_index].mean(axis=-1) if result.cls_index is not None else none
     sep = att[..., list(result.sep_indices)].sum(axis=-1).mean(axis=-1) if result.sep_indices else none

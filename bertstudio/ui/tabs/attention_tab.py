@@ -41,7 +41,7 @@ from bertstudio.core.tasks.attention import (
 )
 from bertstudio.resources import examples
 from bertstudio.ui.tabs.base import TaskTab
-from bertstudio.ui.widgets.attention_grid import AttentionGrid
+from bertstudio.ui.widgets.attention_grid import AttentionGrid, pooled
 from bertstudio.ui.widgets.attention_head_view import HeadView
 from bertstudio.ui.widgets.attention_heatmap import COLORMAPS, AttentionHeatmap
 
@@ -57,17 +57,27 @@ class AttentionBundle:
     mean: np.ndarray  # layers x T x T
     rollout: np.ndarray  # layers x T x T
     statistics: HeadStatistics
+    thumbnails: np.ndarray  # layers x (heads + 1) x r x k: the model view's max-pooled cells, mean last
+
+
+def make_bundle(result: AttentionResult) -> AttentionBundle:
+    """Aggregates and grid thumbnails, computed in the worker so the GUI thread only draws."""
+    from bertstudio.core.tasks.attention import head_statistics, mean_over_heads, rollout
+
+    mean = mean_over_heads(result.attentions)
+    thumbnails = np.concatenate([pooled(result.attentions), pooled(mean)[:, None]], axis=1)
+    return AttentionBundle(result, mean, rollout(result.attentions), head_statistics(result), thumbnails)
 
 
 def attention_job(request: LoadRequest, text: str, pair: str | None, control: TaskControl) -> AttentionBundle:
     from bertstudio.core.models import load_model
-    from bertstudio.core.tasks.attention import compute, head_statistics, mean_over_heads, rollout
+    from bertstudio.core.tasks.attention import compute
 
     loaded = load_model(request, control)
     control.check()
     result = compute(loaded, text, pair, control)
-    return AttentionBundle(result, mean_over_heads(result.attentions), rollout(result.attentions),
-                           head_statistics(result))
+    control.check()
+    return make_bundle(result)
 
 
 class _NumberItem(QTableWidgetItem):
@@ -281,10 +291,12 @@ class AttentionTab(TaskTab):
     def draw_grid(self) -> None:
         bundle = self.bundle
         _q, _k, view = self._view_tokens()
-        stack = np.concatenate([bundle.result.attentions, bundle.mean[:, None]], axis=1)
-        if not self._identity(view):
-            stack = view.apply(stack)
-        self.grid.set_attentions(stack, [f"H{h}" for h in range(bundle.result.heads)] + ["mean"])
+        labels = [f"H{h}" for h in range(bundle.result.heads)] + ["mean"]
+        if self._identity(view):
+            self.grid.set_cells(bundle.thumbnails, labels)
+        else:
+            stack = np.concatenate([view.apply(bundle.result.attentions), view.apply(bundle.mean)[:, None]], axis=1)
+            self.grid.set_attentions(stack, labels)
 
     def current_matrix(self) -> tuple[np.ndarray, list[str], list[str], str]:
         """The matrix the detail view shows, after the view options, with its labels and title."""

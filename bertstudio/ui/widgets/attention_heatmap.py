@@ -123,8 +123,9 @@ class AttentionHeatmap(pg.GraphicsLayoutWidget):
         self.query_tokens, self.key_tokens = list(query_tokens), list(key_tokens)
         rows, cols = matrix.shape
         top = float(matrix.max()) if matrix.size else 1.0
-        self.image.setImage(matrix, autoLevels=False)
-        self.bar.setLevels((0.0, top if top > 0 else 1.0))
+        levels = (0.0, top if top > 0 else 1.0)
+        self.image.setImage(matrix, levels=levels)  # one render: the bar only follows
+        self.bar.setLevels(levels, update_items=False)
         self.image.setRect(QRectF(-0.5, -0.5, cols, rows))
         if (rows, cols) != self._shape or self.left.tokens != self.query_tokens:
             self.left.set_tokens(self.query_tokens)

@@ -1,0 +1,95 @@
+"""Attention: forward pass (ours vs raw output_attentions), grid drawn at 128/512 tokens, head switch.
+
+A bert-base-sized random checkpoint (12 layers x 12 heads, hidden 768) with a small vocabulary
+is built in a temp dir, so timings need no download.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+
+from common import Row, interleaved, median_time
+
+
+def _checkpoint(folder: Path) -> Path:
+    from transformers import BertConfig, BertModel, BertTokenizer
+
+    words = "the cat sat on mat dog ran fast big small house tree water book".split()
+    vocab = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", *words]
+    (folder / "vocab.txt").write_text("\n".join(vocab), encoding="utf-8")
+    BertTokenizer(vocab_file=str(folder / "vocab.txt"), model_max_length=512).save_pretrained(folder)
+    BertModel(BertConfig(vocab_size=len(vocab))).eval().save_pretrained(folder)
+    return folder
+
+
+def _text(tokens: int) -> str:
+    words = "the cat sat on mat dog ran fast big small house tree water book".split()
+    return " ".join(words[i % len(words)] for i in range(tokens - 2))
+
+
+def rows() -> list[Row]:
+    import torch
+    from PySide6.QtWidgets import QApplication
+
+    from bertstudio.core.models import LoadRequest, load_model
+    from bertstudio.core.tasks.attention import compute
+
+    app = QApplication.instance() or QApplication([])
+    from bertstudio.ui.tabs.attention_tab import make_bundle
+    from bertstudio.ui.widgets.attention_grid import AttentionGrid
+    from bertstudio.ui.widgets.attention_heatmap import AttentionHeatmap
+
+    out: list[Row] = []
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = _checkpoint(Path(tmp))
+        loaded = load_model(LoadRequest(str(folder), "attention", attn_implementation="eager"))
+        grid, heatmap = AttentionGrid(), AttentionHeatmap()
+        grid.resize(1200, 1000)
+        heatmap.resize(1000, 900)
+        grid.show()
+        heatmap.show()
+        app.processEvents()
+        for tokens in (128, 512):
+            text = _text(tokens)
+            encoding = loaded.tokenizer(text, return_tensors="pt")
+            assert encoding["input_ids"].shape[1] == tokens
+
+            def raw() -> object:
+                with torch.inference_mode():
+                    return loaded.model(**encoding, output_attentions=True).attentions  # noqa: B023 - called within this iteration
+
+            repeats = 10 if tokens == 128 else 4
+            ours_s, raw_s = interleaved(lambda: compute(loaded, text), raw, repeats=repeats)  # noqa: B023 - called within this iteration
+            out.append(Row(f"attention forward {tokens} tok (12x12)", ours_s, raw_s,
+                           "compute() incl. tokenise + numpy copy vs model(output_attentions=True)"))
+            result = compute(loaded, text)
+            bundle_s = median_time(lambda: make_bundle(result), repeats=3, warmup=1)  # noqa: B023 - called within this iteration
+            bundle = make_bundle(result)
+
+            def draw_grid() -> None:
+                grid.set_cells(bundle.thumbnails, [f"H{h}" for h in range(12)] + ["mean"])  # noqa: B023 - called within this iteration
+                grid.grab()  # forces a full render of the scene
+
+            draw_s = median_time(draw_grid, repeats=5, warmup=1)
+            out.append(Row(f"grid drawn {tokens} tok (144 heads+means)", bundle_s + draw_s, None,
+                           f"target {'150 ms' if tokens == 128 else '1 s'}: worker thumbnails+stats+rollout "
+                           f"{bundle_s * 1000:.0f} ms, GUI draw {draw_s * 1000:.0f} ms"))
+            tokens_list = list(result.tokens)
+            heads = iter(range(10**9))
+
+            def switch() -> None:
+                i = next(heads) % 144  # noqa: B023 - called within this iteration
+                heatmap.set_matrix(result.attentions[i // 12, i % 12], tokens_list, tokens_list, f"head {i}")  # noqa: B023 - called within this iteration
+                heatmap.grab()
+
+            out.append(Row(f"detail head switch {tokens} tok", median_time(switch, repeats=10, warmup=2), None,
+                           "target 30 ms"))
+        grid.close()
+        heatmap.close()
+    return out
+
+
+if __name__ == "__main__":
+    for row in rows():
+        print(row)
