@@ -47,6 +47,7 @@ class TokenAxis(pg.AxisItem):
 
     def tickValues(self, minVal: float, maxVal: float, size: float) -> list:  # noqa: N802, N803
         count = len(self.tokens)
+        minVal, maxVal = sorted((minVal, maxVal))  # noqa: N806 - an inverted axis passes them reversed
         low, high = max(0, math.ceil(minVal)), min(count - 1, math.floor(maxVal))
         if count == 0 or high < low:
             return []
