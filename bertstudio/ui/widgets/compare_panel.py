@@ -11,6 +11,7 @@ import html
 from collections.abc import Sequence
 from typing import Any
 
+from PySide6.QtGui import QFontMetrics
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
@@ -18,6 +19,7 @@ from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
     QPushButton,
+    QScrollArea,
     QVBoxLayout,
     QWidget,
 )
@@ -26,6 +28,18 @@ from bertstudio.ui.widgets.ranked_bars import RankedBars
 
 COLOR_A = "#4a7bd0"
 COLOR_B = "#d0774a"
+MAX_LABEL_CHARS = 48
+
+
+def _elide(label: str) -> str:
+    return label if len(label) <= MAX_LABEL_CHARS else label[: MAX_LABEL_CHARS - 1] + "…"
+
+
+def _fit_labels(bars: RankedBars, labels: Sequence[str]) -> None:
+    """Make the label axis wide enough for its labels (pyqtgraph drops tick texts that do not fit)."""
+    axis = bars.getPlotItem().getAxis("left")
+    metrics = QFontMetrics(axis.style.get("tickFont") or bars.font())
+    axis.setWidth(min(420, max((metrics.horizontalAdvance(label) for label in labels), default=0) + 18))
 
 
 class CompareSource(QWidget):
@@ -100,13 +114,20 @@ class CompareBars(QWidget):
         column_b.addWidget(self.bars_b, 1)
         self.side_b = QWidget()
         self.side_b.setLayout(column_b)
-        sides = QHBoxLayout()
+        holder = QWidget()
+        sides = QHBoxLayout(holder)
+        sides.setContentsMargins(0, 0, 0, 0)
         sides.addLayout(column_a, 1)
         sides.addWidget(self.side_b, 1)
+        scroll = QScrollArea()  # many labels (27 topics) keep their height and scroll
+        scroll.setWidgetResizable(True)
+        scroll.setWidget(holder)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
-        layout.addLayout(sides, 1)
+        layout.addWidget(scroll, 1)
         layout.addWidget(self.summary)
+        for bars in (self.bars_a, self.bars_b):
+            bars.getPlotItem().getAxis("bottom").enableAutoSIPrefix(False)
         self.side_b.setVisible(False)
         self.summary.setVisible(False)
 
@@ -117,7 +138,9 @@ class CompareBars(QWidget):
 
     def show_one(self, labels: Sequence[str], values: Sequence[float], tooltips: Sequence[str] = ()) -> None:
         self.title_a.setVisible(False)
-        self.bars_a.set_items(labels, values, tooltips)
+        shown = [_elide(label) for label in labels]
+        _fit_labels(self.bars_a, shown)
+        self.bars_a.set_items(shown, values, tooltips or labels)
         self.side_b.setVisible(False)
         self.summary.setVisible(False)
 
@@ -133,14 +156,17 @@ class CompareBars(QWidget):
         self.title_a.setText(f"<b style='color:{COLOR_A}'>A</b> {html.escape(_short(source_a))}")
         self.title_b.setText(f"<b style='color:{COLOR_B}'>B</b> {html.escape(_short(source_b))}")
         self.title_a.setVisible(True)
-        self.bars_a.set_items(a[0], a[1])
+        shown_a = [_elide(label) for label in a[0]]
+        _fit_labels(self.bars_a, shown_a)
+        self.bars_a.set_items(shown_a, a[1], a[0])
         marked = []
         for label in b[0]:
             delta = diff.delta_of(label)
             change = delta.delta if delta is not None else None
-            marked.append(f"{label} ({change:+.1%})" if change is not None and abs(change) >= 0.0005
-                          else f"{label} (new)" if change is None else label)
-        self.bars_b.set_items(marked, b[1])
+            marked.append(f"{_elide(label)} ({change:+.1%})" if change is not None and abs(change) >= 0.0005
+                          else f"{_elide(label)} (new)" if change is None else _elide(label))
+        _fit_labels(self.bars_b, marked)
+        self.bars_b.set_items(marked, b[1], b[0])
         self.side_b.setVisible(True)
         self.summary.setText(ranking_summary(diff))
         self.summary.setVisible(True)
