@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import signal
 import sys
 import threading
@@ -115,6 +116,8 @@ def run(args: argparse.Namespace) -> int:
     finally:
         if previous is not None:
             signal.signal(signal.SIGINT, previous)
+    if os.environ.get("RANK", "0") != "0":
+        return 0  # under accelerate launch / torchrun, rank 0 alone reports
     if args.json:
         print(json.dumps(result.to_json()), flush=True)
     else:

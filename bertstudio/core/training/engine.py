@@ -507,10 +507,13 @@ def train(config: TrainConfig, control: TaskControl | None = None,
     decayed, tensors = decay_split(model)
     ckpt_dir.mkdir(parents=True, exist_ok=True)
     log_path = ckpt_dir / EVENTS_FILE
-    log_file = log_path.open("a" if resume_from else "w", encoding="utf-8")
+    main = int(os.environ.get("RANK", "0")) == 0  # under accelerate launch / torchrun only rank 0 reports
+    log_file = log_path.open("a" if resume_from else "w", encoding="utf-8") if main else open(os.devnull, "w")  # noqa: SIM115
     lock = threading.Lock()
 
     def emit(event: TrainingEvent) -> None:
+        if not main:
+            return
         with lock:
             log_file.write(json.dumps(event.to_json()) + "\n")
             log_file.flush()
@@ -535,7 +538,7 @@ def train(config: TrainConfig, control: TaskControl | None = None,
         trainer.add_callback(callback)
         control.report("Training…", 0.0)
         try:
-            trainer.train(resume_from_checkpoint=resume_from)
+            output_metrics = trainer.train(resume_from_checkpoint=resume_from).metrics
         except RuntimeError as error:
             from bertstudio.core import devices
 
@@ -554,13 +557,18 @@ def train(config: TrainConfig, control: TaskControl | None = None,
         train_loss = [h["loss"] for h in trainer.state.log_history if "loss" in h]
         if train_loss:
             metrics["train_loss"] = float(train_loss[-1])
+        for key in ("train_runtime", "train_samples_per_second"):
+            if key in output_metrics:
+                metrics[key] = float(output_metrics[key])
         step = trainer.state.global_step
-        if trainer.is_world_process_zero():
+        partial = output.with_name(output.name + ".partial")
+        if main:
             control.report("Saving…")
-            partial = output.with_name(output.name + ".partial")
             if partial.exists():
                 shutil.rmtree(partial)
-            trainer.save_model(str(partial))
+        trainer.accelerator.wait_for_everyone()
+        trainer.save_model(str(partial))  # every process takes part (sharded models gather here)
+        if main:
             tokenizer.save_pretrained(str(partial))
             (partial / "training_config.json").write_text(json.dumps(_jsonable(config), indent=2), encoding="utf-8")
             (partial / "metrics.json").write_text(json.dumps(metrics, indent=2), encoding="utf-8")
@@ -572,7 +580,7 @@ def train(config: TrainConfig, control: TaskControl | None = None,
             _replace_folder(partial, output)
     finally:
         log_file.close()
-    if not callback.stopped and trainer.is_world_process_zero():
+    if not callback.stopped and main:
         # a finished run leaves nothing to resume; keep the event log beside the model only
         shutil.rmtree(ckpt_dir, ignore_errors=True)
     return TrainResult(str(output), config.task, callback.stopped, step, total, metrics,

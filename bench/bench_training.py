@@ -1,0 +1,92 @@
+"""Training throughput: a run through bertstudio (event callback, JSON log, UI signal) vs plain Trainer.
+
+Same model, data, TrainingArguments and seed; the figure is Trainer's own
+train_samples_per_second. The Row times are seconds per 1000 training samples, so the
+table's ratio is ours/raw time; the note gives the samples/s ratio (target >= 0.95).
+"""
+
+from __future__ import annotations
+
+import statistics
+import tempfile
+from pathlib import Path
+
+from common import Row
+
+STEPS, BATCH, MAX_LENGTH, ROUNDS = 40, 16, 32, 3
+
+
+def _model_folder(root: Path) -> Path:
+    """A small random BERT (4 layers, hidden 256) with the bert-base vocabulary of MiniLM if present."""
+    from transformers import BertConfig, BertForSequenceClassification, BertTokenizer
+
+    from tests.fixtures.checkpoints import make_tokenizer
+
+    folder = root / "bench-bert"
+    tokenizer = make_tokenizer("bert")
+    config = BertConfig(vocab_size=len(tokenizer), hidden_size=256, num_hidden_layers=4, num_attention_heads=4,
+                        intermediate_size=1024, max_position_embeddings=64)
+    BertForSequenceClassification(config).save_pretrained(folder)
+    assert isinstance(tokenizer, BertTokenizer)
+    tokenizer.save_pretrained(folder)
+    return folder
+
+
+def rows() -> list[Row]:
+    from PySide6.QtCore import QObject, Signal
+    from transformers import (
+        AutoModelForSequenceClassification,
+        AutoTokenizer,
+        DataCollatorWithPadding,
+        PrinterCallback,
+        Trainer,
+        set_seed,
+    )
+
+    from bertstudio.core.progress import TaskControl
+    from bertstudio.core.training import TrainConfig, train
+    from bertstudio.core.training.data import read_classification
+    from bertstudio.core.training.engine import _encode_classification, plan_steps, training_arguments
+    from bertstudio.resources import resource_path
+
+    class Emitter(QObject):
+        progress = Signal(object)
+
+    root = Path(tempfile.mkdtemp(prefix="bench-training-"))
+    folder = _model_folder(root)
+    data = resource_path("datasets", "reviews_train.csv")
+    config = TrainConfig(task="text-classification", model=str(folder), train_file=str(data), eval_share=0.0,
+                         output_dir=str(root / "ours"), max_steps=STEPS, batch_size=BATCH, max_length=MAX_LENGTH)
+    received: list[object] = []
+    emitter = Emitter()
+    emitter.progress.connect(received.append)  # what the tab's runner does with each event
+
+    def ours() -> float:
+        result = train(config, TaskControl(on_progress=emitter.progress.emit))
+        return result.metrics["train_samples_per_second"]
+
+    def raw() -> float:
+        set_seed(config.seed)
+        tokenizer = AutoTokenizer.from_pretrained(folder)
+        rows_ = read_classification(data)
+        labels = sorted(set(rows_.labels))
+        examples, _ = _encode_classification(tokenizer, rows_, labels, MAX_LENGTH)
+        model = AutoModelForSequenceClassification.from_pretrained(folder, num_labels=len(labels))
+        total, warmup, _ = plan_steps(len(examples), config)
+        trainer = Trainer(model=model, args=training_arguments(config, total, warmup, root / "raw", False),
+                          train_dataset=examples, data_collator=DataCollatorWithPadding(tokenizer),
+                          processing_class=tokenizer)
+        trainer.remove_callback(PrinterCallback)  # keep the bench output readable
+        return trainer.train().metrics["train_samples_per_second"]
+
+    ours(), raw()  # warm-up
+    a, b = [], []
+    for _ in range(ROUNDS):
+        a.append(ours())
+        b.append(raw())
+    ours_rate, raw_rate = statistics.median(a), statistics.median(b)
+    assert received, "the UI signal received no events"
+    return [Row(
+        f"train {STEPS} steps x {BATCH} (bert 4x256, s/1000 samples)", 1000 / ours_rate, 1000 / raw_rate,
+        f"samples/s ours {ours_rate:.1f} vs plain Trainer {raw_rate:.1f}: ratio {ours_rate / raw_rate:.3f}",
+    )]
