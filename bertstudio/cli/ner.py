@@ -1,9 +1,14 @@
-"""bertstudio ner --model SRC "text" [--aggregation simple] [--json]"""
+"""bertstudio ner --model SRC "text" [--aggregation simple] [--compare SRC2] [--json]
+
+--compare runs a second model on the same text and adds its entities and the differences
+(entities matched by character span: same, relabelled, removed (only A), added (only B)).
+"""
 
 from __future__ import annotations
 
 import argparse
 import sys
+from typing import Any
 
 from bertstudio.cli.common import add_model_options, load_for, print_json
 
@@ -16,22 +21,63 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("text", help="the text to tag")
     parser.add_argument("--aggregation", default="simple", choices=STRATEGIES,
                         help="how wordpieces are grouped into entities (default: simple)")
+    parser.add_argument("--compare", metavar="SRC2", help="a second NER model to run on the same text and compare")
     parser.set_defaults(func=run)
 
 
-def run(args: argparse.Namespace) -> int:
+def ner_differences(entities_a: Any, entities_b: Any) -> Any:
+    """core.compare.EntityDiff of two models' entities on the same text (those without offsets are skipped)."""
+    from bertstudio.core.compare import Entity, compare_entities
+
+    def plain(entities: Any) -> list[Entity]:
+        return [Entity(e.start, e.end, e.label, e.word, e.score) for e in entities
+                if e.start is not None and e.end is not None]
+
+    return compare_entities(plain(entities_a), plain(entities_b))
+
+
+def _tag(loaded: Any, args: argparse.Namespace, prefix: str = "") -> Any:
     from bertstudio.core.tasks.ner import tag
 
-    loaded = load_for(args, "ner")
     result = tag(loaded, args.text, args.aggregation)
     for note in (result.truncation.message if result.truncation else "", result.label_hint, *result.notes):
         if note:
-            print(f"warning: {note}", file=sys.stderr)
-    if args.json:
-        print_json(result.to_json())
-        return 0
+            print(f"warning: {prefix}{note}", file=sys.stderr)
+    return result
+
+
+def _print(result: Any) -> None:
     if not result.entities:
         print("no entities")
     for e in result.entities:
         print(f"{e.score:7.2%}  {e.label:<10} {e.start}-{e.end}  {e.word}")
+
+
+def run(args: argparse.Namespace) -> int:
+    loaded = load_for(args, "ner")
+    result = _tag(loaded, args)
+    if not args.compare:
+        if args.json:
+            print_json(result.to_json())
+        else:
+            _print(result)
+        return 0
+    other = load_for(argparse.Namespace(**{**vars(args), "model": args.compare}), "ner")
+    second = _tag(other, args, "B: ")
+    diff = ner_differences(result.entities, second.entities)
+    if args.json:
+        print_json({"model": args.model, "result": result.to_json(),
+                    "compare": {"model": args.compare, "result": second.to_json(), "differences": diff.to_json()}})
+        return 0
+    print(f"A: {args.model}")
+    _print(result)
+    print(f"\nB: {args.compare}")
+    _print(second)
+    print(f"\ndifferences (A -> B): {len(diff.same)} same")
+    for a, b in diff.relabelled:
+        print(f"  relabelled  {a.start}-{a.end}  {a.text}: {a.label} -> {b.label}")
+    for e in diff.removed:
+        print(f"  removed     {e.start}-{e.end}  {e.text} ({e.label}, only in A)")
+    for e in diff.added:
+        print(f"  added       {e.start}-{e.end}  {e.text} ({e.label}, only in B)")
     return 0

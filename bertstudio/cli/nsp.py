@@ -1,15 +1,20 @@
-"""bertstudio nsp --model SRC "sentence A" "sentence B" [more B...] [--json]
+"""bertstudio nsp --model SRC "sentence A" "sentence B" [more B...] [--compare SRC2] [--json]
 
 Label 0 = IsNext (B continues A), label 1 = NotNext (B is random). With several B's the
-candidates are ranked by P(IsNext).
+candidates are ranked by P(IsNext). --compare runs a second model on the same sentences and
+adds its result and the differences (changed top label / rank changes, probability deltas).
 """
 
 from __future__ import annotations
 
 import argparse
 import sys
+from typing import Any
 
 from bertstudio.cli.common import add_model_options, load_for, print_json
+
+IS_NEXT_LABEL = "IsNext (label 0)"
+NOT_NEXT_LABEL = "NotNext (label 1)"
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -20,32 +25,85 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     add_model_options(parser, "nsp")
     parser.add_argument("sentence_a", metavar="A", help="the first sentence")
     parser.add_argument("sentences_b", metavar="B", nargs="+", help="one or more candidate next sentences")
+    parser.add_argument("--compare", metavar="SRC2", help="a second NSP model to run on the same sentences and compare")
     parser.set_defaults(func=run)
 
 
-def run(args: argparse.Namespace) -> int:
+def ranked_items(result: Any) -> list[tuple[str, float]]:
+    """(label, probability) best first: IsNext/NotNext for one pair, (sentence B, P(IsNext)) for a ranking.
+
+    What core.compare.compare_rankings reads, so the tab and the CLI mark the same differences.
+    """
+    if hasattr(result, "results"):
+        return [(r.sentence_b, r.is_next) for r in result.results]
+    pair = [(IS_NEXT_LABEL, result.is_next), (NOT_NEXT_LABEL, result.not_next)]
+    return sorted(pair, key=lambda item: -item[1])
+
+
+def nsp_differences(result: Any, second: Any) -> Any:
+    """core.compare.RankingDiff of model A's result -> model B's (a pair, or a ranking of B's)."""
+    from bertstudio.core.compare import compare_rankings
+
+    return compare_rankings(ranked_items(result), ranked_items(second))
+
+
+def _predict(loaded: Any, args: argparse.Namespace) -> Any:
     from bertstudio.core.tasks.nsp import predict, rank, require_nsp_head
 
-    loaded = load_for(args, "nsp")
     require_nsp_head(loaded)
     if len(args.sentences_b) == 1:
         result = predict(loaded, args.sentence_a, args.sentences_b[0])
         if result.truncated:
             print(f"warning: the pair is longer than {loaded.info.max_length} tokens and was cut", file=sys.stderr)
-        if args.json:
-            print_json(result.to_json())
-        else:
-            print(f"P(IsNext)  = {result.is_next:.4f}   (label 0: B continues A)")
-            print(f"P(NotNext) = {result.not_next:.4f}   (label 1: B is random)")
-            print(f"logits     = [{result.logits[0]:.4f}, {result.logits[1]:.4f}]")
-        return 0
+        return result
     ranking = rank(loaded, args.sentence_a, args.sentences_b)
     if ranking.truncation_message:
         print(f"warning: {ranking.truncation_message}", file=sys.stderr)
-    if args.json:
-        print_json(ranking.to_json())
+    return ranking
+
+
+def _print(result: Any) -> None:
+    if hasattr(result, "results"):
+        print("P(IsNext)  candidate B (label 0 = B continues A)")
+        for r in result.results:
+            print(f"  {r.is_next:7.2%}  {r.sentence_b}")
+        return
+    print(f"P(IsNext)  = {result.is_next:.4f}   (label 0: B continues A)")
+    print(f"P(NotNext) = {result.not_next:.4f}   (label 1: B is random)")
+    print(f"logits     = [{result.logits[0]:.4f}, {result.logits[1]:.4f}]")
+
+
+def _print_differences(diff: Any, ranked: bool) -> None:
+    print("\ndifferences (B - A):")
+    if diff.top_changed:
+        print(f"  top changed: {diff.top_a} -> {diff.top_b}")
+    else:
+        print(f"  top unchanged: {diff.top_a}")
+    for d in diff.deltas:
+        delta = "" if d.delta is None else f"{d.delta:+.4f}"
+        moved = f"  rank {d.rank_a} -> {d.rank_b}" if ranked and d.rank_a != d.rank_b else ""
+        print(f"  {delta:>8}  {d.label}{moved}")
+
+
+def run(args: argparse.Namespace) -> int:
+    loaded = load_for(args, "nsp")
+    result = _predict(loaded, args)
+    if not args.compare:
+        if args.json:
+            print_json(result.to_json())
+        else:
+            _print(result)
         return 0
-    print("P(IsNext)  candidate B (label 0 = B continues A)")
-    for r in ranking.results:
-        print(f"  {r.is_next:7.2%}  {r.sentence_b}")
+    other = load_for(argparse.Namespace(**{**vars(args), "model": args.compare}), "nsp")
+    second = _predict(other, args)
+    diff = nsp_differences(result, second)
+    if args.json:
+        print_json({"model": args.model, "result": result.to_json(),
+                    "compare": {"model": args.compare, "result": second.to_json(), "differences": diff.to_json()}})
+        return 0
+    print(f"A: {args.model}")
+    _print(result)
+    print(f"\nB: {args.compare}")
+    _print(second)
+    _print_differences(diff, hasattr(result, "results"))
     return 0

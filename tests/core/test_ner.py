@@ -162,3 +162,37 @@ def test_trained_minilm_tags_held_out_names_and_places(real_models) -> None:
                         (offset, offset + len(name))) == kind, (strategy, text, result.entities)
             assert {e.entity_type for e in result.entities} == set(expected.values())
             assert all(e.score > 0.5 for e in result.entities)
+
+
+def test_cli_compare_json(checkpoint_factory, tmp_path, capsys) -> None:  # noqa: ANN001
+    """--compare adds model B's entities (equal to the pipeline's) and same/relabelled/removed/added."""
+    import json
+
+    from bertstudio.cli import main
+    from bertstudio.core.compare import compare_entities
+    from tests.fixtures.checkpoints import build_checkpoint
+
+    first = checkpoint_factory("bert", "TokenClassification")
+    second = build_checkpoint(tmp_path / "bert-tc-seed1", "bert", "TokenClassification", seed=1)
+    assert main(["ner", "--model", str(first), TEXT, "--compare", str(second), "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["model"] == str(first) and out["compare"]["model"] == str(second)
+    for rows, folder in ((out["result"], first), (out["compare"]["result"], second)):
+        assert [(r["entity_group"], r["start"], r["end"]) for r in rows] == [
+            (t["entity_group"], t["start"], t["end"]) for t in _reference(folder, TEXT, "simple")]
+    diff = out["compare"]["differences"]
+    spans_a = {(r["start"], r["end"]): r["entity_group"] for r in out["result"]}
+    spans_b = {(r["start"], r["end"]): r["entity_group"] for r in out["compare"]["result"]}
+    assert [(e["start"], e["end"]) for e in diff["removed"]] == sorted(set(spans_a) - set(spans_b))
+    assert [(e["start"], e["end"]) for e in diff["added"]] == sorted(set(spans_b) - set(spans_a))
+    assert {(d["a"]["start"], d["a"]["end"]) for d in diff["relabelled"]} == {
+        s for s in set(spans_a) & set(spans_b) if spans_a[s] != spans_b[s]}
+    assert diff["same"] == sum(1 for s in set(spans_a) & set(spans_b) if spans_a[s] == spans_b[s])
+    assert diff["changed"] and diff == compare_entities(out["result"], out["compare"]["result"]).to_json()
+    # the same model twice: nothing changed; text output lists the changes
+    assert main(["ner", "--model", str(first), TEXT, "--compare", str(first), "--json"]) == 0
+    same = json.loads(capsys.readouterr().out)["compare"]["differences"]
+    assert not same["changed"] and same["same"] == len(spans_a)
+    assert main(["ner", "--model", str(first), TEXT, "--compare", str(second)]) == 0
+    text = capsys.readouterr().out
+    assert "differences (A -> B)" in text and ("added" in text or "removed" in text or "relabelled" in text)

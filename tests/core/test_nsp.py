@@ -124,3 +124,50 @@ def test_trained_minilm_ranks_held_out_continuations_first(real_models) -> None:
         assert ranking.results[0].sentence_b == continuation, ranking
         coherent = predict(loaded, a, continuation)
         assert all(coherent.is_next > predict(loaded, a, b).is_next for b in unrelated)
+
+
+def test_cli_compare_json(checkpoint_factory, tmp_path, capsys) -> None:  # noqa: ANN001
+    """--compare adds model B's result (equal to transformers') and the differences A -> B."""
+    import json
+
+    from bertstudio.cli import main
+    from tests.fixtures.checkpoints import build_checkpoint
+
+    first = str(checkpoint_factory("bert", "PreTraining"))
+    second = str(build_checkpoint(tmp_path / "bert-pt-seed1", "bert", "PreTraining", seed=1))
+    assert main(["nsp", "--model", first, A, B, "--compare", second, "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["model"] == first and out["compare"]["model"] == second
+    a, b = out["result"], out["compare"]["result"]
+    assert a["logits"] == pytest.approx(_reference_logits(first, "PreTraining", A, B), abs=1e-5)
+    assert b["logits"] == pytest.approx(_reference_logits(second, "PreTraining", A, B), abs=1e-5)
+    assert a["logits"] != pytest.approx(b["logits"], abs=1e-7)  # two different models
+    diff = out["compare"]["differences"]
+    top = {True: "IsNext (label 0)", False: "NotNext (label 1)"}
+    assert diff["top_a"] == top[a["is_next"] >= a["not_next"]] and diff["top_b"] == top[b["is_next"] >= b["not_next"]]
+    assert diff["top_changed"] == (diff["top_a"] != diff["top_b"])
+    deltas = {d["label"]: d["delta"] for d in diff["deltas"]}
+    assert deltas["IsNext (label 0)"] == pytest.approx(b["is_next"] - a["is_next"], abs=1e-7)
+    assert deltas["NotNext (label 1)"] == pytest.approx(b["not_next"] - a["not_next"], abs=1e-7)
+
+    # rank mode: every candidate's rank in A and in B, and its P(IsNext) change
+    candidates = [B, "paris is the capital of france .", "she likes green tea ."]
+    assert main(["nsp", "--model", first, A, *candidates, "--compare", second, "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    ranks_a = {r["sentence_b"]: (i, r["is_next"]) for i, r in enumerate(out["result"], start=1)}
+    ranks_b = {r["sentence_b"]: (i, r["is_next"]) for i, r in enumerate(out["compare"]["result"], start=1)}
+    assert set(ranks_a) == set(ranks_b) == set(candidates)
+    diff = out["compare"]["differences"]
+    assert diff["top_a"] == out["result"][0]["sentence_b"] and diff["top_b"] == out["compare"]["result"][0]["sentence_b"]
+    for d in diff["deltas"]:
+        assert (d["rank_a"], d["rank_b"]) == (ranks_a[d["label"]][0], ranks_b[d["label"]][0])
+        assert d["delta"] == pytest.approx(ranks_b[d["label"]][1] - ranks_a[d["label"]][1], abs=1e-7)
+
+    # text output names both models and the differences; a second model without the head is refused
+    assert main(["nsp", "--model", first, A, *candidates, "--compare", second]) == 0
+    text = capsys.readouterr().out
+    assert f"A: {first}" in text and f"B: {second}" in text and "differences (B - A)" in text
+    no_head = str(checkpoint_factory("bert", "QuestionAnswering"))
+    assert main(["nsp", "--model", first, A, B, "--compare", no_head, "--json"]) == 1
+    captured = capsys.readouterr()
+    assert captured.out == "" and "no trained next-sentence-prediction head" in captured.err
