@@ -4,8 +4,12 @@ from __future__ import annotations
 
 import argparse
 import sys
+from typing import TYPE_CHECKING
 
 from bertstudio.cli.common import add_model_options, load_for, print_json
+
+if TYPE_CHECKING:
+    from bertstudio.core.tasks.fill_mask import FillMaskResult
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -13,22 +17,47 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     add_model_options(parser, "fill-mask")
     parser.add_argument("text", help="text with one or more of the model's mask tokens")
     parser.add_argument("--top-k", type=int, default=5, help="candidates per mask (default 5)")
+    parser.add_argument("--compare", metavar="SRC2", help="a second model to run on the same text and compare")
     parser.set_defaults(func=run)
 
 
-def run(args: argparse.Namespace) -> int:
-    from bertstudio.core.tasks.fill_mask import predict
-
-    loaded = load_for(args, "fill-mask")
-    result = predict(loaded, args.text, args.top_k)
-    if result.truncation:
-        print(f"warning: {result.truncation.message}", file=sys.stderr)
-    if args.json:
-        print_json(result.to_json())
-        return 0
+def _print(result: FillMaskResult) -> None:
     print(result.filled_text)
     for number, mask in enumerate(result.masks, start=1):
         print(f"\nmask {number} (characters {mask.start}-{mask.end}):")
         for candidate in mask.candidates:
             print(f"  {candidate.score:7.2%}  {candidate.token:<20} id {candidate.token_id}")
+
+
+def run(args: argparse.Namespace) -> int:
+    from bertstudio.core.tasks.fill_mask import compare, for_other_model, predict
+
+    loaded = load_for(args, "fill-mask")
+    result = predict(loaded, args.text, args.top_k)
+    if result.truncation:
+        print(f"warning: {result.truncation.message}", file=sys.stderr)
+    if not args.compare:
+        if args.json:
+            print_json(result.to_json())
+        else:
+            _print(result)
+        return 0
+    other = load_for(argparse.Namespace(**{**vars(args), "model": args.compare}), "fill-mask")
+    second = predict(other, for_other_model(args.text, loaded, other), args.top_k)
+    diffs = compare(result, second)
+    if args.json:
+        print_json({
+            "model": args.model, "result": result.to_json(),
+            "compare": {"model": args.compare, "result": second.to_json(),
+                        "differences": [d.to_json() for d in diffs]},
+        })
+        return 0
+    print(f"A: {args.model}")
+    _print(result)
+    print(f"\nB: {args.compare}")
+    _print(second)
+    print("\ndifferences (B - A):")
+    for number, diff in enumerate(diffs, start=1):
+        top = f"top-1 changed {diff.top_a} -> {diff.top_b}" if diff.top_changed else f"top-1 unchanged ({diff.top_a})"
+        print(f"  mask {number}: {top}; largest score change {diff.max_abs_delta:+.4f}")
     return 0

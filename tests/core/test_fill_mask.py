@@ -94,3 +94,17 @@ def test_model_without_mlm_class(checkpoint_factory) -> None:
     # A DistilBERT checkpoint loads for fill-mask; asking NSP of it must be refused clearly.
     with pytest.raises(MissingHeadError, match="distilbert"):
         load_model(LoadRequest(str(checkpoint_factory("distilbert")), "nsp"))
+
+
+def test_cli_compare_json(checkpoint_factory, capsys) -> None:
+    import json
+
+    from bertstudio.cli import main
+
+    a, b = checkpoint_factory("bert"), checkpoint_factory("electra")
+    assert main(["fill-mask", "--model", str(a), "the cat [MASK] on the mat", "--compare", str(b), "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["model"] == str(a) and out["compare"]["model"] == str(b)
+    assert len(out["result"]) == len(out["compare"]["result"]) == 1
+    diff = out["compare"]["differences"][0]
+    assert diff["top_a"] == out["result"][0][0]["token"] and diff["top_b"] == out["compare"]["result"][0][0]["token"]

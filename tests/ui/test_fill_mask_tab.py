@@ -31,7 +31,7 @@ def test_load_type_run_read(qtbot, window, real_models) -> None:
     with qtbot.waitSignal(tab.runner.result, timeout=30_000):
         qtbot.keyClick(tab.text, Qt.Key.Key_Return)
     assert tab.result is not None and tab.result.masks[0].candidates[0].token == "O"
-    assert tab.bars[0].labels[0] == "O"
+    assert tab.bars[0].bars_a.labels[0] == "O"
     assert "<b" in tab.filled.text() and ">O</b>" in tab.filled.text()
 
 
@@ -66,7 +66,7 @@ def test_newer_request_supersedes_older(qtbot, window, checkpoint_factory) -> No
     with qtbot.waitSignal(tab.runner.finished, timeout=30_000):
         tab.run()
     qtbot.wait(200)  # let any stale signal arrive, to prove it is dropped
-    assert len(results) == 1 and len(results[0].masks) == 2
+    assert len(results) == 1 and len(results[0].result.masks) == 2
 
 
 def test_live_prediction_while_typing(qtbot, window, checkpoint_factory) -> None:
@@ -87,3 +87,18 @@ def test_cancel_and_close_mid_run(qtbot, window, checkpoint_factory) -> None:
     tab.run()
     window.close()  # closes while the job may still run: waits, no crash, no dangling thread
     assert not tab.runner.busy
+
+
+def test_compare_two_models_side_by_side(qtbot, window, checkpoint_factory) -> None:
+    tab = _tab(window)
+    load_model_in(qtbot, tab, checkpoint_factory("bert"))
+    tab.compare_source.set_source(str(checkpoint_factory("roberta")))  # another mask token: <mask>
+    tab.text.setPlainText("the cat [MASK] on the mat")
+    with qtbot.waitSignal(tab.runner.result, timeout=30_000):
+        tab.run()
+    outcome = tab.outcome
+    assert outcome.second is not None and len(outcome.diffs) == 1
+    assert outcome.second.text == "the cat <mask> on the mat"
+    assert not tab.bars[0].side_b.isHidden()
+    assert "Top-1" in tab.bars[0].summary.text()
+    assert "<b>B</b>" in tab.filled.text()

@@ -126,3 +126,18 @@ def predict(loaded: LoadedModel, text: str, top_k: int = 5) -> FillMaskResult:
         truncation=truncation,
         head_warning=info.head_warning,
     )
+
+
+def for_other_model(text: str, loaded_a: LoadedModel, loaded_b: LoadedModel) -> str:
+    """The same text for model B: A's mask token replaced by B's ([MASK] -> <mask>)."""
+    mask_a, mask_b = loaded_a.tokenizer.mask_token, loaded_b.tokenizer.mask_token
+    if mask_a and mask_b and mask_a != mask_b:
+        return text.replace(mask_a, mask_b)
+    return text
+
+
+def compare(a: FillMaskResult, b: FillMaskResult) -> tuple[Any, ...]:
+    """One RankingDiff per mask (top-1 change, score deltas), model A -> model B."""
+    from bertstudio.core.compare import compare_ranking_lists
+
+    return compare_ranking_lists([m.candidates for m in a.masks], [m.candidates for m in b.masks])

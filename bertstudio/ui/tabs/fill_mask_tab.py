@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import html
+from dataclasses import dataclass, replace
+from typing import Any
 
 from PySide6.QtCore import Qt, QTimer
 from PySide6.QtGui import QKeyEvent
@@ -23,18 +25,36 @@ from bertstudio.core.progress import TaskControl
 from bertstudio.core.tasks.fill_mask import FillMaskResult
 from bertstudio.resources import examples
 from bertstudio.ui.tabs.base import TaskTab
-from bertstudio.ui.widgets.ranked_bars import RankedBars
+from bertstudio.ui.widgets.compare_panel import CompareBars, CompareSource
 
 DEBOUNCE_MS = 400
 
 
-def fill_mask_job(request: LoadRequest, text: str, top_k: int, control: TaskControl) -> FillMaskResult:
+@dataclass(frozen=True)
+class FillMaskOutcome:
+    """Model A's result and, when comparing, model B's on the same text with the differences."""
+
+    result: FillMaskResult
+    second: FillMaskResult | None = None
+    second_source: str = ""
+    diffs: tuple[Any, ...] = ()  # core.compare.RankingDiff per mask
+
+
+def fill_mask_job(
+    request: LoadRequest, text: str, top_k: int, compare_source: str | None, control: TaskControl
+) -> FillMaskOutcome:
     from bertstudio.core.models import load_model
-    from bertstudio.core.tasks.fill_mask import predict
+    from bertstudio.core.tasks.fill_mask import compare, for_other_model, predict
 
     loaded = load_model(request, control)
     control.check()
-    return predict(loaded, text, top_k)
+    result = predict(loaded, text, top_k)
+    if not compare_source:
+        return FillMaskOutcome(result)
+    other = load_model(replace(request, source=compare_source), control)
+    control.check()
+    second = predict(other, for_other_model(text, loaded, other), top_k)
+    return FillMaskOutcome(result, second, compare_source, compare(result, second))
 
 
 class SubmitTextEdit(QPlainTextEdit):
@@ -60,6 +80,7 @@ class FillMaskTab(TaskTab):
 
     def build(self) -> None:
         self.result: FillMaskResult | None = None
+        self.outcome: FillMaskOutcome | None = None
         self.text = SubmitTextEdit(self.run)
         self.text.setPlaceholderText("Type a sentence and put the mask token where a word is missing…")
         self.text.setMaximumHeight(64)
@@ -93,12 +114,13 @@ class FillMaskTab(TaskTab):
         scroll = QScrollArea()
         scroll.setWidgetResizable(True)
         scroll.setWidget(holder)
-        self.bars: list[RankedBars] = []
+        self.bars: list[CompareBars] = []
+        self.compare_source = CompareSource(self.model_bar.source)
 
         controls = QHBoxLayout()
         for widget in (self.insert_mask, self.examples, self.top_k):
             controls.addWidget(widget)
-        controls.addStretch(1)
+        controls.addWidget(self.compare_source, 1)
         controls.addWidget(self.run_button)
         controls.addWidget(self.cancel_button)
         self.body.addWidget(self.text)
@@ -150,35 +172,63 @@ class FillMaskTab(TaskTab):
 
     def run(self) -> None:
         self._debounce.stop()
-        self.run_job(fill_mask_job, self.text.toPlainText(), self.top_k.value())
+        compare_source = self.compare_source.source()
+        if self.compare_source.enabled.isChecked() and not compare_source:
+            self.show_message("Choose the second model to compare with, or untick “Compare with…”.", error=True)
+            return
+        self.run_job(fill_mask_job, self.text.toPlainText(), self.top_k.value(), compare_source)
 
     # -- output ----------------------------------------------------------------------------
-    def show_result(self, result: FillMaskResult) -> None:
-        self.result = result
-        pieces, cursor = [], 0
-        for start, end in result.filled_spans:
-            pieces.append(html.escape(result.filled_text[cursor:start]))
-            pieces.append(
-                f"<b style='color:#1a56b0; background:#e3ecfa'>{html.escape(result.filled_text[start:end])}</b>"
-            )
-            cursor = end
-        pieces.append(html.escape(result.filled_text[cursor:]))
-        self.filled.setText("".join(pieces))
+    def show_result(self, outcome: FillMaskOutcome) -> None:
+        self.outcome = outcome
+        self.result = result = outcome.result
+        filled = _highlighted(result)
+        if outcome.second is not None:
+            filled = f"<b>A</b> {filled}<br><b>B</b> {_highlighted(outcome.second)}"
+        self.filled.setText(filled)
         for bars in self.bars:
             bars.setParent(None)
             bars.deleteLater()
         self.bars = []
-        for number, mask in enumerate(result.masks, start=1):
-            bars = RankedBars()
-            bars.setTitle(f"mask {number} (characters {mask.start}–{mask.end})" if len(result.masks) > 1 else "")
-            bars.set_items(
-                [c.token for c in mask.candidates],
-                [c.score for c in mask.candidates],
-                [f"{c.token!r}  id {c.token_id}  p={c.score:.4f}" for c in mask.candidates],
-            )
+        for number, mask in enumerate(result.masks):
+            bars = CompareBars()
+            bars.setMinimumHeight(60 + 26 * len(mask.candidates))
+            title = f"mask {number + 1} (characters {mask.start}–{mask.end})" if len(result.masks) > 1 else ""
+            bars.bars_a.setTitle(title)
+            labels, scores = _ranking(mask)
+            tooltips = [f"{c.token!r}  id {c.token_id}  p={c.score:.4f}" for c in mask.candidates]
+            if outcome.second is None:
+                bars.show_one(labels, scores, tooltips)
+            else:
+                bars.show_two(result_source(self), outcome.second_source, (labels, scores),
+                              _ranking(outcome.second.masks[number]), outcome.diffs[number])
             self.bars_box.insertWidget(self.bars_box.count() - 1, bars)
             self.bars.append(bars)
         notes = [n for n in (result.truncation.message if result.truncation else "", result.head_warning) if n]
+        if outcome.second is not None and outcome.second.head_warning:
+            notes.append(f"B: {outcome.second.head_warning}")
         self.show_message("\n".join(notes))
         top = ", ".join(m.candidates[0].token for m in result.masks)
         self.status.emit(f"Fill-mask: {len(result.masks)} mask(s); best: {top}")
+
+
+def result_source(tab: FillMaskTab) -> str:
+    info = tab.model_info
+    return info.request.source if info else ""
+
+
+def _ranking(mask: Any) -> tuple[list[str], list[float]]:
+    return [c.token for c in mask.candidates], [c.score for c in mask.candidates]
+
+
+def _highlighted(result: FillMaskResult) -> str:
+    """The filled sentence as rich text, the predicted words marked."""
+    pieces, cursor = [], 0
+    for start, end in result.filled_spans:
+        pieces.append(html.escape(result.filled_text[cursor:start]))
+        pieces.append(
+            f"<b style='color:#1a56b0; background:#e3ecfa'>{html.escape(result.filled_text[start:end])}</b>"
+        )
+        cursor = end
+    pieces.append(html.escape(result.filled_text[cursor:]))
+    return "".join(pieces)
