@@ -213,3 +213,71 @@ def test_cli_npz_and_json(checkpoint_factory, tmp_path) -> None:
     assert data["tokens"] == ["[CLS]", "the", "cat", "[SEP]"] and np.array(data["attention"]).shape == (4, 4)
     done = _cli("--model", folder, "the cat", "--layer", "5", "--head", "0", "--json")
     assert done.returncode == 1 and "Layer 5 does not exist" in done.stderr
+
+
+# -- compare two models ------------------------------------------------------------------------------
+def test_compare_two_models_same_tokenizer(checkpoint_factory) -> None:
+    from bertstudio.core.tasks.attention import compare_attention
+
+    folder_a, folder_b = checkpoint_factory("bert", "Model"), checkpoint_factory("bert", "MaskedLM")
+    a = compute(_load(folder_a), "the cat sat on the mat .", "the dog ran fast")
+    b = compute(_load(folder_b), "the cat sat on the mat .", "the dog ran fast")
+    assert a.tokens == b.tokens
+    comparison = compare_attention(a, b, str(folder_b))
+    assert comparison.message == "" and comparison.diff is not None
+    expected_b, _tokens = _reference(folder_b, "the cat sat on the mat .", "the dog ran fast")
+    np.testing.assert_allclose(comparison.diff.difference, expected_b - a.attentions, atol=1e-6)
+    np.testing.assert_allclose(comparison.diff.mean_abs, np.abs(expected_b - a.attentions).mean(axis=(2, 3)),
+                               atol=1e-6)
+    assert comparison.diff.mean_abs.shape == (a.layers, a.heads) and comparison.diff.mean_abs.max() > 0
+    data = comparison.to_json(1, 0)
+    assert data["differences"]["layer"] == 1
+    np.testing.assert_allclose(np.array(data["differences"]["difference"]), expected_b[1, 0] - a.attentions[1, 0],
+                               atol=1e-6)
+    # a model compared with itself: zero everywhere
+    same = compare_attention(a, a, str(folder_a))
+    assert same.diff is not None and float(np.abs(same.diff.difference).max()) == 0.0
+
+
+def test_compare_different_tokenizations_is_explained(checkpoint_factory) -> None:
+    from bertstudio.core.tasks.attention import compare_attention
+
+    a = compute(_load(checkpoint_factory("bert", "Model")), "the cat sat")
+    b = compute(_load(checkpoint_factory("roberta", "Model")), "the cat sat")
+    comparison = compare_attention(a, b, "roberta")
+    assert comparison.diff is None
+    assert "split the input differently" in comparison.message and "first difference at token 0" in comparison.message
+    assert comparison.to_json()["differences"] is None
+
+
+def test_cli_compare_json_and_npz(checkpoint_factory, tmp_path) -> None:
+    folder_a, folder_b = str(checkpoint_factory("bert", "Model")), str(checkpoint_factory("bert", "MaskedLM"))
+    done = _cli("--model", folder_a, "the cat sat", "--compare", folder_b, "--layer", "1", "--head", "0", "--json")
+    assert done.returncode == 0, done.stderr
+    data = json.loads(done.stdout)
+    assert data["model"] == folder_a and data["compare"]["model"] == folder_b
+    att_a, tokens = _reference(folder_a, "the cat sat")
+    att_b, _ = _reference(folder_b, "the cat sat")
+    assert data["result"]["tokens"] == data["compare"]["result"]["tokens"] == tokens
+    np.testing.assert_allclose(np.array(data["compare"]["result"]["attention"]), att_b[1, 0], atol=1e-6)
+    differences = data["compare"]["differences"]
+    np.testing.assert_allclose(np.array(differences["difference"]), att_b[1, 0] - att_a[1, 0], atol=1e-6)
+    np.testing.assert_allclose(np.array(differences["mean_abs"]), np.abs(att_b - att_a).mean(axis=(2, 3)),
+                               atol=1e-6)
+    assert {"layer", "head", "mean_abs"} <= set(differences["most_changed"][0])
+    out = tmp_path / "cmp.npz"
+    done = _cli("--model", folder_a, "the cat sat", "--compare", folder_b, "--out", str(out))
+    assert done.returncode == 0, done.stderr
+    with np.load(out) as saved:
+        np.testing.assert_allclose(saved["attentions"], att_a, atol=1e-6)
+        np.testing.assert_allclose(saved["compare_attentions"], att_b, atol=1e-6)
+        np.testing.assert_allclose(saved["differences"], att_b - att_a, atol=1e-6)
+        assert saved["difference_mean_abs"].shape == att_a.shape[:2]
+        assert [str(t) for t in saved["compare_tokens"]] == tokens
+    # different tokenizers: a clear warning, and no differences
+    done = _cli("--model", folder_a, "the cat", "--compare", str(checkpoint_factory("roberta", "Model")), "--json")
+    assert done.returncode == 0, done.stderr
+    assert "split the input differently" in done.stderr
+    assert json.loads(done.stdout)["compare"]["differences"] is None
+    done = _cli("--model", folder_a, "the cat", "--compare", folder_b, "--out", str(tmp_path / "x.csv"))
+    assert done.returncode == 1 and "CSV" in done.stderr

@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 
 from bertstudio.core.errors import InputError
-from bertstudio.core.tasks.attention import AttentionResult, check_head
+from bertstudio.core.tasks.attention import AttentionComparison, AttentionResult, check_head
 
 FORMATS = (".npz", ".csv", ".json")
 JSON_VALUE_LIMIT = 2_000_000  # above this, JSON on stdout is unreadable: ask for a file or one head
@@ -25,9 +25,30 @@ def _selection(result: AttentionResult, layer: int | None, head: int | None) -> 
     return result.attentions[layer : layer + 1, head : head + 1]
 
 
-def save_npz(path: Path, result: AttentionResult, layer: int | None = None, head: int | None = None) -> None:
-    """`attentions` (layers x heads x T x T, or 1 x 1 x T x T for one head) and `tokens`."""
+def save_npz(
+    path: Path,
+    result: AttentionResult,
+    layer: int | None = None,
+    head: int | None = None,
+    comparison: AttentionComparison | None = None,
+) -> None:
+    """`attentions` (layers x heads x T x T, or 1 x 1 x T x T for one head) and `tokens`.
+
+    With a comparison: `compare_attentions` and `compare_tokens` (model B), and when the
+    tokens match `differences` (B - A, same shape as `attentions`), `difference_mean_abs` and
+    `difference_max_abs` (layers x heads).
+    """
     data = _selection(result, layer, head)
+    arrays: dict[str, np.ndarray] = {}
+    if comparison is not None:
+        arrays["compare_attentions"] = _selection(comparison.result, layer, head)
+        arrays["compare_tokens"] = np.array(comparison.result.tokens, dtype=str)
+        if comparison.diff is not None:
+            difference = comparison.diff.difference
+            arrays["differences"] = (difference if layer is None or head is None
+                                     else difference[layer : layer + 1, head : head + 1])
+            arrays["difference_mean_abs"] = comparison.diff.mean_abs
+            arrays["difference_max_abs"] = comparison.diff.max_abs
     np.savez_compressed(
         path,
         attentions=data,
@@ -35,6 +56,7 @@ def save_npz(path: Path, result: AttentionResult, layer: int | None = None, head
         segment_ids=np.array(result.segment_ids, dtype=np.int64),
         layer=np.array(-1 if layer is None else layer),
         head=np.array(-1 if head is None else head),
+        **arrays,
     )
 
 
@@ -86,14 +108,37 @@ def check_json_size(result: AttentionResult, layer: int | None, head: int | None
         )
 
 
-def save_json(path: Path, result: AttentionResult, layer: int | None = None, head: int | None = None) -> None:
-    Path(path).write_text(json.dumps(to_json(result, layer, head), ensure_ascii=False), encoding="utf-8")
+def comparison_json(
+    model: str, result: AttentionResult, comparison: AttentionComparison, layer: int | None = None,
+    head: int | None = None,
+) -> dict[str, object]:
+    """The CLI's compare shape: {"model", "result", "compare": {"model", "result", "differences"}}."""
+    return {"model": model, "result": to_json(result, layer, head), "compare": comparison.to_json(layer, head)}
 
 
-def save(path: Path, result: AttentionResult, layer: int | None = None, head: int | None = None) -> None:
-    """Write by extension: .npz, .csv or .json."""
-    suffix = Path(path).suffix.lower()
-    writers = {".npz": save_npz, ".csv": save_csv, ".json": save_json}
-    if suffix not in writers:
-        raise InputError(f"Cannot write '{Path(path).name}': use a .npz, .csv or .json file name.")
-    writers[suffix](Path(path), result, layer, head)
+def save_json(
+    path: Path, result: AttentionResult, layer: int | None = None, head: int | None = None,
+    comparison: AttentionComparison | None = None, model: str = "",
+) -> None:
+    data = (to_json(result, layer, head) if comparison is None
+            else comparison_json(model, result, comparison, layer, head))
+    Path(path).write_text(json.dumps(data, ensure_ascii=False), encoding="utf-8")
+
+
+def save(
+    path: Path, result: AttentionResult, layer: int | None = None, head: int | None = None,
+    comparison: AttentionComparison | None = None, model: str = "",
+) -> None:
+    """Write by extension: .npz, .csv or .json (a comparison goes into .npz and .json only)."""
+    path = Path(path)
+    suffix = path.suffix.lower()
+    if suffix not in FORMATS:
+        raise InputError(f"Cannot write '{path.name}': use a .npz, .csv or .json file name.")
+    if suffix == ".npz":
+        save_npz(path, result, layer, head, comparison)
+    elif suffix == ".json":
+        save_json(path, result, layer, head, comparison, model)
+    elif comparison is not None:
+        raise InputError("A comparison cannot be written as CSV.", hint="Use a .npz or .json file name.")
+    else:
+        save_csv(path, result, layer, head)
