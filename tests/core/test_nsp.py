@@ -158,7 +158,8 @@ def test_cli_compare_json(checkpoint_factory, tmp_path, capsys) -> None:  # noqa
     ranks_b = {r["sentence_b"]: (i, r["is_next"]) for i, r in enumerate(out["compare"]["result"], start=1)}
     assert set(ranks_a) == set(ranks_b) == set(candidates)
     diff = out["compare"]["differences"]
-    assert diff["top_a"] == out["result"][0]["sentence_b"] and diff["top_b"] == out["compare"]["result"][0]["sentence_b"]
+    assert diff["top_a"] == out["result"][0]["sentence_b"]
+    assert diff["top_b"] == out["compare"]["result"][0]["sentence_b"]
     for d in diff["deltas"]:
         assert (d["rank_a"], d["rank_b"]) == (ranks_a[d["label"]][0], ranks_b[d["label"]][0])
         assert d["delta"] == pytest.approx(ranks_b[d["label"]][1] - ranks_a[d["label"]][1], abs=1e-7)

@@ -54,3 +54,60 @@ def test_generic_labels_and_errors(qtbot, window, real_models) -> None:
     with qtbot.waitSignal(tab.runner.error, timeout=30_000):
         tab.run()
     assert "empty" in tab.message.text()
+
+
+def _changes(tab) -> list[tuple[str, ...]]:  # noqa: ANN001
+    return [tuple(tab.changes.item(r, c).text() for c in range(tab.changes.columnCount()))
+            for r in range(tab.changes.rowCount())]
+
+
+@pytest.mark.slow
+def test_compare_two_models(qtbot, window, real_models, checkpoint_factory) -> None:
+    """Trained MiniLM NER (A) against itself (nothing changed), then against a random BERT head."""
+    from bertstudio.core.compare import compare_entities
+    from tests.fixtures.trained_nsp_ner import trained_ner
+
+    tab = _tab(window)
+    trained = trained_ner(real_models["all-minilm-l6-v2"])
+    load_model_in(qtbot, tab, trained)
+    text = "My name is Klaus and I live in Vienna."
+    tab.text.setPlainText(text)
+    tab.compare_source.set_source(str(trained))
+    with qtbot.waitSignal(tab.runner.result, timeout=60_000):
+        tab.run_button.click()
+    assert tab.side_b.isVisibleTo(tab) and tab.title_a.isVisibleTo(tab)
+    assert [(s.start, s.end, s.kind) for s in tab.highlight_b.spans] == [(11, 16, "PER"), (31, 37, "LOC")]
+    assert tab.highlight_b.background_at(12) == tab.highlight.background_at(12)  # same colour per type
+    assert _changes(tab) == [("same", "Klaus", "PER", "PER", "11", "16"), ("same", "Vienna", "LOC", "LOC", "31", "37")]
+    assert "Same entities" in tab.changes_summary.text()
+
+    random_bert = checkpoint_factory("bert", "TokenClassification")
+    tab.compare_source.set_source(str(random_bert))
+    with qtbot.waitSignal(tab.runner.result, timeout=60_000):
+        tab.run_button.click()
+    outcome = tab.outcome
+    assert [(s.start, s.end, s.kind) for s in tab.highlight.spans] == [(11, 16, "PER"), (31, 37, "LOC")]  # A
+    spans_b = [(e.start, e.end, e.entity_type) for e in outcome.second.entities]
+    assert [(s.start, s.end, s.kind) for s in tab.highlight_b.spans] == spans_b
+    diff = compare_entities([{"start": e.start, "end": e.end, "label": e.label} for e in outcome.result.entities],
+                            [{"start": e.start, "end": e.end, "label": e.label} for e in outcome.second.entities])
+    assert diff.changed
+    rows = _changes(tab)
+    expected = ([("relabelled", a.start, a.end) for a, _ in diff.relabelled]
+                + [("removed", e.start, e.end) for e in diff.removed]
+                + [("added", e.start, e.end) for e in diff.added] + [("same", a.start, a.end) for a, _ in diff.same])
+    assert [(row[0], int(row[4]), int(row[5])) for row in rows] == expected
+    assert "Entities changed" in tab.changes_summary.text()
+    assert f"{len(diff.added)} added" in tab.changes_summary.text()
+    for e in diff.added:  # B's highlight says which entities are new
+        assert "added" in next(s.tooltip for s in tab.highlight_b.spans if (s.start, s.end) == (e.start, e.end))
+    # clicking a change selects its characters in both texts
+    tab.changes.selectRow(0)
+    start, end = int(rows[0][4]), int(rows[0][5])
+    assert tab.highlight.selection() == (start, end) and tab.highlight_b.selection() == (start, end)
+    # switching strategy re-diffs the stored results of both models without a rerun
+    tab.strategy.setCurrentText("none")
+    assert tab.outcome is outcome
+    assert [(s.start, s.end) for s in tab.highlight_b.spans] == [
+        (e.start, e.end) for e in outcome.second.comparison["none"]]
+    assert all(row[2] in ("", "B-PER", "B-LOC", "I-PER", "I-LOC") for row in _changes(tab))

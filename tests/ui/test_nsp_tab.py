@@ -60,3 +60,74 @@ def test_model_without_nsp_head_is_refused(qtbot, window, real_models) -> None:
         tab.run()
     assert "random numbers" in tab.message.text()
     assert tab.bars.labels == []
+
+
+def test_compare_two_models_on_a_pair(qtbot, window, checkpoint_factory, tmp_path) -> None:
+    """Both models run in one job; B's bars carry the probability change, the summary the top label."""
+    from bertstudio.core.models import LoadRequest, load_model
+    from bertstudio.core.tasks.nsp import predict
+    from tests.fixtures.checkpoints import build_checkpoint
+
+    tab = _tab(window)
+    first = checkpoint_factory("bert", "PreTraining")
+    second = build_checkpoint(tmp_path / "bert-pt-seed1", "bert", "PreTraining", seed=1)
+    load_model_in(qtbot, tab, first)
+    tab.sentence_a.setPlainText("the cat sat on the mat .")
+    tab.sentence_b.setPlainText("the dog ran fast .")
+    tab.compare_source.enabled.setChecked(True)  # ticked but empty: asks for the second model, runs nothing
+    tab.run_button.click()
+    assert "second model" in tab.message.text() and tab.outcome is None
+    tab.compare_source.set_source(str(second))
+    with qtbot.waitSignal(tab.runner.result, timeout=30_000):
+        tab.run_button.click()
+    outcome = tab.outcome
+    expected = predict(load_model(LoadRequest(str(second), "nsp")), "the cat sat on the mat .", "the dog ran fast .")
+    assert outcome.second.logits == pytest.approx(expected.logits, abs=1e-6)
+    assert outcome.result.logits != pytest.approx(outcome.second.logits, abs=1e-7)
+    bars_b = tab.compare_bars.bars_b
+    assert tab.compare_bars.side_b.isVisibleTo(tab) and tab.compare_bars.summary.isVisibleTo(tab)
+    assert {label.split(" (")[0] for label in tab.bars.labels} == {"IsNext", "NotNext"}
+    assert bars_b.values.sum() == pytest.approx(1.0)
+    delta = outcome.second.is_next - outcome.result.is_next
+    is_next_label = next(label for label in bars_b.labels if label.startswith("IsNext"))
+    assert f"{delta:+.1%}" in is_next_label
+    summary = tab.compare_bars.summary.text()
+    assert ("Top-1 changed" in summary) == outcome.diff.top_changed
+    assert outcome.diff.top_a in summary
+    # unticking goes back to one model
+    tab.compare_source.set_source(None)
+    with qtbot.waitSignal(tab.runner.result, timeout=30_000):
+        tab.run_button.click()
+    assert tab.outcome.second is None and not tab.compare_bars.side_b.isVisibleTo(tab)
+    assert tab.bars.labels == ["IsNext (label 0)", "NotNext (label 1)"]
+
+
+@pytest.mark.slow
+def test_compare_rank_mode_marks_rank_changes(qtbot, window, real_models, checkpoint_factory) -> None:
+    """Trained MiniLM NSP head (A) against a random BERT (B): each candidate's rank move is shown."""
+    from tests.fixtures.trained_nsp_ner import NSP_HELD_OUT, trained_nsp
+
+    tab = _tab(window)
+    load_model_in(qtbot, tab, trained_nsp(real_models["all-minilm-l6-v2"]))
+    a, continuation, unrelated = NSP_HELD_OUT[1]
+    tab.rank_mode.setChecked(True)
+    tab.sentence_a.setPlainText(a)
+    tab.sentence_b.setPlainText("\n".join([*unrelated, continuation]))
+    tab.compare_source.set_source(str(checkpoint_factory("bert", "PreTraining")))
+    with qtbot.waitSignal(tab.runner.result, timeout=60_000):
+        tab.run_button.click()
+    outcome = tab.outcome
+    diff = outcome.diff
+    assert tab.bars.labels[0].startswith(continuation[:30]) and diff.top_a == continuation  # A: the trained head
+    labels_b = tab.compare_bars.bars_b.labels
+    assert len(labels_b) == 3
+    for label, r in zip(labels_b, outcome.second.results, strict=True):
+        d = diff.delta_of(r.sentence_b)
+        move = d.rank_a - d.rank_b
+        assert label.startswith(r.sentence_b[:30]) and f"{d.delta:+.1%}" in label
+        assert (f"▲{move}" if move > 0 else f"▼{-move}" if move < 0 else "=") in label
+    summary = tab.compare_bars.summary.text()
+    moved = [d for d in diff.deltas if d.rank_a != d.rank_b]
+    assert ("Rank changes" in summary) == bool(moved)
+    for d in moved:
+        assert f"{d.rank_a}→{d.rank_b}" in summary

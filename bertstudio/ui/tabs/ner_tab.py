@@ -1,6 +1,14 @@
-"""NER tab: entities highlighted by type with a legend, an entity table, wordpieces, strategies compared."""
+"""NER tab: entities highlighted by type with a legend, an entity table, wordpieces, strategies compared.
+
+Optionally a second model ("Compare with…") tags the same text in the same worker job; its
+entities are highlighted beside A's and a table marks each one same / relabelled / removed / added.
+"""
 
 from __future__ import annotations
+
+import html
+from dataclasses import dataclass
+from typing import Any
 
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QColor
@@ -16,6 +24,8 @@ from PySide6.QtWidgets import (
     QTableWidget,
     QTableWidgetItem,
     QTabWidget,
+    QVBoxLayout,
+    QWidget,
 )
 
 from bertstudio.core.models import LoadRequest, ModelInfo
@@ -23,7 +33,10 @@ from bertstudio.core.progress import TaskControl
 from bertstudio.core.tasks.ner import STRATEGIES, Entity, NerResult, entity_type, label_hint
 from bertstudio.resources import examples
 from bertstudio.ui.tabs.base import TaskTab
+from bertstudio.ui.widgets.compare_panel import COLOR_A, COLOR_B, CompareSource
 from bertstudio.ui.widgets.span_text import Span, SpanText
+
+CHANGE_COLOURS = {"same": "#e6e6e6", "relabelled": "#ffd2a8", "removed": "#f4b4b4", "added": "#bfe8bf"}
 
 STRATEGY_HELP = {
     "none": "every wordpiece on its own, with its B-/I- tag",
@@ -34,13 +47,46 @@ STRATEGY_HELP = {
 }
 
 
-def ner_job(request: LoadRequest, text: str, aggregation: str, control: TaskControl) -> NerResult:
+@dataclass(frozen=True)
+class NerOutcome:
+    """What the worker sends back: model A's result and, when comparing, model B's and the diff."""
+
+    result: NerResult
+    second: NerResult | None = None
+    second_source: str = ""
+    diff: Any = None  # core.compare.EntityDiff of the chosen strategy's entities, A -> B
+
+
+def entity_differences(entities_a: Any, entities_b: Any) -> Any:
+    """core.compare.EntityDiff by character span (as cli/ner.py); entities without offsets are skipped."""
+    from bertstudio.core.compare import Entity as Plain
+    from bertstudio.core.compare import compare_entities
+
+    def plain(entities: Any) -> list[Plain]:
+        return [Plain(e.start, e.end, e.label, e.word, e.score) for e in entities
+                if e.start is not None and e.end is not None]
+
+    return compare_entities(plain(entities_a), plain(entities_b))
+
+
+def ner_job(request: LoadRequest, text: str, aggregation: str, compare_source: str | None = None, *,
+            control: TaskControl) -> NerOutcome:
+    """Tag with model A; when comparing, tag the same text with model B and diff the entities."""
+    from dataclasses import replace
+
     from bertstudio.core.models import load_model
     from bertstudio.core.tasks.ner import tag
 
     loaded = load_model(request, control)
     control.check()
-    return tag(loaded, text, aggregation)
+    result = tag(loaded, text, aggregation)
+    if not compare_source:
+        return NerOutcome(result)
+    control.check()
+    other = load_model(replace(request, source=compare_source), control)
+    control.check()
+    second = tag(other, text, aggregation)
+    return NerOutcome(result, second, compare_source, entity_differences(result.entities, second.entities))
 
 
 def _table(headers: list[str]) -> QTableWidget:
@@ -71,6 +117,7 @@ class NerTab(TaskTab):
 
     def build(self) -> None:
         self.result: NerResult | None = None
+        self.outcome: NerOutcome | None = None
         self.text = QPlainTextEdit()
         self.text.setPlaceholderText("Type or paste text to tag…")
         self.text.setMaximumHeight(90)
@@ -100,10 +147,34 @@ class NerTab(TaskTab):
         self.wordpieces = _table(["wordpiece", "label", "score", "start", "end"])
         self.wordpieces.itemSelectionChanged.connect(self._wordpiece_selected)
         self.compare = _table(list(STRATEGIES))
+        # model B ("Compare with…"): its highlighted entities and each change from A
+        self.compare_source = CompareSource(self.model_bar.source)
+        self.title_a = QLabel()
+        self.title_a.setVisible(False)
+        self.title_b = QLabel()
+        self.highlight_b = SpanText(legend=False)
+        self.highlight_b.colour = self.highlight.colour  # B shows each type in A's colour
+        self.changes_summary = QLabel()
+        self.changes_summary.setWordWrap(True)
+        self.changes = _table(["change", "text", "A", "B", "start", "end"])
+        self.changes.itemSelectionChanged.connect(self._change_selected)
+        self.side_b = QWidget()
+        side_b = QVBoxLayout(self.side_b)
+        side_b.setContentsMargins(0, 0, 0, 0)
+        for widget in (self.title_b, self.highlight_b, self.changes_summary):
+            side_b.addWidget(widget)
+        side_b.addWidget(self.changes, 1)
+        self.side_b.setVisible(False)
         self.views = QTabWidget()
         splitter = QSplitter(Qt.Orientation.Vertical)
-        splitter.addWidget(self.highlight)
+        side_a = QWidget()  # model A: its highlighted text and entity table; B's below when comparing
+        column_a = QVBoxLayout(side_a)
+        column_a.setContentsMargins(0, 0, 0, 0)
+        column_a.addWidget(self.title_a)
+        column_a.addWidget(self.highlight, 1)
+        splitter.addWidget(side_a)
         splitter.addWidget(self.entities)
+        splitter.addWidget(self.side_b)
         self.views.addTab(splitter, "Entities")
         self.views.addTab(self.wordpieces, "Wordpieces")
         self.views.addTab(self.compare, "Compare strategies")
@@ -117,6 +188,7 @@ class NerTab(TaskTab):
         controls.addWidget(self.cancel_button)
         self.body.addWidget(self.text)
         self.body.addLayout(controls)
+        self.body.addWidget(self.compare_source)
         self.body.addWidget(self.labels_note)
         self.body.addWidget(self.views, 1)
         self.runner.started.connect(lambda: self.cancel_button.setEnabled(True))
@@ -138,8 +210,14 @@ class NerTab(TaskTab):
         self.examples.setCurrentIndex(0)
 
     def _strategy_changed(self) -> None:
-        if self.result is not None and self.current_strategy() in self.result.comparison:
-            self._show_entities(self.result, self.result.comparison[self.current_strategy()])  # no rerun needed
+        strategy = self.current_strategy()
+        outcome = self.outcome
+        if (self.result is not None and strategy in self.result.comparison
+                and (outcome is None or outcome.second is None or strategy in outcome.second.comparison)):
+            self._show_entities(self.result, self.result.comparison[strategy])  # no rerun needed
+            if outcome is not None and outcome.second is not None:
+                second = outcome.second.comparison[strategy]
+                self._show_second(outcome, second, entity_differences(self.shown_entities, second))
         elif self.model_info is not None and self.text.toPlainText().strip():
             self.run()
 
@@ -147,13 +225,24 @@ class NerTab(TaskTab):
         return str(self.strategy.currentData())
 
     def run(self) -> None:
-        self.run_job(ner_job, self.text.toPlainText(), self.current_strategy())
+        compare_source = self.compare_source.source()
+        if self.compare_source.enabled.isChecked() and not compare_source:
+            self.show_message("Choose the second model to compare with, or untick “Compare with…”.", error=True)
+            return
+        self.run_job(ner_job, self.text.toPlainText(), self.current_strategy(), compare_source)
 
     # -- output ----------------------------------------------------------------------------
-    def show_result(self, result: NerResult) -> None:
-        self.result = result
+    def show_result(self, outcome: NerOutcome) -> None:
+        self.outcome = outcome
+        result = self.result = outcome.result
         self.highlight.set_kinds(result.entity_types)
         self._show_entities(result, result.entities)
+        if outcome.second is not None:
+            self.highlight.set_kinds(outcome.second.entity_types)
+            self._show_second(outcome, outcome.second.entities, outcome.diff)
+        else:
+            self.title_a.setVisible(False)
+            self.side_b.setVisible(False)
         self._fill(self.wordpieces, [(p.word, p.label, p.score, p.start, p.end) for p in result.wordpieces],
                    [p.entity_type if p.label != "O" else None for p in result.wordpieces])
         rows = max([len(v) for v in result.comparison.values()] + [1])
@@ -175,8 +264,57 @@ class NerTab(TaskTab):
                 self.compare.setItem(row, column, item)
         notes = [result.truncation.message if result.truncation else "", result.head_warning, result.label_hint,
                  *result.notes]
+        if outcome.second is not None:
+            second = outcome.second
+            notes += [f"B: {n}" for n in (second.truncation.message if second.truncation else "",
+                                          second.head_warning, second.label_hint, *second.notes) if n]
         self.show_message("\n".join(n for n in notes if n))
-        self.status.emit(f"NER: {len(result.entities)} entities ({result.aggregation})")
+        self.status.emit(f"NER: {len(result.entities)} entities ({result.aggregation})"
+                         + (f"; B: {len(outcome.second.entities)}" if outcome.second is not None else ""))
+
+    def _show_second(self, outcome: NerOutcome, entities: tuple[Entity, ...], diff: Any) -> None:
+        """Model B's entities highlighted under A's, and the table of changes (A -> B)."""
+        assert outcome.second is not None
+        source_a = self.model_request().source if self.model_request() else "A"
+        self.title_a.setText(f"<b style='color:{COLOR_A}'>A</b> {html.escape(str(source_a))}")
+        self.title_b.setText(f"<b style='color:{COLOR_B}'>B</b> {html.escape(outcome.second_source)}")
+        self.title_a.setVisible(True)
+        self.side_b.setVisible(True)
+        self.diff = diff
+        change_of = {(b.start, b.end): f"relabelled from {a.label}" for a, b in diff.relabelled}
+        change_of.update({(e.start, e.end): "added (not in A)" for e in diff.added})
+        self.highlight_b.set_spans(outcome.second.text, [
+            Span(e.start, e.end, e.entity_type,
+                 f"{e.label} {e.score:.3f}" + (f" · {change_of[(e.start, e.end)]}"
+                                               if (e.start, e.end) in change_of else ""))
+            for e in entities if e.start is not None and e.end is not None
+        ])
+        text_a, text_b = outcome.result.text, outcome.second.text  # the words as written, not as tokenized
+        rows = ([("relabelled", text_a[a.start:a.end], a.label, b.label, a.start, a.end) for a, b in diff.relabelled]
+                + [("removed", text_a[e.start:e.end], e.label, "", e.start, e.end) for e in diff.removed]
+                + [("added", text_b[e.start:e.end], "", e.label, e.start, e.end) for e in diff.added]
+                + [("same", text_a[a.start:a.end], a.label, b.label, a.start, a.end) for a, b in diff.same])
+        self.changes.clearSelection()
+        self.changes.setRowCount(len(rows))
+        for r, values in enumerate(rows):
+            for c, value in enumerate(values):
+                item = _item(value)
+                item.setBackground(QColor(CHANGE_COLOURS[values[0]]))
+                self.changes.setItem(r, c, item)
+        if diff.changed:
+            self.changes_summary.setText(
+                f"<b style='color:#a40000'>Entities changed (A → B):</b> {len(diff.relabelled)} relabelled, "
+                f"{len(diff.removed)} removed, {len(diff.added)} added; {len(diff.same)} the same.")
+        else:
+            self.changes_summary.setText(f"Same entities in A and B ({len(diff.same)}).")
+
+    def _change_selected(self) -> None:
+        rows = self.changes.selectionModel().selectedRows()
+        if rows:
+            role = Qt.ItemDataRole.UserRole
+            start, end = (self.changes.item(rows[0].row(), c).data(role) for c in (4, 5))
+            self.highlight.select(int(start), int(end))
+            self.highlight_b.select(int(start), int(end))
 
     def _show_entities(self, result: NerResult, entities: tuple[Entity, ...]) -> None:
         self.shown_entities = entities

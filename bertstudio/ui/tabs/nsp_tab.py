@@ -1,6 +1,15 @@
-"""Next-sentence prediction tab: does B continue A? One pair as two bars, or many B's ranked."""
+"""Next-sentence prediction tab: does B continue A? One pair as two bars, or many B's ranked.
+
+Optionally a second model ("Compare with…") reads the same sentences in the same worker job;
+both are shown side by side with the changed top label, the probability deltas and, in rank
+mode, how far each candidate B moved.
+"""
 
 from __future__ import annotations
+
+import html
+from dataclasses import dataclass
+from typing import Any
 
 from PySide6.QtWidgets import (
     QCheckBox,
@@ -15,13 +24,35 @@ from bertstudio.core.models import LoadRequest, ModelInfo
 from bertstudio.core.progress import TaskControl
 from bertstudio.resources import examples
 from bertstudio.ui.tabs.base import TaskTab
-from bertstudio.ui.widgets.ranked_bars import RankedBars
+from bertstudio.ui.widgets.compare_panel import CompareBars, CompareSource, _fit_labels, ranking_summary
 
 LABEL_NOTE = ("BERT's NSP head: <b>label 0 = IsNext</b> (B continues A), "
               "<b>label 1 = NotNext</b> (B is a random sentence). Hover the bars for the raw logits.")
 
 
-def nsp_job(request: LoadRequest, sentence_a: str, candidates: list[str], ranked: bool, control: TaskControl):  # noqa: ANN201
+@dataclass(frozen=True)
+class NspOutcome:
+    """What the worker sends back: model A's result and, when comparing, model B's and the diff."""
+
+    result: Any  # NspResult (one pair) or NspRanking
+    second: Any = None  # the compared model's result, same kind
+    second_source: str = ""
+    diff: Any = None  # core.compare.RankingDiff A -> B (labels: IsNext/NotNext, or the sentences B)
+
+
+def ranked_items(result: Any) -> list[tuple[str, float]]:
+    """(label, probability) best first: IsNext/NotNext for one pair, (sentence B, P(IsNext)) for a ranking.
+
+    The same items as cli/nsp.py gives core.compare.compare_rankings, so both mark the same differences.
+    """
+    if hasattr(result, "results"):
+        return [(r.sentence_b, r.is_next) for r in result.results]
+    return sorted([("IsNext (label 0)", result.is_next), ("NotNext (label 1)", result.not_next)],
+                  key=lambda item: -item[1])
+
+
+def _predict(request: LoadRequest, sentence_a: str, candidates: list[str], ranked: bool,
+             control: TaskControl) -> Any:
     from bertstudio.core.models import load_model
     from bertstudio.core.tasks.nsp import predict, rank, require_nsp_head
 
@@ -31,6 +62,22 @@ def nsp_job(request: LoadRequest, sentence_a: str, candidates: list[str], ranked
     if ranked:
         return rank(loaded, sentence_a, candidates, control)
     return predict(loaded, sentence_a, candidates[0] if candidates else "")
+
+
+def nsp_job(request: LoadRequest, sentence_a: str, candidates: list[str], ranked: bool,
+            compare_source: str | None = None, *, control: TaskControl) -> NspOutcome:
+    """Model A on the sentences; then, when comparing, model B on the same ones and the diff."""
+    from dataclasses import replace
+
+    from bertstudio.core.compare import compare_rankings
+
+    result = _predict(request, sentence_a, candidates, ranked, control)
+    if not compare_source:
+        return NspOutcome(result)
+    control.check()
+    second = _predict(replace(request, source=compare_source), sentence_a, candidates, ranked, control)
+    return NspOutcome(result, second, compare_source,
+                      compare_rankings(ranked_items(result), ranked_items(second)))
 
 
 def _short(text: str, width: int = 60) -> str:
@@ -67,7 +114,10 @@ class NspTab(TaskTab):
         self.cancel_button = QPushButton("Cancel")
         self.cancel_button.setEnabled(False)
         self.cancel_button.clicked.connect(lambda: self.runner.cancel())
-        self.bars = RankedBars()
+        self.compare_source = CompareSource(self.model_bar.source)
+        self.compare_bars = CompareBars()
+        self.bars = self.compare_bars.bars_a  # model A's bars (the only ones unless comparing)
+        self.outcome: NspOutcome | None = None
 
         controls = QHBoxLayout()
         for widget in (self.swap_button, self.examples, self.rank_mode):
@@ -81,7 +131,8 @@ class NspTab(TaskTab):
         self.body.addWidget(QLabel("Sentence B"))
         self.body.addWidget(self.sentence_b)
         self.body.addLayout(controls)
-        self.body.addWidget(self.bars, 1)
+        self.body.addWidget(self.compare_source)
+        self.body.addWidget(self.compare_bars, 1)
         self.runner.started.connect(lambda: self.cancel_button.setEnabled(True))
         self.runner.finished.connect(lambda: self.cancel_button.setEnabled(False))
         self.runner.result.connect(self.show_result)
@@ -119,12 +170,23 @@ class NspTab(TaskTab):
         ranked = self.rank_mode.isChecked()
         b_text = self.sentence_b.toPlainText()
         candidates = candidates_from_lines(b_text) if ranked else [b_text]
-        self.run_job(nsp_job, self.sentence_a.toPlainText(), candidates, ranked)
+        compare_source = self.compare_source.source()
+        if self.compare_source.enabled.isChecked() and not compare_source:
+            self.show_message("Choose the second model to compare with, or untick “Compare with…”.", error=True)
+            return
+        self.run_job(nsp_job, self.sentence_a.toPlainText(), candidates, ranked, compare_source)
 
-    def show_result(self, result: object) -> None:
+    def show_result(self, outcome: NspOutcome) -> None:
         from bertstudio.core.tasks.nsp import NspRanking
 
-        self.result = result
+        self.outcome = outcome
+        result = self.result = outcome.result
+        self.compare_bars.title_a.setVisible(False)
+        self.compare_bars.side_b.setVisible(False)
+        self.compare_bars.summary.setVisible(False)
+        if outcome.second is not None:
+            self._show_two(outcome)
+            return
         if isinstance(result, NspRanking):
             self.bars.getPlotItem().getAxis("bottom").setLabel("P(IsNext): probability that B continues A")
             self.bars.set_items(
@@ -148,3 +210,52 @@ class NspTab(TaskTab):
         )
         self.show_message("The pair was longer than the model reads and was cut." if result.truncated else "")
         self.status.emit(f"Next sentence: P(IsNext) = {result.is_next:.1%}")
+
+    # -- comparing two models ----------------------------------------------------------------
+    def _show_two(self, outcome: NspOutcome) -> None:
+        """A's and B's bars side by side; B's labels carry the probability change (and rank move)."""
+        from bertstudio.core.tasks.nsp import NspRanking
+
+        ranked = isinstance(outcome.result, NspRanking)
+        diff = outcome.diff
+        items_a, items_b = ranked_items(outcome.result), ranked_items(outcome.second)
+        source_a = self.model_request().source if self.model_request() else "A"
+        self.compare_bars.show_two(source_a, outcome.second_source,
+                                   ([label for label, _ in items_a], [p for _, p in items_a]),
+                                   ([label for label, _ in items_b], [p for _, p in items_b]), diff)
+        axis = "P(IsNext): probability that B continues A" if ranked else "probability"
+        self.compare_bars.set_value_format("{:.1%}", axis)
+        shown_a = [_short(label, 40) for label, _ in items_a]
+        self.bars.set_items(shown_a, [p for _, p in items_a], [f"{label}: {p:.4f}" for label, p in items_a])
+        marked = [self.marked_label(label, diff, ranked) for label, _ in items_b]
+        _fit_labels(self.bars, shown_a)
+        _fit_labels(self.compare_bars.bars_b, marked)
+        self.compare_bars.bars_b.set_items(marked, [p for _, p in items_b],
+                                           [f"{label}: {p:.4f}" for label, p in items_b])
+        summary = ranking_summary(diff)
+        if ranked:
+            moves = [f"{html.escape(_short(d.label, 40))} {d.rank_a}→{d.rank_b}"
+                     for d in diff.deltas if d.rank_a != d.rank_b]
+            summary += ("<br><b>Rank changes:</b> " + "; ".join(moves)) if moves else "<br>No candidate changed rank."
+        self.compare_bars.summary.setText(summary)
+        notes = []
+        for name, result in (("A", outcome.result), ("B", outcome.second)):
+            if ranked and result.truncation_message:
+                notes.append(f"{name}: {result.truncation_message}")
+            elif not ranked and result.truncated:
+                notes.append(f"{name}: the pair was longer than the model reads and was cut.")
+        self.show_message("\n".join(notes))
+        top = "changed" if diff.top_changed else "unchanged"
+        self.status.emit(f"Next sentence: compared with {outcome.second_source}; top {top}")
+
+    @staticmethod
+    def marked_label(label: str, diff: Any, ranked: bool) -> str:
+        """B's bar label: the probability change and, in rank mode, the rank move (▲ up, ▼ down)."""
+        delta = diff.delta_of(label)
+        marks = []
+        if delta is not None and delta.delta is not None:
+            marks.append(f"{delta.delta:+.1%}")
+        if ranked and delta is not None and delta.rank_a is not None and delta.rank_b is not None:
+            move = delta.rank_a - delta.rank_b
+            marks.append(f"▲{move}" if move > 0 else f"▼{-move}" if move < 0 else "=")
+        return f"{_short(label, 40)} ({', '.join(marks)})" if marks else _short(label, 40)
