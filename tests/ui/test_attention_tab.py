@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from PySide6.QtCore import QPoint, QPointF, Qt
 
 from bertstudio.core.tasks.attention_export import load_matrix_csv, load_npz
@@ -112,3 +113,77 @@ def test_error_shown(qtbot, window, checkpoint_factory) -> None:
     with qtbot.waitSignal(tab.runner.error, timeout=30_000):
         tab.run()
     assert "empty" in tab.message.text()
+
+
+def test_grid_drawn_before_statistics(qtbot, window, checkpoint_factory) -> None:
+    """The grid stage arrives as a progress payload and is drawn before the job returns."""
+    from bertstudio.ui.tabs.attention_tab import GridStage
+
+    tab = _tab(window)
+    load_model_in(qtbot, tab, checkpoint_factory("bert", "Model"))
+    stages = []
+    tab.runner.progress.connect(lambda event: stages.append(event.payload)
+                                if isinstance(event.payload, GridStage) else None)
+    _run(qtbot, tab, "the cat sat on the mat")
+    assert len(stages) == 1 and stages[0].result is tab.result
+    assert tab.bundle.statistics is not None and tab.bundle.rollout is not None
+    assert (tab.grid.layers, tab.grid.columns) == (tab.result.layers, tab.result.heads + 1)
+    # no pooling at this length: the mean column is exactly the layer mean
+    np.testing.assert_allclose(tab.bundle.thumbnails[:, -1], tab.bundle.mean, atol=1e-6)
+
+
+def test_compare_two_models(qtbot, window, checkpoint_factory) -> None:
+    tab = _tab(window)
+    window.tabs.setCurrentWidget(tab)
+    folder_a, folder_b = checkpoint_factory("bert", "Model"), checkpoint_factory("bert", "MaskedLM")
+    load_model_in(qtbot, tab, folder_a)
+    tab.compare_source.set_source(str(folder_b))
+    _run(qtbot, tab, "the cat sat", "a dog ran")
+    comparison = tab.bundle.comparison
+    result = tab.result
+    assert comparison is not None and comparison.diff is not None and comparison.message == ""
+    assert comparison.result.tokens == result.tokens
+    np.testing.assert_allclose(comparison.diff.difference, comparison.result.attentions - result.attentions, atol=1e-7)
+    # the layers x heads summary is the mean |B - A| per head
+    np.testing.assert_allclose(tab.compare_summary.image.image, comparison.diff.mean_abs)
+    assert tab.compare_summary.matrix.shape == (result.layers, result.heads)
+
+    # click the summary cell of layer 1, head 0: the difference matrix of that head, diverging around 0
+    tab.views.setCurrentWidget(tab.compare_page)
+    qtbot.waitUntil(lambda: tab.compare_summary.isVisible(), timeout=5_000)
+    summary = tab.compare_summary
+    qtbot.mouseClick(summary.viewport(), Qt.MouseButton.LeftButton,
+                     pos=_viewport_pos(summary, summary.plot, QPointF(0, 1)))
+    assert tab.compare_head == (1, 0)
+    expected = comparison.result.attentions[1, 0] - result.attentions[1, 0]
+    np.testing.assert_allclose(tab.compare_diff.image.image, expected, atol=1e-7)
+    low, high = tab.compare_diff.image.levels
+    assert low == pytest.approx(-high) and high == pytest.approx(np.abs(expected).max())
+
+    # hover on the difference: "query -> key: B − A = ..." with both values
+    q, k = 1, 2
+    qtbot.mouseMove(tab.compare_diff.viewport(), _viewport_pos(tab.compare_diff, tab.compare_diff.plot, QPointF(k, q)))
+    text = (f"{result.tokens[q]} -> {result.tokens[k]}: B − A = {expected[q, k]:+.4f} "
+            f"(A {result.attentions[1, 0, q, k]:.4f}, B {comparison.result.attentions[1, 0, q, k]:.4f})")
+    qtbot.waitUntil(lambda: tab.compare_readout.text() == text, timeout=5_000)
+
+    # the view options apply to the difference too
+    tab.quadrant.setCurrentText("A->B")
+    b = result.b_start
+    np.testing.assert_allclose(tab.compare_diff.image.image, expected[:b, b:], atol=1e-7)
+
+
+def test_compare_different_tokenizers_explained(qtbot, window, checkpoint_factory) -> None:
+    tab = _tab(window)
+    load_model_in(qtbot, tab, checkpoint_factory("bert", "Model"))
+    tab.compare_source.set_source(str(checkpoint_factory("roberta", "Model")))
+    _run(qtbot, tab, "the cat sat")
+    assert tab.bundle.comparison.diff is None
+    assert "split the input differently" in tab.message.text()
+    assert "split the input differently" in tab.compare_info.text()
+    assert tab.grid.layers == tab.result.layers  # model A is still shown
+    # comparing on, no second model chosen: a clear message, nothing run
+    tab.compare_source.set_source(None)
+    tab.compare_source.enabled.setChecked(True)
+    tab.run()
+    assert "second model" in tab.message.text()

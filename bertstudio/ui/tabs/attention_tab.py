@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
@@ -21,6 +21,7 @@ from PySide6.QtWidgets import (
     QPlainTextEdit,
     QPushButton,
     QSpinBox,
+    QSplitter,
     QTableWidget,
     QTableWidgetItem,
     QTabWidget,
@@ -34,6 +35,7 @@ from bertstudio.core.tasks.attention import (
     QUADRANTS,
     STAT_COLUMNS,
     STAT_TITLES,
+    AttentionComparison,
     AttentionResult,
     HeadStatistics,
     ViewOptions,
@@ -41,43 +43,93 @@ from bertstudio.core.tasks.attention import (
 )
 from bertstudio.resources import examples
 from bertstudio.ui.tabs.base import TaskTab
-from bertstudio.ui.widgets.attention_grid import AttentionGrid, pooled
+from bertstudio.ui.widgets.attention_grid import CELL_MAX, AttentionGrid, pooled, with_mean_column
 from bertstudio.ui.widgets.attention_head_view import HeadView
-from bertstudio.ui.widgets.attention_heatmap import COLORMAPS, AttentionHeatmap
+from bertstudio.ui.widgets.attention_heatmap import COLORMAPS, DIVERGING, AttentionHeatmap
+from bertstudio.ui.widgets.compare_panel import CompareSource
 
 PAIR_SEPARATOR = " ||| "
 SOURCES = ("head", "layer mean", "rollout")
 
 
 @dataclass(frozen=True, eq=False)
-class AttentionBundle:
-    """What the worker sends back: the result plus aggregates computed off the GUI thread."""
+class GridStage:
+    """Sent as a progress payload as soon as the forward pass is done: enough to draw the grid."""
 
     result: AttentionResult
-    mean: np.ndarray  # layers x T x T
-    rollout: np.ndarray  # layers x T x T
-    statistics: HeadStatistics
+    thumbnails: np.ndarray  # layers x (heads + 1) x r x k: max-pooled head cells, the mean of them last
+
+
+@dataclass(frozen=True, eq=False)
+class AttentionBundle:
+    """What the worker sends back: the result plus aggregates computed off the GUI thread.
+
+    Between the grid stage and the end of the job the tab holds a bundle whose mean, rollout
+    and statistics are None; the detail view then computes the little it needs itself.
+    """
+
+    result: AttentionResult
+    mean: np.ndarray | None  # layers x T x T
+    rollout: np.ndarray | None  # layers x T x T
+    statistics: HeadStatistics | None
     thumbnails: np.ndarray  # layers x (heads + 1) x r x k: the model view's max-pooled cells, mean last
+    comparison: AttentionComparison | None = None  # model B and B - A per head, when comparing
 
 
-def make_bundle(result: AttentionResult) -> AttentionBundle:
+def grid_stage(result: AttentionResult, cell_max: int = CELL_MAX) -> GridStage:
+    """The mosaic's cells straight from the raw attentions: one pooling pass, nothing else."""
+    return GridStage(result, with_mean_column(pooled(result.attentions, cell_max)))
+
+
+def make_bundle(
+    result: AttentionResult,
+    cell_max: int = CELL_MAX,
+    stage: GridStage | None = None,
+    comparison: AttentionComparison | None = None,
+    control: TaskControl | None = None,
+) -> AttentionBundle:
     """Aggregates and grid thumbnails, computed in the worker so the GUI thread only draws."""
     from bertstudio.core.tasks.attention import head_statistics, mean_over_heads, rollout
 
+    stage = stage or grid_stage(result, cell_max)
+    if control is not None:
+        control.check()
     mean = mean_over_heads(result.attentions)
-    thumbnails = np.concatenate([pooled(result.attentions), pooled(mean)[:, None]], axis=1)
-    return AttentionBundle(result, mean, rollout(result.attentions), head_statistics(result), thumbnails)
+    if control is not None:
+        control.check()
+    return AttentionBundle(result, mean, rollout(result.attentions), head_statistics(result), stage.thumbnails,
+                           comparison)
 
 
-def attention_job(request: LoadRequest, text: str, pair: str | None, control: TaskControl) -> AttentionBundle:
+def attention_job(
+    request: LoadRequest,
+    text: str,
+    pair: str | None,
+    compare_source: str | None = None,
+    cell_max: int = CELL_MAX,
+    *,
+    control: TaskControl,
+) -> AttentionBundle:
+    """Forward pass, then the grid (as a progress payload), then model B if comparing, then statistics."""
+    from dataclasses import replace
+
     from bertstudio.core.models import load_model
-    from bertstudio.core.tasks.attention import compute
+    from bertstudio.core.tasks.attention import compare_attention, compute
 
     loaded = load_model(request, control)
     control.check()
     result = compute(loaded, text, pair, control)
     control.check()
-    return make_bundle(result)
+    stage = grid_stage(result, cell_max)
+    control.report("Attention ready; computing statistics…", None, stage)
+    comparison = None
+    if compare_source:
+        control.report(f"Loading {compare_source} to compare…", None)
+        other = load_model(replace(request, source=compare_source), control)
+        control.check()
+        comparison = compare_attention(result, compute(other, text, pair, control), compare_source)
+        control.check()
+    return make_bundle(result, cell_max, stage, comparison, control)
 
 
 class _NumberItem(QTableWidgetItem):
@@ -116,6 +168,8 @@ class AttentionTab(TaskTab):
         self.cancel_button = QPushButton("Cancel")
         self.cancel_button.setEnabled(False)
         self.cancel_button.clicked.connect(lambda: self.runner.cancel())
+        self.compare_source = CompareSource(self.model_bar.source)
+        self.compare_source.setToolTip("Run a second model on the same input; the Compare view shows B - A per head")
         row = QHBoxLayout()
         row.addWidget(self.pair, 1)
         row.addWidget(self.examples)
@@ -201,12 +255,42 @@ class AttentionTab(TaskTab):
         self.stats.cellClicked.connect(self._stats_clicked)
         self.stats.setToolTip("Averages over query tokens. Sort by a column; click a row to open that head.")
         self.views.addTab(self.stats, "Statistics")
+        self.compare_page = QWidget()
+        self.compare_summary = AttentionHeatmap()  # layers x heads, mean |B - A|
+        self.compare_summary.plot.setLabel("left", "layer")
+        self.compare_summary.plot.setLabel("bottom", "head")
+        self.compare_summary.describe = self._describe_summary_cell
+        self.compare_summary.clicked.connect(self.open_difference)
+        self.compare_summary.arrow.connect(self._move_difference)
+        self.compare_diff = AttentionHeatmap()  # B - A of one head, diverging colours around 0
+        self.compare_diff.set_colormap(DIVERGING)
+        self.compare_diff.describe = self._describe_difference
+        self.compare_diff.arrow.connect(self._move_difference)
+        self.compare_info = QLabel("Tick “Compare with…”, choose a second model and run: "
+                                   "B - A per head shows here.")
+        self.compare_info.setWordWrap(True)
+        self.compare_readout = QLabel("Hover a cell")
+        self.compare_readout.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.compare_summary.hovered.connect(self.compare_readout.setText)
+        self.compare_diff.hovered.connect(self.compare_readout.setText)
+        self.compare_head: tuple[int, int] | None = None
+        splitter = QSplitter(Qt.Orientation.Horizontal)
+        splitter.addWidget(self.compare_summary)
+        splitter.addWidget(self.compare_diff)
+        splitter.setSizes([350, 650])
+        compare_layout = QVBoxLayout(self.compare_page)
+        compare_layout.setContentsMargins(0, 0, 0, 0)
+        compare_layout.addWidget(self.compare_info)
+        compare_layout.addWidget(splitter, 1)
+        compare_layout.addWidget(self.compare_readout)
+        self.views.addTab(self.compare_page, "Compare")
         self.views.currentChanged.connect(lambda _i: self._draw_head_view())
         self.note = QLabel()
         self.note.setStyleSheet("QLabel { color: #555; }")
 
         self.body.addWidget(self.text)
         self.body.addLayout(row)
+        self.body.addWidget(self.compare_source)
         self.body.addLayout(options)
         self.body.addWidget(self.views, 1)
         self.body.addWidget(self.note)
@@ -218,6 +302,7 @@ class AttentionTab(TaskTab):
         self.runner.started.connect(lambda: self.cancel_button.setEnabled(True))
         self.runner.finished.connect(lambda: self.cancel_button.setEnabled(False))
         self.runner.result.connect(self.show_result)
+        self.runner.progress.connect(self._progress)
         self.runner.cancelled.connect(lambda: self.show_message("Cancelled."))
 
     # -- input -----------------------------------------------------------------------------
@@ -234,7 +319,13 @@ class AttentionTab(TaskTab):
 
     def run(self) -> None:
         pair = self.pair.text().strip() or None
-        self.run_job(attention_job, self.text.toPlainText(), pair)
+        compare_source = self.compare_source.source()
+        if self.compare_source.enabled.isChecked() and not compare_source:
+            self.show_message("Choose the second model to compare with, or untick “Compare with…”.", error=True)
+            return
+        info = self.model_info
+        cell_max = self.grid.cell_pixels(info.layers, info.heads + 1) if info is not None and info.layers else CELL_MAX
+        self.run_job(attention_job, self.text.toPlainText(), pair, compare_source, cell_max)
 
     # -- output ----------------------------------------------------------------------------
     @property
@@ -246,26 +337,52 @@ class AttentionTab(TaskTab):
         return ViewOptions(hide_special=self.hide_special.isChecked(), renormalise=self.renormalise.isChecked(),
                            quadrant=self.quadrant.currentText() if pair else "all")
 
-    def show_result(self, bundle: AttentionBundle) -> None:
-        self.bundle = bundle
-        result = bundle.result
+    def _progress(self, event: object) -> None:
+        payload = getattr(event, "payload", None)
+        if isinstance(payload, GridStage):
+            self.show_stage(payload)
+
+    def _prepare(self, result: AttentionResult) -> None:
+        """Selectors and lists that depend on the model's shape and the input."""
         self._updating = True
         self.layer.setRange(0, result.layers - 1)
         self.head.setRange(0, result.heads - 1)
         self.quadrant.setEnabled(result.b_start is not None)
-        self.head_list.blockSignals(True)
-        self.head_list.clear()
-        for head in range(result.heads):
-            item = QListWidgetItem(f"head {head}")
-            item.setFlags(item.flags() | Qt.ItemFlag.ItemIsUserCheckable)
-            item.setCheckState(Qt.CheckState.Checked if head == 0 else Qt.CheckState.Unchecked)
-            self.head_list.addItem(item)
-        self.head_list.blockSignals(False)
+        if self.head_list.count() != result.heads:
+            self.head_list.blockSignals(True)
+            self.head_list.clear()
+            for head in range(result.heads):
+                item = QListWidgetItem(f"head {head}")
+                item.setFlags(item.flags() | Qt.ItemFlag.ItemIsUserCheckable)
+                item.setCheckState(Qt.CheckState.Checked if head == 0 else Qt.CheckState.Unchecked)
+                self.head_list.addItem(item)
+            self.head_list.blockSignals(False)
         self._updating = False
-        self._fill_statistics(bundle.statistics)
-        self.export_button.setEnabled(True)
+
+    def show_stage(self, stage: GridStage) -> None:
+        """The forward pass is done: draw the grid (and the detail view) before any statistics."""
+        self.bundle = AttentionBundle(stage.result, None, None, None, stage.thumbnails)
+        self._prepare(stage.result)
+        self.stats.setRowCount(0)
         self.redraw()
+        self.status.emit(f"Attention: {stage.result.length} tokens drawn; computing statistics…")
+
+    def show_result(self, bundle: AttentionBundle) -> None:
+        staged = self.bundle is not None and self.bundle.result is bundle.result
+        self.bundle = bundle
+        result = bundle.result
+        if staged:  # the grid is up already; only what needed the aggregates changes
+            if self.source.currentText() != "head":
+                self.show_detail()
+        else:
+            self._prepare(result)
+            self.redraw()
+        self._fill_statistics(bundle.statistics)
+        self._show_comparison(bundle.comparison)
+        self.export_button.setEnabled(True)
         notes = [n for n in (result.truncation.message if result.truncation else "", result.note) if n]
+        if bundle.comparison is not None and bundle.comparison.message:
+            notes.append(bundle.comparison.message)
         self.show_message("\n".join(notes))
         self.status.emit(f"Attention: {result.layers} x {result.heads} heads over {result.length} tokens")
 
@@ -276,6 +393,8 @@ class AttentionTab(TaskTab):
         self.draw_grid()
         self.show_detail()
         self._draw_head_view()
+        if self.compare_head is not None:
+            self.open_difference(*self.compare_head)
         described = self.options().describe()
         self.note.setText(f"{self.result.length} tokens · {described}" if described else f"{self.result.length} tokens")
 
@@ -295,8 +414,8 @@ class AttentionTab(TaskTab):
         if self._identity(view):
             self.grid.set_cells(bundle.thumbnails, labels)
         else:
-            stack = np.concatenate([view.apply(bundle.result.attentions), view.apply(bundle.mean)[:, None]], axis=1)
-            self.grid.set_attentions(stack, labels)
+            cell_max = self.grid.cell_pixels(bundle.result.layers, bundle.result.heads + 1)
+            self.grid.set_cells(with_mean_column(pooled(view.apply(bundle.result.attentions), cell_max)), labels)
 
     def current_matrix(self) -> tuple[np.ndarray, list[str], list[str], str]:
         """The matrix the detail view shows, after the view options, with its labels and title."""
@@ -305,8 +424,13 @@ class AttentionTab(TaskTab):
         if source == "head":
             full, title = bundle.result.attentions[layer, head], f"layer {layer}, head {head}"
         elif source == "layer mean":
-            full, title = bundle.mean[layer], f"layer {layer}, mean over heads"
+            full = bundle.mean[layer] if bundle.mean is not None else bundle.result.attentions[layer].mean(axis=0)
+            title = f"layer {layer}, mean over heads"
         else:
+            if bundle.rollout is None:  # asked for before the worker finished: compute it here, once
+                from bertstudio.core.tasks.attention import rollout
+
+                self.bundle = bundle = replace(bundle, rollout=rollout(bundle.result.attentions))
             full, title = bundle.rollout[layer], f"rollout up to layer {layer}"
         queries, keys, view = self._view_tokens()
         matrix = full if self._identity(view) else view.apply(full)
@@ -375,6 +499,72 @@ class AttentionTab(TaskTab):
         self.head_view.set_heads(queries, keys, matrices)
         self.head_readout.setText(f"layer {layer}, heads {', '.join(map(str, heads)) or 'none'}: "
                                   "hover a token to see only its lines")
+
+    # -- compare ---------------------------------------------------------------------------
+    def _show_comparison(self, comparison: AttentionComparison | None) -> None:
+        self.compare_head = None
+        if comparison is None:
+            self.compare_info.setText("Tick “Compare with…”, choose a second model and run: B - A per head shows here.")
+            self.compare_summary.set_matrix(np.zeros((0, 0), dtype=np.float32), [], [])
+            self.compare_diff.set_matrix(np.zeros((0, 0), dtype=np.float32), [], [])
+            return
+        if comparison.diff is None:
+            self.compare_info.setText(f"<b>B</b> {comparison.source}: {comparison.message}")
+            self.compare_summary.set_matrix(np.zeros((0, 0), dtype=np.float32), [], [])
+            self.compare_diff.set_matrix(np.zeros((0, 0), dtype=np.float32), [], [])
+            return
+        diff = comparison.diff
+        layers, heads = diff.mean_abs.shape
+        most = ", ".join(f"L{lay} H{hd} ({value:.3f})" for lay, hd, value in diff.most_changed(3))
+        self.compare_info.setText(
+            f"<b>A</b> {self.model_request().source if self.model_request() else 'model A'} vs "
+            f"<b>B</b> {comparison.source}: mean |B − A| per head (left; click a head), "
+            f"B − A of that head (right; red: B attends more). Most changed: {most}."
+        )
+        self.compare_summary.set_matrix(diff.mean_abs, [f"L{i}" for i in range(layers)],
+                                        [f"H{h}" for h in range(heads)], "mean |B − A| per head")
+        layer, head, _value = diff.most_changed(1)[0]
+        self.open_difference(layer, head)
+
+    def open_difference(self, layer: int, head: int) -> None:
+        """Show B - A of one head (after the view options), on a symmetric diverging scale."""
+        comparison = self.bundle.comparison if self.bundle else None
+        if comparison is None or comparison.diff is None:
+            return
+        self.compare_head = (layer, head)
+        queries, keys, view = self._view_tokens()
+        if self._identity(view):
+            matrix = comparison.diff.difference[layer, head]
+        else:  # the difference of what is shown (renormalised rows included)
+            matrix = (view.apply(comparison.result.attentions[layer, head])
+                      - view.apply(self.result.attentions[layer, head]))
+        top = float(np.abs(matrix).max()) if matrix.size else 0.0
+        top = top if top > 0 else 1e-6
+        self.compare_diff.set_matrix(matrix, queries, keys, f"B − A, layer {layer}, head {head}", levels=(-top, top))
+
+    def _move_difference(self, layers: int, heads: int) -> None:
+        if self.compare_head is None or self.result is None:
+            return
+        count = self.result.heads
+        index = (self.compare_head[0] * count + self.compare_head[1] + heads + layers * count) % (
+            self.result.layers * count)
+        self.open_difference(index // count, index % count)
+
+    def _describe_summary_cell(self, _q: str, _k: str, value: float, layer: int, head: int) -> str:
+        diff = self.bundle.comparison.diff if self.bundle and self.bundle.comparison else None
+        top = f" (largest {diff.max_abs[layer, head]:.4f})" if diff is not None else ""
+        return f"layer {layer}, head {head}: mean |B − A| = {value:.4f}{top}; click to open"
+
+    def _describe_difference(self, query: str, key: str, value: float, row: int, column: int) -> str:
+        text = f"{query} -> {key}: B − A = {value:+.4f}"
+        comparison = self.bundle.comparison if self.bundle else None
+        if comparison is not None and self.compare_head is not None:
+            queries, keys, view = self._view_tokens()
+            layer, head = self.compare_head
+            q, k = int(view.rows[row]), int(view.cols[column])
+            text += (f" (A {self.result.attentions[layer, head, q, k]:.4f}, "
+                     f"B {comparison.result.attentions[layer, head, q, k]:.4f})")
+        return text
 
     def _colours_changed(self, name: str) -> None:
         self.heatmap.set_colormap(name)

@@ -8,6 +8,7 @@ fit (every k-th token when they do not) and draws the key tokens rotated.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 import numpy as np
 import pyqtgraph as pg
@@ -15,6 +16,7 @@ from PySide6.QtCore import QPointF, QRectF, Qt, Signal
 from PySide6.QtGui import QKeyEvent, QPainter
 
 COLORMAPS = ("viridis", "inferno", "magma", "plasma", "cividis", "CET-L1", "CET-L4")
+DIVERGING = "CET-D1"  # blue - white - red: for differences B - A, zero in the middle
 ARROWS = {Qt.Key.Key_Left: (0, -1), Qt.Key.Key_Right: (0, 1), Qt.Key.Key_Up: (-1, 0), Qt.Key.Key_Down: (1, 0)}
 
 
@@ -87,6 +89,7 @@ class AttentionHeatmap(pg.GraphicsLayoutWidget):
 
     hovered = Signal(str)
     arrow = Signal(int, int)  # (layers, heads) to move by, from the arrow keys
+    clicked = Signal(int, int)  # (row, column) of a left click on a cell
 
     def __init__(self, parent=None) -> None:  # noqa: ANN001
         super().__init__(parent)
@@ -113,33 +116,56 @@ class AttentionHeatmap(pg.GraphicsLayoutWidget):
         self.key_tokens: list[str] = []
         self.readout = ""
         self._shape: tuple[int, int] = (0, 0)
+        self._title = ""
+        # readout of one cell: (query token, key token, value, row, column) -> text
+        self.describe: Callable[[str, str, float, int, int], str] = (
+            lambda q, k, value, _r, _c: f"{q} -> {k}: {value:.4f}"
+        )
         self.scene().sigMouseMoved.connect(self._mouse_moved)
+        self.scene().sigMouseClicked.connect(self._mouse_clicked)
 
     def set_colormap(self, name: str) -> None:
         self.bar.setColorMap(colormap(name))
 
-    def set_matrix(self, matrix: np.ndarray, query_tokens: list[str], key_tokens: list[str], title: str = "") -> None:
-        """Show a matrix; the colour bar spans 0 to its largest value so weak heads stay visible."""
+    def set_matrix(
+        self,
+        matrix: np.ndarray,
+        query_tokens: list[str],
+        key_tokens: list[str],
+        title: str = "",
+        levels: tuple[float, float] | None = None,
+    ) -> None:
+        """Show a matrix; by default the colour bar spans 0 to its largest value so weak heads stay visible.
+
+        Cheap when only the values change (a head switch): one image upload with known levels
+        (no level scan), and the token axes, limits and title are left alone unless they changed.
+        """
         self.matrix = matrix
-        self.query_tokens, self.key_tokens = list(query_tokens), list(key_tokens)
         rows, cols = matrix.shape
-        top = float(matrix.max()) if matrix.size else 1.0
-        levels = (0.0, top if top > 0 else 1.0)
-        self.image.setImage(matrix, levels=levels)  # one render: the bar only follows
+        if levels is None:
+            top = float(matrix.max()) if matrix.size else 1.0
+            levels = (0.0, top if top > 0 else 1.0)
+        self.image.setImage(matrix, autoLevels=False, levels=levels)  # one render: the bar only follows
         self.bar.setLevels(levels, update_items=False)
-        self.image.setRect(QRectF(-0.5, -0.5, cols, rows))
-        if (rows, cols) != self._shape or self.left.tokens != self.query_tokens:
+        if (rows, cols) != self._shape:
+            self.image.setRect(QRectF(-0.5, -0.5, cols, rows))
+        if (rows, cols) != self._shape or self.query_tokens != query_tokens or self.key_tokens != key_tokens:
+            self.query_tokens, self.key_tokens = list(query_tokens), list(key_tokens)
             self.left.set_tokens(self.query_tokens)
             self.bottom.set_tokens(self.key_tokens)
             self.plot.setLimits(xMin=-0.5, xMax=cols - 0.5, yMin=-0.5, yMax=rows - 0.5)
             self.plot.setRange(xRange=(-0.5, cols - 0.5), yRange=(-0.5, rows - 0.5), padding=0)
             self._shape = (rows, cols)
-        self.plot.setTitle(title)
+        if title != self._title:
+            self._title = title
+            self.plot.setTitle(title)
+        if self.readout:  # the value under a still mouse changed with the matrix
+            self.readout = ""
 
     def readout_at(self, query: int, key: int) -> str:
         if not (0 <= query < self.matrix.shape[0] and 0 <= key < self.matrix.shape[1]):
             return ""
-        return f"{self.query_tokens[query]} -> {self.key_tokens[key]}: {self.matrix[query, key]:.4f}"
+        return self.describe(self.query_tokens[query], self.key_tokens[key], float(self.matrix[query, key]), query, key)
 
     def _mouse_moved(self, scene_pos: QPointF) -> None:
         if not self.plot.sceneBoundingRect().contains(scene_pos):
@@ -149,6 +175,14 @@ class AttentionHeatmap(pg.GraphicsLayoutWidget):
         if text != self.readout:
             self.readout = text
             self.hovered.emit(text)
+
+    def _mouse_clicked(self, event) -> None:  # noqa: ANN001
+        if event.button() != Qt.MouseButton.LeftButton or not self.plot.sceneBoundingRect().contains(event.scenePos()):
+            return
+        point = self.plot.vb.mapSceneToView(event.scenePos())
+        row, column = int(round(point.y())), int(round(point.x()))
+        if 0 <= row < self.matrix.shape[0] and 0 <= column < self.matrix.shape[1]:
+            self.clicked.emit(row, column)
 
     def keyPressEvent(self, event: QKeyEvent) -> None:  # noqa: N802 - Qt override
         move = ARROWS.get(Qt.Key(event.key()))
