@@ -1,0 +1,64 @@
+"""bertstudio qa --model SRC --question Q (--context C | --context-file F) [--top-k K] [--json]"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from bertstudio.cli.common import add_model_options, load_for, print_json
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser("qa", help="extractive question answering: the best spans of a context")
+    add_model_options(parser, "qa")
+    parser.add_argument("--question", required=True, help="the question")
+    source = parser.add_mutually_exclusive_group(required=True)
+    source.add_argument("--context", help="the text holding the answer")
+    source.add_argument("--context-file", metavar="F", help="read the context from a UTF-8 text file (long texts)")
+    parser.add_argument("--top-k", type=int, default=1, help="answers to return (default 1)")
+    parser.add_argument("--max-answer-len", type=int, default=15, help="longest answer in tokens (default 15)")
+    parser.add_argument("--doc-stride", type=int, default=128,
+                        help="tokens shared by consecutive windows of a long context (default 128)")
+    parser.add_argument("--max-seq-len", type=int, default=384, help="tokens per window (default 384)")
+    parser.add_argument("--allow-no-answer", action="store_true",
+                        help="the empty answer may win (SQuAD 2.0 models)")
+    parser.add_argument("--null-threshold", type=float, default=0.0,
+                        help="with --allow-no-answer: the null score must beat the best span by this much")
+    parser.set_defaults(func=run)
+
+
+def _context(args: argparse.Namespace) -> str:
+    from bertstudio.core.errors import InputError
+
+    if args.context is not None:
+        return str(args.context)
+    path = Path(args.context_file).expanduser()
+    try:
+        return path.read_text(encoding="utf-8")
+    except FileNotFoundError as error:
+        raise InputError(f"The context file '{path}' does not exist.") from error
+    except (OSError, UnicodeDecodeError) as error:
+        raise InputError(f"The context file '{path}' cannot be read as UTF-8 text.", details=repr(error)) from error
+
+
+def run(args: argparse.Namespace) -> int:
+    from bertstudio.core.tasks.qa import QAOptions, answer
+
+    options = QAOptions(
+        top_k=args.top_k, max_answer_len=args.max_answer_len, doc_stride=args.doc_stride,
+        max_seq_len=args.max_seq_len, allow_no_answer=args.allow_no_answer, null_threshold=args.null_threshold,
+    )
+    options.validate()
+    context = _context(args)
+    loaded = load_for(args, "qa")
+    result = answer(loaded, args.question, context, options)
+    for note in result.notes:
+        print(f"note: {note}", file=sys.stderr)
+    if args.json:
+        print_json(result.to_json())
+        return 0
+    for rank, item in enumerate(result.answers, start=1):
+        text = item.answer if not item.is_null else "(no answer)"
+        print(f"{rank:>3}. {item.score:7.2%}  {text}  [{item.start}:{item.end}]")
+    return 0

@@ -1,0 +1,339 @@
+"""Extractive question answering: the best spans of a context, with character offsets.
+
+transformers 5.3 removed QuestionAnsweringPipeline, so the span decoding lives here, in the
+pipelines' preprocess -> forward -> postprocess shape and with the removed pipeline's defaults
+(doc_stride 128, max_answer_len 15, max_seq_len 384, max_question_len 64, top_k 1).
+Scores are the pipeline's: within each window, softmax over the start logits and over the
+end logits of the context tokens (and CLS), score = p_start * p_end. Long contexts are read
+in overlapping windows; the same character span found in two windows counts once, at its
+best score. With `allow_no_answer` the null score (p_start * p_end at CLS, lowest over the
+windows) competes with the spans, less a user threshold.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from bertstudio.core.errors import InputError
+from bertstudio.core.models import LoadedModel
+from bertstudio.core.progress import TaskControl
+from bertstudio.core.text_limits import require_text
+
+TASK = "qa"
+MAX_TOP_K = 100
+WINDOW_BATCH = 8  # windows per forward pass; cancel is checked between batches
+
+
+@dataclass(frozen=True)
+class QAOptions:
+    """The tab's and the CLI's settings as one plain object (defaults of the removed pipeline)."""
+
+    top_k: int = 1
+    max_answer_len: int = 15  # tokens
+    doc_stride: int = 128  # tokens shared by consecutive windows
+    max_seq_len: int = 384  # tokens per window, question and special tokens included
+    max_question_len: int = 64  # tokens
+    allow_no_answer: bool = False  # SQuAD 2.0 models: the empty answer may win
+    null_threshold: float = 0.0  # the empty answer wins only if null score - threshold beats every span
+    align_to_words: bool = True  # widen spans to whole words, as the pipeline did
+
+    def validate(self) -> None:
+        if not 1 <= self.top_k <= MAX_TOP_K:
+            raise InputError(f"top-k must be between 1 and {MAX_TOP_K}, not {self.top_k}.")
+        if self.max_answer_len < 1:
+            raise InputError(f"The maximum answer length must be at least 1 token, not {self.max_answer_len}.")
+        if self.doc_stride < 0:
+            raise InputError(f"The doc stride cannot be negative ({self.doc_stride}).")
+        if self.max_seq_len < 8:
+            raise InputError(f"The window length must be at least 8 tokens, not {self.max_seq_len}.")
+        if self.max_question_len < 1:
+            raise InputError("The maximum question length must be at least 1 token.")
+
+
+@dataclass(frozen=True)
+class Answer:
+    answer: str
+    score: float
+    start: int  # character offsets in the context; 0, 0 for "no answer"
+    end: int
+    window: int = -1  # the window whose score this is; -1 for "no answer"
+
+    @property
+    def is_null(self) -> bool:
+        return self.window < 0
+
+    def to_json(self) -> dict[str, object]:
+        return {"answer": self.answer, "score": self.score, "start": self.start, "end": self.end}
+
+
+@dataclass(frozen=True)
+class Features:
+    """What preprocess gives forward: the model inputs of every window and how to read them back."""
+
+    inputs: dict[str, np.ndarray]  # (windows, length) arrays, padded to the longest window
+    allowed: np.ndarray  # (windows, length) bool: context tokens and CLS, the only answer candidates
+    context_mask: np.ndarray  # (windows, length) bool: context tokens only
+    cls_index: np.ndarray  # (windows,) position of CLS (the null answer) in each window
+    char_start: np.ndarray  # (windows, length) answer start character if a span starts here
+    char_end: np.ndarray  # (windows, length) answer end character if a span ends here
+    token_start: np.ndarray  # (windows, length) raw token offsets in the context (-1 elsewhere)
+    token_end: np.ndarray
+    token_text: tuple[tuple[str, ...], ...]  # the tokens of each window
+    notes: tuple[str, ...] = ()
+
+    @property
+    def windows(self) -> int:
+        return int(self.allowed.shape[0])
+
+
+@dataclass(frozen=True)
+class ContextTokens:
+    """Each context token once (overlapping windows merged), with its best start/end probability."""
+
+    tokens: tuple[str, ...]
+    spans: tuple[tuple[int, int], ...]  # character offsets in the context
+    start_scores: np.ndarray
+    end_scores: np.ndarray
+
+
+@dataclass(frozen=True)
+class QAResult:
+    question: str
+    context: str
+    answers: tuple[Answer, ...]  # best first; the null answer among them when it may win
+    tokens: ContextTokens
+    windows: tuple[tuple[int, int], ...]  # characters of the context each window read
+    options: QAOptions
+    null_score: float | None = None
+    notes: tuple[str, ...] = ()
+    head_warning: str = ""
+    extra: dict[str, Any] = field(default_factory=dict, compare=False)
+
+    @property
+    def best(self) -> Answer | None:
+        return self.answers[0] if self.answers else None
+
+    def to_json(self) -> list[dict[str, object]]:
+        return [a.to_json() for a in self.answers]
+
+
+# -- preprocess ------------------------------------------------------------------------------
+def _question_first(tokenizer: Any) -> bool:
+    return getattr(tokenizer, "padding_side", "right") == "right"
+
+
+def preprocess(tokenizer: Any, question: str, context: str, options: QAOptions, model_max_length: int) -> Features:
+    """Tokenize question + context into overlapping windows; locate context tokens and offsets."""
+    require_text(question, "question")
+    require_text(context, "context")
+    options.validate()
+    notes: list[str] = []
+    question = question.strip()
+    question_tokens = len(tokenizer(question, add_special_tokens=False)["input_ids"])
+    if question_tokens > options.max_question_len:
+        raise InputError(
+            f"The question is {question_tokens} tokens; at most {options.max_question_len} are allowed.",
+            hint="Ask a shorter question, or raise the maximum question length.",
+        )
+    max_seq_len = min(options.max_seq_len, model_max_length)
+    room = max_seq_len - question_tokens - tokenizer.num_special_tokens_to_add(pair=True)
+    if room < 2:
+        raise InputError(
+            f"The question leaves no room for the context in a window of {max_seq_len} tokens.",
+            hint="Ask a shorter question.",
+        )
+    stride = options.doc_stride
+    if stride >= room:
+        stride = room // 2
+        notes.append(
+            f"Doc stride lowered from {options.doc_stride} to {stride} tokens: each window holds only "
+            f"{room} context tokens next to this question (model limit {model_max_length})."
+        )
+    question_first = _question_first(tokenizer)
+    pair = (question, context) if question_first else (context, question)
+    encoded = tokenizer(
+        *pair,
+        truncation="only_second" if question_first else "only_first",
+        max_length=max_seq_len,
+        stride=stride,
+        return_overflowing_tokens=True,
+        return_offsets_mapping=True,
+        padding="longest",
+    )
+    context_index = 1 if question_first else 0
+    input_ids = np.asarray(encoded["input_ids"], dtype=np.int64)
+    windows, length = input_ids.shape
+    context_mask = np.zeros((windows, length), dtype=bool)
+    word_ids = np.full((windows, length), -1, dtype=np.int64)
+    for w in range(windows):
+        sequence_ids = encoded.sequence_ids(w)
+        words = encoded.word_ids(w)
+        for i, sequence in enumerate(sequence_ids):
+            if sequence == context_index:
+                context_mask[w, i] = True
+                word_ids[w, i] = -1 if words[i] is None else words[i]
+    offsets = np.asarray(encoded["offset_mapping"], dtype=np.int64)
+    token_start = np.where(context_mask, offsets[..., 0], -1)
+    token_end = np.where(context_mask, offsets[..., 1], -1)
+    char_start, char_end = token_start.copy(), token_end.copy()
+    if options.align_to_words and (word_ids[context_mask] >= 0).all():
+        # A word's characters across every window (a word cut by a window edge stays whole).
+        words_seen = word_ids[context_mask]
+        first = np.full(words_seen.max() + 1, np.iinfo(np.int64).max)
+        last = np.full(words_seen.max() + 1, -1)
+        np.minimum.at(first, words_seen, token_start[context_mask])
+        np.maximum.at(last, words_seen, token_end[context_mask])
+        char_start[context_mask] = first[words_seen]
+        char_end[context_mask] = last[words_seen]
+    cls_id = tokenizer.cls_token_id
+    is_cls = (input_ids == cls_id) if cls_id is not None else np.zeros_like(context_mask)
+    cls_index = np.where(is_cls.any(axis=1), is_cls.argmax(axis=1), 0)
+    allowed = context_mask | is_cls
+    if "attention_mask" in encoded:
+        allowed &= np.asarray(encoded["attention_mask"], dtype=bool)
+    names = [name for name in tokenizer.model_input_names if name in encoded]
+    inputs = {name: np.asarray(encoded[name], dtype=np.int64) for name in names}
+    token_text = tuple(tuple(tokenizer.convert_ids_to_tokens(row.tolist())) for row in input_ids)
+    return Features(
+        inputs=inputs, allowed=allowed, context_mask=context_mask, cls_index=cls_index,
+        char_start=char_start, char_end=char_end, token_start=token_start, token_end=token_end,
+        token_text=token_text, notes=tuple(notes),
+    )
+
+
+# -- forward ---------------------------------------------------------------------------------
+def forward(model: Any, features: Features, control: TaskControl | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """Start and end logits of every window, (windows, length) float32, in batches of windows."""
+    import torch
+
+    control = control or TaskControl()
+    starts, ends = [], []
+    device = model.device
+    with torch.inference_mode():
+        for first in range(0, features.windows, WINDOW_BATCH):
+            control.check()
+            batch = {k: torch.from_numpy(v[first:first + WINDOW_BATCH]).to(device) for k, v in features.inputs.items()}
+            output = model(**batch)
+            starts.append(output.start_logits.float().cpu().numpy())
+            ends.append(output.end_logits.float().cpu().numpy())
+            if features.windows > WINDOW_BATCH:
+                control.report(f"Read window {min(first + WINDOW_BATCH, features.windows)} of {features.windows}",
+                               min(first + WINDOW_BATCH, features.windows) / features.windows)
+    return np.concatenate(starts), np.concatenate(ends)
+
+
+# -- postprocess -----------------------------------------------------------------------------
+def window_probabilities(logits: np.ndarray, allowed: np.ndarray) -> np.ndarray:
+    """Softmax of each window's logits over its allowed tokens (context and CLS); 0 elsewhere."""
+    masked = np.where(allowed, logits.astype(np.float64), -np.inf)
+    masked = masked - masked.max(axis=-1, keepdims=True)
+    exp = np.exp(masked)
+    return exp / exp.sum(axis=-1, keepdims=True)
+
+
+def postprocess(
+    features: Features, start_logits: np.ndarray, end_logits: np.ndarray, context: str, options: QAOptions
+) -> tuple[tuple[Answer, ...], float | None, ContextTokens]:
+    """The top-k distinct character spans over all windows, plus the per-token scores for the plot."""
+    p_start = window_probabilities(start_logits, features.allowed)
+    p_end = window_probabilities(end_logits, features.allowed)
+    rows = np.arange(features.windows)
+    null_scores = p_start[rows, features.cls_index] * p_end[rows, features.cls_index]
+    span_start = np.where(features.context_mask, p_start, 0.0)
+    span_end = np.where(features.context_mask, p_end, 0.0)
+
+    length = span_start.shape[1]
+    starts_idx, ends_idx = np.triu_indices(length)
+    band = ends_idx - starts_idx < options.max_answer_len
+    starts_idx, ends_idx = starts_idx[band], ends_idx[band]
+    windows_idx = np.repeat(rows, starts_idx.size)
+    s = np.tile(starts_idx, features.windows)
+    e = np.tile(ends_idx, features.windows)
+    valid = features.context_mask[windows_idx, s] & features.context_mask[windows_idx, e]
+    windows_idx, s, e = windows_idx[valid], s[valid], e[valid]
+    scores = span_start[windows_idx, s] * span_end[windows_idx, e]
+    char_s = features.char_start[windows_idx, s]
+    char_e = features.char_end[windows_idx, e]
+    # A span must hold characters (byte-level BPE has pieces that are only a space).
+    real = char_e > char_s
+    windows_idx, scores, char_s, char_e = windows_idx[real], scores[real], char_s[real], char_e[real]
+
+    # Best first; a character span seen again (another window, another piece of the same word) is dropped.
+    order = np.argsort(-scores, kind="stable")
+    keys = char_s[order] * (len(context) + 1) + char_e[order]
+    _, first_seen = np.unique(keys, return_index=True)
+    keep = order[np.sort(first_seen)][: options.top_k]
+    answers = [
+        Answer(context[int(char_s[i]):int(char_e[i])], float(scores[i]), int(char_s[i]), int(char_e[i]),
+               int(windows_idx[i]))
+        for i in keep
+    ]
+    null_score: float | None = None
+    if options.allow_no_answer:
+        null_score = float(null_scores.min())
+        null = Answer("", null_score, 0, 0, -1)
+        rank = null_score - options.null_threshold
+        position = next((i for i, a in enumerate(answers) if rank > a.score), len(answers))
+        answers = (answers[:position] + [null] + answers[position:])[: options.top_k]
+    return tuple(answers), null_score, _context_tokens(features, p_start, p_end)
+
+
+def _context_tokens(features: Features, p_start: np.ndarray, p_end: np.ndarray) -> ContextTokens:
+    """Merge the windows' context tokens by their character offsets, keeping the best probability."""
+    merged: dict[tuple[int, int], list[Any]] = {}
+    for w in range(features.windows):
+        for i in np.flatnonzero(features.context_mask[w]):
+            key = (int(features.token_start[w, i]), int(features.token_end[w, i]))
+            entry = merged.setdefault(key, [features.token_text[w][i], 0.0, 0.0])
+            entry[1] = max(entry[1], float(p_start[w, i]))
+            entry[2] = max(entry[2], float(p_end[w, i]))
+    spans = sorted(merged)
+    return ContextTokens(
+        tokens=tuple(merged[k][0] for k in spans),
+        spans=tuple(spans),
+        start_scores=np.array([merged[k][1] for k in spans], dtype=np.float64),
+        end_scores=np.array([merged[k][2] for k in spans], dtype=np.float64),
+    )
+
+
+def _window_chars(features: Features) -> tuple[tuple[int, int], ...]:
+    spans = []
+    for w in range(features.windows):
+        starts = features.token_start[w][features.context_mask[w]]
+        ends = features.token_end[w][features.context_mask[w]]
+        spans.append((int(starts.min()), int(ends.max())) if starts.size else (0, 0))
+    return tuple(spans)
+
+
+def answer(
+    loaded: LoadedModel,
+    question: str,
+    context: str,
+    options: QAOptions | None = None,
+    control: TaskControl | None = None,
+) -> QAResult:
+    """The best spans of `context` answering `question`; errors a user understands for bad input."""
+    options = options or QAOptions()
+    control = control or TaskControl()
+    with loaded.lock:
+        features = preprocess(loaded.tokenizer, question, context, options, loaded.info.max_length)
+        control.check()
+        start_logits, end_logits = forward(loaded.model, features, control)
+    answers, null_score, tokens = postprocess(features, start_logits, end_logits, context, options)
+    notes = list(features.notes)
+    if features.windows > 1:
+        notes.insert(0, f"The context was read in {features.windows} overlapping windows.")
+    return QAResult(
+        question=question,
+        context=context,
+        answers=answers,
+        tokens=tokens,
+        windows=_window_chars(features),
+        options=options,
+        null_score=null_score,
+        notes=tuple(notes),
+        head_warning=loaded.info.head_warning,
+    )
