@@ -25,17 +25,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.set_defaults(func=run)
 
 
-def ner_differences(entities_a: Any, entities_b: Any) -> Any:
-    """core.compare.EntityDiff of two models' entities on the same text (those without offsets are skipped)."""
-    from bertstudio.core.compare import Entity, compare_entities
-
-    def plain(entities: Any) -> list[Entity]:
-        return [Entity(e.start, e.end, e.label, e.word, e.score) for e in entities
-                if e.start is not None and e.end is not None]
-
-    return compare_entities(plain(entities_a), plain(entities_b))
-
-
 def _tag(loaded: Any, args: argparse.Namespace, prefix: str = "") -> Any:
     from bertstudio.core.tasks.ner import tag
 
@@ -64,7 +53,9 @@ def run(args: argparse.Namespace) -> int:
         return 0
     other = load_for(argparse.Namespace(**{**vars(args), "model": args.compare}), "ner")
     second = _tag(other, args, "B: ")
-    diff = ner_differences(result.entities, second.entities)
+    from bertstudio.core.tasks.ner import compare
+
+    diff = compare(result.entities, second.entities)
     if args.json:
         print_json({"model": args.model, "result": result.to_json(),
                     "compare": {"model": args.compare, "result": second.to_json(), "differences": diff.to_json()}})

@@ -13,9 +13,6 @@ from typing import Any
 
 from bertstudio.cli.common import add_model_options, load_for, print_json
 
-IS_NEXT_LABEL = "IsNext (label 0)"
-NOT_NEXT_LABEL = "NotNext (label 1)"
-
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
@@ -27,24 +24,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("sentences_b", metavar="B", nargs="+", help="one or more candidate next sentences")
     parser.add_argument("--compare", metavar="SRC2", help="a second NSP model to run on the same sentences and compare")
     parser.set_defaults(func=run)
-
-
-def ranked_items(result: Any) -> list[tuple[str, float]]:
-    """(label, probability) best first: IsNext/NotNext for one pair, (sentence B, P(IsNext)) for a ranking.
-
-    What core.compare.compare_rankings reads, so the tab and the CLI mark the same differences.
-    """
-    if hasattr(result, "results"):
-        return [(r.sentence_b, r.is_next) for r in result.results]
-    pair = [(IS_NEXT_LABEL, result.is_next), (NOT_NEXT_LABEL, result.not_next)]
-    return sorted(pair, key=lambda item: -item[1])
-
-
-def nsp_differences(result: Any, second: Any) -> Any:
-    """core.compare.RankingDiff of model A's result -> model B's (a pair, or a ranking of B's)."""
-    from bertstudio.core.compare import compare_rankings
-
-    return compare_rankings(ranked_items(result), ranked_items(second))
 
 
 def _predict(loaded: Any, args: argparse.Namespace) -> Any:
@@ -96,7 +75,9 @@ def run(args: argparse.Namespace) -> int:
         return 0
     other = load_for(argparse.Namespace(**{**vars(args), "model": args.compare}), "nsp")
     second = _predict(other, args)
-    diff = nsp_differences(result, second)
+    from bertstudio.core.tasks.nsp import compare
+
+    diff = compare(result, second)
     if args.json:
         print_json({"model": args.model, "result": result.to_json(),
                     "compare": {"model": args.compare, "result": second.to_json(), "differences": diff.to_json()}})

@@ -190,3 +190,15 @@ def tag(loaded: LoadedModel, text: str, aggregation: str = "simple") -> NerResul
         label_hint=label_hint(info.id2label),
         notes=tuple(notes),
     )
+
+
+def compare(entities_a: tuple[Entity, ...], entities_b: tuple[Entity, ...]) -> Any:
+    """core.compare.EntityDiff by character span; entities without offsets are skipped."""
+    from bertstudio.core.compare import Entity as Plain
+    from bertstudio.core.compare import compare_entities
+
+    def plain(entities: tuple[Entity, ...]) -> list[Plain]:
+        return [Plain(e.start, e.end, e.label, e.word, e.score) for e in entities
+                if e.start is not None and e.end is not None]
+
+    return compare_entities(plain(entities_a), plain(entities_b))

@@ -128,3 +128,21 @@ def rank(loaded: LoadedModel, sentence_a: str, candidates: list[str], control: A
         results += _score(loaded, sentence_a, candidates[start:start + batch])
     results.sort(key=lambda r: r.is_next, reverse=True)
     return NspRanking(sentence_a, tuple(results), loaded.info.max_length)
+
+
+IS_NEXT_LABEL = "IsNext (label 0)"
+NOT_NEXT_LABEL = "NotNext (label 1)"
+
+
+def ranked_items(result: NspResult | NspRanking) -> list[tuple[str, float]]:
+    """(label, probability) best first: IsNext/NotNext for one pair, (sentence B, P(IsNext)) for a ranking."""
+    if isinstance(result, NspRanking):
+        return [(r.sentence_b, r.is_next) for r in result.results]
+    return sorted([(IS_NEXT_LABEL, result.is_next), (NOT_NEXT_LABEL, result.not_next)], key=lambda item: -item[1])
+
+
+def compare(a: NspResult | NspRanking, b: NspResult | NspRanking) -> Any:
+    """core.compare.RankingDiff of model A's result -> model B's (a pair, or a ranking of B's)."""
+    from bertstudio.core.compare import compare_rankings
+
+    return compare_rankings(ranked_items(a), ranked_items(b))

@@ -31,6 +31,7 @@ from PySide6.QtWidgets import (
 from bertstudio.core.models import LoadRequest, ModelInfo
 from bertstudio.core.progress import TaskControl
 from bertstudio.core.tasks.ner import STRATEGIES, Entity, NerResult, entity_type, label_hint
+from bertstudio.core.tasks.ner import compare as compare_entities_of
 from bertstudio.resources import examples
 from bertstudio.ui.tabs.base import TaskTab
 from bertstudio.ui.widgets.compare_panel import COLOR_A, COLOR_B, CompareSource
@@ -57,18 +58,6 @@ class NerOutcome:
     diff: Any = None  # core.compare.EntityDiff of the chosen strategy's entities, A -> B
 
 
-def entity_differences(entities_a: Any, entities_b: Any) -> Any:
-    """core.compare.EntityDiff by character span (as cli/ner.py); entities without offsets are skipped."""
-    from bertstudio.core.compare import Entity as Plain
-    from bertstudio.core.compare import compare_entities
-
-    def plain(entities: Any) -> list[Plain]:
-        return [Plain(e.start, e.end, e.label, e.word, e.score) for e in entities
-                if e.start is not None and e.end is not None]
-
-    return compare_entities(plain(entities_a), plain(entities_b))
-
-
 def ner_job(request: LoadRequest, text: str, aggregation: str, compare_source: str | None = None, *,
             control: TaskControl) -> NerOutcome:
     """Tag with model A; when comparing, tag the same text with model B and diff the entities."""
@@ -86,7 +75,7 @@ def ner_job(request: LoadRequest, text: str, aggregation: str, compare_source: s
     other = load_model(replace(request, source=compare_source), control)
     control.check()
     second = tag(other, text, aggregation)
-    return NerOutcome(result, second, compare_source, entity_differences(result.entities, second.entities))
+    return NerOutcome(result, second, compare_source, compare_entities_of(result.entities, second.entities))
 
 
 def _table(headers: list[str]) -> QTableWidget:
@@ -217,7 +206,7 @@ class NerTab(TaskTab):
             self._show_entities(self.result, self.result.comparison[strategy])  # no rerun needed
             if outcome is not None and outcome.second is not None:
                 second = outcome.second.comparison[strategy]
-                self._show_second(outcome, second, entity_differences(self.shown_entities, second))
+                self._show_second(outcome, second, compare_entities_of(self.shown_entities, second))
         elif self.model_info is not None and self.text.toPlainText().strip():
             self.run()
 

@@ -40,17 +40,6 @@ class NspOutcome:
     diff: Any = None  # core.compare.RankingDiff A -> B (labels: IsNext/NotNext, or the sentences B)
 
 
-def ranked_items(result: Any) -> list[tuple[str, float]]:
-    """(label, probability) best first: IsNext/NotNext for one pair, (sentence B, P(IsNext)) for a ranking.
-
-    The same items as cli/nsp.py gives core.compare.compare_rankings, so both mark the same differences.
-    """
-    if hasattr(result, "results"):
-        return [(r.sentence_b, r.is_next) for r in result.results]
-    return sorted([("IsNext (label 0)", result.is_next), ("NotNext (label 1)", result.not_next)],
-                  key=lambda item: -item[1])
-
-
 def _predict(request: LoadRequest, sentence_a: str, candidates: list[str], ranked: bool,
              control: TaskControl) -> Any:
     from bertstudio.core.models import load_model
@@ -69,7 +58,7 @@ def nsp_job(request: LoadRequest, sentence_a: str, candidates: list[str], ranked
     """Model A on the sentences; then, when comparing, model B on the same ones and the diff."""
     from dataclasses import replace
 
-    from bertstudio.core.compare import compare_rankings
+    from bertstudio.core.tasks.nsp import compare
 
     result = _predict(request, sentence_a, candidates, ranked, control)
     if not compare_source:
@@ -77,7 +66,7 @@ def nsp_job(request: LoadRequest, sentence_a: str, candidates: list[str], ranked
     control.check()
     second = _predict(replace(request, source=compare_source), sentence_a, candidates, ranked, control)
     return NspOutcome(result, second, compare_source,
-                      compare_rankings(ranked_items(result), ranked_items(second)))
+                      compare(result, second))
 
 
 def _short(text: str, width: int = 60) -> str:
@@ -218,6 +207,8 @@ class NspTab(TaskTab):
 
         ranked = isinstance(outcome.result, NspRanking)
         diff = outcome.diff
+        from bertstudio.core.tasks.nsp import ranked_items
+
         items_a, items_b = ranked_items(outcome.result), ranked_items(outcome.second)
         source_a = self.model_request().source if self.model_request() else "A"
         self.compare_bars.show_two(source_a, outcome.second_source,
