@@ -124,6 +124,7 @@ class ClassificationTab(TaskTab):
         single_layout.addWidget(QLabel("Text B (optional):"))
         single_layout.addWidget(self.pair)
         single_layout.addWidget(self.examples)
+        single_layout.addStretch(1)
 
         batch = QWidget()
         self.lines = QPlainTextEdit()
@@ -170,10 +171,10 @@ class ClassificationTab(TaskTab):
         controls.addWidget(self.compare_source, 1)
         controls.addWidget(self.run_button)
         controls.addWidget(self.cancel_button)
-        self.body.addWidget(self.modes)
+        self.body.addWidget(self.modes, 1)
         self.body.addLayout(controls)
         self.body.addWidget(self.kind_label)
-        self.body.addWidget(self.bars, 1)
+        self.body.addWidget(self.bars, 2)
 
         self.runner.started.connect(lambda: self.cancel_button.setEnabled(True))
         self.runner.finished.connect(lambda: self.cancel_button.setEnabled(False))
