@@ -1,10 +1,15 @@
-"""bertstudio qa --model SRC --question Q (--context C | --context-file F) [--top-k K] [--json]"""
+"""bertstudio qa --model SRC --question Q (--context C | --context-file F) [--top-k K] [--compare SRC2] [--json]
+
+--compare runs a second QA model on the same question and context and adds its answers and
+the differences of the two best answers (changed span, character overlap, score delta).
+"""
 
 from __future__ import annotations
 
 import argparse
 import sys
 from pathlib import Path
+from typing import Any
 
 from bertstudio.cli.common import add_model_options, load_for, print_json
 
@@ -25,6 +30,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                         help="the empty answer may win (SQuAD 2.0 models)")
     parser.add_argument("--null-threshold", type=float, default=0.0,
                         help="with --allow-no-answer: the null score must beat the best span by this much")
+    parser.add_argument("--compare", metavar="SRC2",
+                        help="a second QA model to run on the same question and context and compare")
     parser.set_defaults(func=run)
 
 
@@ -42,8 +49,25 @@ def _context(args: argparse.Namespace) -> str:
         raise InputError(f"The context file '{path}' cannot be read as UTF-8 text.", details=repr(error)) from error
 
 
+def _print(result: Any) -> None:
+    for rank, item in enumerate(result.answers, start=1):
+        text = item.answer if not item.is_null else "(no answer)"
+        print(f"{rank:>3}. {item.score:7.2%}  {text}  [{item.start}:{item.end}]")
+
+
+def _print_differences(diff: Any) -> None:
+    print("\ndifferences (B - A), best answers:")
+    if diff.changed:
+        print(f"  span changed: {diff.span_a} '{diff.text_a}' -> {diff.span_b} '{diff.text_b}'")
+    else:
+        print(f"  span unchanged: {diff.span_a} '{diff.text_a}'")
+    print(f"  overlap {diff.overlap:.0%}")
+    if diff.score_delta is not None:
+        print(f"  score {diff.score_delta:+.4f}")
+
+
 def run(args: argparse.Namespace) -> int:
-    from bertstudio.core.tasks.qa import QAOptions, answer
+    from bertstudio.core.tasks.qa import QAOptions, answer, compare
 
     options = QAOptions(
         top_k=args.top_k, max_answer_len=args.max_answer_len, doc_stride=args.doc_stride,
@@ -55,10 +79,24 @@ def run(args: argparse.Namespace) -> int:
     result = answer(loaded, args.question, context, options)
     for note in result.notes:
         print(f"note: {note}", file=sys.stderr)
-    if args.json:
-        print_json(result.to_json())
+    if not args.compare:
+        if args.json:
+            print_json(result.to_json())
+        else:
+            _print(result)
         return 0
-    for rank, item in enumerate(result.answers, start=1):
-        text = item.answer if not item.is_null else "(no answer)"
-        print(f"{rank:>3}. {item.score:7.2%}  {text}  [{item.start}:{item.end}]")
+    other = load_for(argparse.Namespace(**{**vars(args), "model": args.compare}), "qa")
+    second = answer(other, args.question, context, options)
+    for note in second.notes:
+        print(f"note (B): {note}", file=sys.stderr)
+    diff = compare(result, second)
+    if args.json:
+        print_json({"model": args.model, "result": result.to_json(),
+                    "compare": {"model": args.compare, "result": second.to_json(), "differences": diff.to_json()}})
+        return 0
+    print(f"A: {args.model}")
+    _print(result)
+    print(f"\nB: {args.compare}")
+    _print(second)
+    _print_differences(diff)
     return 0

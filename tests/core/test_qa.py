@@ -235,3 +235,79 @@ def test_cli_errors(checkpoint_factory, tmp_path, capsys) -> None:
     assert "does not exist" in capsys.readouterr().err
     assert main(["qa", "--model", folder, "--question", QUESTION, "--context", SHORT, "--top-k", "0"]) == 1
     assert "top-k" in capsys.readouterr().err
+
+
+# -- comparing two models ------------------------------------------------------------------------
+def _overlap(a: tuple[int, int], b: tuple[int, int]) -> float:
+    shared = set(range(*a)) & set(range(*b))
+    return len(shared) / len(set(range(*a)) | set(range(*b)))
+
+
+def test_compare_adapter(checkpoint_factory, tmp_path) -> None:
+    from bertstudio.core.tasks.qa import compare
+    from tests.fixtures.checkpoints import build_checkpoint
+
+    first = load_model(LoadRequest(str(checkpoint_factory("bert", "QuestionAnswering")), "qa"))
+    second = load_model(LoadRequest(str(build_checkpoint(tmp_path / "qa-seed1", "bert", "QuestionAnswering",
+                                                         seed=1)), "qa"))
+    a = answer(first, QUESTION, SHORT, QAOptions(top_k=3))
+    b = answer(second, QUESTION, SHORT, QAOptions(top_k=3))
+    same = compare(a, a)
+    assert not same.changed and same.overlap == 1.0 and same.score_delta == 0.0
+    diff = compare(a, b)
+    span_a, span_b = (a.best.start, a.best.end), (b.best.start, b.best.end)
+    assert diff.span_a == span_a and diff.span_b == span_b
+    assert (diff.text_a, diff.text_b) == (a.best.answer, b.best.answer)
+    assert diff.changed == (span_a != span_b)
+    assert diff.overlap == pytest.approx(_overlap(span_a, span_b))
+    assert diff.score_delta == pytest.approx(b.best.score - a.best.score)
+    # The empty answer has no span; against a real span nothing overlaps, and the score still compares.
+    null = answer(first, QUESTION, SHORT, QAOptions(allow_no_answer=True, null_threshold=-1.0))
+    assert null.best.is_null
+    against = compare(null, b)
+    assert against.changed and against.span_a is None and against.overlap == 0.0
+    assert against.score_delta == pytest.approx(b.best.score - null.best.score)
+    with pytest.raises(InputError, match="different questions or contexts"):
+        compare(a, answer(first, QUESTION, LONG))
+
+
+def test_cli_compare_json(checkpoint_factory, tmp_path, capsys) -> None:
+    import json
+
+    from bertstudio.cli import main
+    from tests.fixtures.checkpoints import build_checkpoint
+
+    folder_a = str(checkpoint_factory("bert", "QuestionAnswering"))
+    folder_b = str(build_checkpoint(tmp_path / "qa-seed1", "bert", "QuestionAnswering", seed=1))
+    code = main(["qa", "--model", folder_a, "--question", QUESTION, "--context", SHORT, "--top-k", "3",
+                 "--compare", folder_b, "--json"])
+    out = capsys.readouterr()
+    assert code == 0
+    got = json.loads(out.out)
+    assert set(got) == {"model", "result", "compare"} and got["model"] == folder_a
+    assert set(got["compare"]) == {"model", "result", "differences"} and got["compare"]["model"] == folder_b
+    options = QAOptions(top_k=3)
+    a = answer(load_model(LoadRequest(folder_a, "qa")), QUESTION, SHORT, options)
+    b = answer(load_model(LoadRequest(folder_b, "qa")), QUESTION, SHORT, options)
+    for shown, expected in ((got["result"], a.to_json()), (got["compare"]["result"], b.to_json())):
+        assert [(x["answer"], x["start"], x["end"]) for x in shown] == [
+            (x["answer"], x["start"], x["end"]) for x in expected]
+        assert [x["score"] for x in shown] == pytest.approx([x["score"] for x in expected], abs=1e-6)
+    assert [x["answer"] for x in got["result"]] != [x["answer"] for x in got["compare"]["result"]]
+    diff = got["compare"]["differences"]
+    span_a, span_b = (a.best.start, a.best.end), (b.best.start, b.best.end)
+    assert diff["span_a"] == list(span_a) and diff["span_b"] == list(span_b)
+    assert diff["text_a"] == a.best.answer and diff["text_b"] == b.best.answer
+    assert diff["changed"] == (span_a != span_b)
+    assert diff["overlap"] == pytest.approx(_overlap(span_a, span_b))
+    assert diff["score_delta"] == pytest.approx(b.best.score - a.best.score)
+    # Plain text: both models' answers and the differences.
+    assert main(["qa", "--model", folder_a, "--question", QUESTION, "--context", SHORT,
+                 "--compare", folder_b]) == 0
+    text = capsys.readouterr().out
+    assert f"A: {folder_a}" in text and f"B: {folder_b}" in text and "overlap" in text
+    assert ("span changed" if diff["changed"] else "span unchanged") in text
+    # A second model without a QA head cannot be read at all: a clear error, exit 1.
+    assert main(["qa", "--model", folder_a, "--question", QUESTION, "--context", SHORT,
+                 "--compare", str(tmp_path / "missing"), "--json"]) == 1
+    assert capsys.readouterr().err

@@ -337,3 +337,22 @@ def answer(
         notes=tuple(notes),
         head_warning=loaded.info.head_warning,
     )
+
+
+def _best_for_compare(result: QAResult) -> dict[str, object] | None:
+    """The best answer as compare_spans reads it; the null answer has no span but keeps its score."""
+    best = result.best
+    if best is None:
+        return None
+    if best.is_null:
+        return {"start": None, "end": None, "text": "", "score": best.score}
+    return {"start": best.start, "end": best.end, "text": best.answer, "score": best.score}
+
+
+def compare(a: QAResult, b: QAResult) -> Any:
+    """core.compare.SpanDiff of model A's best answer -> model B's on the same question and context."""
+    from bertstudio.core.compare import compare_spans
+
+    if a.context != b.context or a.question != b.question:
+        raise InputError("The two answers are to different questions or contexts; they cannot be compared.")
+    return compare_spans(_best_for_compare(a), _best_for_compare(b))
