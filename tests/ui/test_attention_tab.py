@@ -147,6 +147,8 @@ def test_compare_two_models(qtbot, window, checkpoint_factory) -> None:
     # the layers x heads summary is the mean |B - A| per head
     np.testing.assert_allclose(tab.compare_summary.image.image, comparison.diff.mean_abs)
     assert tab.compare_summary.matrix.shape == (result.layers, result.heads)
+    # its colour scale is 0 .. the largest mean |B - A| (not pyqtgraph's default 0 .. 1)
+    np.testing.assert_allclose(tab.compare_summary.image.levels, (0.0, comparison.diff.mean_abs.max()), rtol=1e-6)
 
     # click the summary cell of layer 1, head 0: the difference matrix of that head, diverging around 0
     tab.views.setCurrentWidget(tab.compare_page)

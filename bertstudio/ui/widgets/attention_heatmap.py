@@ -111,6 +111,9 @@ class AttentionHeatmap(pg.GraphicsLayoutWidget):
         self.plot.addItem(self.image)
         self.bar = pg.ColorBarItem(values=(0.0, 1.0), colorMap=colormap("viridis"), interactive=True, width=14)
         self.bar.setImageItem(self.image, insert_in=self.plot)
+        # the bar handed the still empty image its default levels as "deferred levels", which
+        # pyqtgraph would apply after our first setImage: consume them on a placeholder now
+        self.image.setImage(np.zeros((1, 1), dtype=np.float32), autoLevels=False, levels=(0.0, 1.0))
         self.matrix = np.zeros((0, 0), dtype=np.float32)
         self.query_tokens: list[str] = []
         self.key_tokens: list[str] = []
@@ -142,10 +145,22 @@ class AttentionHeatmap(pg.GraphicsLayoutWidget):
         """
         self.matrix = matrix
         rows, cols = matrix.shape
+        if matrix.size == 0:  # nothing to show (e.g. no comparison): hide, keep the last texture
+            self.image.setVisible(False)
+            self.query_tokens, self.key_tokens, self._shape = [], [], (0, 0)
+            self.left.set_tokens([])
+            self.bottom.set_tokens([])
+            self._title = title
+            self.plot.setTitle(title)
+            return
+        self.image.setVisible(True)
         if levels is None:
             top = float(matrix.max()) if matrix.size else 1.0
             levels = (0.0, top if top > 0 else 1.0)
         self.image.setImage(matrix, autoLevels=False, levels=levels)  # one render: the bar only follows
+        # the bar snaps dragged levels to multiples of `rounding` (default 1, which turns any
+        # attention range into 0..1 on the next region event): a thousandth of the span instead
+        self.bar.rounding = max((levels[1] - levels[0]) / 1000.0, 1e-12)
         self.bar.setLevels(levels, update_items=False)
         if (rows, cols) != self._shape:
             self.image.setRect(QRectF(-0.5, -0.5, cols, rows))
