@@ -103,3 +103,70 @@ def test_trained_minilm_highlights_the_answer(qtbot, window, trained_qa) -> None
     _answer(qtbot, tab)
     assert tab.context.highlighted_text()[0] == "Osaka"
     assert tab.table.item(0, 0).text() == "Osaka"
+
+
+def test_compare_two_models(qtbot, window, checkpoint_factory, tmp_path) -> None:
+    """Both models run in one job; B's best span is drawn in the context, its n-best sits beside A's
+    with each span's rank and score change against A, and the summary says what changed."""
+    from bertstudio.core.models import LoadRequest, load_model
+    from bertstudio.core.tasks.qa import QAOptions, answer
+    from tests.fixtures.checkpoints import build_checkpoint
+
+    tab = _tab(window)
+    first = checkpoint_factory("bert", "QuestionAnswering")
+    second = build_checkpoint(tmp_path / "bert-qa-seed1", "bert", "QuestionAnswering", seed=1)
+    load_model_in(qtbot, tab, first)
+    question = "where was john born ?"
+    context = "john was born in paris . mary lives in berlin and works at the school ."
+    tab.question.setText(question)
+    tab.context.setPlainText(context)
+    tab.top_k.setValue(5)
+    tab.compare_source.enabled.setChecked(True)  # ticked but empty: asks for the second model, runs nothing
+    tab.run_button.click()
+    assert "second model" in tab.message.text() and tab.outcome is None
+    tab.compare_source.set_source(str(second))
+    _answer(qtbot, tab)
+    outcome = tab.outcome
+    a, b = outcome.result, outcome.second
+    expected = answer(load_model(LoadRequest(str(second), "qa")), question, context, QAOptions(top_k=5))
+    assert [(x.start, x.end) for x in b.answers] == [(x.start, x.end) for x in expected.answers]
+    assert [x.score for x in b.answers] == pytest.approx([x.score for x in expected.answers], abs=1e-6)
+    assert [(x.start, x.end) for x in a.answers] != [(x.start, x.end) for x in b.answers]
+    # The context: A's best highlighted as before, B's best drawn too.
+    assert tab.context.highlights == [(a.best.start, a.best.end)]
+    assert tab.b_highlight() == (b.best.start, b.best.end)
+    # B's table beside A's: its answers, and against A the rank and score change of the same span.
+    assert tab.side_b.isVisibleTo(tab) and tab.table_b.rowCount() == len(b.answers)
+    spans_a = {(x.start, x.end): (rank, x.score) for rank, x in enumerate(a.answers, start=1)}
+    for row, item in enumerate(b.answers):
+        cells = [tab.table_b.item(row, c).text() for c in range(5)]
+        assert cells[:4] == [item.answer, f"{item.score:.4f}", str(item.start), str(item.end)]
+        if (item.start, item.end) in spans_a:
+            rank, score = spans_a[(item.start, item.end)]
+            assert cells[4] == f"A #{rank}, {item.score - score:+.4f}"
+        else:
+            assert cells[4] == "not in A's list"
+    # The summary: changed span yes/no, overlap and score delta, as core.compare computes them.
+    diff = outcome.diff
+    summary = tab.compare_summary.text()
+    assert tab.compare_summary.isVisibleTo(tab)
+    changed = (a.best.start, a.best.end) != (b.best.start, b.best.end)
+    assert ("Best span changed" in summary) == diff.changed == changed
+    assert f"overlap {diff.overlap:.0%}" in summary
+    assert f"score B − A {b.best.score - a.best.score:+.4f}" in summary
+    # Choosing another row of B's table moves B's mark; A's highlight stays.
+    tab.table_b.selectRow(2)
+    assert tab.b_highlight() == (b.answers[2].start, b.answers[2].end)
+    assert tab.context.highlights == [(a.best.start, a.best.end)]
+    # Unticking goes back to one model.
+    tab.compare_source.set_source(None)
+    _answer(qtbot, tab)
+    assert tab.outcome.second is None and not tab.side_b.isVisibleTo(tab)
+    assert not tab.compare_summary.isVisibleTo(tab) and tab.b_highlight() is None
+    assert tab.context.highlights == [(a.best.start, a.best.end)]
+    # Editing the context drops both marks: their offsets would point at the wrong words.
+    tab.compare_source.set_source(str(second))
+    _answer(qtbot, tab)
+    assert tab.b_highlight() is not None
+    tab.context.setPlainText(context + " anna lives in rome .")
+    assert tab.b_highlight() is None and tab.context.highlights == []

@@ -1,9 +1,19 @@
-"""Extractive QA tab: ask a question of a context, see the best span highlighted and why it won."""
+"""Extractive QA tab: ask a question of a context, see the best span highlighted and why it won.
+
+Optionally a second model ("Compare with…") reads the same question and context in the same
+worker job: its best answer is highlighted in the context too (underlined, in B's colour), its
+n-best table sits beside A's with each span's rank and score change against A, and a summary
+says whether the best span changed, how much the two overlap and the score delta.
+"""
 
 from __future__ import annotations
 
+import html
+from dataclasses import dataclass
+from typing import Any
+
 from PySide6.QtCore import Qt
-from PySide6.QtGui import QKeySequence, QShortcut
+from PySide6.QtGui import QColor, QKeySequence, QShortcut, QTextCharFormat, QTextCursor
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QCheckBox,
@@ -11,12 +21,16 @@ from PySide6.QtWidgets import (
     QDoubleSpinBox,
     QHBoxLayout,
     QHeaderView,
+    QLabel,
     QLineEdit,
     QPushButton,
     QSpinBox,
     QSplitter,
     QTableWidget,
     QTableWidgetItem,
+    QTextEdit,
+    QVBoxLayout,
+    QWidget,
 )
 
 from bertstudio.core.models import LoadRequest, ModelInfo
@@ -24,19 +38,75 @@ from bertstudio.core.progress import TaskControl
 from bertstudio.core.tasks.qa import QAOptions, QAResult
 from bertstudio.resources import examples
 from bertstudio.ui.tabs.base import TaskTab
+from bertstudio.ui.widgets.compare_panel import COLOR_A, COLOR_B, CompareSource
 from bertstudio.ui.widgets.qa_context import QAContextEdit
 from bertstudio.ui.widgets.qa_scores_plot import QAScoresPlot
 
 EXAMPLE_SEPARATOR = "|||"
+B_BACKGROUND = QColor("#fbd9c4")  # model B's answer in the context (A's stays yellow, drawn on top)
 
 
-def qa_job(request: LoadRequest, question: str, context: str, options: QAOptions, control: TaskControl) -> QAResult:
+@dataclass(frozen=True)
+class QAOutcome:
+    """What the worker sends back: model A's result and, when comparing, model B's and the diff."""
+
+    result: QAResult
+    second: QAResult | None = None
+    second_source: str = ""
+    diff: Any = None  # core.compare.SpanDiff of A's best answer -> B's
+
+
+def _answer(request: LoadRequest, question: str, context: str, options: QAOptions,
+            control: TaskControl) -> QAResult:
     from bertstudio.core.models import load_model
     from bertstudio.core.tasks.qa import answer
 
     loaded = load_model(request, control)
     control.check()
     return answer(loaded, question, context, options, control)
+
+
+def qa_job(request: LoadRequest, question: str, context: str, options: QAOptions,
+           compare_source: str | None = None, *, control: TaskControl) -> QAOutcome:
+    """Model A on the question; then, when comparing, model B on the same one and the diff."""
+    from dataclasses import replace
+
+    from bertstudio.core.tasks.qa import compare
+
+    result = _answer(request, question, context, options, control)
+    if not compare_source:
+        return QAOutcome(result)
+    control.check()
+    second = _answer(replace(request, source=compare_source), question, context, options, control)
+    return QAOutcome(result, second, compare_source, compare(result, second))
+
+
+def versus_a(item: Any, result_a: QAResult) -> tuple[int | None, float | None]:
+    """(rank in A's n-best, score B − A) of B's answer `item`; (None, None) if A did not list that span."""
+    for rank, other in enumerate(result_a.answers, start=1):
+        if other.is_null == item.is_null and (item.is_null or (other.start, other.end) == (item.start, item.end)):
+            return rank, item.score - other.score
+    return None, None
+
+
+def span_summary(diff: Any) -> str:
+    """Rich text: whether the best span changed, the overlap and the score delta."""
+    def shown(span: Any, text: str) -> str:
+        return "(no answer)" if span is None else f"“{html.escape(text)}” [{span[0]}:{span[1]}]"
+
+    if diff.changed:
+        head = (f"<b style='color:#a40000'>Best span changed:</b> {shown(diff.span_a, diff.text_a)} → "
+                f"{shown(diff.span_b, diff.text_b)}")
+    else:
+        head = f"Best span unchanged: {shown(diff.span_a, diff.text_a)}"
+    parts = [head, f"overlap {diff.overlap:.0%}"]
+    if diff.score_delta is not None:
+        parts.append(f"score B − A {diff.score_delta:+.4f}")
+    return " · ".join(parts)
+
+
+def _short(source: str, limit: int = 48) -> str:
+    return source if len(source) <= limit else "…" + source[-(limit - 1):]
 
 
 def _spin(low: int, high: int, value: int, prefix: str, tip: str) -> QSpinBox:
@@ -46,6 +116,16 @@ def _spin(low: int, high: int, value: int, prefix: str, tip: str) -> QSpinBox:
     spin.setPrefix(prefix)
     spin.setToolTip(tip)
     return spin
+
+
+def _answer_column_first(table: QTableWidget) -> None:
+    """The answer column takes the room; the numbers only what they need (two tables share a row)."""
+    header = table.horizontalHeader()
+    header.setStretchLastSection(False)
+    header.setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
+    for column in range(1, table.columnCount()):
+        header.setSectionResizeMode(column, QHeaderView.ResizeMode.ResizeToContents)
+    table.verticalHeader().setVisible(False)
 
 
 class QATab(TaskTab):
@@ -92,12 +172,27 @@ class QATab(TaskTab):
 
         self.table = QTableWidget(0, 4)
         self.table.setHorizontalHeaderLabels(["answer", "score", "start", "end"])
-        self.table.horizontalHeader().setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
+        _answer_column_first(self.table)
         self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
         self.table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
         self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         self.table.currentCellChanged.connect(lambda row, *_: self.show_answer(row))
         self.plot = QAScoresPlot()
+        self.compare_source = CompareSource(self.model_bar.source)
+        self.outcome: QAOutcome | None = None
+        self.b_span: tuple[int, int] | None = None  # B's answer shown in the context
+        self.table_b = QTableWidget(0, 5)
+        self.table_b.setHorizontalHeaderLabels(["answer", "score", "start", "end", "vs A"])
+        _answer_column_first(self.table_b)
+        self.table_b.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        self.table_b.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+        self.table_b.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        self.table_b.currentCellChanged.connect(lambda row, *_: self.show_answer_b(row))
+        self.title_a = QLabel()
+        self.title_b = QLabel()
+        self.compare_summary = QLabel()
+        self.compare_summary.setWordWrap(True)
+        self.compare_summary.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
 
         controls = QHBoxLayout()
         for widget in (self.examples, self.top_k, self.max_answer_len, self.doc_stride, self.allow_null,
@@ -108,15 +203,28 @@ class QATab(TaskTab):
         controls.addWidget(self.cancel_button)
         self.body.addWidget(self.question)
         self.body.addLayout(controls)
+        self.body.addWidget(self.compare_source)
+        side_a, self.side_b = QWidget(), QWidget()
+        for side, title, table in ((side_a, self.title_a, self.table), (self.side_b, self.title_b, self.table_b)):
+            column = QVBoxLayout(side)
+            column.setContentsMargins(0, 0, 0, 0)
+            column.addWidget(title)
+            column.addWidget(table, 1)
         lower = QSplitter(Qt.Orientation.Horizontal)
-        lower.addWidget(self.table)
+        lower.addWidget(side_a)
+        lower.addWidget(self.side_b)
         lower.addWidget(self.plot)
-        lower.setSizes([300, 500])
+        lower.setSizes([300, 300, 400])
         upper = QSplitter(Qt.Orientation.Vertical)
         upper.addWidget(self.context)
         upper.addWidget(lower)
         upper.setSizes([300, 260])
         self.body.addWidget(upper, 1)
+        self.body.addWidget(self.compare_summary)
+        self.context.textChanged.connect(self._context_edited)
+        self.title_a.setVisible(False)
+        self.side_b.setVisible(False)
+        self.compare_summary.setVisible(False)
 
         self.runner.started.connect(lambda: self.cancel_button.setEnabled(True))
         self.runner.finished.connect(lambda: self.cancel_button.setEnabled(False))
@@ -146,11 +254,17 @@ class QATab(TaskTab):
         )
 
     def run(self) -> None:
-        self.run_job(qa_job, self.question.text(), self.context.toPlainText(), self.options())
+        compare_source = self.compare_source.source()
+        if self.compare_source.enabled.isChecked() and not compare_source:
+            self.show_message("Choose the second model to compare with, or untick “Compare with…”.", error=True)
+            return
+        self.run_job(qa_job, self.question.text(), self.context.toPlainText(), self.options(), compare_source)
 
     # -- output ----------------------------------------------------------------------------
-    def show_result(self, result: QAResult) -> None:
-        self.result = result
+    def show_result(self, outcome: QAOutcome) -> None:
+        self.outcome = outcome
+        result = self.result = outcome.result
+        self.b_span = None
         self.table.blockSignals(True)
         self.table.setRowCount(len(result.answers))
         for row, item in enumerate(result.answers):
@@ -165,14 +279,55 @@ class QATab(TaskTab):
                 self.table.setItem(row, column, cell)
         self.table.blockSignals(False)
         self.plot.set_scores(result.tokens.tokens, result.tokens.start_scores, result.tokens.end_scores)
+        second = outcome.second
+        self.title_a.setVisible(second is not None)
+        self.side_b.setVisible(second is not None)
+        self.compare_summary.setVisible(second is not None)
+        if second is not None:
+            self._fill_b(outcome)
         if result.answers:
             self.table.selectRow(0)
             self.show_answer(0)
+        if second is not None and second.answers:
+            self.table_b.selectRow(0)
+            self.show_answer_b(0)
         notes = [*result.notes, result.head_warning]
+        if second is not None:
+            notes = [f"A: {n}" for n in notes if n] + [f"B: {n}" for n in (*second.notes, second.head_warning) if n]
         self.show_message("\n".join(n for n in notes if n))
         best = result.best
         summary = "no answer" if best is None or best.is_null else f"“{best.answer}” ({best.score:.1%})"
+        if second is not None:
+            summary += (f"; compared with {outcome.second_source}: best span "
+                        f"{'changed' if outcome.diff.changed else 'unchanged'}")
         self.status.emit(f"QA: {summary}")
+
+    def _fill_b(self, outcome: QAOutcome) -> None:
+        """B's n-best beside A's: each row's rank in A's list and its score change (B − A)."""
+        assert outcome.second is not None
+        source_a = self.model_request().source if self.model_request() else "A"
+        self.title_a.setText(f"<b style='color:{COLOR_A}'>A</b> {html.escape(_short(source_a))}")
+        self.title_b.setText(f"<b style='color:{COLOR_B}'>B</b> {html.escape(_short(outcome.second_source))} "
+                             "<span style='background:#fbd9c4'>(underlined in the context)</span>")
+        answers = outcome.second.answers
+        self.table_b.blockSignals(True)
+        self.table_b.setRowCount(len(answers))
+        for row, item in enumerate(answers):
+            rank, delta = versus_a(item, outcome.result)
+            versus = "not in A's list" if rank is None else f"A #{rank}, {delta:+.4f}"
+            text = item.answer if not item.is_null else "(no answer)"
+            cells = [text, f"{item.score:.4f}", str(item.start), str(item.end), versus]
+            for column, value in enumerate(cells):
+                cell = QTableWidgetItem(value)
+                if column in (1, 2, 3):
+                    cell.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+                if column == 4:
+                    cell.setToolTip("This span's rank among model A's answers and its score change (B − A)")
+                    if rank is None:
+                        cell.setForeground(QColor("#a40000"))
+                self.table_b.setItem(row, column, cell)
+        self.table_b.blockSignals(False)
+        self.compare_summary.setText(span_summary(outcome.diff))
 
     def show_answer(self, row: int) -> None:
         """Highlight answer `row` in the context and shade its tokens in the plot."""
@@ -184,8 +339,65 @@ class QATab(TaskTab):
         if item.is_null:
             self.context.clear_highlights()
             self.plot.mark(-1, -1)
+            self._overlay_b()
             return
         window = self.result.windows[item.window] if len(self.result.windows) > 1 else None
         self.context.show_span(item.start, item.end, window)
         covered = [i for i, (s, e) in enumerate(self.result.tokens.spans) if s < item.end and e > item.start]
         self.plot.mark(covered[0], covered[-1]) if covered else self.plot.mark(-1, -1)
+        self._overlay_b()
+
+    def show_answer_b(self, row: int) -> None:
+        """Underline model B's answer `row` in the context, next to A's highlighted one."""
+        second = self.outcome.second if self.outcome is not None else None
+        if second is None or not 0 <= row < len(second.answers):
+            return
+        if self.context.toPlainText() != second.context:
+            return
+        item = second.answers[row]
+        self.b_span = None if item.is_null else (item.start, item.end)
+        a_row = self.table.currentRow()
+        if self.result is not None and 0 <= a_row < len(self.result.answers):
+            self.show_answer(a_row)  # redraws A's highlight, then B's
+        else:
+            self._overlay_b()
+
+    def _overlay_b(self) -> None:
+        """Add B's span under A's highlights: B's background and a thick underline in B's colour."""
+        if self.b_span is None:
+            return
+        length = len(self.context.toPlainText())
+        start, end = max(0, min(self.b_span[0], length)), max(0, min(self.b_span[1], length))
+        if end <= start:
+            return
+        selection = QTextEdit.ExtraSelection()
+        cursor = QTextCursor(self.context.document())
+        cursor.setPosition(start)
+        cursor.setPosition(end, QTextCursor.MoveMode.KeepAnchor)
+        fmt = QTextCharFormat()
+        fmt.setBackground(B_BACKGROUND)
+        fmt.setFontUnderline(True)
+        fmt.setUnderlineStyle(QTextCharFormat.UnderlineStyle.SingleUnderline)
+        fmt.setUnderlineColor(QColor(COLOR_B))
+        fmt.setToolTip("model B's answer")
+        selection.cursor = cursor
+        selection.format = fmt
+        selections = list(self.context.extraSelections())
+        # The window shading first, then B, then A's answer on top where the two overlap.
+        position = 1 if self.context.window_span is not None and selections else 0
+        selections.insert(position, selection)
+        self.context.setExtraSelections(selections)
+
+    def _context_edited(self) -> None:
+        """An edit makes B's offsets stale as well as A's (the context drops A's itself)."""
+        outcome = self.outcome
+        if self.b_span is not None and outcome is not None and self.context.toPlainText() != outcome.result.context:
+            self.b_span = None
+            self.context.setExtraSelections([])
+
+    def b_highlight(self) -> tuple[int, int] | None:
+        """B's span as drawn in the context (None when none is drawn)."""
+        for selection in self.context.extraSelections():
+            if selection.format.background().color() == B_BACKGROUND:
+                return selection.cursor.selectionStart(), selection.cursor.selectionEnd()
+        return None
