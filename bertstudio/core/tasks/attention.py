@@ -186,7 +186,7 @@ def mean_over_heads(attentions: np.ndarray) -> np.ndarray:
     return attentions.mean(axis=1)
 
 
-def rollout(attentions: np.ndarray) -> np.ndarray:
+def rollout(attentions: np.ndarray, mean: np.ndarray | None = None) -> np.ndarray:
     """Attention rollout (Abnar & Zuidema, 2020), cumulative up to each layer: layers x T x T.
 
     Each layer's head-averaged attention gets the residual connection added as the identity,
@@ -194,7 +194,7 @@ def rollout(attentions: np.ndarray) -> np.ndarray:
     bottom: R_0 = Â_0, R_l = Â_l · R_{l-1}. Row q of R_l says how much of token q's layer-l
     representation flows from each input token.
     """
-    mean = mean_over_heads(attentions).astype(np.float64)
+    mean = (mean_over_heads(attentions) if mean is None else mean).astype(np.float64)  # mean: reuse if known
     eye = np.eye(mean.shape[-1])
     out = np.empty_like(mean)
     current = eye

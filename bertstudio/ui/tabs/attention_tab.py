@@ -97,8 +97,10 @@ def make_bundle(
     mean = mean_over_heads(result.attentions)
     if control is not None:
         control.check()
-    return AttentionBundle(result, mean, rollout(result.attentions), head_statistics(result), stage.thumbnails,
-                           comparison)
+    rolled = rollout(result.attentions, mean)
+    if control is not None:
+        control.check()
+    return AttentionBundle(result, mean, rolled, head_statistics(result), stage.thumbnails, comparison)
 
 
 def attention_job(
