@@ -17,9 +17,10 @@ from bertstudio.core.progress import TaskControl
 from bertstudio.core.training import SCHEDULERS, TrainConfig, TrainingEvent, plan, planned_lr, train
 from bertstudio.core.training.data import read_classification, read_conll, read_corpus
 from bertstudio.resources import resource_path
+from tests.fixtures import FIXTURE_CACHE as FIXTURES
 
 DATASETS = resource_path("datasets")
-FIXTURES = Path.home() / ".cache" / "bertstudio-test-fixtures"
+
 GOOD = ["good", "new", "big", "fast"]
 BAD = ["bad", "old", "small", "slow"]
 RECIPE_VERSION = "1"  # bump when the engine changes what a cached run would learn
