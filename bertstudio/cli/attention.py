@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from bertstudio.cli.common import add_model_options, load_for, print_json
+from bertstudio.cli.common import add_model_options, load_for, load_second, print_json
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -42,7 +42,7 @@ def run(args: argparse.Namespace) -> int:
     if args.compare:
         if args.out and args.out.lower().endswith(".csv"):
             raise InputError("A comparison cannot be written as CSV.", hint="Use a .npz or .json file name.")
-        other = load_for(argparse.Namespace(**{**vars(args), "model": args.compare}), "attention", "eager")
+        other = load_second(args, "attention", "eager")
         comparison = compare_attention(result, compute(other, args.text, args.pair), args.compare)
         if comparison.message:
             print(f"warning: {comparison.message}", file=sys.stderr)

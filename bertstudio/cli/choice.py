@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from bertstudio.cli.common import add_model_options, load_for, print_json
+from bertstudio.cli.common import add_model_options, load_for, load_second, print_json, show_comparison
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -37,17 +37,11 @@ def run(args: argparse.Namespace) -> int:
         else:
             _print(result)
         return 0
-    other = load_for(argparse.Namespace(**{**vars(args), "model": args.compare}), "multiple-choice")
+    other = load_second(args, "multiple-choice")
     second = predict(other, args.prompt, args.choice)
     diff = compare(result, second)
-    if args.json:
-        print_json({"model": args.model, "result": result.to_json(),
-                    "compare": {"model": args.compare, "result": second.to_json(), "differences": diff.to_json()}})
+    if show_comparison(args, result, second, diff.to_json(), _print):
         return 0
-    print(f"A: {args.model}")
-    _print(result)
-    print(f"\nB: {args.compare}")
-    _print(second)
     top = f"best changed: {diff.top_a} -> {diff.top_b}" if diff.top_changed else f"best unchanged: {diff.top_a}"
     print(f"\n{top}; largest score change {diff.max_abs_delta:+.4f}")
     return 0

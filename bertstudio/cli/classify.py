@@ -6,7 +6,7 @@ import argparse
 import sys
 from typing import Any
 
-from bertstudio.cli.common import add_model_options, load_for, print_json
+from bertstudio.cli.common import add_model_options, load_for, load_second, print_json
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -76,7 +76,7 @@ def run(args: argparse.Namespace) -> int:
         else:
             _print(result, args.model)
         return 0
-    other = load_for(argparse.Namespace(**{**vars(args), "model": args.compare}), "classification")
+    other = load_second(args, "classification")
     second = _run_one(other, args, texts)
     diffs = compare(result, second)
     if args.json:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections.abc import Callable
 from typing import Any
 
 from bertstudio.core.progress import ProgressEvent, TaskControl
@@ -50,3 +51,24 @@ def load_for(args: argparse.Namespace, task: str, attn_implementation: str | Non
 
 def print_json(value: Any) -> None:
     print(json.dumps(value, ensure_ascii=False, indent=2))
+
+
+def load_second(args: argparse.Namespace, task: str, attn_implementation: str | None = None) -> Any:
+    """The --compare model, loaded like the first (same device, dtype, warnings)."""
+    return load_for(argparse.Namespace(**{**vars(args), "model": args.compare}), task, attn_implementation)
+
+
+def show_comparison(
+    args: argparse.Namespace, result: Any, second: Any, differences: Any, print_result: Callable[[Any], None]
+) -> bool:
+    """--json: {"model", "result", "compare": {"model", "result", "differences"}} (returns True);
+    otherwise A's and B's results as text, leaving the differences to the caller (returns False)."""
+    if args.json:
+        print_json({"model": args.model, "result": result.to_json(),
+                    "compare": {"model": args.compare, "result": second.to_json(), "differences": differences}})
+        return True
+    print(f"A: {args.model}")
+    print_result(result)
+    print(f"\nB: {args.compare}")
+    print_result(second)
+    return False

@@ -6,7 +6,7 @@ import argparse
 import sys
 from typing import TYPE_CHECKING
 
-from bertstudio.cli.common import add_model_options, load_for, print_json
+from bertstudio.cli.common import add_model_options, load_for, load_second, print_json, show_comparison
 
 if TYPE_CHECKING:
     from bertstudio.core.tasks.fill_mask import FillMaskResult
@@ -42,20 +42,11 @@ def run(args: argparse.Namespace) -> int:
         else:
             _print(result)
         return 0
-    other = load_for(argparse.Namespace(**{**vars(args), "model": args.compare}), "fill-mask")
+    other = load_second(args, "fill-mask")
     second = predict(other, for_other_model(args.text, loaded, other), args.top_k)
     diffs = compare(result, second)
-    if args.json:
-        print_json({
-            "model": args.model, "result": result.to_json(),
-            "compare": {"model": args.compare, "result": second.to_json(),
-                        "differences": [d.to_json() for d in diffs]},
-        })
+    if show_comparison(args, result, second, [d.to_json() for d in diffs], _print):
         return 0
-    print(f"A: {args.model}")
-    _print(result)
-    print(f"\nB: {args.compare}")
-    _print(second)
     print("\ndifferences (B - A):")
     for number, diff in enumerate(diffs, start=1):
         top = f"top-1 changed {diff.top_a} -> {diff.top_b}" if diff.top_changed else f"top-1 unchanged ({diff.top_a})"

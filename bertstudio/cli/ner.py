@@ -10,7 +10,7 @@ import argparse
 import sys
 from typing import Any
 
-from bertstudio.cli.common import add_model_options, load_for, print_json
+from bertstudio.cli.common import add_model_options, load_for, load_second, print_json, show_comparison
 
 STRATEGIES = ("none", "simple", "first", "average", "max")  # as core.tasks.ner, without importing torch
 
@@ -51,19 +51,13 @@ def run(args: argparse.Namespace) -> int:
         else:
             _print(result)
         return 0
-    other = load_for(argparse.Namespace(**{**vars(args), "model": args.compare}), "ner")
+    other = load_second(args, "ner")
     second = _tag(other, args, "B: ")
     from bertstudio.core.tasks.ner import compare
 
     diff = compare(result.entities, second.entities)
-    if args.json:
-        print_json({"model": args.model, "result": result.to_json(),
-                    "compare": {"model": args.compare, "result": second.to_json(), "differences": diff.to_json()}})
+    if show_comparison(args, result, second, diff.to_json(), _print):
         return 0
-    print(f"A: {args.model}")
-    _print(result)
-    print(f"\nB: {args.compare}")
-    _print(second)
     print(f"\ndifferences (A -> B): {len(diff.same)} same")
     for a, b in diff.relabelled:
         print(f"  relabelled  {a.start}-{a.end}  {a.text}: {a.label} -> {b.label}")

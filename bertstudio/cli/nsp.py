@@ -11,7 +11,7 @@ import argparse
 import sys
 from typing import Any
 
-from bertstudio.cli.common import add_model_options, load_for, print_json
+from bertstudio.cli.common import add_model_options, load_for, load_second, print_json, show_comparison
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -73,18 +73,12 @@ def run(args: argparse.Namespace) -> int:
         else:
             _print(result)
         return 0
-    other = load_for(argparse.Namespace(**{**vars(args), "model": args.compare}), "nsp")
+    other = load_second(args, "nsp")
     second = _predict(other, args)
     from bertstudio.core.tasks.nsp import compare
 
     diff = compare(result, second)
-    if args.json:
-        print_json({"model": args.model, "result": result.to_json(),
-                    "compare": {"model": args.compare, "result": second.to_json(), "differences": diff.to_json()}})
+    if show_comparison(args, result, second, diff.to_json(), _print):
         return 0
-    print(f"A: {args.model}")
-    _print(result)
-    print(f"\nB: {args.compare}")
-    _print(second)
     _print_differences(diff, hasattr(result, "results"))
     return 0

@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from bertstudio.cli.common import add_model_options, load_for, print_json
+from bertstudio.cli.common import add_model_options, load_for, load_second, print_json, show_comparison
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -85,18 +85,12 @@ def run(args: argparse.Namespace) -> int:
         else:
             _print(result)
         return 0
-    other = load_for(argparse.Namespace(**{**vars(args), "model": args.compare}), "qa")
+    other = load_second(args, "qa")
     second = answer(other, args.question, context, options)
     for note in second.notes:
         print(f"note (B): {note}", file=sys.stderr)
     diff = compare(result, second)
-    if args.json:
-        print_json({"model": args.model, "result": result.to_json(),
-                    "compare": {"model": args.compare, "result": second.to_json(), "differences": diff.to_json()}})
+    if show_comparison(args, result, second, diff.to_json(), _print):
         return 0
-    print(f"A: {args.model}")
-    _print(result)
-    print(f"\nB: {args.compare}")
-    _print(second)
     _print_differences(diff)
     return 0
