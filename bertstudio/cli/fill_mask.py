@@ -30,7 +30,7 @@ def _print(result: FillMaskResult) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from bertstudio.core.tasks.fill_mask import compare, for_other_model, predict
+    from bertstudio.core.tasks.fill_mask import compare, in_mask_of, predict
 
     loaded = load_for(args, "fill-mask")
     result = predict(loaded, args.text, args.top_k)
@@ -43,7 +43,7 @@ def run(args: argparse.Namespace) -> int:
             _print(result)
         return 0
     other = load_second(args, "fill-mask")
-    second = predict(other, for_other_model(args.text, loaded, other), args.top_k)
+    second = predict(other, in_mask_of(other, args.text), args.top_k)
     diffs = compare(result, second)
     if show_comparison(args, result, second, [d.to_json() for d in diffs], _print):
         return 0

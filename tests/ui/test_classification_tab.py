@@ -87,7 +87,7 @@ def test_compare_two_models_side_by_side(qtbot, window, checkpoint_factory) -> N
     outcome = tab.outcome
     assert outcome.second is not None and outcome.second_source == str(second)
     assert tab.bars.side_b.isVisibleTo(tab) and tab.bars.summary.isVisibleTo(tab)
-    diff = outcome.diffs[0]
+    diff = outcome.diff[0]
     assert ("Top-1 changed" in tab.bars.summary.text()) == diff.top_changed
     top_b = outcome.second.first.top
     change = diff.delta_of(top_b.label).delta

@@ -97,7 +97,7 @@ def test_compare_two_models_side_by_side(qtbot, window, checkpoint_factory) -> N
     with qtbot.waitSignal(tab.runner.result, timeout=30_000):
         tab.run()
     outcome = tab.outcome
-    assert outcome.second is not None and len(outcome.diffs) == 1
+    assert outcome.second is not None and len(outcome.diff) == 1
     assert outcome.second.text == "the cat <mask> on the mat"
     assert not tab.bars[0].side_b.isHidden()
     assert "Top-1" in tab.bars[0].summary.text()

@@ -128,11 +128,14 @@ def predict(loaded: LoadedModel, text: str, top_k: int = 5) -> FillMaskResult:
     )
 
 
-def for_other_model(text: str, loaded_a: LoadedModel, loaded_b: LoadedModel) -> str:
-    """The same text for model B: A's mask token replaced by B's ([MASK] -> <mask>)."""
-    mask_a, mask_b = loaded_a.tokenizer.mask_token, loaded_b.tokenizer.mask_token
-    if mask_a and mask_b and mask_a != mask_b:
-        return text.replace(mask_a, mask_b)
+def in_mask_of(loaded: LoadedModel, text: str) -> str:
+    """`text` with any BERT-family mask token ([MASK], <mask>) written as this model's own."""
+    mask = loaded.tokenizer.mask_token
+    if not mask:
+        return text
+    for other in ("[MASK]", "<mask>"):
+        if other != mask:
+            text = text.replace(other, mask)
     return text
 
 

@@ -5,11 +5,9 @@ Optionally a second model scores the same endings in the same worker job, side b
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any
-
 from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QPlainTextEdit, QPushButton
 
+from bertstudio.core.jobs import Outcome
 from bertstudio.core.models import LoadRequest
 from bertstudio.core.progress import TaskControl
 from bertstudio.resources import resource_path
@@ -17,31 +15,13 @@ from bertstudio.ui.tabs.base import TaskTab
 from bertstudio.ui.widgets.compare_panel import CompareBars, CompareSource
 
 
-@dataclass(frozen=True)
-class ChoiceOutcome:
-    result: Any  # ChoiceResult
-    second: Any = None
-    second_source: str = ""
-    diff: Any = None  # core.compare.RankingDiff
-
-
 def choice_job(
     request: LoadRequest, prompt: str, choices: list[str], compare_source: str | None, control: TaskControl
-) -> ChoiceOutcome:
-    from dataclasses import replace
-
-    from bertstudio.core.models import load_model
+) -> Outcome:
+    from bertstudio.core.jobs import run_task
     from bertstudio.core.tasks.multiple_choice import compare, predict
 
-    loaded = load_model(request, control)
-    control.check()
-    result = predict(loaded, prompt, choices)
-    if not compare_source:
-        return ChoiceOutcome(result)
-    other = load_model(replace(request, source=compare_source), control)
-    control.check()
-    second = predict(other, prompt, choices)
-    return ChoiceOutcome(result, second, compare_source, compare(result, second))
+    return run_task(request, control, lambda loaded: predict(loaded, prompt, choices), compare_source, compare)
 
 
 def example_blocks() -> list[tuple[str, list[str]]]:
@@ -64,7 +44,7 @@ class ChoiceTab(TaskTab):
     ORDER = 70
 
     def build(self) -> None:
-        self.outcome: ChoiceOutcome | None = None
+        self.outcome: Outcome | None = None
         self.prompt = QPlainTextEdit()
         self.prompt.setPlaceholderText("The prompt (context), e.g. “She opened the fridge, took out the milk and”")
         self.prompt.setMaximumHeight(70)
@@ -116,7 +96,7 @@ class ChoiceTab(TaskTab):
         self.run_job(choice_job, self.prompt.toPlainText(), parse_choices(self.endings.toPlainText()),
                      compare_source)
 
-    def show_result(self, outcome: ChoiceOutcome) -> None:
+    def show_result(self, outcome: Outcome) -> None:
         self.outcome = outcome
         result = outcome.result
         labels, values = [c.choice for c in result.choices], [c.score for c in result.choices]

@@ -6,7 +6,6 @@ shown side by side with the differences marked.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +25,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from bertstudio.core.jobs import Outcome
 from bertstudio.core.models import LoadRequest, ModelInfo
 from bertstudio.core.progress import TaskControl
 from bertstudio.resources import examples
@@ -33,16 +33,6 @@ from bertstudio.ui.tabs.base import TaskTab
 from bertstudio.ui.widgets.compare_panel import CompareBars, CompareSource
 
 PAIR_SEPARATOR = " ||| "
-
-
-@dataclass(frozen=True)
-class ClassificationOutcome:
-    """What the worker sends back: model A's result and, when comparing, model B's and the diffs."""
-
-    result: Any  # ClassificationResult
-    second: Any = None  # ClassificationResult of the compared model
-    second_source: str = ""
-    diffs: tuple[Any, ...] = ()  # core.compare.RankingDiff per row
 
 
 def _run(loaded: Any, text: str | None, pair: str | None, texts: list[str] | None, control: TaskControl) -> Any:
@@ -61,25 +51,14 @@ def classification_job(
     table: tuple[str, str | None] | None,
     compare_source: str | None,
     control: TaskControl,
-) -> ClassificationOutcome:
-    """Load, read the table if any, classify; then the same with the second model."""
-    from dataclasses import replace
-
-    from bertstudio.core.models import load_model
+) -> Outcome:
+    """Read the table if any, classify; then the same with the second model (diff: one RankingDiff per row)."""
+    from bertstudio.core.jobs import run_task
     from bertstudio.core.tasks.classification import compare, read_texts
 
     if table is not None:
         texts = read_texts(table[0], table[1])
-    loaded = load_model(request, control)
-    control.check()
-    result = _run(loaded, text, pair, texts, control)
-    if not compare_source:
-        return ClassificationOutcome(result)
-    control.check()
-    other = load_model(replace(request, source=compare_source), control)
-    control.check()
-    second = _run(other, text, pair, texts, control)
-    return ClassificationOutcome(result, second, compare_source, compare(result, second))
+    return run_task(request, control, lambda loaded: _run(loaded, text, pair, texts, control), compare_source, compare)
 
 
 class NumberItem(QTableWidgetItem):
@@ -102,7 +81,7 @@ class ClassificationTab(TaskTab):
     ORDER = 60
 
     def build(self) -> None:
-        self.outcome: ClassificationOutcome | None = None
+        self.outcome: Outcome | None = None
         self.table_path: str | None = None
         self.modes = QTabWidget()
 
@@ -248,7 +227,7 @@ class ClassificationTab(TaskTab):
                          compare_source)
 
     # -- output ----------------------------------------------------------------------------
-    def show_result(self, outcome: ClassificationOutcome) -> None:
+    def show_result(self, outcome: Outcome) -> None:
         self.outcome = outcome
         result = outcome.result
         regression = result.kind == "regression"
@@ -287,7 +266,7 @@ class ClassificationTab(TaskTab):
             cells = [text, QTableWidgetItem(row.top.label), NumberItem(row.top.score, f"{row.top.score:.4f}")]
             if comparing:
                 other = outcome.second.rows[index]
-                diff = outcome.diffs[index]
+                diff = outcome.diff[index]
                 cells += [QTableWidgetItem(other.top.label), NumberItem(other.top.score, f"{other.top.score:.4f}"),
                           QTableWidgetItem("top-1 changed" if diff.top_changed else "")]
             for column, cell in enumerate(cells):
@@ -313,7 +292,7 @@ class ClassificationTab(TaskTab):
         self.bars.show_two(
             self.model_request().source if self.model_request() else "A", outcome.second_source,
             (labels, values), ([s.label for s in other.scores], [s.score for s in other.scores]),
-            outcome.diffs[index],
+            outcome.diff[index],
         )
 
     def _choose_export(self) -> None:

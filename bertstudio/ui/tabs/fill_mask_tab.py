@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import html
-from dataclasses import dataclass, replace
 from typing import Any
 
 from PySide6.QtCore import Qt, QTimer
@@ -20,6 +19,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from bertstudio.core.jobs import Outcome
 from bertstudio.core.models import LoadRequest, ModelInfo
 from bertstudio.core.progress import TaskControl
 from bertstudio.core.tasks.fill_mask import FillMaskResult
@@ -30,31 +30,15 @@ from bertstudio.ui.widgets.compare_panel import CompareBars, CompareSource
 DEBOUNCE_MS = 400
 
 
-@dataclass(frozen=True)
-class FillMaskOutcome:
-    """Model A's result and, when comparing, model B's on the same text with the differences."""
-
-    result: FillMaskResult
-    second: FillMaskResult | None = None
-    second_source: str = ""
-    diffs: tuple[Any, ...] = ()  # core.compare.RankingDiff per mask
-
-
 def fill_mask_job(
     request: LoadRequest, text: str, top_k: int, compare_source: str | None, control: TaskControl
-) -> FillMaskOutcome:
-    from bertstudio.core.models import load_model
-    from bertstudio.core.tasks.fill_mask import compare, for_other_model, predict
+) -> Outcome:
+    """Model A, then (comparing) model B on the same text with its own mask token; diff per mask."""
+    from bertstudio.core.jobs import run_task
+    from bertstudio.core.tasks.fill_mask import compare, in_mask_of, predict
 
-    loaded = load_model(request, control)
-    control.check()
-    result = predict(loaded, text, top_k)
-    if not compare_source:
-        return FillMaskOutcome(result)
-    other = load_model(replace(request, source=compare_source), control)
-    control.check()
-    second = predict(other, for_other_model(text, loaded, other), top_k)
-    return FillMaskOutcome(result, second, compare_source, compare(result, second))
+    return run_task(request, control, lambda loaded: predict(loaded, in_mask_of(loaded, text), top_k),
+                    compare_source, compare)
 
 
 class SubmitTextEdit(QPlainTextEdit):
@@ -80,7 +64,7 @@ class FillMaskTab(TaskTab):
 
     def build(self) -> None:
         self.result: FillMaskResult | None = None
-        self.outcome: FillMaskOutcome | None = None
+        self.outcome: Outcome | None = None
         self.text = SubmitTextEdit(self.run)
         self.text.setPlaceholderText("Type a sentence and put the mask token where a word is missing…")
         self.text.setMaximumHeight(64)
@@ -179,7 +163,7 @@ class FillMaskTab(TaskTab):
         self.run_job(fill_mask_job, self.text.toPlainText(), self.top_k.value(), compare_source)
 
     # -- output ----------------------------------------------------------------------------
-    def show_result(self, outcome: FillMaskOutcome) -> None:
+    def show_result(self, outcome: Outcome) -> None:
         self.outcome = outcome
         self.result = result = outcome.result
         filled = _highlighted(result)
@@ -201,7 +185,7 @@ class FillMaskTab(TaskTab):
                 bars.show_one(labels, scores, tooltips)
             else:
                 bars.show_two(result_source(self), outcome.second_source, (labels, scores),
-                              _ranking(outcome.second.masks[number]), outcome.diffs[number])
+                              _ranking(outcome.second.masks[number]), outcome.diff[number])
             self.bars_box.insertWidget(self.bars_box.count() - 1, bars)
             self.bars.append(bars)
         notes = [n for n in (result.truncation.message if result.truncation else "", result.head_warning) if n]

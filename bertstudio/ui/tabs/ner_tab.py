@@ -7,7 +7,6 @@ entities are highlighted beside A's and a table marks each one same / relabelled
 from __future__ import annotations
 
 import html
-from dataclasses import dataclass
 from typing import Any
 
 from PySide6.QtCore import Qt
@@ -28,6 +27,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from bertstudio.core.jobs import Outcome
 from bertstudio.core.models import LoadRequest, ModelInfo
 from bertstudio.core.progress import TaskControl
 from bertstudio.core.tasks.ner import STRATEGIES, Entity, NerResult, entity_type, label_hint
@@ -48,34 +48,14 @@ STRATEGY_HELP = {
 }
 
 
-@dataclass(frozen=True)
-class NerOutcome:
-    """What the worker sends back: model A's result and, when comparing, model B's and the diff."""
-
-    result: NerResult
-    second: NerResult | None = None
-    second_source: str = ""
-    diff: Any = None  # core.compare.EntityDiff of the chosen strategy's entities, A -> B
-
-
 def ner_job(request: LoadRequest, text: str, aggregation: str, compare_source: str | None = None, *,
-            control: TaskControl) -> NerOutcome:
+            control: TaskControl) -> Outcome:
     """Tag with model A; when comparing, tag the same text with model B and diff the entities."""
-    from dataclasses import replace
-
-    from bertstudio.core.models import load_model
+    from bertstudio.core.jobs import run_task
     from bertstudio.core.tasks.ner import tag
 
-    loaded = load_model(request, control)
-    control.check()
-    result = tag(loaded, text, aggregation)
-    if not compare_source:
-        return NerOutcome(result)
-    control.check()
-    other = load_model(replace(request, source=compare_source), control)
-    control.check()
-    second = tag(other, text, aggregation)
-    return NerOutcome(result, second, compare_source, compare_entities_of(result.entities, second.entities))
+    return run_task(request, control, lambda loaded: tag(loaded, text, aggregation), compare_source,
+                    lambda a, b: compare_entities_of(a.entities, b.entities))
 
 
 def _table(headers: list[str]) -> QTableWidget:
@@ -106,7 +86,7 @@ class NerTab(TaskTab):
 
     def build(self) -> None:
         self.result: NerResult | None = None
-        self.outcome: NerOutcome | None = None
+        self.outcome: Outcome | None = None
         self.text = QPlainTextEdit()
         self.text.setPlaceholderText("Type or paste text to tag…")
         self.text.setMaximumHeight(90)
@@ -221,7 +201,7 @@ class NerTab(TaskTab):
         self.run_job(ner_job, self.text.toPlainText(), self.current_strategy(), compare_source)
 
     # -- output ----------------------------------------------------------------------------
-    def show_result(self, outcome: NerOutcome) -> None:
+    def show_result(self, outcome: Outcome) -> None:
         self.outcome = outcome
         result = self.result = outcome.result
         self.highlight.set_kinds(result.entity_types)
@@ -261,7 +241,7 @@ class NerTab(TaskTab):
         self.status.emit(f"NER: {len(result.entities)} entities ({result.aggregation})"
                          + (f"; B: {len(outcome.second.entities)}" if outcome.second is not None else ""))
 
-    def _show_second(self, outcome: NerOutcome, entities: tuple[Entity, ...], diff: Any) -> None:
+    def _show_second(self, outcome: Outcome, entities: tuple[Entity, ...], diff: Any) -> None:
         """Model B's entities highlighted under A's, and the table of changes (A -> B)."""
         assert outcome.second is not None
         source_a = self.model_request().source if self.model_request() else "A"

@@ -8,7 +8,6 @@ mode, how far each candidate B moved.
 from __future__ import annotations
 
 import html
-from dataclasses import dataclass
 from typing import Any
 
 from PySide6.QtWidgets import (
@@ -20,6 +19,7 @@ from PySide6.QtWidgets import (
     QPushButton,
 )
 
+from bertstudio.core.jobs import Outcome
 from bertstudio.core.models import LoadRequest, ModelInfo
 from bertstudio.core.progress import TaskControl
 from bertstudio.resources import examples
@@ -30,43 +30,23 @@ LABEL_NOTE = ("BERT's NSP head: <b>label 0 = IsNext</b> (B continues A), "
               "<b>label 1 = NotNext</b> (B is a random sentence). Hover the bars for the raw logits.")
 
 
-@dataclass(frozen=True)
-class NspOutcome:
-    """What the worker sends back: model A's result and, when comparing, model B's and the diff."""
-
-    result: Any  # NspResult (one pair) or NspRanking
-    second: Any = None  # the compared model's result, same kind
-    second_source: str = ""
-    diff: Any = None  # core.compare.RankingDiff A -> B (labels: IsNext/NotNext, or the sentences B)
-
-
-def _predict(request: LoadRequest, sentence_a: str, candidates: list[str], ranked: bool,
-             control: TaskControl) -> Any:
-    from bertstudio.core.models import load_model
+def _predict(loaded: Any, sentence_a: str, candidates: list[str], ranked: bool, control: TaskControl) -> Any:
     from bertstudio.core.tasks.nsp import predict, rank, require_nsp_head
 
-    loaded = load_model(request, control)
     require_nsp_head(loaded)
-    control.check()
     if ranked:
         return rank(loaded, sentence_a, candidates, control)
     return predict(loaded, sentence_a, candidates[0] if candidates else "")
 
 
 def nsp_job(request: LoadRequest, sentence_a: str, candidates: list[str], ranked: bool,
-            compare_source: str | None = None, *, control: TaskControl) -> NspOutcome:
+            compare_source: str | None = None, *, control: TaskControl) -> Outcome:
     """Model A on the sentences; then, when comparing, model B on the same ones and the diff."""
-    from dataclasses import replace
-
+    from bertstudio.core.jobs import run_task
     from bertstudio.core.tasks.nsp import compare
 
-    result = _predict(request, sentence_a, candidates, ranked, control)
-    if not compare_source:
-        return NspOutcome(result)
-    control.check()
-    second = _predict(replace(request, source=compare_source), sentence_a, candidates, ranked, control)
-    return NspOutcome(result, second, compare_source,
-                      compare(result, second))
+    return run_task(request, control, lambda loaded: _predict(loaded, sentence_a, candidates, ranked, control),
+                    compare_source, compare)
 
 
 def _short(text: str, width: int = 60) -> str:
@@ -106,7 +86,7 @@ class NspTab(TaskTab):
         self.compare_source = CompareSource(self.model_bar.source)
         self.compare_bars = CompareBars()
         self.bars = self.compare_bars.bars_a  # model A's bars (the only ones unless comparing)
-        self.outcome: NspOutcome | None = None
+        self.outcome: Outcome | None = None
 
         controls = QHBoxLayout()
         for widget in (self.swap_button, self.examples, self.rank_mode):
@@ -165,7 +145,7 @@ class NspTab(TaskTab):
             return
         self.run_job(nsp_job, self.sentence_a.toPlainText(), candidates, ranked, compare_source)
 
-    def show_result(self, outcome: NspOutcome) -> None:
+    def show_result(self, outcome: Outcome) -> None:
         from bertstudio.core.tasks.nsp import NspRanking
 
         self.outcome = outcome
@@ -201,7 +181,7 @@ class NspTab(TaskTab):
         self.status.emit(f"Next sentence: P(IsNext) = {result.is_next:.1%}")
 
     # -- comparing two models ----------------------------------------------------------------
-    def _show_two(self, outcome: NspOutcome) -> None:
+    def _show_two(self, outcome: Outcome) -> None:
         """A's and B's bars side by side; B's labels carry the probability change (and rank move)."""
         from bertstudio.core.tasks.nsp import NspRanking
 

@@ -9,7 +9,6 @@ says whether the best span changed, how much the two overlap and the score delta
 from __future__ import annotations
 
 import html
-from dataclasses import dataclass
 from typing import Any
 
 from PySide6.QtCore import Qt
@@ -33,6 +32,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from bertstudio.core.jobs import Outcome
 from bertstudio.core.models import LoadRequest, ModelInfo
 from bertstudio.core.progress import TaskControl
 from bertstudio.core.tasks.qa import QAOptions, QAResult
@@ -46,39 +46,14 @@ EXAMPLE_SEPARATOR = "|||"
 B_BACKGROUND = QColor("#fbd9c4")  # model B's answer in the context (A's stays yellow, drawn on top)
 
 
-@dataclass(frozen=True)
-class QAOutcome:
-    """What the worker sends back: model A's result and, when comparing, model B's and the diff."""
-
-    result: QAResult
-    second: QAResult | None = None
-    second_source: str = ""
-    diff: Any = None  # core.compare.SpanDiff of A's best answer -> B's
-
-
-def _answer(request: LoadRequest, question: str, context: str, options: QAOptions,
-            control: TaskControl) -> QAResult:
-    from bertstudio.core.models import load_model
-    from bertstudio.core.tasks.qa import answer
-
-    loaded = load_model(request, control)
-    control.check()
-    return answer(loaded, question, context, options, control)
-
-
 def qa_job(request: LoadRequest, question: str, context: str, options: QAOptions,
-           compare_source: str | None = None, *, control: TaskControl) -> QAOutcome:
-    """Model A on the question; then, when comparing, model B on the same one and the diff."""
-    from dataclasses import replace
+           compare_source: str | None = None, *, control: TaskControl) -> Outcome:
+    """Model A on the question; then, when comparing, model B on the same one (diff: SpanDiff of the best)."""
+    from bertstudio.core.jobs import run_task
+    from bertstudio.core.tasks.qa import answer, compare
 
-    from bertstudio.core.tasks.qa import compare
-
-    result = _answer(request, question, context, options, control)
-    if not compare_source:
-        return QAOutcome(result)
-    control.check()
-    second = _answer(replace(request, source=compare_source), question, context, options, control)
-    return QAOutcome(result, second, compare_source, compare(result, second))
+    return run_task(request, control, lambda loaded: answer(loaded, question, context, options, control),
+                    compare_source, compare)
 
 
 def versus_a(item: Any, result_a: QAResult) -> tuple[int | None, float | None]:
@@ -179,7 +154,7 @@ class QATab(TaskTab):
         self.table.currentCellChanged.connect(lambda row, *_: self.show_answer(row))
         self.plot = QAScoresPlot()
         self.compare_source = CompareSource(self.model_bar.source)
-        self.outcome: QAOutcome | None = None
+        self.outcome: Outcome | None = None
         self.b_span: tuple[int, int] | None = None  # B's answer shown in the context
         self.table_b = QTableWidget(0, 5)
         self.table_b.setHorizontalHeaderLabels(["answer", "score", "start", "end", "vs A"])
@@ -261,7 +236,7 @@ class QATab(TaskTab):
         self.run_job(qa_job, self.question.text(), self.context.toPlainText(), self.options(), compare_source)
 
     # -- output ----------------------------------------------------------------------------
-    def show_result(self, outcome: QAOutcome) -> None:
+    def show_result(self, outcome: Outcome) -> None:
         self.outcome = outcome
         result = self.result = outcome.result
         self.b_span = None
@@ -302,7 +277,7 @@ class QATab(TaskTab):
                         f"{'changed' if outcome.diff.changed else 'unchanged'}")
         self.status.emit(f"QA: {summary}")
 
-    def _fill_b(self, outcome: QAOutcome) -> None:
+    def _fill_b(self, outcome: Outcome) -> None:
         """B's n-best beside A's: each row's rank in A's list and its score change (B − A)."""
         assert outcome.second is not None
         source_a = self.model_request().source if self.model_request() else "A"
