@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtGui import QAction, QCloseEvent, QShowEvent
 from PySide6.QtWidgets import QFileDialog, QMainWindow, QMessageBox, QTabWidget
 
@@ -10,7 +10,7 @@ from bertstudio.core.progress import TaskControl
 from bertstudio.ui.local_models import LocalModelsIndex
 from bertstudio.ui.log_panel import LogPanel
 from bertstudio.ui.settings import AppSettings
-from bertstudio.ui.tabs import tab_classes
+from bertstudio.ui.tabs import FIRST_TAB_MODULE, tab_classes, tab_modules
 from bertstudio.ui.tabs.base import TaskTab
 from bertstudio.workers import runner as workers
 from bertstudio.workers.runner import TaskRunner
@@ -48,17 +48,30 @@ class MainWindow(QMainWindow):
         self.tabs.setDocumentMode(True)
         self.setCentralWidget(self.tabs)
         self.task_tabs: dict[str, TaskTab] = {}
-        for tab_class in tab_classes():
-            tab = tab_class(self.settings, self.models_index)
-            tab.status.connect(self.show_status)
-            tab.failed.connect(lambda error, title=tab.TITLE: self.report_error(error, title))
-            self.tabs.addTab(tab, tab.TITLE)
-            self.task_tabs[tab.TASK] = tab
+        self._add_tabs(tab_classes([FIRST_TAB_MODULE]))
         self._build_menu()
         self._warm_runner = TaskRunner(self)
         self._warm_runner.result.connect(self._on_warm)
         self._warm_runner.error.connect(lambda error: self.report_error(error, "start-up"))
         self.statusBar().showMessage("Ready. Loading torch in the background…")
+
+    def _add_tabs(self, classes: list[type]) -> None:
+        """Insert tabs at their ORDER among those already there."""
+        for tab_class in classes:
+            tab = tab_class(self.settings, self.models_index)
+            tab.status.connect(self.show_status)
+            tab.failed.connect(lambda error, title=tab.TITLE: self.report_error(error, title))
+            index = sum(1 for other in self.task_tabs.values() if other.ORDER <= tab.ORDER)
+            self.tabs.insertTab(index, tab, tab.TITLE)
+            self.task_tabs[tab.TASK] = tab
+
+    def _finish_start(self) -> None:
+        """After the first paint: the other tabs, then torch in the background, then the models folder."""
+        if not self.isVisible():  # closed before the event loop got here
+            return
+        self._add_tabs(tab_classes([m for m in tab_modules() if m != FIRST_TAB_MODULE]))
+        self._warm_runner.start(warm_up)
+        self.models_index.rescan()
 
     def _build_menu(self) -> None:
         menu = self.menuBar().addMenu("&File")
@@ -77,8 +90,7 @@ class MainWindow(QMainWindow):
         if not getattr(self, "_started", False):
             self._started = True
             self.shown.emit()
-            self._warm_runner.start(warm_up)
-            self.models_index.rescan()
+            QTimer.singleShot(0, self._finish_start)
 
     def _on_warm(self, found: tuple[list[str], dict[str, list[str]]]) -> None:
         devices, dtypes = found

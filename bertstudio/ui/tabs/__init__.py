@@ -9,15 +9,22 @@ import importlib
 import pkgutil
 from pathlib import Path
 
+# Built before the window shows; the other tabs (and pyqtgraph) are imported right after.
+FIRST_TAB_MODULE = "fill_mask_tab"
 
-def tab_classes() -> list[type]:
-    """TaskTab subclasses found in this package, by ORDER then title."""
+
+def tab_modules() -> list[str]:
+    return sorted(m.name for m in pkgutil.iter_modules([str(Path(__file__).parent)]) if m.name.endswith("_tab"))
+
+
+def tab_classes(modules: list[str] | None = None) -> list[type]:
+    """TaskTab subclasses of `modules` (default: every *_tab module here), by ORDER then title."""
     from bertstudio.ui.tabs.base import TaskTab
 
     found: list[type] = []
-    for module in pkgutil.iter_modules([str(Path(__file__).parent)]):
-        if module.name.endswith("_tab"):
-            namespace = importlib.import_module(f"{__name__}.{module.name}")
+    for name in tab_modules() if modules is None else modules:
+        if name:
+            namespace = importlib.import_module(f"{__name__}.{name}")
             found += [
                 value for value in vars(namespace).values()
                 if isinstance(value, type) and issubclass(value, TaskTab) and value is not TaskTab

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import html
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtGui import QFontMetrics
 from PySide6.QtWidgets import (
@@ -24,7 +24,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from bertstudio.ui.widgets.ranked_bars import RankedBars
+if TYPE_CHECKING:
+    from bertstudio.ui.widgets.ranked_bars import RankedBars
 
 COLOR_A = "#4a7bd0"
 COLOR_B = "#d0774a"
@@ -103,6 +104,8 @@ class CompareBars(QWidget):
         super().__init__(parent)
         self.title_a = QLabel()
         self.title_b = QLabel()
+        from bertstudio.ui.widgets.ranked_bars import RankedBars  # pyqtgraph: not needed before a result
+
         self.bars_a = RankedBars(value_format=value_format, color=COLOR_A)
         self.bars_b = RankedBars(value_format=value_format, color=COLOR_B)
         self.summary = QLabel()
