@@ -28,7 +28,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def _tag(loaded: Any, args: argparse.Namespace, prefix: str = "") -> Any:
     from bertstudio.core.tasks.ner import tag
 
-    result = tag(loaded, args.text, args.aggregation)
+    result = tag(loaded, args.text, args.aggregation, views=False)
     for note in (result.truncation.message if result.truncation else "", result.label_hint, *result.notes):
         if note:
             print(f"warning: {prefix}{note}", file=sys.stderr)

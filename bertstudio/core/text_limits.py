@@ -32,10 +32,14 @@ def require_text(text: str, what: str = "text") -> str:
     return text
 
 
-def fit_to_model(text: str, tokenizer: Any, max_length: int) -> tuple[str, Truncation | None]:
-    """The longest prefix of `text` whose tokens (special tokens included) fit `max_length`."""
+def fit_to_model(text: str, tokenizer: Any, max_length: int, encoding: Any = None) -> tuple[str, Truncation | None]:
+    """The longest prefix of `text` whose tokens (special tokens included) fit `max_length`.
+
+    `encoding`: the caller's own tokenizer(text, add_special_tokens=False, return_offsets_mapping=True),
+    to avoid tokenising twice."""
     room = max_length - tokenizer.num_special_tokens_to_add(pair=False)
-    encoding = tokenizer(text, add_special_tokens=False, return_offsets_mapping=True)
+    if encoding is None:
+        encoding = tokenizer(text, add_special_tokens=False, return_offsets_mapping=True)
     offsets = encoding["offset_mapping"]
     if len(offsets) <= room:
         return text, None

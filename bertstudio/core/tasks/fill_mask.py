@@ -61,12 +61,12 @@ def _pipeline(loaded: LoadedModel) -> Any:
     return loaded.extras["fill-mask-pipeline"]
 
 
-def _mask_spans(text: str, tokenizer: Any) -> list[tuple[int, int]]:
-    encoding = tokenizer(text, add_special_tokens=False, return_offsets_mapping=True)
+def _mask_spans(encoding: Any, mask_id: int, within: int) -> list[tuple[int, int]]:
+    """Character spans of the mask tokens that end within the first `within` characters."""
     return [
         (start, end)
         for token_id, (start, end) in zip(encoding["input_ids"], encoding["offset_mapping"], strict=True)
-        if token_id == tokenizer.mask_token_id
+        if token_id == mask_id and end <= within
     ]
 
 
@@ -97,10 +97,11 @@ def predict(loaded: LoadedModel, text: str, top_k: int = 5) -> FillMaskResult:
         raise MissingHeadError(f"{info.architecture}'s tokenizer has no mask token, so it cannot fill masks.")
     if not 1 <= top_k <= MAX_TOP_K:
         raise InputError(f"top-k must be between 1 and {MAX_TOP_K}, not {top_k}.")
-    read, truncation = fit_to_model(text, tokenizer, info.max_length)
-    spans = _mask_spans(read, tokenizer)
+    encoding = tokenizer(text, add_special_tokens=False, return_offsets_mapping=True)
+    read, truncation = fit_to_model(text, tokenizer, info.max_length, encoding)
+    spans = _mask_spans(encoding, tokenizer.mask_token_id, len(read))
     if not spans:
-        lost = truncation is not None and _mask_spans(text, tokenizer)
+        lost = truncation is not None and _mask_spans(encoding, tokenizer.mask_token_id, len(text))
         raise InputError(
             "The mask was cut off: it lies past the model's maximum length." if lost
             else f"The text has no mask token. Put {tokenizer.mask_token} where a word should be predicted.",

@@ -129,8 +129,9 @@ def _entities(raw: list[dict[str, Any]]) -> tuple[Entity, ...]:
     )
 
 
-def tag(loaded: LoadedModel, text: str, aggregation: str = "simple") -> NerResult:
-    """Entities of `text` with the chosen strategy, plus the wordpiece view and every strategy's entities."""
+def tag(loaded: LoadedModel, text: str, aggregation: str = "simple", views: bool = True) -> NerResult:
+    """Entities of `text` with the chosen strategy; with `views`, also the wordpiece view and every
+    strategy's entities (the tab's extra views, one forward pass; the CLI skips them)."""
     from transformers.pipelines import AggregationStrategy
 
     require_text(text)
@@ -166,7 +167,7 @@ def tag(loaded: LoadedModel, text: str, aggregation: str = "simple") -> NerResul
         with warnings.catch_warnings():
             # The fallback-heuristic warning is said once, in `notes`.
             warnings.filterwarnings("ignore", message="Tokenizer does not support real words")
-            for strategy in STRATEGIES:
+            for strategy in STRATEGIES if views else (aggregation,):
                 why = strategy_problem(tokenizer, strategy)
                 if why:
                     unavailable[strategy] = why
@@ -175,7 +176,7 @@ def tag(loaded: LoadedModel, text: str, aggregation: str = "simple") -> NerResul
                     pipe.postprocess(outputs, aggregation_strategy=AggregationStrategy[strategy.upper()])
                 )
             wordpieces = _entities(pipe.postprocess(outputs, aggregation_strategy=AggregationStrategy.NONE,
-                                                    ignore_labels=[]))
+                                                    ignore_labels=[])) if views else ()
     labels = tuple(info.id2label[i] for i in sorted(info.id2label))
     return NerResult(
         text=read,
