@@ -219,7 +219,8 @@ def compare_entities(a: Iterable[Any], b: Iterable[Any]) -> EntityDiff:
     """Match entities of two models on the same text by exact character span."""
     by_span_a = {(e.start, e.end): e for e in map(_entity, a)}
     by_span_b = {(e.start, e.end): e for e in map(_entity, b)}
-    same, relabelled = [], []
+    same: list[Any] = []
+    relabelled: list[Any] = []
     for span, ea in by_span_a.items():
         eb = by_span_b.get(span)
         if eb is not None:

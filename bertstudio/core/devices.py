@@ -36,7 +36,9 @@ def dtypes_for(device: str) -> list[str]:
         import torch
 
         index = int(device.split(":")[1]) if ":" in device else 0
-        return ["float32", "float16"] + (["bfloat16"] if torch.cuda.is_bf16_supported(index) else [])
+        with torch.cuda.device(index):  # is_bf16_supported() asks the current device
+            bf16 = torch.cuda.is_bf16_supported()
+        return ["float32", "float16"] + (["bfloat16"] if bf16 else [])
     if device == "mps":
         return ["float32", "float16"]
     return ["float32"]

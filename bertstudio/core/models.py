@@ -125,6 +125,17 @@ class LoadedModel:
     lock: threading.RLock = field(default_factory=threading.RLock)
     extras: dict[str, Any] = field(default_factory=dict)  # per-task helpers, e.g. a pipeline
 
+    def pipeline(self, task: str) -> Any:
+        """transformers' pipeline for `task` ("fill-mask", ...) on this model, built on first use."""
+        key = f"pipeline:{task}"
+        if key not in self.extras:
+            from transformers import pipeline
+
+            self.extras[key] = pipeline(  # type: ignore[call-overload]
+                task, model=self.model, tokenizer=self.tokenizer, device=self.model.device
+            )
+        return self.extras[key]
+
 
 def resolve_source(source: str, control: TaskControl | None = None) -> Path:
     """A local model folder for `source`; Hub ids are fetched (or found in the cache offline)."""

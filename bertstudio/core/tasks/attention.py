@@ -291,7 +291,8 @@ class HeadStatistics:
     previous: np.ndarray  # ... to the token just before the query
     next: np.ndarray  # ... to the token just after
 
-    def rows(self) -> list[tuple[int, int, float, float, float, float, float]]:
+    def rows(self) -> list[tuple[float, ...]]:
+        """(layer, head, *statistics) per head, for the sortable table."""
         layers, heads = self.entropy.shape
         return [
             (layer, head, *(float(getattr(self, c)[layer, head]) for c in STAT_COLUMNS))

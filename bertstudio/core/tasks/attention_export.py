@@ -56,7 +56,7 @@ def save_npz(
         segment_ids=np.array(result.segment_ids, dtype=np.int64),
         layer=np.array(-1 if layer is None else layer),
         head=np.array(-1 if head is None else head),
-        **arrays,
+        **arrays,  # type: ignore[arg-type]  # numpy's stub types **kwds like allow_pickle
     )
 
 

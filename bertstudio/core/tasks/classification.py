@@ -91,17 +91,6 @@ def score_kind(config: Any) -> str:
     return "single-label"
 
 
-def _pipeline(loaded: LoadedModel) -> Any:
-    """One TextClassificationPipeline per loaded model, built on first use."""
-    if "text-classification-pipeline" not in loaded.extras:
-        from transformers import pipeline
-
-        loaded.extras["text-classification-pipeline"] = pipeline(
-            "text-classification", model=loaded.model, tokenizer=loaded.tokenizer, device=loaded.model.device
-        )
-    return loaded.extras["text-classification-pipeline"]
-
-
 def _row(text: str, pair: str | None, raw: list[dict[str, Any]], truncated: bool) -> Classification:
     scores = tuple(LabelScore(str(item["label"]), float(item["score"])) for item in raw)
     return Classification(text=text, text_pair=pair, scores=scores, truncated=truncated)
@@ -134,14 +123,14 @@ def classify(loaded: LoadedModel, text: str, pair: str | None = None) -> Classif
             read, truncation = (text, None) if _surely_fits(loaded, text) else fit_to_model(
                 text, tokenizer, loaded.info.max_length
             )
-            raw = _pipeline(loaded)(read, top_k=None)
+            raw = loaded.pipeline("text-classification")(read, top_k=None)
             row = _row(read, None, raw, truncation is not None)
             return ClassificationResult((row,), kind, truncation=truncation, head_warning=loaded.info.head_warning)
         truncated = not _surely_fits(loaded, text, pair) and len(
             tokenizer(text, pair, truncation=False)["input_ids"]
         ) > loaded.info.max_length
         kwargs = {"truncation": True, "max_length": loaded.info.max_length} if truncated else {}
-        raw = _pipeline(loaded)({"text": text, "text_pair": pair}, top_k=None, **kwargs)
+        raw = loaded.pipeline("text-classification")({"text": text, "text_pair": pair}, top_k=None, **kwargs)
     return ClassificationResult(
         (_row(text, pair, raw, truncated),), kind, head_warning=loaded.info.head_warning
     )
@@ -173,7 +162,8 @@ def classify_batch(
     with loaded.lock:
         # A generator makes the pipeline batch internally and hand back rows one by one: progress and
         # cancelling between batches at no cost to throughput.
-        results = _pipeline(loaded)((row for row in rows), top_k=None, batch_size=batch_size, **kwargs)
+        pipe = loaded.pipeline("text-classification")
+        results = pipe((row for row in rows), top_k=None, batch_size=batch_size, **kwargs)
         for text, raw, cut in zip(rows, results, long, strict=True):
             out.append(_row(text, None, raw, cut))
             if len(out) % batch_size == 0 or len(out) == len(rows):

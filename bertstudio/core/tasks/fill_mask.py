@@ -50,17 +50,6 @@ class FillMaskResult:
         return [[c.to_json() for c in mask.candidates] for mask in self.masks]
 
 
-def _pipeline(loaded: LoadedModel) -> Any:
-    """One FillMaskPipeline per loaded model, built on first use."""
-    if "fill-mask-pipeline" not in loaded.extras:
-        from transformers import pipeline
-
-        loaded.extras["fill-mask-pipeline"] = pipeline(
-            "fill-mask", model=loaded.model, tokenizer=loaded.tokenizer, device=loaded.model.device
-        )
-    return loaded.extras["fill-mask-pipeline"]
-
-
 def _mask_spans(encoding: Any, mask_id: int, within: int) -> list[tuple[int, int]]:
     """Character spans of the mask tokens that end within the first `within` characters."""
     return [
@@ -108,7 +97,7 @@ def predict(loaded: LoadedModel, text: str, top_k: int = 5) -> FillMaskResult:
             hint=truncation.message if lost and truncation else "Use “Insert mask” or type the token yourself.",
         )
     with loaded.lock:
-        raw = _pipeline(loaded)(read, top_k=top_k)
+        raw = loaded.pipeline("fill-mask")(read, top_k=top_k)
     per_mask = [raw] if len(spans) == 1 else raw
     masks = tuple(
         MaskPrediction(

@@ -104,17 +104,6 @@ def strategy_problem(tokenizer: Any, strategy: str) -> str:
     return ""
 
 
-def _pipeline(loaded: LoadedModel) -> Any:
-    """One TokenClassificationPipeline per loaded model, built on first use."""
-    if "ner-pipeline" not in loaded.extras:
-        from transformers import pipeline
-
-        loaded.extras["ner-pipeline"] = pipeline(
-            "token-classification", model=loaded.model, tokenizer=loaded.tokenizer, device=loaded.model.device
-        )
-    return loaded.extras["ner-pipeline"]
-
-
 def _entities(raw: list[dict[str, Any]]) -> tuple[Entity, ...]:
     return tuple(
         Entity(
@@ -159,7 +148,7 @@ def tag(loaded: LoadedModel, text: str, aggregation: str = "simple", views: bool
         notes.append("This tokenizer does not mark where words continue, so 'first', 'average' and 'max' "
                      "guess word boundaries from spaces.")
     with loaded.lock:
-        pipe = _pipeline(loaded)
+        pipe = loaded.pipeline("token-classification")
         preprocess, _, _ = pipe._sanitize_parameters()
         outputs = [pipe.forward(inputs) for inputs in pipe.preprocess(read, **preprocess)]
         comparison: dict[str, tuple[Entity, ...]] = {}

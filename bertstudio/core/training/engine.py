@@ -241,7 +241,7 @@ def _pretraining_class(folder: Path) -> tuple[Any, bool]:
 
     config = AutoConfig.from_pretrained(folder, trust_remote_code=False)
     cls = transformers.MODEL_FOR_PRETRAINING_MAPPING.get(type(config), None)
-    if cls is not None and "next_sentence_label" in inspect.signature(cls.forward).parameters:
+    if cls is not None and "next_sentence_label" in inspect.signature(cls.forward).parameters:  # type: ignore[attr-defined]
         return cls, True
     if type(config) not in transformers.MODEL_FOR_MASKED_LM_MAPPING:
         raise InputError(f"A {config.model_type} model has no masked-LM head to pre-train.")
@@ -332,9 +332,11 @@ def _encode(task: str, tokenizer: Any, rows: Any, labels: list[str], max_length:
 
 
 # -- metrics -------------------------------------------------------------------------------------
-def _entities(tags: list[str]) -> set[tuple[int, int, str]]:
+def _entities(tags: list[str]) -> set[tuple[int, int, str | None]]:
     """BIO spans (start, end, type); an I- without a matching B- starts a span, as seqeval does."""
-    spans, start, kind = set(), None, None
+    spans: set[tuple[int, int, str | None]] = set()
+    start: int | None = None
+    kind: str | None = None
     for i, tag in enumerate([*tags, "O"]):
         prefix, _, name = tag.partition("-")
         if start is not None and (prefix != "I" or name != kind):
