@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from bertstudio.cli.common import add_model_options, load_for, load_second, print_json, show_comparison
+from bertstudio.cli.common import add_model_options, load_for, load_second, show_comparison, show_result
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -32,11 +32,7 @@ def run(args: argparse.Namespace) -> int:
     if result.truncated:
         print(f"warning: {result.notes[0]}", file=sys.stderr)
     if not args.compare:
-        if args.json:
-            print_json(result.to_json())
-        else:
-            _print(result)
-        return 0
+        return show_result(args, result, _print)
     other = load_second(args, "multiple-choice")
     second = predict(other, args.prompt, args.choice)
     diff = compare(result, second)

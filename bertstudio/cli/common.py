@@ -53,6 +53,15 @@ def print_json(value: Any) -> None:
     print(json.dumps(value, ensure_ascii=False, indent=2))
 
 
+def show_result(args: argparse.Namespace, result: Any, print_result: Callable[[Any], None]) -> int:
+    """One model's result: JSON with --json, else as text. Returns the exit code (0)."""
+    if args.json:
+        print_json(result.to_json())
+    else:
+        print_result(result)
+    return 0
+
+
 def load_second(args: argparse.Namespace, task: str, attn_implementation: str | None = None) -> Any:
     """The --compare model, loaded like the first (same device, dtype, warnings)."""
     return load_for(argparse.Namespace(**{**vars(args), "model": args.compare}), task, attn_implementation)

@@ -6,7 +6,7 @@ import argparse
 import sys
 from typing import TYPE_CHECKING
 
-from bertstudio.cli.common import add_model_options, load_for, load_second, print_json, show_comparison
+from bertstudio.cli.common import add_model_options, load_for, load_second, show_comparison, show_result
 
 if TYPE_CHECKING:
     from bertstudio.core.tasks.fill_mask import FillMaskResult
@@ -37,11 +37,7 @@ def run(args: argparse.Namespace) -> int:
     if result.truncation:
         print(f"warning: {result.truncation.message}", file=sys.stderr)
     if not args.compare:
-        if args.json:
-            print_json(result.to_json())
-        else:
-            _print(result)
-        return 0
+        return show_result(args, result, _print)
     other = load_second(args, "fill-mask")
     second = predict(other, in_mask_of(other, args.text), args.top_k)
     diffs = compare(result, second)

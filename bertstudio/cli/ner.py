@@ -10,7 +10,7 @@ import argparse
 import sys
 from typing import Any
 
-from bertstudio.cli.common import add_model_options, load_for, load_second, print_json, show_comparison
+from bertstudio.cli.common import add_model_options, load_for, load_second, show_comparison, show_result
 
 STRATEGIES = ("none", "simple", "first", "average", "max")  # as core.tasks.ner, without importing torch
 
@@ -46,11 +46,7 @@ def run(args: argparse.Namespace) -> int:
     loaded = load_for(args, "ner")
     result = _tag(loaded, args)
     if not args.compare:
-        if args.json:
-            print_json(result.to_json())
-        else:
-            _print(result)
-        return 0
+        return show_result(args, result, _print)
     other = load_second(args, "ner")
     second = _tag(other, args, "B: ")
     from bertstudio.core.tasks.ner import compare

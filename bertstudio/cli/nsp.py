@@ -11,7 +11,7 @@ import argparse
 import sys
 from typing import Any
 
-from bertstudio.cli.common import add_model_options, load_for, load_second, print_json, show_comparison
+from bertstudio.cli.common import add_model_options, load_for, load_second, show_comparison, show_result
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -68,11 +68,7 @@ def run(args: argparse.Namespace) -> int:
     loaded = load_for(args, "nsp")
     result = _predict(loaded, args)
     if not args.compare:
-        if args.json:
-            print_json(result.to_json())
-        else:
-            _print(result)
-        return 0
+        return show_result(args, result, _print)
     other = load_second(args, "nsp")
     second = _predict(other, args)
     from bertstudio.core.tasks.nsp import compare

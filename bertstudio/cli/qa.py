@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from bertstudio.cli.common import add_model_options, load_for, load_second, print_json, show_comparison
+from bertstudio.cli.common import add_model_options, load_for, load_second, show_comparison, show_result
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -80,11 +80,7 @@ def run(args: argparse.Namespace) -> int:
     for note in result.notes:
         print(f"note: {note}", file=sys.stderr)
     if not args.compare:
-        if args.json:
-            print_json(result.to_json())
-        else:
-            _print(result)
-        return 0
+        return show_result(args, result, _print)
     other = load_second(args, "qa")
     second = answer(other, args.question, context, options)
     for note in second.notes:
