@@ -47,7 +47,7 @@ class RankedBars(pg.PlotWidget):
         axis = self.getPlotItem().getAxis("left")
         axis.setTicks([[(float(i), label) for i, label in enumerate(self.labels)]])
         right = float(max(self.values.max(initial=0.0), 1e-9))
-        self.setXRange(0, right * 1.25, padding=0)
+        self.setXRange(0, right * 1.15, padding=0)  # room for the value printed after the bar
         self.setYRange(-0.6, max(count, 1) - 0.4, padding=0)
         self.setToolTip("\n".join(tooltips))
         self.setMinimumHeight(40 + 24 * max(count, 1))
