@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-_PACKAGED = Path(__file__).resolve().parent / "resources"
+_PACKAGED = Path(__file__).resolve().parent / "_resources"
 _SOURCE_TREE = Path(__file__).resolve().parent.parent / "resources"
 
 
 def resource_path(*parts: str) -> Path:
-    """A file under resources/, from a wheel (bertstudio/resources) or a source checkout."""
+    """A file under resources/, from a wheel (bertstudio/_resources) or a source checkout."""
     base = _PACKAGED if _PACKAGED.is_dir() else _SOURCE_TREE
     return base.joinpath(*parts)
 
