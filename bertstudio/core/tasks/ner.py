@@ -184,11 +184,9 @@ def tag(loaded: LoadedModel, text: str, aggregation: str = "simple", views: bool
 
 def compare(entities_a: tuple[Entity, ...], entities_b: tuple[Entity, ...]) -> Any:
     """core.compare.EntityDiff by character span; entities without offsets are skipped."""
-    from bertstudio.core.compare import Entity as Plain
-    from bertstudio.core.compare import compare_entities
+    from bertstudio.core.compare import compare_entities  # reads label, word, score, start, end itself
 
-    def plain(entities: tuple[Entity, ...]) -> list[Plain]:
-        return [Plain(e.start, e.end, e.label, e.word, e.score) for e in entities
-                if e.start is not None and e.end is not None]
+    def located(entities: tuple[Entity, ...]) -> list[Entity]:
+        return [e for e in entities if e.start is not None and e.end is not None]
 
-    return compare_entities(plain(entities_a), plain(entities_b))
+    return compare_entities(located(entities_a), located(entities_b))
