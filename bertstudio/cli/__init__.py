@@ -13,9 +13,10 @@ from bertstudio import __version__
 
 
 def command_modules() -> list[str]:
-    """Every module of this package but `common` is a subcommand with a register(subparsers)."""
+    """Every module of this package but the shared ones is a subcommand: a task command declares
+    `COMMAND` (run by cli.runner); any other has its own register(subparsers)."""
     names = [m.name for m in pkgutil.iter_modules([str(Path(__file__).parent)])]
-    return sorted(name for name in names if name != "common" and not name.startswith("_"))
+    return sorted(name for name in names if name not in {"common", "runner"} and not name.startswith("_"))
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -26,8 +27,14 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"bertstudio {__version__}")
     parser.add_argument("--models-dir", help="folder of local model folders (or BERTSTUDIO_MODELS_DIR)")
     subparsers = parser.add_subparsers(dest="command", metavar="<command>")
+    from bertstudio.cli.runner import register_command
+
     for name in command_modules():
-        importlib.import_module(f"bertstudio.cli.{name}").register(subparsers)
+        module = importlib.import_module(f"bertstudio.cli.{name}")
+        if hasattr(module, "COMMAND"):
+            register_command(subparsers, module.COMMAND)
+        else:
+            module.register(subparsers)
     return parser
 
 

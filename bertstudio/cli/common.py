@@ -12,11 +12,11 @@ from bertstudio.core.progress import ProgressEvent, TaskControl
 
 
 def add_model_options(parser: argparse.ArgumentParser, task: str, required: bool = True) -> None:
-    from bertstudio.core.models import DEFAULT_SOURCES
+    from bertstudio.core.tasks.spec import spec_for
 
     parser.add_argument(
         "--model", required=required, metavar="SRC",
-        help=f"Hub id or local folder (online default for this task: {DEFAULT_SOURCES[task]})",
+        help=f"Hub id or local folder (online default for this task: {spec_for(task).default_model})",
     )
     parser.add_argument("--device", default="cpu", help="cpu, cuda, cuda:1 or mps (default: cpu)")
     parser.add_argument("--dtype", default="float32", choices=["float32", "float16", "bfloat16"],

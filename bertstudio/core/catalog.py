@@ -8,7 +8,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from bertstudio.core.errors import BertStudioError, InputError
-from bertstudio.core.models import TASK_MODEL_CLASSES, probe_heads
+from bertstudio.core.models import probe_heads
+from bertstudio.core.tasks.spec import all_specs
 
 MODELS_DIR_ENV = "BERTSTUDIO_MODELS_DIR"
 
@@ -55,7 +56,7 @@ def _model_folders(root: Path) -> list[Path]:
 def supported_tasks(folder: Path) -> tuple[str, ...]:
     """Tasks whose head weights are all present in the checkpoint."""
     tasks = []
-    for task in TASK_MODEL_CLASSES:
+    for task in all_specs():
         try:
             if probe_heads(folder, task).complete:
                 tasks.append(task)

@@ -1,7 +1,7 @@
 """Run a task on the loaded model, and, when comparing, on a second model in the same job.
 
-Every tab's worker job has this shape; keeping it here means supersede/cancel checks and the
-second model's loading behave the same in every tab.
+Every tab's worker job and every CLI command has this shape; keeping it here means
+supersede/cancel checks, the second model's loading and the notes behave the same everywhere.
 """
 
 from __future__ import annotations
@@ -10,8 +10,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any, Generic, TypeVar
 
+from bertstudio.core import notes as _notes
 from bertstudio.core.models import LoadedModel, LoadRequest, load_model
+from bertstudio.core.notes import Note
 from bertstudio.core.progress import TaskControl
+from bertstudio.core.tasks.spec import TaskSpec, result_notes
 
 R = TypeVar("R")
 
@@ -24,6 +27,13 @@ class Outcome(Generic[R]):
     second: R | None = None
     second_source: str = ""
     diff: Any = None  # what the task's compare(a, b) returned
+    notes: tuple[Note, ...] = ()  # A's, then B's (prefixed "B: "): load warnings and the results' own
+
+
+def model_notes(loaded: LoadedModel) -> tuple[Note, ...]:
+    """What loading found that a person must know: a head initialised at random."""
+    warning = loaded.info.head_warning
+    return (_notes.warning(warning),) if warning else ()
 
 
 def run_task(
@@ -37,9 +47,30 @@ def run_task(
     loaded = load_model(request, control)
     control.check()
     result = run(loaded)
+    found = model_notes(loaded) + result_notes(result)
     if not compare_source:
-        return Outcome(result)
+        return Outcome(result, notes=_notes.unique(found))
     other = load_model(replace(request, source=compare_source), control)
     control.check()
     second = run(other)
-    return Outcome(result, second, compare_source, compare(result, second) if compare else None)
+    found += tuple(n.prefixed("B: ") for n in model_notes(other) + result_notes(second))
+    return Outcome(result, second, compare_source, compare(result, second) if compare else None, _notes.unique(found))
+
+
+def run_spec(
+    spec: TaskSpec,
+    request: LoadRequest,
+    inputs: Any,
+    control: TaskControl,
+    compare_source: str | None = None,
+) -> Outcome[Any]:
+    """The spec's run on model A (and B when comparing), with its compare and every note."""
+    if spec.run is None:
+        raise ValueError(f"{spec.key} cannot be run on one input")
+    run = spec.run
+
+    def on(loaded: LoadedModel) -> Any:
+        own = spec.inputs_for(loaded, inputs) if spec.inputs_for else inputs
+        return run(loaded, own, control)
+
+    return run_task(request, control, on, compare_source, spec.compare)

@@ -17,39 +17,10 @@ from bertstudio.core import devices
 from bertstudio.core.errors import BertStudioError, MissingHeadError, ModelSourceError, OutOfMemory
 from bertstudio.core.hub import hub_folder, is_hub_id
 from bertstudio.core.progress import TaskControl
+from bertstudio.core.tasks.spec import spec_for
 
 if TYPE_CHECKING:
     from transformers import PreTrainedModel, PreTrainedTokenizerBase
-
-# task -> transformers Auto class that carries the task's head
-TASK_MODEL_CLASSES: dict[str, str] = {
-    "fill-mask": "AutoModelForMaskedLM",
-    "nsp": "AutoModelForNextSentencePrediction",
-    "ner": "AutoModelForTokenClassification",
-    "qa": "AutoModelForQuestionAnswering",
-    "classification": "AutoModelForSequenceClassification",
-    "multiple-choice": "AutoModelForMultipleChoice",
-    "pretraining": "AutoModelForPreTraining",
-    "attention": "AutoModel",
-}
-# The checkpoint class name that says a shared `classifier` head was trained for this task.
-_CLASSIFIER_SUFFIX = {
-    "ner": "ForTokenClassification",
-    "classification": "ForSequenceClassification",
-    "multiple-choice": "ForMultipleChoice",
-}
-# What an online user gets when they load without choosing.
-DEFAULT_SOURCES: dict[str, str] = {
-    "fill-mask": "bert-base-uncased",
-    "nsp": "bert-base-uncased",
-    "ner": "dslim/bert-base-NER",
-    "qa": "distilbert/distilbert-base-cased-distilled-squad",
-    "classification": "distilbert/distilbert-base-uncased-finetuned-sst-2-english",
-    "multiple-choice": "bert-base-uncased",
-    "pretraining": "bert-base-uncased",
-    "attention": "bert-base-uncased",
-}
-
 
 @dataclass(frozen=True)
 class LoadRequest:
@@ -62,8 +33,7 @@ class LoadRequest:
     attn_implementation: str | None = None  # "eager" where attention weights are shown
 
     def __post_init__(self) -> None:
-        if self.task not in TASK_MODEL_CLASSES:
-            raise ValueError(f"unknown task {self.task!r}")
+        spec_for(self.task)  # an unknown task is a programming error: fail at once
 
 
 @dataclass(frozen=True)
@@ -173,7 +143,7 @@ def quiet_transformers() -> None:
 def _model_class(task: str) -> Any:
     import transformers
 
-    return getattr(transformers, TASK_MODEL_CLASSES[task])
+    return getattr(transformers, spec_for(task).model_class)
 
 
 def _check_task_supported(task: str, config: Any) -> None:
@@ -181,7 +151,7 @@ def _check_task_supported(task: str, config: Any) -> None:
     if type(config) not in auto_class._model_mapping:
         raise MissingHeadError(
             f"A {config.model_type} model cannot do {task}: transformers has no "
-            f"{TASK_MODEL_CLASSES[task].replace('Auto', config.model_type.capitalize())} class.",
+            f"{spec_for(task).model_class.replace('Auto', config.model_type.capitalize())} class.",
             hint="Choose a model of another architecture for this task (for example BERT).",
         )
 
@@ -212,7 +182,7 @@ def _head_report(info: dict[str, Any], task: str, config: Any) -> HeadReport:
         unexpected=tuple(sorted(info.get("unexpected_keys", ()))),
         mismatched=mismatched,
     )
-    suffix = _CLASSIFIER_SUFFIX.get(task)
+    suffix = spec_for(task).trained_as
     trained_as = getattr(config, "architectures", None) or []
     if suffix and report.complete and trained_as and not any(a.endswith(suffix) for a in trained_as):
         # BERT's sequence, token and choice heads are all called `classifier`: trust the saved class.

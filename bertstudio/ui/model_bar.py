@@ -15,8 +15,9 @@ from PySide6.QtWidgets import (
 )
 
 from bertstudio.core.errors import OutOfMemory
-from bertstudio.core.models import DEFAULT_SOURCES, LoadRequest, ModelInfo
+from bertstudio.core.models import LoadRequest, ModelInfo
 from bertstudio.core.progress import ProgressEvent, TaskControl
+from bertstudio.core.tasks.spec import spec_for
 from bertstudio.ui.local_models import LocalModelsIndex
 from bertstudio.ui.settings import AppSettings
 from bertstudio.workers.runner import TaskRunner
@@ -68,9 +69,9 @@ class ModelBar(QWidget):
         self.source = QComboBox(editable=True)
         self.source.setMinimumWidth(320)
         self.source.setToolTip("A Hugging Face Hub id (online) or a local model folder")
-        self.source.lineEdit().setPlaceholderText(DEFAULT_SOURCES[task])
+        self.source.lineEdit().setPlaceholderText(spec_for(task).default_model)
         self.source.lineEdit().returnPressed.connect(self.load)
-        self.source.setEditText(settings.last_source(task) or DEFAULT_SOURCES[task])
+        self.source.setEditText(settings.last_source(task) or spec_for(task).default_model)
         self.open_button = QPushButton("Open folder…")
         self.open_button.clicked.connect(self._choose_folder)
         self.device = QComboBox()

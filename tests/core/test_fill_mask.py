@@ -52,7 +52,12 @@ def test_real_minilm_has_no_mlm_head(real_models) -> None:
     assert not loaded.info.head_report.complete
     assert "cls.predictions.transform.dense.weight" in loaded.info.head_report.missing
     assert "meaningless" in loaded.info.head_warning
-    assert predict(loaded, "The capital of France is [MASK].").head_warning
+    from bertstudio.core.jobs import run_spec
+    from bertstudio.core.progress import TaskControl
+    from bertstudio.core.tasks.fill_mask import SPEC, FillMaskInput
+
+    outcome = run_spec(SPEC, loaded.info.request, FillMaskInput("The capital of France is [MASK]."), TaskControl())
+    assert any(note.level == "warning" and "meaningless" in note.text for note in outcome.notes)
 
 
 @pytest.mark.parametrize("text", ["", "   \n"])

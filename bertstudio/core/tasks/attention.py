@@ -17,9 +17,9 @@ import numpy as np
 from bertstudio.core.errors import InputError, MissingHeadError
 from bertstudio.core.models import LoadedModel
 from bertstudio.core.progress import TaskControl
+from bertstudio.core.tasks.spec import TaskSpec
 from bertstudio.core.text_limits import Truncation, fit_to_model, require_text
 
-TASK = "attention"
 QUADRANTS = ("all", "A->A", "A->B", "B->A", "B->B")
 
 
@@ -377,3 +377,9 @@ def compare_attention(a: AttentionResult, b: AttentionResult, source: str) -> At
     except InputError as error:  # same tokens, but a different number of layers or heads
         return AttentionComparison(source, b, None, str(error))
     return AttentionComparison(source, b, diff, "")
+
+
+SPEC = TaskSpec(
+    key="attention", title="Attention", model_class="AutoModel", default_model="bert-base-uncased",
+    attn_implementation="eager", order=50,
+)

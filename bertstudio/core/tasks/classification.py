@@ -17,9 +17,9 @@ from typing import Any
 from bertstudio.core.errors import InputError
 from bertstudio.core.models import LoadedModel
 from bertstudio.core.progress import TaskControl
+from bertstudio.core.tasks.spec import TaskSpec
 from bertstudio.core.text_limits import Truncation, fit_to_model, require_text
 
-TASK = "classification"
 BATCH_SIZE = 16
 MAX_ROWS = 100_000
 
@@ -264,3 +264,11 @@ def compare(a: ClassificationResult, b: ClassificationResult) -> tuple[Any, ...]
     from bertstudio.core.compare import compare_ranking_lists
 
     return compare_ranking_lists([row.scores for row in a.rows], [row.scores for row in b.rows])
+
+
+SPEC = TaskSpec(
+    key="classification", title="Classification", command="classify",
+    model_class="AutoModelForSequenceClassification",
+    default_model="distilbert/distilbert-base-uncased-finetuned-sst-2-english",
+    trained_as="ForSequenceClassification", order=60,
+)

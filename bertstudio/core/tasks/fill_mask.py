@@ -10,12 +10,21 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from bertstudio.core import notes
 from bertstudio.core.errors import InputError, MissingHeadError
 from bertstudio.core.models import LoadedModel
+from bertstudio.core.notes import Note
+from bertstudio.core.progress import TaskControl
+from bertstudio.core.tasks.spec import TaskSpec
 from bertstudio.core.text_limits import Truncation, fit_to_model, require_text
 
-TASK = "fill-mask"
 MAX_TOP_K = 100
+
+
+@dataclass(frozen=True)
+class FillMaskInput:
+    text: str  # with one or more mask tokens
+    top_k: int = 5
 
 
 @dataclass(frozen=True)
@@ -44,7 +53,10 @@ class FillMaskResult:
     filled_text: str  # every mask replaced by its best candidate
     filled_spans: tuple[tuple[int, int], ...]  # where the best candidates sit in filled_text
     truncation: Truncation | None = None
-    head_warning: str = ""
+
+    @property
+    def notes(self) -> tuple[Note, ...]:
+        return (notes.warning(self.truncation.message),) if self.truncation else ()
 
     def to_json(self) -> list[list[dict[str, object]]]:
         return [[c.to_json() for c in mask.candidates] for mask in self.masks]
@@ -114,7 +126,6 @@ def predict(loaded: LoadedModel, text: str, top_k: int = 5) -> FillMaskResult:
         filled_text=filled_text,
         filled_spans=filled_spans,
         truncation=truncation,
-        head_warning=info.head_warning,
     )
 
 
@@ -134,3 +145,17 @@ def compare(a: FillMaskResult, b: FillMaskResult) -> tuple[Any, ...]:
     from bertstudio.core.compare import compare_ranking_lists
 
     return compare_ranking_lists([m.candidates for m in a.masks], [m.candidates for m in b.masks])
+
+
+def _run(loaded: LoadedModel, inputs: FillMaskInput, control: TaskControl) -> FillMaskResult:
+    return predict(loaded, inputs.text, inputs.top_k)
+
+
+def _inputs_for(loaded: LoadedModel, inputs: FillMaskInput) -> FillMaskInput:
+    return FillMaskInput(in_mask_of(loaded, inputs.text), inputs.top_k)
+
+
+SPEC = TaskSpec(
+    key="fill-mask", title="Fill-mask", model_class="AutoModelForMaskedLM", default_model="bert-base-uncased",
+    run=_run, compare=compare, inputs_for=_inputs_for, order=10,
+)

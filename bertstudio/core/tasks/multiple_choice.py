@@ -13,9 +13,9 @@ from typing import Any
 
 from bertstudio.core.errors import InputError
 from bertstudio.core.models import LoadedModel
+from bertstudio.core.tasks.spec import TaskSpec
 from bertstudio.core.text_limits import require_text
 
-TASK = "multiple-choice"
 MAX_CHOICES = 64
 
 
@@ -104,3 +104,9 @@ def compare(a: ChoiceResult, b: ChoiceResult) -> Any:
     from bertstudio.core.compare import compare_rankings
 
     return compare_rankings(a.choices, b.choices)
+
+
+SPEC = TaskSpec(
+    key="multiple-choice", title="Multiple choice", command="choice", model_class="AutoModelForMultipleChoice",
+    default_model="bert-base-uncased", trained_as="ForMultipleChoice", order=70,
+)

@@ -16,9 +16,9 @@ from typing import Any
 
 from bertstudio.core.errors import InputError
 from bertstudio.core.models import LoadedModel
+from bertstudio.core.tasks.spec import TaskSpec
 from bertstudio.core.text_limits import Truncation, fit_to_model, require_text
 
-TASK = "ner"
 STRATEGIES = ("none", "simple", "first", "average", "max")
 WORD_STRATEGIES = frozenset({"first", "average", "max"})  # need the tokenizer's word boundaries
 _GENERIC_LABEL = re.compile(r"^LABEL_\d+$")
@@ -190,3 +190,9 @@ def compare(entities_a: tuple[Entity, ...], entities_b: tuple[Entity, ...]) -> A
         return [e for e in entities if e.start is not None and e.end is not None]
 
     return compare_entities(located(entities_a), located(entities_b))
+
+
+SPEC = TaskSpec(
+    key="ner", title="NER", model_class="AutoModelForTokenClassification",
+    default_model="dslim/bert-base-NER", trained_as="ForTokenClassification", order=30,
+)

@@ -13,9 +13,9 @@ from typing import Any
 
 from bertstudio.core.errors import InputError, MissingHeadError
 from bertstudio.core.models import LoadedModel
+from bertstudio.core.tasks.spec import TaskSpec
 from bertstudio.core.text_limits import require_text
 
-TASK = "nsp"
 IS_NEXT, NOT_NEXT = 0, 1  # BERT's labels: 0 = B continues A, 1 = B is random
 LABEL_MEANING = "label 0 = IsNext (B continues A), label 1 = NotNext (B is a random sentence)"
 MAX_CANDIDATES = 200
@@ -146,3 +146,9 @@ def compare(a: NspResult | NspRanking, b: NspResult | NspRanking) -> Any:
     from bertstudio.core.compare import compare_rankings
 
     return compare_rankings(ranked_items(a), ranked_items(b))
+
+
+SPEC = TaskSpec(
+    key="nsp", title="Next sentence", model_class="AutoModelForNextSentencePrediction",
+    default_model="bert-base-uncased", order=20,
+)

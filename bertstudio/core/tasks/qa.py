@@ -20,9 +20,9 @@ import numpy as np
 from bertstudio.core.errors import InputError
 from bertstudio.core.models import LoadedModel
 from bertstudio.core.progress import TaskControl
+from bertstudio.core.tasks.spec import TaskSpec
 from bertstudio.core.text_limits import require_text
 
-TASK = "qa"
 MAX_TOP_K = 100
 WINDOW_BATCH = 8  # windows per forward pass; cancel is checked between batches
 
@@ -356,3 +356,9 @@ def compare(a: QAResult, b: QAResult) -> Any:
     if a.context != b.context or a.question != b.question:
         raise InputError("The two answers are to different questions or contexts; they cannot be compared.")
     return compare_spans(_best_for_compare(a), _best_for_compare(b))
+
+
+SPEC = TaskSpec(
+    key="qa", title="Question answering", model_class="AutoModelForQuestionAnswering",
+    default_model="distilbert/distilbert-base-cased-distilled-squad", order=40,
+)

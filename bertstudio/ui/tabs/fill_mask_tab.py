@@ -34,11 +34,10 @@ def fill_mask_job(
     request: LoadRequest, text: str, top_k: int, compare_source: str | None, control: TaskControl
 ) -> Outcome:
     """Model A, then (comparing) model B on the same text with its own mask token; diff per mask."""
-    from bertstudio.core.jobs import run_task
-    from bertstudio.core.tasks.fill_mask import compare, in_mask_of, predict
+    from bertstudio.core.jobs import run_spec
+    from bertstudio.core.tasks.fill_mask import SPEC, FillMaskInput
 
-    return run_task(request, control, lambda loaded: predict(loaded, in_mask_of(loaded, text), top_k),
-                    compare_source, compare)
+    return run_spec(SPEC, request, FillMaskInput(text, top_k), control, compare_source)
 
 
 class SubmitTextEdit(QPlainTextEdit):
@@ -188,10 +187,7 @@ class FillMaskTab(TaskTab):
                               _ranking(outcome.second.masks[number]), outcome.diff[number])
             self.bars_box.insertWidget(self.bars_box.count() - 1, bars)
             self.bars.append(bars)
-        notes = [n for n in (result.truncation.message if result.truncation else "", result.head_warning) if n]
-        if outcome.second is not None and outcome.second.head_warning:
-            notes.append(f"B: {outcome.second.head_warning}")
-        self.show_message("\n".join(notes))
+        self.show_message("\n".join(note.text for note in outcome.notes))
         top = ", ".join(m.candidates[0].token for m in result.masks)
         self.status.emit(f"Fill-mask: {len(result.masks)} mask(s); best: {top}")
 

@@ -1,0 +1,86 @@
+"""One runner for every task command: a command declares its arguments, how they become the
+task's inputs, and how a result prints; loading, notes, compare and JSON happen here.
+
+The same `core.jobs.run_spec` serves the tabs, so the CLI and the window cannot drift apart.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from bertstudio.cli.common import add_model_options, print_json, stderr_control
+
+
+@dataclass(frozen=True)
+class Command:
+    task: str  # the task spec's key
+    help: str
+    add_arguments: Callable[[argparse.ArgumentParser], None]
+    inputs: Callable[[argparse.Namespace], Any]  # checked before any model is loaded
+    print_result: Callable[[Any], None]
+    print_differences: Callable[[Any], None] | None = None  # text mode, after A's and B's results
+    description: str | None = None
+    # --json of one result (default: result.to_json()); attention narrows it to --layer/--head.
+    json_result: Callable[[Any, argparse.Namespace], Any] | None = None
+
+
+def register_command(subparsers: argparse._SubParsersAction, command: Command) -> argparse.ArgumentParser:
+    from bertstudio.core.tasks.spec import spec_for
+
+    spec = spec_for(command.task)
+    parser = subparsers.add_parser(spec.cli_name, help=command.help, description=command.description)
+    add_model_options(parser, command.task)
+    command.add_arguments(parser)
+    parser.add_argument("--compare", metavar="SRC2", help="a second model to run on the same input and compare")
+    parser.set_defaults(func=lambda args: run_command(command, args))
+    return parser
+
+
+def print_notes(notes: Any) -> None:
+    for note in notes:
+        print(f"{note.level}: {note.text}", file=sys.stderr)
+
+
+def _clear_progress_line() -> None:
+    if sys.stderr.isatty():
+        print("\r" + " " * 100 + "\r", end="", file=sys.stderr)
+
+
+def run_command(command: Command, args: argparse.Namespace) -> int:
+    from bertstudio.core.jobs import run_spec
+    from bertstudio.core.models import LoadRequest
+    from bertstudio.core.tasks.spec import jsonable, spec_for
+
+    spec = spec_for(command.task)
+    inputs = command.inputs(args)
+    request = LoadRequest(args.model, spec.key, args.device, args.dtype, spec.attn_implementation)
+    outcome = run_spec(spec, request, inputs, stderr_control(), args.compare)
+    _clear_progress_line()
+    print_notes(outcome.notes)
+    as_json = command.json_result or (lambda result, _args: jsonable(result))
+    if args.json:
+        if outcome.second is None:
+            print_json(as_json(outcome.result, args))
+        else:
+            print_json({
+                "model": args.model, "result": as_json(outcome.result, args),
+                "compare": {"model": args.compare, "result": as_json(outcome.second, args),
+                            "differences": jsonable(outcome.diff)},
+                "notes": jsonable(outcome.notes),
+            })
+        return 0
+    if outcome.second is None:
+        command.print_result(outcome.result)
+        return 0
+    print(f"A: {args.model}")
+    command.print_result(outcome.result)
+    print(f"\nB: {args.compare}")
+    command.print_result(outcome.second)
+    if command.print_differences is not None:
+        print("\ndifferences (B - A):")
+        command.print_differences(outcome.diff)
+    return 0
