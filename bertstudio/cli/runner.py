@@ -36,8 +36,21 @@ def register_command(subparsers: argparse._SubParsersAction, command: Command) -
     add_model_options(parser, command.task)
     command.add_arguments(parser)
     parser.add_argument("--compare", metavar="SRC2", help="a second model to run on the same input and compare")
+    parser.add_argument("--ablate-heads", metavar="L:H[,L:H...]", type=head_list, default=(),
+                        help="switch these attention heads off (0-based layer:head) and show that result")
     parser.set_defaults(func=lambda args: run_command(command, args))
     return parser
+
+
+def head_list(text: str) -> tuple[tuple[int, int], ...]:
+    """'0:1,2:3' -> ((0, 1), (2, 3)); argparse turns the ValueError into a usage message (exit 2)."""
+    heads = []
+    for item in filter(None, (part.strip() for part in text.split(","))):
+        layer, sep, head = item.partition(":")
+        if not sep or not layer.strip().isdigit() or not head.strip().isdigit():
+            raise argparse.ArgumentTypeError(f"'{item}' is not LAYER:HEAD (0-based numbers, e.g. 0:3)")
+        heads.append((int(layer), int(head)))
+    return tuple(dict.fromkeys(heads))
 
 
 def print_notes(notes: Any) -> None:
@@ -58,7 +71,7 @@ def run_command(command: Command, args: argparse.Namespace) -> int:
     spec = spec_for(command.task)
     inputs = command.inputs(args)
     request = LoadRequest(args.model, spec.key, args.device, args.dtype, spec.attn_implementation)
-    outcome = run_spec(spec, request, inputs, stderr_control(), args.compare)
+    outcome = run_spec(spec, request, inputs, stderr_control(), args.compare, args.ablate_heads)
     _clear_progress_line()
     print_notes(outcome.notes)
     as_json = command.json_result or (lambda result, _args: jsonable(result))

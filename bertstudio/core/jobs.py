@@ -57,20 +57,31 @@ def run_task(
     return Outcome(result, second, compare_source, compare(result, second) if compare else None, _notes.unique(found))
 
 
+HeadSet = tuple[tuple[int, int], ...]  # (layer, head) pairs, 0-based
+
+
 def run_spec(
     spec: TaskSpec,
     request: LoadRequest,
     inputs: Any,
     control: TaskControl,
     compare_source: str | None = None,
+    ablate: HeadSet = (),
 ) -> Outcome[Any]:
-    """The spec's run on model A (and B when comparing), with its compare and every note."""
+    """The spec's run on model A (and B when comparing), with its compare and every note.
+
+    `ablate`: heads switched off (as `head_mask = 0` did) while every model runs."""
     if spec.run is None:
         raise ValueError(f"{spec.key} cannot be run on one input")
     run = spec.run
 
     def on(loaded: LoadedModel) -> Any:
         own = spec.inputs_for(loaded, inputs) if spec.inputs_for else inputs
-        return run(loaded, own, control)
+        if not ablate:
+            return run(loaded, own, control)
+        from bertstudio.core.explain.ablation import heads_switched_off
+
+        with loaded.lock, heads_switched_off(loaded.model, ablate):
+            return run(loaded, own, control)
 
     return run_task(request, control, on, compare_source, spec.compare)

@@ -1,0 +1,1 @@
+"""A model on a whole labelled dataset: metrics, slices, errors, comparison, projection."""
