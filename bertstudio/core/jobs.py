@@ -67,21 +67,31 @@ def run_spec(
     control: TaskControl,
     compare_source: str | None = None,
     ablate: HeadSet = (),
+    compare_ablated: HeadSet = (),
 ) -> Outcome[Any]:
     """The spec's run on model A (and B when comparing), with its compare and every note.
 
-    `ablate`: heads switched off (as `head_mask = 0` did) while every model runs."""
+    `ablate`: heads switched off (as `head_mask = 0` did) while every model runs.
+    `compare_ablated`: B is model A itself with these heads off (intact vs ablated, side by side)."""
     if spec.run is None:
         raise ValueError(f"{spec.key} cannot be run on one input")
     run = spec.run
 
-    def on(loaded: LoadedModel) -> Any:
+    def on(loaded: LoadedModel, heads: HeadSet = ablate) -> Any:
         own = spec.inputs_for(loaded, inputs) if spec.inputs_for else inputs
-        if not ablate:
+        if not heads:
             return run(loaded, own, control)
         from bertstudio.core.explain.ablation import heads_switched_off
 
-        with loaded.lock, heads_switched_off(loaded.model, ablate):
+        with loaded.lock, heads_switched_off(loaded.model, heads):
             return run(loaded, own, control)
 
-    return run_task(request, control, on, compare_source, spec.compare)
+    if not compare_ablated:
+        return run_task(request, control, on, compare_source, spec.compare)
+    loaded = load_model(request, control)
+    control.check()
+    intact, ablated = on(loaded, ()), on(loaded, compare_ablated)
+    label = "heads off: " + ", ".join(f"{layer}:{head}" for layer, head in compare_ablated)
+    found = model_notes(loaded) + result_notes(intact)
+    diff = spec.compare(intact, ablated) if spec.compare else None
+    return Outcome(intact, ablated, label, diff, _notes.unique(found))
