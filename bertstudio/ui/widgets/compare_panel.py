@@ -27,8 +27,8 @@ from PySide6.QtWidgets import (
 if TYPE_CHECKING:
     from bertstudio.ui.widgets.ranked_bars import RankedBars
 
-COLOR_A = "#4a7bd0"
-COLOR_B = "#d0774a"
+COLOR_A = "#3f6fc4"  # model A (= theme.LIGHT.series_a; plots take the theme's colour)
+COLOR_B = "#d0703f"  # model B
 MAX_LABEL_CHARS = 48
 
 
@@ -106,8 +106,10 @@ class CompareBars(QWidget):
         self.title_b = QLabel()
         from bertstudio.ui.widgets.ranked_bars import RankedBars  # pyqtgraph: not needed before a result
 
-        self.bars_a = RankedBars(value_format=value_format, color=COLOR_A)
-        self.bars_b = RankedBars(value_format=value_format, color=COLOR_B)
+        self.bars_a = RankedBars(value_format=value_format)
+        self.bars_b = RankedBars(value_format=value_format)
+        self.bars_b.set_role("b")
+        self.bars_a.share_scale_with(self.bars_b)  # A and B on one scale, always
         self.summary = QLabel()
         self.summary.setWordWrap(True)
         column_a, column_b = QVBoxLayout(), QVBoxLayout()
@@ -129,15 +131,14 @@ class CompareBars(QWidget):
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(scroll, 1)
         layout.addWidget(self.summary)
-        for bars in (self.bars_a, self.bars_b):
-            bars.getPlotItem().getAxis("bottom").enableAutoSIPrefix(False)
         self.side_b.setVisible(False)
         self.summary.setVisible(False)
 
-    def set_value_format(self, value_format: str, axis_label: str) -> None:
+    def set_value_format(self, value_format: str, axis_label: str, probability: bool | None = None) -> None:
+        """Probabilities ("%" formats, unless told) on 0-1; other values (regression) on a value axis."""
         for bars in (self.bars_a, self.bars_b):
             bars.value_format = value_format
-            bars.getPlotItem().getAxis("bottom").setLabel(axis_label)
+            bars.set_probability("%" in value_format if probability is None else probability, axis_label)
 
     def show_one(self, labels: Sequence[str], values: Sequence[float], tooltips: Sequence[str] = ()) -> None:
         self.title_a.setVisible(False)
@@ -156,8 +157,8 @@ class CompareBars(QWidget):
         diff: Any,
     ) -> None:
         """`diff` is a core.compare.RankingDiff of A -> B; B's labels carry their change."""
-        self.title_a.setText(f"<b style='color:{COLOR_A}'>A</b> {html.escape(_short(source_a))}")
-        self.title_b.setText(f"<b style='color:{COLOR_B}'>B</b> {html.escape(_short(source_b))}")
+        self.title_a.setText(f"<b style='color:{self.bars_a.color}'>A</b> {html.escape(_short(source_a))}")
+        self.title_b.setText(f"<b style='color:{self.bars_b.color}'>B</b> {html.escape(_short(source_b))}")
         self.title_a.setVisible(True)
         shown_a = [_elide(label) for label in a[0]]
         _fit_labels(self.bars_a, shown_a)

@@ -1,0 +1,161 @@
+"""One set of plot conventions for every pyqtgraph plot in the app.
+
+- probabilities on a fixed 0-1 axis (57.9 % fills 58 % of the width, never all of it);
+- compared models on one shared scale (`shared_value_range`);
+- no SI prefixes ("x0.001") on any axis;
+- value labels that never round a real probability to "0.0 %" ("<0.1 %");
+- legends outside the data (in the title row);
+- the theme's colours, re-applied when the theme changes.
+"""
+
+from __future__ import annotations
+
+import math
+import weakref
+from collections.abc import Iterable, Sequence
+
+import pyqtgraph as pg
+from PySide6.QtCore import Qt
+
+from bertstudio.ui import theme
+
+# The end ticks sit a hair inside 0 and 1: pyqtgraph drops a tick that rounds past the view.
+PROBABILITY_TICKS = [(1e-6, "0"), (0.25, "0.25"), (0.5, "0.5"), (0.75, "0.75"), (1 - 1e-6, "1")]
+AXES = ("left", "bottom", "right", "top")
+
+_STYLED: weakref.WeakSet[pg.PlotWidget] = weakref.WeakSet()
+_CONNECTED = False
+
+
+def format_probability(p: float) -> str:
+    """57.9 %; tiny values as "<0.1 %" and near-certain ones as ">99.9 %" (never a false 0 or 100)."""
+    if not math.isfinite(p):
+        return "–"
+    if p <= 0.0:
+        return "0 %"
+    if p < 0.0005:
+        return "<0.1 %"
+    if p >= 1.0:
+        return "100 %"
+    if p > 0.9995:
+        return ">99.9 %"
+    return f"{p * 100:.1f} %"
+
+
+def format_value(value: float, value_format: str) -> str:
+    """Format a bar's value; a percentage format goes through `format_probability`."""
+    if "%" in value_format:
+        return format_probability(value)
+    return value_format.format(value)
+
+
+def no_si_prefix(plot: pg.PlotWidget | pg.PlotItem) -> None:
+    item = plot.getPlotItem() if isinstance(plot, pg.PlotWidget) else plot
+    for name in AXES:
+        axis = item.getAxis(name)
+        axis.enableAutoSIPrefix(False)
+
+
+def probability_axis(plot: pg.PlotWidget, axis: str = "bottom", label: str = "probability") -> None:
+    """A fixed 0-1 axis with quarter ticks and guide lines; the view cannot pan or zoom past it."""
+    item = plot.getPlotItem()
+    horizontal = axis in ("bottom", "top")
+    item.getAxis(axis).setTicks([PROBABILITY_TICKS])
+    item.getAxis(axis).setStyle(hideOverlappingLabels=False)  # keep the "0" and "1" at the ends
+    item.getAxis(axis).setLabel(label)
+    # pyqtgraph's own grid clips the end tick labels; guide lines at the quarters instead.
+    item.showGrid(**{"x" if horizontal else "y": False})
+    _guides(plot, horizontal, visible=True)
+    if horizontal:
+        item.setContentsMargins(0, 0, 10, 0)  # room for the "1" at the right end
+        item.setXRange(0.0, 1.0, padding=0)
+    else:
+        item.setYRange(0.0, 1.0, padding=0)
+
+
+def value_axis(plot: pg.PlotWidget, low: float, high: float, axis: str = "bottom", label: str = "value") -> None:
+    """A value (regression score, loss) axis from `low` to `high`, automatic ticks, no prefix."""
+    item = plot.getPlotItem()
+    horizontal = axis in ("bottom", "top")
+    item.getAxis(axis).setTicks(None)
+    item.getAxis(axis).setLabel(label)
+    _guides(plot, horizontal, visible=False)
+    item.showGrid(**{"x" if horizontal else "y": True}, alpha=0.2)
+    if horizontal:
+        item.setXRange(low, high, padding=0)
+    else:
+        item.setYRange(low, high, padding=0)
+
+
+def _guides(plot: pg.PlotWidget, horizontal: bool, visible: bool) -> None:
+    lines = getattr(plot, "_guides", None)
+    if lines is None and not visible:
+        return
+    if lines is None:
+        pen = pg.mkPen(theme.colors().muted, width=1, style=Qt.PenStyle.DotLine)
+        lines = [pg.InfiniteLine(value, angle=90 if horizontal else 0, pen=pen, movable=False)
+                 for value in (0.25, 0.5, 0.75)]
+        for line in lines:
+            line.setZValue(-10)
+            plot.addItem(line, ignoreBounds=True)
+        plot._guides = lines  # type: ignore[attr-defined]
+    for line in lines:
+        line.setVisible(visible)
+
+
+def shared_value_range(*value_lists: Iterable[float]) -> tuple[float, float]:
+    """One range for every list (A and B): zero included, room for the printed values."""
+    values = [float(v) for values in value_lists for v in values if math.isfinite(float(v))]
+    low, high = min(values + [0.0]), max(values + [0.0])
+    if high == low:
+        high = low + 1.0
+    span = high - low
+    return (low - 0.25 * span if low < 0 else 0.0), (high + 0.15 * span if high > 0 else 0.0)
+
+
+def legend_outside(plot: pg.PlotWidget, entries: Sequence[tuple[str, str, str]]) -> None:
+    """A legend in the title row, above the data: entries are (name, colour, marker)."""
+    plot._legend_entries = list(entries)  # type: ignore[attr-defined]  # re-drawn on theme change
+    colors = theme.colors()
+    parts = [f"<span style='color:{colour}'>{marker}</span>&nbsp;"
+             f"<span style='color:{colors.foreground}'>{name}</span>" for name, colour, marker in entries]
+    plot.getPlotItem().setTitle("&nbsp;&nbsp;&nbsp;".join(parts), size="9pt")
+
+
+def style_plot(plot: pg.PlotWidget) -> None:
+    """Theme colours, no SI prefix, and a restyle whenever the theme changes."""
+    global _CONNECTED
+    no_si_prefix(plot)
+    _apply(plot)
+    _STYLED.add(plot)
+    if not _CONNECTED:
+        theme.manager().changed.connect(lambda _scheme: restyle_all())
+        _CONNECTED = True
+
+
+def _apply(plot: pg.PlotWidget) -> None:
+    colors = theme.colors()
+    plot.setBackground(colors.background)
+    item = plot.getPlotItem()
+    for name in AXES:
+        axis = item.getAxis(name)
+        axis.setPen(pg.mkPen(colors.muted))
+        axis.setTextPen(pg.mkPen(colors.foreground))
+        if axis.label is not None and axis.labelText:
+            axis.setLabel(axis.labelText, units=axis.labelUnits, color=colors.foreground)
+    for line in getattr(plot, "_guides", None) or ():
+        line.setPen(pg.mkPen(colors.muted, width=1, style=Qt.PenStyle.DotLine))
+    entries = getattr(plot, "_legend_entries", None)
+    if entries:
+        legend_outside(plot, entries)
+    restyle = getattr(plot, "apply_theme", None)
+    if callable(restyle):
+        restyle(colors)
+
+
+def restyle_all() -> None:
+    for plot in list(_STYLED):
+        try:
+            _apply(plot)
+        except RuntimeError:  # its C++ object is gone
+            _STYLED.discard(plot)

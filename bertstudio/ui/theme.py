@@ -1,0 +1,150 @@
+"""Light and dark: follow the system (QStyleHints.colorScheme) unless View → Theme forces one.
+
+Kept free of pyqtgraph so the window can set its theme before the first paint; plots read
+`palette()` through `bertstudio.ui.plot_style` and restyle when `manager().changed` fires.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from PySide6.QtCore import QObject, QSettings, Qt, Signal
+from PySide6.QtGui import QColor, QGuiApplication, QPalette
+
+MODES = ("system", "light", "dark")
+SETTINGS_KEY = "view/theme"
+
+
+@dataclass(frozen=True)
+class Colors:
+    """What plots draw with; bar colours chosen to read on both backgrounds."""
+
+    name: str
+    background: str
+    foreground: str  # axes, tick labels, value labels
+    muted: str  # grid, secondary text
+    series_a: str  # model A, start probabilities
+    series_b: str  # model B, end probabilities
+    inside_text: str  # a value label drawn on top of a long bar
+    highlight: tuple[int, int, int, int]  # shaded regions (RGBA)
+
+
+LIGHT = Colors("light", "#ffffff", "#222222", "#8a8a8a", "#3f6fc4", "#d0703f", "#ffffff", (255, 213, 79, 90))
+DARK = Colors("dark", "#1f2227", "#e3e3e3", "#8f959e", "#6f9ce8", "#f0935e", "#111111", (255, 213, 79, 70))
+
+
+def _dark_palette() -> QPalette:
+    """Fusion-style dark palette, used when the platform does not switch the palette itself."""
+    palette = QPalette()
+    roles = {
+        QPalette.ColorRole.Window: "#2b2e33", QPalette.ColorRole.WindowText: "#e3e3e3",
+        QPalette.ColorRole.Base: "#1f2227", QPalette.ColorRole.AlternateBase: "#2b2e33",
+        QPalette.ColorRole.ToolTipBase: "#2b2e33", QPalette.ColorRole.ToolTipText: "#e3e3e3",
+        QPalette.ColorRole.Text: "#e3e3e3", QPalette.ColorRole.Button: "#34383e",
+        QPalette.ColorRole.ButtonText: "#e3e3e3", QPalette.ColorRole.BrightText: "#ff6b6b",
+        QPalette.ColorRole.Link: "#6f9ce8", QPalette.ColorRole.Highlight: "#3f6fc4",
+        QPalette.ColorRole.HighlightedText: "#ffffff", QPalette.ColorRole.PlaceholderText: "#8f959e",
+    }
+    for role, colour in roles.items():
+        palette.setColor(role, QColor(colour))
+    for role in (QPalette.ColorRole.Text, QPalette.ColorRole.ButtonText, QPalette.ColorRole.WindowText):
+        palette.setColor(QPalette.ColorGroup.Disabled, role, QColor("#7a7f87"))
+    return palette
+
+
+class ThemeManager(QObject):
+    """One per application: the chosen mode, the resolved scheme, and a signal when it changes."""
+
+    changed = Signal(str)  # "light" or "dark"
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.mode = "system"
+        self._applied = ""
+        self._light_palette: QPalette | None = None
+        self._store: QSettings | None = None
+        app = QGuiApplication.instance()
+        if app is not None:
+            QGuiApplication.styleHints().colorSchemeChanged.connect(lambda _scheme: self._system_changed())
+
+    def system_scheme(self) -> str:
+        hints = QGuiApplication.styleHints()
+        return "dark" if hints.colorScheme() == Qt.ColorScheme.Dark else "light"
+
+    def scheme(self) -> str:
+        """The scheme in use: the forced one, or the system's."""
+        return self.mode if self.mode in ("light", "dark") else self.system_scheme()
+
+    def colors(self) -> Colors:
+        return DARK if self.scheme() == "dark" else LIGHT
+
+    def restore(self, store: QSettings) -> None:
+        """Apply the mode remembered in `store` (and remember later choices there)."""
+        self._store = store
+        mode = str(store.value(SETTINGS_KEY, "system") or "system")
+        self.set_mode(mode if mode in MODES else "system", remember=False)
+
+    def set_mode(self, mode: str, remember: bool = True) -> None:
+        if mode not in MODES:
+            raise ValueError(f"theme must be one of {', '.join(MODES)}, not {mode!r}")
+        self.mode = mode
+        if remember and self._store is not None:
+            self._store.setValue(SETTINGS_KEY, mode)
+        self._apply()
+
+    def _system_changed(self) -> None:
+        if self.mode == "system":
+            self._apply()
+
+    def _apply(self) -> None:
+        app = QGuiApplication.instance()
+        if app is None:
+            return
+        scheme = self.scheme()
+        hints = QGuiApplication.styleHints()
+        if hasattr(hints, "setColorScheme"):  # Qt >= 6.8: native styles follow the forced scheme
+            if self.mode == "system":
+                hints.unsetColorScheme()
+            else:
+                hints.setColorScheme(Qt.ColorScheme.Dark if scheme == "dark" else Qt.ColorScheme.Light)
+        if self._light_palette is None:
+            start = QGuiApplication.palette()
+            self._light_palette = _light_fallback() if _is_dark(start) else start
+        # Qt draws a dark palette itself where the platform supports it; elsewhere
+        # (xcb without a portal, offscreen) we set one, so forcing always shows.
+        palette = _dark_palette() if scheme == "dark" else self._light_palette
+        if _is_dark(QGuiApplication.palette()) != (scheme == "dark"):
+            QGuiApplication.setPalette(palette)
+        if scheme != self._applied:
+            self._applied = scheme
+            self.changed.emit(scheme)
+
+
+def _light_fallback() -> QPalette:
+    """A light palette when the platform started dark and a light one is forced."""
+    from PySide6.QtWidgets import QStyleFactory
+
+    style = QStyleFactory.create("Fusion")
+    palette = QPalette(QColor("#efefef"), QColor("#f6f6f6"))
+    if style is not None and not _is_dark(style.standardPalette()):
+        palette = style.standardPalette()
+    return palette
+
+
+def _is_dark(palette: QPalette) -> bool:
+    return palette.color(QPalette.ColorRole.Window).lightness() < 128
+
+
+_MANAGER: ThemeManager | None = None
+
+
+def manager() -> ThemeManager:
+    """The application's theme manager (created on first use, after QApplication exists)."""
+    global _MANAGER
+    if _MANAGER is None:
+        _MANAGER = ThemeManager()
+    return _MANAGER
+
+
+def colors() -> Colors:
+    return manager().colors()
