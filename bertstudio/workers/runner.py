@@ -1,19 +1,24 @@
 """TaskRunner: one piece of model work at a time for one owner (a tab), never on the GUI thread.
 
-Built on superqt's `create_worker`. What it adds is Orange3's ConcurrentMixin discipline:
-starting a new job supersedes the old one (stop requested, its late signals dropped), and
-progress comes out of plain core functions through a `TaskControl` instead of yields.
+Built on superqt's `create_worker`, with Orange3's ConcurrentMixin discipline and one more rule:
+the runner tells the truth. `busy` stays True until the worker thread has really returned,
+even after Cancel; a new request while a job runs cancels that job and waits for it to end
+(supersede, never two jobs of one tab at once); only the newest pending request is kept.
+Progress comes out of plain core functions through a `TaskControl` instead of yields.
 """
 
 from __future__ import annotations
 
 import itertools
 import logging
+import threading
+import traceback
 import weakref
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from PySide6.QtCore import QObject, QThreadPool, Signal
+from PySide6.QtCore import QCoreApplication, QDeadlineTimer, QEventLoop, QObject, QThreadPool, Signal
 
 from bertstudio.core.errors import TaskCancelled
 from bertstudio.core.progress import ProgressEvent, TaskControl
@@ -24,94 +29,186 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 
+class _Relay(QObject):
+    """A job's own signal source, alive as long as the job: the worker thread never emits on an
+    object that closing the window could delete ("Signal source has been deleted")."""
+
+    progress = Signal(object)
+
+
+@dataclass(eq=False)
+class _Job:
+    id: int
+    func: Callable[..., Any]
+    args: tuple[Any, ...]
+    kwargs: dict[str, Any]
+    control: TaskControl
+    relay: _Relay
+    origin: str  # where start() was called, for the thread-leak check
+    worker: WorkerBase | None = None
+    outcome: tuple[str, Any] | None = None  # ("result", value) or ("error", exception)
+    silent: bool = False  # superseded or cancelled without a signal: nothing is reported
+    user_cancelled: bool = False
+    returned: threading.Event = field(default_factory=threading.Event)
+
+    @property
+    def name(self) -> str:
+        return getattr(self.func, "__qualname__", repr(self.func))
+
+
+def _call(job: _Job) -> None:
+    """Runs in the pool thread: the job's function, its outcome kept for the GUI thread."""
+    try:
+        job.outcome = ("result", job.func(*job.args, control=job.control, **job.kwargs))
+    except Exception as error:  # noqa: BLE001 - every failure is reported through `error`
+        job.outcome = ("error", error)
+    finally:
+        job.returned.set()
+
+
 class TaskRunner(QObject):
-    """Runs `func(*args, control=TaskControl, **kwargs)` in the pool; signals only for the newest job."""
+    """Runs `func(*args, control=TaskControl, **kwargs)` in the pool; signals only for the newest job.
+
+    Signals: `started` when a job begins running, `progress`, then one of `result`, `error`
+    or `cancelled`, then `finished` once the runner is idle again (a superseded job reports
+    nothing). `stopping` fires at once on cancel, so a view can say "Cancelling…".
+    """
 
     started = Signal()
     progress = Signal(object)  # ProgressEvent
     result = Signal(object)  # whatever func returned
     error = Signal(object)  # the exception (TaskCancelled is reported as `cancelled`, not here)
     cancelled = Signal()
-    finished = Signal()  # after result, error or cancelled of the newest job
+    finished = Signal()  # the runner is idle: its last job's thread has returned
+    stopping = Signal()  # a stop was requested; `cancelled` follows when the work has really ended
+    warned = Signal(str)  # a warning raised inside a job, formatted
 
     _live: ClassVar[weakref.WeakSet[TaskRunner]] = weakref.WeakSet()
+    _running: ClassVar[set[_Job]] = set()  # every job whose thread has not been seen to end
     _ids = itertools.count(1)
-    _progress_from_thread = Signal(int, object)
 
     def __init__(self, parent: QObject | None = None) -> None:
         super().__init__(parent)
-        self._job = 0
-        self._control: TaskControl | None = None
-        self._worker: WorkerBase | None = None
-        self._progress_from_thread.connect(self._on_progress)
+        self._active: _Job | None = None
+        self._pending: _Job | None = None
         TaskRunner._live.add(self)
 
     @property
     def busy(self) -> bool:
-        return self._control is not None
+        """True from start() until the work has really ended (its thread returned), Cancel or not."""
+        return self._active is not None or self._pending is not None
+
+    @property
+    def stop_requested(self) -> bool:
+        return self._active is not None and self._active.control.stop_requested
 
     def start(self, func: Callable[..., Any], *args: Any, **kwargs: Any) -> int:
-        """Start a job, superseding any running one. Returns the job's id."""
-        from superqt.utils import create_worker  # imported on first use: superqt takes ~0.3 s to import
-
-        self.cancel(emit=False)
-        job = next(TaskRunner._ids)
-        self._job = job
-        control = TaskControl(on_progress=lambda event: self._progress_from_thread.emit(job, event))
-        self._control = control
-        # _ignore_errors: our own errored handler reports them; superqt would re-raise in the GUI thread.
-        worker = create_worker(func, *args, control=control, _start_thread=False, _ignore_errors=True, **kwargs)
-        worker.returned.connect(lambda value: self._on_returned(job, value))
-        worker.errored.connect(lambda exc: self._on_errored(job, exc))
-        self._worker = worker
-        self.started.emit()
-        worker.start()
-        return job
+        """Start a job; a running one is cancelled and this one starts when it has ended. Returns its id."""
+        origin = "".join(traceback.format_stack(limit=4)[:-1]).strip()
+        relay = _Relay()
+        relay.progress.connect(self._on_relay_progress)  # a bound slot: disconnected if we are deleted
+        job = _Job(next(TaskRunner._ids), func, args, kwargs, TaskControl(on_progress=relay.progress.emit),
+                   relay, origin)
+        if self._active is None:
+            self._launch(job)
+        else:
+            self._active.silent = True
+            self._active.control.request_stop()
+            self._pending = job  # an older pending request never ran: it is simply dropped
+        return job.id
 
     def cancel(self, emit: bool = True) -> None:
-        """Ask the running job to stop at its next check; its results will be dropped."""
-        if self._control is None:
+        """Ask the running job to stop at its next check and drop any pending request. `busy` stays
+        True until the job has really ended; then `cancelled` (if `emit`) and `finished` follow."""
+        self._pending = None
+        job = self._active
+        if job is None:
             return
-        self._control.request_stop()
-        self._control = None
-        self._worker = None
-        self._job = 0
+        first = not job.control.stop_requested
+        job.control.request_stop()
         if emit:
-            self.cancelled.emit()
-            self.finished.emit()
+            job.user_cancelled, job.silent = True, False
+        elif not job.user_cancelled:
+            job.silent = True
+        if first or emit:
+            self.stopping.emit()
 
-    def _current(self, job: int) -> bool:
-        return job == self._job and self._control is not None
+    def wait(self, timeout_ms: int) -> bool:
+        """Process events until idle or `timeout_ms` passed (tests and shutdown); True if idle."""
+        deadline = QDeadlineTimer(timeout_ms)
+        app = QCoreApplication.instance()
+        while self.busy and not deadline.hasExpired():
+            if app is not None:
+                app.processEvents(QEventLoop.ProcessEventsFlag.AllEvents, 20)
+            if self._active is not None:
+                self._active.returned.wait(0.01)
+        return not self.busy
 
-    def _on_progress(self, job: int, event: ProgressEvent) -> None:
-        if self._current(job):
+    # -- internals -----------------------------------------------------------------------------
+    def _launch(self, job: _Job) -> None:
+        from superqt.utils import create_worker  # imported on first use: superqt takes ~0.3 s to import
+
+        self._active = job
+        TaskRunner._running.add(job)
+        # _ignore_errors: _call reports failures itself; superqt would re-raise in the GUI thread.
+        worker = create_worker(_call, job, _start_thread=False, _ignore_errors=True)
+        worker.warned.connect(self._on_warned)
+        worker.finished.connect(self._on_worker_finished)
+        job.worker = worker
+        self.started.emit()
+        worker.start()
+
+    def _on_warned(self, args: tuple) -> None:
+        message, category = args[0], args[1]
+        text = f"{getattr(category, '__name__', 'Warning')}: {message}"
+        log.warning("%s", text)
+        self.warned.emit(text)
+
+    def _on_relay_progress(self, event: ProgressEvent) -> None:
+        job = self._active
+        if job is not None and self.sender() is job.relay and not job.control.stop_requested:
             self.progress.emit(event)
 
-    def _on_returned(self, job: int, value: Any) -> None:
-        if self._current(job):
-            self._control = None
-            self.result.emit(value)
-            self.finished.emit()
-
-    def _on_errored(self, job: int, exc: BaseException) -> None:
-        if not self._current(job):
+    def _on_worker_finished(self) -> None:
+        """GUI thread, after the worker thread left the job's function: report, then the next job."""
+        job = self._active
+        if job is None or not job.returned.is_set():
+            return  # not ours (an older worker's late signal)
+        TaskRunner._running.discard(job)
+        self._active = None
+        pending, self._pending = self._pending, None
+        if pending is not None:
+            self._launch(pending)
             return
-        self._control = None
-        if isinstance(exc, TaskCancelled):
+        kind, value = job.outcome or ("error", RuntimeError("the job ended without an outcome"))
+        if job.user_cancelled or (kind == "error" and isinstance(value, TaskCancelled) and not job.silent):
             self.cancelled.emit()
+        elif job.silent or job.control.stop_requested:
+            pass  # cancelled without a signal: its result is dropped
+        elif kind == "result":
+            self.result.emit(value)
         else:
-            log.debug("job %s failed", job, exc_info=exc)
-            self.error.emit(exc)
+            log.debug("job %s failed", job.id, exc_info=value)
+            self.error.emit(value)
         self.finished.emit()
 
+    # -- every runner ----------------------------------------------------------------------------
     @classmethod
     def stop_all(cls) -> None:
+        """Cancel every runner's work (no `cancelled` signal); they report `finished` when it ended."""
         for runner in list(cls._live):
             runner.cancel(emit=False)
 
     @classmethod
     def any_busy(cls) -> bool:
         return any(runner.busy for runner in list(cls._live))
+
+    @classmethod
+    def running_jobs(cls) -> list[str]:
+        """Jobs whose thread has not returned: their function and where they were started."""
+        for job in [job for job in list(cls._running) if job.returned.is_set()]:
+            cls._running.discard(job)  # its runner was deleted before the end was seen
+        return [f"{job.name} (job {job.id}), started at:\n{job.origin}" for job in list(cls._running)]
 
 
 def configure_pool(min_threads: int = 8) -> None:
@@ -122,6 +219,7 @@ def configure_pool(min_threads: int = 8) -> None:
 
 
 def shutdown(timeout_ms: int = 10_000) -> bool:
-    """Stop every job and wait (bounded) for the pool to drain; True if it drained."""
+    """Stop every job and wait (bounded) for the pool to drain; True if it drained. For after the
+    event loop has ended (or tests): it blocks the calling thread up to `timeout_ms`."""
     TaskRunner.stop_all()
     return QThreadPool.globalInstance().waitForDone(timeout_ms)

@@ -1,0 +1,127 @@
+"""The runner tells the truth: a cancelled job stops doing work, and `busy` lasts until it has."""
+
+from __future__ import annotations
+
+import threading
+import time
+import warnings
+
+from bertstudio.core.progress import TaskControl
+from bertstudio.workers.runner import TaskRunner
+
+
+class Work:
+    """A job that does 'forward passes' in a loop, checking for cancellation before each one."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.after_cancel = 0  # passes that ran although their job had been cancelled
+        self.began: set[int] = set()
+        self.returned: set[int] = set()
+        self.cancelled_at: dict[int, float] = {}
+
+    def job(self, number: int, passes: int, control: TaskControl) -> int:
+        with self.lock:
+            self.began.add(number)
+        try:
+            for _ in range(passes):
+                control.check()
+                with self.lock:
+                    if number in self.cancelled_at:
+                        self.after_cancel += 1
+                time.sleep(0.002)  # a forward pass
+            return number
+        finally:
+            with self.lock:
+                self.returned.add(number)
+
+
+def test_cancel_then_run_twenty_times_leaves_no_work_running(qtbot) -> None:  # noqa: ANN001
+    runner = TaskRunner()
+    work = Work()
+    busy_while_thread_alive = []
+    idle_with_thread_alive = []
+
+    def check_idle() -> None:
+        # `finished` means idle: every job started so far must have returned by now.
+        alive = work.began - work.returned
+        (idle_with_thread_alive if alive else busy_while_thread_alive).append(alive)
+
+    runner.finished.connect(check_idle)
+    for cycle in range(20):
+        runner.start(work.job, cycle, 10_000)
+        if cycle % 2:
+            qtbot.wait(5)  # half the cycles cancel a job already running, half one not yet started
+        with work.lock:
+            work.cancelled_at[cycle] = time.monotonic()
+        runner.cancel()
+        assert runner.busy or cycle in work.returned, "not busy while the cancelled job still runs"
+    with qtbot.waitSignal(runner.result, timeout=10_000) as blocker:
+        runner.start(work.job, 99, 3)
+    qtbot.waitUntil(lambda: not runner.busy, timeout=5_000)
+    assert blocker.args == [99]
+    assert work.after_cancel <= 1, f"{work.after_cancel} forward passes ran after their cancel"
+    assert work.began == work.returned, "a cancelled job never returned"
+    assert len(work.began) < 21, "requests cancelled before they ran should never start"
+    assert not idle_with_thread_alive, f"finished while jobs still ran: {idle_with_thread_alive}"
+
+
+def test_busy_until_the_thread_has_returned(qtbot) -> None:  # noqa: ANN001
+    runner = TaskRunner()
+    gate = threading.Event()
+    left = threading.Event()
+
+    def uncancellable(control: TaskControl) -> None:  # never checks: a C call that cannot stop
+        gate.wait(5)
+        left.set()
+
+    runner.start(uncancellable)
+    with qtbot.waitSignal(runner.stopping, timeout=1_000):
+        runner.cancel()
+    for _ in range(5):
+        qtbot.wait(20)
+        assert runner.busy, "idle although the job's thread has not returned"
+    with qtbot.waitSignals([runner.cancelled, runner.finished], timeout=5_000):
+        gate.set()
+    assert left.is_set() and not runner.busy
+
+
+def test_newest_request_wins_and_jobs_never_overlap(qtbot) -> None:  # noqa: ANN001
+    runner = TaskRunner()
+    inside = []
+    overlaps = []
+    results = []
+    lock = threading.Lock()
+
+    def job(number: int, control: TaskControl) -> int:
+        with lock:
+            if inside:
+                overlaps.append((inside[:], number))
+            inside.append(number)
+        try:
+            for _ in range(200):
+                control.check()
+                time.sleep(0.001)
+            return number
+        finally:
+            with lock:
+                inside.remove(number)
+
+    runner.result.connect(results.append)
+    with qtbot.waitSignal(runner.finished, timeout=10_000):
+        for number in range(6):
+            runner.start(job, number)
+    assert results == [5], "only the newest request reports"
+    assert not overlaps, f"two jobs of one runner ran at once: {overlaps}"
+
+
+def test_a_warning_inside_a_job_reaches_the_runner(qtbot) -> None:  # noqa: ANN001
+    runner = TaskRunner()
+
+    def job(control: TaskControl) -> None:
+        warnings.warn("tokenizer truncated the text", UserWarning, stacklevel=1)
+
+    with qtbot.waitSignal(runner.warned, timeout=5_000) as blocker:
+        runner.start(job)
+    assert "truncated" in blocker.args[0]
+    qtbot.waitUntil(lambda: not runner.busy, timeout=5_000)
