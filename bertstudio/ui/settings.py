@@ -39,3 +39,14 @@ class AppSettings(QObject):
 
     def set_device(self, device: str) -> None:
         self._store.setValue("device", device)
+
+    def splitter_sizes(self, key: str) -> list[int]:
+        """The sizes a splitter was left at (a tab's inputs vs results), [] if never moved."""
+        value = self._store.value(f"splitter/{key}", "") or ""
+        try:
+            return [int(size) for size in str(value).split(",") if size.strip()]
+        except ValueError:
+            return []
+
+    def set_splitter_sizes(self, key: str, sizes: list[int]) -> None:
+        self._store.setValue(f"splitter/{key}", ",".join(str(int(size)) for size in sizes))

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QTextCursor
 
+from bertstudio.ui.local_models import LocalModelsIndex
 from bertstudio.ui.tabs.fill_mask_tab import FillMaskTab
 from tests.ui.conftest import load_model_in
 
@@ -101,4 +103,147 @@ def test_compare_two_models_side_by_side(qtbot, window, checkpoint_factory) -> N
     assert outcome.second.text == "the cat <mask> on the mat"
     assert not tab.bars[0].side_b.isHidden()
     assert "Top-1" in tab.bars[0].summary.text()
+    assert "<b>B</b>" in tab.filled.text()
+
+
+# -- the template tab (ui/tabs/base.py), driven through fill-mask ------------------------------
+
+@pytest.fixture
+def tab(qtbot, settings) -> FillMaskTab:  # noqa: ANN001
+    """A fill-mask tab on its own (no window): the template's behaviour in isolation."""
+    index = LocalModelsIndex(settings)
+    widget = FillMaskTab(settings, index)
+    widget.resize(1280, 760)
+    qtbot.addWidget(widget)
+    widget.show()
+    return widget
+
+
+def test_splitter_sizes_are_remembered(qtbot, settings, tab) -> None:
+    assert tab.splitter.orientation() == Qt.Orientation.Vertical
+    total = sum(tab.splitter.sizes())
+    tab.splitter.setSizes([total - 200, 200])
+    tab.splitter.splitterMoved.emit(total - 200, 1)
+    saved = settings.splitter_sizes("fill-mask")
+    assert saved == tab.splitter.sizes()
+    again = FillMaskTab(settings, LocalModelsIndex(settings))
+    qtbot.addWidget(again)
+    again.resize(tab.size())
+    again.show()
+    assert again.splitter.sizes() == saved
+
+
+def test_results_get_the_room_by_default(tab) -> None:
+    top, bottom = tab.splitter.sizes()
+    assert bottom > top
+
+
+def test_ctrl_enter_runs_and_escape_cancels(qtbot, tab, checkpoint_factory) -> None:
+    load_model_in(qtbot, tab, checkpoint_factory("bert"))
+    tab.text.setPlainText("the cat [MASK] on the mat")
+    tab.text.setFocus()
+    with qtbot.waitSignal(tab.runner.result, timeout=30_000):
+        qtbot.keyClick(tab.text, Qt.Key.Key_Return, Qt.KeyboardModifier.ControlModifier)
+    assert tab.result is not None and tab.run_button.isEnabled()
+    with qtbot.waitSignal(tab.runner.cancelled, timeout=10_000):
+        tab.run()
+        assert not tab.run_button.isEnabled() and tab.cancel_button.isEnabled()
+        qtbot.keyClick(tab.text, Qt.Key.Key_Escape)
+    assert tab.run_button.isEnabled() and not tab.cancel_button.isEnabled()
+    assert "Cancelled" in tab.message.text()
+
+
+def test_input_error_clears_the_old_result(qtbot, tab, checkpoint_factory) -> None:
+    load_model_in(qtbot, tab, checkpoint_factory("bert"))
+    tab.text.setPlainText("the cat [MASK] on the mat")
+    with qtbot.waitSignal(tab.runner.result, timeout=30_000):
+        tab.run()
+    assert tab.bars and tab.explain_button.isEnabled()
+    tab.heads_off.setText("zero:one")  # caught before any work starts
+    tab.run()
+    assert tab.result is None and not tab.bars and tab.filled.text() == ""
+    assert "LAYER:HEAD" in tab.message.text() and tab.notes.levels() == ("error",)
+    assert not tab.explain_button.isEnabled()
+    tab.heads_off.setText("")
+    with qtbot.waitSignal(tab.runner.result, timeout=30_000):
+        tab.run()
+    tab.text.setPlainText("no mask here")  # caught by the task in the worker
+    with qtbot.waitSignal(tab.runner.error, timeout=30_000):
+        tab.run()
+    assert tab.result is None and not tab.bars and "no mask token" in tab.message.text()
+
+
+def test_model_switch_cancels_the_running_job(qtbot, tab, checkpoint_factory) -> None:
+    load_model_in(qtbot, tab, checkpoint_factory("bert"))
+    results = []
+    tab.runner.result.connect(results.append)
+    tab.text.setPlainText("the cat [MASK] on the mat")
+    tab.run()
+    assert tab.runner.busy
+    with qtbot.waitSignal(tab.model_bar.loaded, timeout=60_000):
+        tab.model_bar.load(str(checkpoint_factory("roberta")))
+        assert tab.runner.stop_requested  # cancelled the moment the other model started loading
+    assert tab.runner.wait(30_000)
+    qtbot.wait(100)
+    assert results == [] and tab.result is None and not tab.bars
+    assert tab.run_button.isEnabled()
+
+
+def test_state_restore_round_trip(qtbot, settings, tab) -> None:
+    tab.text.setPlainText("a [MASK] b")
+    tab.top_k.setValue(7)
+    tab.set_ablated_heads(((0, 1), (1, 0)))
+    state = tab.workspace_state()
+    other = FillMaskTab(settings, LocalModelsIndex(settings))
+    qtbot.addWidget(other)
+    other.restore_workspace(state)
+    assert other.text.toPlainText() == "a [MASK] b" and other.top_k.value() == 7
+    assert other.ablated_heads() == ((0, 1), (1, 0))
+    assert other.workspace_state()["view"] == state["view"] == {"text": "a [MASK] b", "top_k": 7}
+
+
+def test_examples_fill_the_inputs(tab) -> None:
+    assert tab.examples_combo.count() > 1
+    tab.examples_combo.activated.emit(1)
+    assert "[MASK]" in tab.text.toPlainText() and "{mask}" not in tab.text.toPlainText()
+
+
+def test_explain_hands_over_the_shown_result(qtbot, tab, checkpoint_factory) -> None:
+    load_model_in(qtbot, tab, checkpoint_factory("bert"))
+    tab.text.setPlainText("the cat [MASK] on the mat")
+    with qtbot.waitSignal(tab.runner.result, timeout=30_000):
+        tab.run()
+    with qtbot.waitSignal(tab.explain_requested) as blocker:
+        tab.explain_button.click()
+    request = blocker.args[0]
+    assert request.spec_key == "fill-mask" and request.inputs.text == "the cat [MASK] on the mat"
+    assert request.result is tab.result and request.request.source == tab.model_info.request.source
+
+
+def _ablation_ready() -> bool:
+    import torch.nn as nn
+
+    from bertstudio.core.explain.ablation import heads_switched_off
+
+    try:
+        with heads_switched_off(nn.Linear(1, 1), ()):
+            pass
+    except NotImplementedError:
+        return False
+    except Exception:  # noqa: BLE001 - anything but "not built yet" means it exists
+        return True
+    return True
+
+
+def test_heads_off_shows_intact_and_ablated_side_by_side(qtbot, tab, checkpoint_factory) -> None:
+    if not _ablation_ready():
+        pytest.skip("core/explain/ablation.heads_switched_off is still NotImplementedError")
+    load_model_in(qtbot, tab, checkpoint_factory("bert"))
+    tab.text.setPlainText("the cat [MASK] on the mat")
+    tab.set_ablated_heads(((0, 0), (1, 1)))
+    with qtbot.waitSignal(tab.runner.result, timeout=30_000):
+        tab.run()
+    outcome = tab.outcome
+    assert outcome.second is not None and outcome.second_source == "heads off: 0:0, 1:1"
+    assert not tab.bars[0].side_b.isHidden() and "heads off" in tab.bars[0].title_b.text()
     assert "<b>B</b>" in tab.filled.text()

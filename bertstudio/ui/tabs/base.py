@@ -1,59 +1,259 @@
-"""What every task tab has: a model bar, a runner for its work, and one place to show messages.
+"""The template every task tab is built on: model bar, run/cancel, compare, heads off, examples,
+one notes area, progress, and a splitter that gives the results the room.
 
-A tab declares what it needs (`TASK`, `TITLE`, `ATTN_IMPLEMENTATION`) the way spyder plugins
-declare NAME/REQUIRES; the window builds tabs from the registry in `tabs/__init__.py`.
+A view declares `SPEC_KEY` (title, order, attention implementation come from the task spec) and
+writes only its own part: `build_inputs`/`build_results` (its widgets), `inputs()` (the spec's
+input dataclass; InputError for bad input), `render(outcome)`, `clear_result()`,
+`state()`/`restore()` (workspace files) and `set_inputs()` (open a dataset row). Running,
+cancelling, comparing, ablating, notes and progress happen here, the same for every task.
 """
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import Any, ClassVar, NamedTuple
 
-from PySide6.QtCore import Signal
-from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QKeySequence, QShortcut
+from PySide6.QtWidgets import (
+    QComboBox,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QProgressBar,
+    QPushButton,
+    QSplitter,
+    QVBoxLayout,
+    QWidget,
+)
 
+from bertstudio.core.errors import BertStudioError, InputError, MissingHeadError
+from bertstudio.core.heads import HeadSet, format_heads, parse_heads
 from bertstudio.core.models import LoadRequest, ModelInfo
+from bertstudio.core.notes import Note
+from bertstudio.core.progress import ProgressEvent, TaskControl
+from bertstudio.core.tasks.spec import TaskSpec, spec_for
 from bertstudio.ui.local_models import LocalModelsIndex
 from bertstudio.ui.model_bar import ModelBar
 from bertstudio.ui.settings import AppSettings
+from bertstudio.ui.widgets.compare_panel import CompareSource
+from bertstudio.ui.widgets.notes_area import NotesArea
 from bertstudio.workers.runner import TaskRunner
 
 
+class ExplainRequest(NamedTuple):
+    """What "Explain…" hands the main window: the task, the model, the input and its result."""
+
+    spec_key: str
+    request: LoadRequest
+    inputs: Any
+    result: Any
+
+
+def task_job(
+    spec: TaskSpec, request: LoadRequest, inputs: Any, compare_source: str | None, ablated: HeadSet,
+    control: TaskControl,
+) -> Any:
+    """Worker side of Run: model A (and B, or A with heads off) through the task's spec."""
+    from bertstudio.core.jobs import run_spec
+
+    return run_spec(spec, request, inputs, control, compare_source, compare_ablated=ablated)
+
+
+def error_note(error: BaseException) -> Note:
+    text = getattr(error, "message", None) or f"{type(error).__name__}: {error}"
+    hint = getattr(error, "hint", "")
+    return Note("error", f"{text} {hint}".strip(), getattr(error, "details", "") or "")
+
+
 class TaskTab(QWidget):
+    SPEC_KEY: ClassVar[str] = ""  # the task spec this tab shows; empty only for legacy tabs
+    RUN_LABEL: ClassVar[str] = "Run"
+    # Read from the spec for template tabs; legacy tabs (build() into self.body) set them by hand.
     TASK: ClassVar[str]
     TITLE: ClassVar[str]
-    ORDER: ClassVar[int] = 100  # position among the tabs, smaller first
+    ORDER: ClassVar[int] = 100
     ATTN_IMPLEMENTATION: ClassVar[str | None] = None
 
     status = Signal(str)  # a short line for the status bar
     failed = Signal(object)  # an exception for the status bar and the log panel
+    explain_requested = Signal(object)  # ExplainRequest
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if cls.SPEC_KEY:
+            spec = spec_for(cls.SPEC_KEY)
+            cls.TASK, cls.TITLE, cls.ORDER = spec.key, spec.title, spec.order
+            cls.ATTN_IMPLEMENTATION = spec.attn_implementation
 
     def __init__(self, settings: AppSettings, index: LocalModelsIndex, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.settings = settings
         self.model_bar = ModelBar(self.TASK, settings, index, self.ATTN_IMPLEMENTATION, self)
         self.runner = TaskRunner(self)
-        self.message = QLabel()
-        self.message.setWordWrap(True)
-        self.message.setVisible(False)
+        self.notes = NotesArea()
+        self.message = self.notes  # legacy name: tests read tab.message.text()
+        self.model_bar.loaded.connect(self._on_model_loaded)
+        self.model_bar.failed.connect(self.failed)
+        self.runner.error.connect(self._on_error)
+        if not self.SPEC_KEY:
+            self._build_legacy()
+            return
+        self.spec = spec_for(self.SPEC_KEY)
+        self.outcome: Any = None
+        self.result: Any = None
+        self._ran: tuple[LoadRequest, Any] | None = None
+        self._build_template()
+
+    # -- layout ----------------------------------------------------------------------------
+    def _build_legacy(self) -> None:
+        """Tabs not yet on the template: model bar, their own `body`, the notes below."""
+        self.runner.started.connect(self.clear_message)
         layout = QVBoxLayout(self)
         layout.addWidget(self.model_bar)
         self.body = QVBoxLayout()
         layout.addLayout(self.body, 1)
-        layout.addWidget(self.message)
-        self.model_bar.loaded.connect(self._on_model_loaded)
-        self.model_bar.failed.connect(self.failed)
-        self.runner.error.connect(self._on_error)
-        self.runner.started.connect(self.clear_message)
+        layout.addWidget(self.notes)
         self.build()
 
-    # -- for subclasses ----------------------------------------------------------------------
+    def _build_template(self) -> None:
+        self.inputs_box = QVBoxLayout()
+        self.options = QHBoxLayout()  # a view's small options (top-k, aggregation...) go here
+        self.examples_combo = QComboBox()
+        self.examples_combo.addItem("Examples…")
+        self.examples_combo.setMaximumWidth(220)
+        self.examples_combo.activated.connect(self._example_chosen)
+        self.compare_source = CompareSource(self.model_bar.source)
+        self.heads_off = QLineEdit()
+        self.heads_off.setPlaceholderText("none, e.g. 0:1, 2:3")
+        self.heads_off.setMinimumWidth(120)
+        self.heads_off.setMaximumWidth(160)
+        self.heads_off.setToolTip("Switch these attention heads off (0-based layer:head) and show the result "
+                                  "beside the intact model's")
+        self.run_button = QPushButton(self.RUN_LABEL)
+        self.run_button.setToolTip("Run (Ctrl+Enter)")
+        self.run_button.clicked.connect(self.run)
+        self.cancel_button = QPushButton("Cancel")
+        self.cancel_button.setToolTip("Cancel (Esc)")
+        self.cancel_button.setEnabled(False)
+        self.cancel_button.clicked.connect(self.cancel)
+        self.explain_button = QPushButton("Explain…")
+        self.explain_button.setToolTip("Which input tokens and heads made this result")
+        self.explain_button.setEnabled(False)
+        self.explain_button.clicked.connect(self._explain)
+        self.progress = QProgressBar()
+        self.progress.setMaximumHeight(14)
+        self.progress.setTextVisible(False)
+        self.progress.setVisible(False)
+        self.progress_label = QLabel()
+        self.progress_label.setVisible(False)
+        self.results_box = QVBoxLayout()
+        self.results_box.setContentsMargins(0, 0, 0, 0)
+
+        controls = QHBoxLayout()
+        controls.addLayout(self.options)
+        controls.addWidget(self.examples_combo)
+        controls.addWidget(self.compare_source, 1)
+        controls.addWidget(QLabel("Heads off:"))
+        controls.addWidget(self.heads_off)
+        for button in (self.run_button, self.cancel_button, self.explain_button):
+            controls.addWidget(button)
+        top = QWidget()
+        top_layout = QVBoxLayout(top)
+        top_layout.setContentsMargins(0, 0, 0, 0)
+        top_layout.addLayout(self.inputs_box, 1)
+        top_layout.addLayout(controls)
+        bottom = QWidget()
+        bottom_layout = QVBoxLayout(bottom)
+        bottom_layout.setContentsMargins(0, 0, 0, 0)
+        progress_row = QHBoxLayout()
+        progress_row.addWidget(self.progress_label)
+        progress_row.addWidget(self.progress, 1)
+        bottom_layout.addLayout(progress_row)
+        bottom_layout.addWidget(self.notes)
+        bottom_layout.addLayout(self.results_box, 1)
+        self.splitter = QSplitter(Qt.Orientation.Vertical)
+        self.splitter.setChildrenCollapsible(False)
+        self.splitter.addWidget(top)
+        self.splitter.addWidget(bottom)
+        self.splitter.setStretchFactor(0, 0)
+        self.splitter.setStretchFactor(1, 1)
+        layout = QVBoxLayout(self)
+        layout.addWidget(self.model_bar)
+        layout.addWidget(self.splitter, 1)
+
+        self.build_inputs(self.inputs_box)
+        self.build_results(self.results_box)
+        for label, data in self.examples():
+            self.examples_combo.addItem(label, data)
+        self.examples_combo.setVisible(self.examples_combo.count() > 1)
+        saved = self.settings.splitter_sizes(self.TASK)
+        if len(saved) == 2 and all(size > 0 for size in saved):
+            self.splitter.setSizes(saved)
+        else:
+            self.splitter.setSizes([top.sizeHint().height(), 10_000])
+        self.splitter.splitterMoved.connect(self._save_splitter)
+
+        QShortcut(QKeySequence("Ctrl+Return"), self, self.run, context=Qt.ShortcutContext.WidgetWithChildrenShortcut)
+        QShortcut(QKeySequence("Ctrl+Enter"), self, self.run, context=Qt.ShortcutContext.WidgetWithChildrenShortcut)
+        QShortcut(QKeySequence(Qt.Key.Key_Escape), self, self.cancel,
+                  context=Qt.ShortcutContext.WidgetWithChildrenShortcut)
+        self.model_bar.busy_changed.connect(self._on_model_busy)
+        self.runner.started.connect(self._on_started)
+        self.runner.finished.connect(self._on_finished)
+        self.runner.progress.connect(self._on_progress)
+        self.runner.result.connect(self._on_result)
+        self.runner.stopping.connect(self._on_stopping)
+        self.runner.cancelled.connect(lambda: self.notes.set_notes([Note("info", "Cancelled.")]))
+
+    def _save_splitter(self, *_args: Any) -> None:
+        self.settings.set_splitter_sizes(self.TASK, self.splitter.sizes())
+
+    # -- for views -------------------------------------------------------------------------
     def build(self) -> None:
-        """Add the tab's widgets to `self.body`."""
+        """Legacy tabs: add the tab's widgets to `self.body`."""
         raise NotImplementedError
+
+    def build_inputs(self, box: QVBoxLayout) -> None:
+        """Add the input widgets (options may go into `self.options`)."""
+        raise NotImplementedError
+
+    def build_results(self, box: QVBoxLayout) -> None:
+        """Add the result widgets (they get the splitter's stretch)."""
+        raise NotImplementedError
+
+    def inputs(self) -> Any:
+        """The spec's input dataclass from the widgets; InputError for input that cannot work."""
+        raise NotImplementedError
+
+    def render(self, outcome: Any) -> None:
+        """Show `outcome.result`, and `outcome.second` beside it when comparing/ablating."""
+        raise NotImplementedError
+
+    def clear_result(self) -> None:
+        """Remove the shown result (an input error or another model makes it stale)."""
+
+    def set_inputs(self, inputs: Any) -> None:
+        """Fill the widgets from an input dataclass (examples, a dataset row)."""
+        raise NotImplementedError
+
+    def state(self) -> dict[str, Any]:
+        """The view's inputs and options, as JSON values (for a workspace file)."""
+        return {}
+
+    def restore(self, state: dict[str, Any]) -> None:
+        """Put back what `state()` returned."""
+
+    def examples(self) -> list[tuple[str, Any]]:
+        """(label, data) for the examples combo; `use_example(data)` fills the inputs."""
+        return []
+
+    def use_example(self, data: Any) -> None:
+        self.set_inputs(data)
 
     def model_loaded(self, info: ModelInfo) -> None:
         """React to a newly loaded model (enable buttons, insert its mask token...)."""
 
+    # -- model -----------------------------------------------------------------------------
     @property
     def model_info(self) -> ModelInfo | None:
         return self.model_bar.info
@@ -62,8 +262,58 @@ class TaskTab(QWidget):
         info = self.model_bar.info
         return info.request if info is not None else None
 
+    def open_model(self, source: str) -> None:
+        """Load `source` here (used by "Open in…" after training)."""
+        self.model_bar.load(source)
+
+    def _on_model_busy(self, busy: bool) -> None:
+        """Another model is coming: a running job belongs to the old one, so it stops, and
+        whatever it would still return is dropped (never shown under the new model's bar)."""
+        if busy and self.runner.busy:
+            self.runner.cancel()
+
+    def _on_model_loaded(self, info: ModelInfo) -> None:
+        self.status.emit(f"{self.TITLE}: loaded {info.architecture} from {info.request.source}")
+        if self.SPEC_KEY:
+            self.runner.cancel()
+            self._clear()
+            self.notes.clear()
+        self.model_loaded(info)
+
+    # -- running ---------------------------------------------------------------------------
+    def ablated_heads(self) -> HeadSet:
+        info = self.model_info
+        return parse_heads(self.heads_off.text(), info.layers if info else None, info.heads if info else None)
+
+    def set_ablated_heads(self, heads: HeadSet) -> None:
+        self.heads_off.setText(format_heads(heads))
+
+    def run(self) -> None:
+        request = self.model_request()
+        if request is None:
+            self.show_message("Load a model first.", error=True)
+            return
+        try:
+            inputs = self.inputs()
+            heads = self.ablated_heads()
+            compare_source = self.compare_source.source()
+            if self.compare_source.enabled.isChecked() and not compare_source:
+                raise InputError("Choose the second model to compare with, or untick “Compare with…”.")
+            if heads and compare_source:
+                raise InputError("Compare with a second model or switch heads off, not both at once.")
+        except BertStudioError as error:
+            self._clear()
+            self.notes.set_notes([error_note(error)])
+            return
+        self._ran = (request, inputs)
+        self.runner.start(task_job, self.spec, request, inputs, compare_source, heads)
+
+    def cancel(self) -> None:
+        if self.runner.busy and not self.runner.stop_requested:
+            self.runner.cancel()
+
     def run_job(self, func: Any, *args: Any, **kwargs: Any) -> bool:
-        """Run `func(request, *args, control=...)` on the loaded model; False if none is loaded."""
+        """Legacy tabs: run `func(request, *args, control=...)` on the loaded model."""
         request = self.model_request()
         if request is None:
             self.show_message("Load a model first.", error=True)
@@ -71,26 +321,90 @@ class TaskTab(QWidget):
         self.runner.start(func, request, *args, **kwargs)
         return True
 
-    # -- messages --------------------------------------------------------------------------
-    def show_message(self, text: str, error: bool = False) -> None:
-        colour = "#a40000" if error else "#5c4400"
-        self.message.setStyleSheet(f"QLabel {{ color: {colour}; }}")
-        self.message.setText(text)
-        self.message.setVisible(bool(text))
+    def _on_started(self) -> None:
+        self.run_button.setEnabled(False)
+        self.cancel_button.setEnabled(True)
+        self.explain_button.setEnabled(False)
+        self.notes.clear()
+        self.progress.setRange(0, 0)
+        self.progress.setVisible(True)
 
-    def clear_message(self) -> None:
-        self.show_message("")
+    def _on_stopping(self) -> None:
+        self.cancel_button.setEnabled(False)
+        self.progress_label.setText("Cancelling…")
+        self.progress_label.setVisible(True)
+
+    def _on_finished(self) -> None:
+        self.run_button.setEnabled(True)
+        self.cancel_button.setEnabled(False)
+        self.progress.setVisible(False)
+        self.progress_label.setVisible(False)
+
+    def _on_progress(self, event: ProgressEvent) -> None:
+        if event.fraction is None:
+            self.progress.setRange(0, 0)
+        else:
+            self.progress.setRange(0, 1000)
+            self.progress.setValue(int(event.fraction * 1000))
+        self.progress_label.setText(event.message)
+        self.progress_label.setVisible(bool(event.message))
+
+    def _on_result(self, outcome: Any) -> None:
+        self.outcome = outcome
+        self.result = outcome.result
+        self.render(outcome)
+        shown_by_bar = self.model_info.head_warning if self.model_info else ""
+        self.notes.set_notes(n for n in outcome.notes if n.text != shown_by_bar)
+        self.explain_button.setEnabled(True)
 
     def _on_error(self, error: BaseException) -> None:
-        text = getattr(error, "message", None) or str(error)
-        hint = getattr(error, "hint", "")
-        self.show_message(f"{text} {hint}".strip(), error=True)
+        if self.SPEC_KEY:
+            self._clear()
+            if isinstance(error, MissingHeadError):  # the bar's "meaningless" warning has the same cause
+                self.model_bar.warning_label.setVisible(False)
+        self.notes.set_notes([error_note(error)])
         self.failed.emit(error)
 
-    def _on_model_loaded(self, info: ModelInfo) -> None:
-        self.status.emit(f"{self.TITLE}: loaded {info.architecture} from {info.request.source}")
-        self.model_loaded(info)
+    def _clear(self) -> None:
+        self.outcome = self.result = None
+        self.explain_button.setEnabled(False)
+        self.clear_result()
 
-    def open_model(self, source: str) -> None:
-        """Load `source` here (used by "Open in…" after training)."""
-        self.model_bar.load(source)
+    def _explain(self) -> None:
+        if self._ran is not None and self.result is not None:
+            request, inputs = self._ran
+            self.explain_requested.emit(ExplainRequest(self.SPEC_KEY, request, inputs, self.result))
+
+    def _example_chosen(self, index: int) -> None:
+        data = self.examples_combo.itemData(index)
+        if data is not None:
+            self.use_example(data)
+        self.examples_combo.setCurrentIndex(0)
+
+    # -- workspace -------------------------------------------------------------------------
+    def workspace_state(self) -> dict[str, Any]:
+        """Everything the tab would need to come back: model, compare, heads off, the view's state."""
+        return {
+            "model": self.model_bar.source_text(),
+            "compare": self.compare_source.source() or "",
+            "heads_off": self.heads_off.text(),
+            "splitter": self.splitter.sizes(),
+            "view": self.state(),
+        }
+
+    def restore_workspace(self, state: dict[str, Any]) -> None:
+        self.compare_source.set_source(state.get("compare") or None)
+        self.heads_off.setText(str(state.get("heads_off", "")))
+        sizes = state.get("splitter") or []
+        if len(sizes) == 2:
+            self.splitter.setSizes([int(size) for size in sizes])
+        self.restore(state.get("view") or {})
+        if state.get("model"):
+            self.model_bar.source.setEditText(str(state["model"]))
+
+    # -- messages --------------------------------------------------------------------------
+    def show_message(self, text: str, error: bool = False) -> None:
+        self.notes.set_notes([Note("error" if error else "warning", text)] if text else [])
+
+    def clear_message(self) -> None:
+        self.notes.clear()
