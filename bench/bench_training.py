@@ -46,7 +46,8 @@ def rows() -> list[Row]:
     from bertstudio.core.progress import TaskControl
     from bertstudio.core.training import TrainConfig, train
     from bertstudio.core.training.data import read_classification
-    from bertstudio.core.training.engine import _encode_classification, plan_steps, training_arguments
+    from bertstudio.core.training.engine import plan_steps, training_arguments
+    from bertstudio.core.training.trainable import TextClassification
     from bertstudio.resources import resource_path
 
     class Emitter(QObject):
@@ -56,7 +57,8 @@ def rows() -> list[Row]:
     folder = _model_folder(root)
     data = resource_path("datasets", "reviews_train.csv")
     config = TrainConfig(task="text-classification", model=str(folder), train_file=str(data), eval_share=0.0,
-                         output_dir=str(root / "ours"), max_steps=STEPS, batch_size=BATCH, max_length=MAX_LENGTH)
+                         output_dir=str(root / "ours"), overwrite=True, max_steps=STEPS, batch_size=BATCH,
+                         max_length=MAX_LENGTH)
     received: list[object] = []
     emitter = Emitter()
     emitter.progress.connect(received.append)  # what the tab's runner does with each event
@@ -70,7 +72,7 @@ def rows() -> list[Row]:
         tokenizer = AutoTokenizer.from_pretrained(folder)
         rows_ = read_classification(data)
         labels = sorted(set(rows_.labels))
-        examples, _ = _encode_classification(tokenizer, rows_, labels, MAX_LENGTH)
+        examples, _ = TextClassification().encode(tokenizer, rows_, labels, MAX_LENGTH, False)
         model = AutoModelForSequenceClassification.from_pretrained(folder, num_labels=len(labels))
         total, warmup, _ = plan_steps(len(examples), config)
         trainer = Trainer(model=model, args=training_arguments(config, total, warmup, root / "raw", False),

@@ -15,11 +15,12 @@ import random
 import re
 import statistics
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import MISSING, dataclass, field
 from pathlib import Path
 from typing import Any
 
 from bertstudio.core.errors import InputError
+from bertstudio.core.training.options import opt
 
 TEXT_NAMES = ("text", "sentence", "sentence1", "text_a", "review", "content", "document", "question")
 PAIR_NAMES = ("text_pair", "sentence2", "text_b", "pair", "context", "hypothesis")
@@ -51,9 +52,14 @@ def raise_issues(path: Path, issues: Sequence[RowIssue]) -> None:
 
 
 def _read_text(path: Path) -> str:
+    if path.is_dir():
+        raise InputError(f"Data file '{path}' is a folder.", hint="Choose the data file inside it.")
     if not path.is_file():
         raise InputError(f"Data file '{path}' does not exist.", hint="Choose an existing file.")
-    raw = path.read_bytes()
+    try:
+        raw = path.read_bytes()
+    except OSError as error:
+        raise InputError(f"Data file '{path}' cannot be read: {error.strerror or error}.") from error
     try:
         return raw.decode("utf-8-sig")
     except UnicodeDecodeError as error:
@@ -68,9 +74,12 @@ def _read_text(path: Path) -> str:
 class Columns:
     """Which columns hold the text, the optional second text, and the label."""
 
-    text: str
-    label: str
-    text_pair: str | None = None
+    text: str = opt(MISSING, flag="--text-column", label="Text", help="classification: column with the text "
+                    "(default: detected)")
+    label: str = opt(MISSING, flag="--label-column", label="Label", help="classification: column with the label "
+                     "(default: detected)")
+    text_pair: str | None = opt(None, flag="--pair-column", label="Second text",
+                                help="classification: column with a second text")
 
 
 @dataclass(frozen=True)
@@ -80,6 +89,7 @@ class ClassificationData:
     labels: tuple[str, ...]
     lines: tuple[int, ...]  # the line each example came from, for messages
     columns: Columns
+    merged_labels: tuple[str, ...] = ()  # numeric spellings normalised ('1.0' became '1')
 
     def __len__(self) -> int:
         return len(self.texts)
@@ -91,6 +101,7 @@ class ClassificationData:
             tuple(self.labels[i] for i in indices),
             tuple(self.lines[i] for i in indices),
             self.columns,
+            self.merged_labels,
         )
 
 
@@ -182,9 +193,32 @@ def read_classification(path: str | Path, columns: Columns | None = None) -> Cla
     raise_issues(path, issues)
     if not texts:
         raise InputError(f"{path.name} has no examples.", hint="Add rows under the header.")
+    labels, merged = normalise_labels(labels)
     return ClassificationData(
-        tuple(texts), tuple(pairs) if columns.text_pair else None, tuple(labels), tuple(lines), columns
+        tuple(texts), tuple(pairs) if columns.text_pair else None, tuple(labels), tuple(lines), columns, merged
     )
+
+
+def _number(label: str) -> float | None:
+    try:
+        value = float(label)
+    except ValueError:
+        return None
+    return value if math.isfinite(value) else None
+
+
+def normalise_labels(labels: Sequence[str]) -> tuple[list[str], tuple[str, ...]]:
+    """Numeric labels written differently ('1', '1.0', '01') are one class, not three.
+
+    Only when every label is a number: then each becomes its canonical form ('1', '0.5').
+    Returns the labels and the spellings that were merged, for the plan message.
+    """
+    numbers = [_number(label) for label in labels]
+    if not labels or any(n is None for n in numbers):
+        return list(labels), ()
+    canonical = [str(int(n)) if float(n).is_integer() else repr(float(n)) for n in numbers if n is not None]
+    merged = sorted({raw for raw, canon in zip(labels, canonical, strict=True) if raw != canon})
+    return canonical, tuple(merged)
 
 
 # -- token classification ---------------------------------------------------------------------

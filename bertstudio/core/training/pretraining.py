@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from bertstudio.core.errors import InputError
+from bertstudio.core.training.options import opt
 
 IS_NEXT, RANDOM_NEXT = 0, 1
 
@@ -22,12 +23,17 @@ IS_NEXT, RANDOM_NEXT = 0, 1
 class ScratchConfig:
     """A small BERT the user sizes; its WordPiece vocabulary is trained on their corpus."""
 
-    vocab_size: int = 3000
-    layers: int = 2
-    heads: int = 2
-    hidden_size: int = 128
-    intermediate_size: int = 512
-    max_length: int = 128
+    vocab_size: int = opt(3000, flag="--vocab-size", label="Vocabulary", widget="int", low=100, high=100_000,
+                          group="Model size", help="WordPiece vocabulary size")
+    layers: int = opt(2, flag="--layers", label="Layers", widget="int", low=1, high=48, group="Model size",
+                      help="transformer layers")
+    heads: int = opt(2, flag="--heads", label="Heads", widget="int", low=1, high=64, group="Model size",
+                     help="attention heads per layer")
+    hidden_size: int = opt(128, flag="--hidden-size", label="Hidden size", widget="int", low=8, high=8192,
+                           group="Model size", help="hidden size (a multiple of the heads)")
+    intermediate_size: int = opt(512, flag="--ffn-size", label="Feed-forward size", widget="int", low=8,
+                                 high=32768, group="Model size", help="feed-forward (intermediate) size")
+    max_length: int = 128  # set from the run's --max-length
     lowercase: bool = True
 
     def validate(self) -> None:

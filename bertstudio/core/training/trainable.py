@@ -1,0 +1,254 @@
+"""One object per trainable task: how it reads its data, builds its model, encodes, collates,
+scores and where the result opens. The engine asks `TRAINABLE[config.task]` and never
+branches on the task itself.
+"""
+
+from __future__ import annotations
+
+import inspect
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any, ClassVar
+
+from bertstudio.core.errors import InputError, ModelSourceError
+from bertstudio.core.training import data as data_mod
+from bertstudio.core.training import metrics
+from bertstudio.core.training.config import TrainConfig
+
+
+@dataclass
+class Data:
+    train: Any  # ClassificationData | list[TaggedSentence] | list[tuple[str, str, int]]
+    eval: Any
+    labels: list[str] = field(default_factory=list)
+    notes: tuple[str, ...] = ()
+
+
+def load_model_class(cls: Any, folder: Path, **kwargs: Any) -> Any:
+    """from_pretrained with every failure (corrupt weights, custom code, pickles) as one message."""
+    try:
+        return cls.from_pretrained(folder, trust_remote_code=False, **kwargs)
+    except Exception as error:  # noqa: BLE001 - any loader failure is the model's, told in one line
+        first = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+        raise ModelSourceError(f"The model in '{folder}' cannot be loaded for training: {first[:200]}",
+                               hint="Choose a complete model folder (config.json and safetensors weights).",
+                               details=repr(error)) from error
+
+
+def _held_out(items: list, config: TrainConfig) -> tuple[list, list | None]:
+    share = 0.0 if config.eval_file else config.eval_share
+    if share <= 0 or len(items) < 2:
+        return items, None
+    keep, held = data_mod.split_indices(len(items), share, config.seed)
+    return [items[i] for i in keep], [items[i] for i in held]
+
+
+class TrainableTask:
+    """The base: a task key, the tabs that open its result, and the steps the engine calls."""
+
+    key: ClassVar[str]
+    open_in: ClassVar[tuple[str, ...]]
+
+    def read(self, config: TrainConfig, nsp: bool = True) -> Data:
+        raise NotImplementedError
+
+    def needs_model_probe(self, config: TrainConfig) -> bool:
+        """Whether `read` depends on the model (pre-training: with or without NSP pairs)."""
+        return False
+
+    def load(self, folder: Path, config: TrainConfig, labels: list[str], tokenizer: Any) -> tuple[Any, bool]:
+        """(model with this task's head, whether it trains next-sentence prediction)."""
+        import transformers
+
+        id2label = dict(enumerate(labels))
+        auto = getattr(transformers, self.auto_class)
+        model = load_model_class(auto, folder, num_labels=len(labels), id2label=id2label,
+                                 label2id={v: k for k, v in id2label.items()}, ignore_mismatched_sizes=True)
+        return model, False
+
+    auto_class: ClassVar[str] = ""
+
+    def encode(self, tokenizer: Any, rows: Any, labels: list[str], max_length: int,
+               nsp: bool) -> tuple[list[dict[str, Any]], list[int]]:
+        raise NotImplementedError
+
+    def collator(self, tokenizer: Any) -> Any:
+        raise NotImplementedError
+
+    def metrics(self, labels: list[str], nsp: bool) -> metrics.Metrics:
+        raise NotImplementedError
+
+    def opens_in(self, nsp: bool) -> tuple[str, ...]:
+        return self.open_in
+
+
+class TextClassification(TrainableTask):
+    key = "text-classification"
+    open_in = ("classification",)
+    auto_class = "AutoModelForSequenceClassification"
+
+    def read(self, config: TrainConfig, nsp: bool = True) -> Data:
+        train = data_mod.read_classification(config.train_file, config.columns)
+        evaluation = data_mod.read_classification(config.eval_file, train.columns) if config.eval_file else None
+        share = 0.0 if config.eval_file else config.eval_share
+        if evaluation is None and share > 0 and len(train) > 1:
+            keep, held = data_mod.split_indices(len(train), share, config.seed)
+            train, evaluation = train.subset(keep), train.subset(held)
+        labels = sorted(set(train.labels))
+        if evaluation is not None:
+            unknown = [data_mod.RowIssue(line, f"label '{label}' never occurs in the training data")
+                       for label, line in zip(evaluation.labels, evaluation.lines, strict=True) if label not in labels]
+            data_mod.raise_issues(Path(config.eval_file or config.train_file), unknown)
+        if len(labels) < 2:
+            raise InputError("Text classification needs at least two different labels in the training data.")
+        notes: tuple[str, ...] = ()
+        if train.merged_labels:
+            notes = (f"Numeric labels were normalised: {', '.join(repr(x) for x in train.merged_labels)} "
+                     f"count as the same class as their plain number.",)
+        return Data(train, evaluation, labels, notes)
+
+    def encode(self, tokenizer: Any, rows: Any, labels: list[str], max_length: int,
+               nsp: bool) -> tuple[list[dict[str, Any]], list[int]]:
+        index = {label: i for i, label in enumerate(labels)}
+        args = (list(rows.texts), list(rows.pairs)) if rows.pairs is not None else (list(rows.texts),)
+        encoded = tokenizer(*args, truncation=True, max_length=max_length)
+        lengths = [len(ids) for ids in tokenizer(*args)["input_ids"]]
+        examples = [{**{key: encoded[key][i] for key in encoded}, "labels": index[label]}
+                    for i, label in enumerate(rows.labels)]
+        return examples, lengths
+
+    def collator(self, tokenizer: Any) -> Any:
+        from transformers import DataCollatorWithPadding
+
+        return DataCollatorWithPadding(tokenizer)
+
+    def metrics(self, labels: list[str], nsp: bool) -> metrics.Metrics:
+        return metrics.classification(labels)
+
+
+class TokenClassification(TrainableTask):
+    key = "token-classification"
+    open_in = ("ner",)
+    auto_class = "AutoModelForTokenClassification"
+
+    def read(self, config: TrainConfig, nsp: bool = True) -> Data:
+        sentences = data_mod.read_conll(config.train_file)
+        if config.eval_file:
+            evaluation: list | None = data_mod.read_conll(config.eval_file)
+        else:
+            sentences, evaluation = _held_out(sentences, config)
+        labels = data_mod.label_list([s.tags for s in sentences])
+        if evaluation is not None:
+            unknown = [data_mod.RowIssue(s.line, f"tag '{t}' never occurs in the training data")
+                       for s in evaluation for t in s.tags if t not in labels]
+            data_mod.raise_issues(Path(config.eval_file or config.train_file), unknown)
+        return Data(sentences, evaluation, labels)
+
+    def load(self, folder: Path, config: TrainConfig, labels: list[str], tokenizer: Any) -> tuple[Any, bool]:
+        if not getattr(tokenizer, "is_fast", False):
+            raise ModelSourceError("Token classification needs a fast tokenizer (tokenizer.json) for word alignment.")
+        return super().load(folder, config, labels, tokenizer)
+
+    def encode(self, tokenizer: Any, rows: Any, labels: list[str], max_length: int,
+               nsp: bool) -> tuple[list[dict[str, Any]], list[int]]:
+        """Label the first sub-token of each word; the rest get -100 (ignored by the loss)."""
+        index = {label: i for i, label in enumerate(labels)}
+        words = [list(s.tokens) for s in rows]
+        encoded = tokenizer(words, is_split_into_words=True, truncation=True, max_length=max_length)
+        lengths = [len(ids) for ids in tokenizer(words, is_split_into_words=True)["input_ids"]]
+        examples = []
+        for i, sentence in enumerate(rows):
+            previous, tags = None, []
+            for word in encoded.word_ids(i):
+                tags.append(-100 if word is None or word == previous else index[sentence.tags[word]])
+                previous = word
+            examples.append({**{key: encoded[key][i] for key in encoded}, "labels": tags})
+        return examples, lengths
+
+    def collator(self, tokenizer: Any) -> Any:
+        from transformers import DataCollatorForTokenClassification
+
+        return DataCollatorForTokenClassification(tokenizer)
+
+    def metrics(self, labels: list[str], nsp: bool) -> metrics.Metrics:
+        return metrics.token_classification(labels)
+
+
+def pretraining_class(folder: Path) -> tuple[Any, bool]:
+    """BERT-style pre-training (MLM + NSP) where the architecture has it, else masked LM only."""
+    import transformers
+    from transformers import AutoConfig
+
+    try:
+        config = AutoConfig.from_pretrained(folder, trust_remote_code=False)
+    except Exception as error:  # noqa: BLE001 - a broken or custom-code config.json, told in one line
+        raise ModelSourceError(f"The configuration in '{folder}' cannot be loaded.", details=repr(error)) from error
+    cls = transformers.MODEL_FOR_PRETRAINING_MAPPING.get(type(config), None)
+    if cls is not None and "next_sentence_label" in inspect.signature(cls.forward).parameters:  # type: ignore[attr-defined]
+        return cls, True
+    if type(config) not in transformers.MODEL_FOR_MASKED_LM_MAPPING:
+        raise InputError(f"A {config.model_type} model has no masked-LM head to pre-train.")
+    return transformers.MODEL_FOR_MASKED_LM_MAPPING[type(config)], False
+
+
+class Pretraining(TrainableTask):
+    key = "pretraining"
+    open_in = ("fill-mask", "nsp")
+
+    def needs_model_probe(self, config: TrainConfig) -> bool:
+        return bool(config.model)
+
+    def read(self, config: TrainConfig, nsp: bool = True) -> Data:
+        from bertstudio.core.training.pretraining import mlm_only_sentences, sentence_pairs
+
+        def pairs(documents: list[list[str]], seed: int) -> list[tuple[str, str, int]]:
+            return sentence_pairs(documents, seed) if nsp else mlm_only_sentences(documents)
+
+        documents = data_mod.read_corpus(config.train_file)
+        share = 0.0 if config.eval_file else config.eval_share
+        if config.eval_file:
+            train_docs, eval_docs = documents, data_mod.read_corpus(config.eval_file)
+        elif share > 0 and len(documents) >= 4:
+            keep, held = data_mod.split_indices(len(documents), share, config.seed)
+            train_docs, eval_docs = [documents[i] for i in keep], [documents[i] for i in held]
+        else:
+            train_docs, eval_docs = documents, None
+        evaluation = pairs(eval_docs, config.seed + 1) if eval_docs else None
+        return Data(pairs(train_docs, config.seed), evaluation)
+
+    def load(self, folder: Path, config: TrainConfig, labels: list[str], tokenizer: Any) -> tuple[Any, bool]:
+        cls, nsp = pretraining_class(folder)
+        return load_model_class(cls, folder), nsp
+
+    def scratch(self, config: TrainConfig) -> tuple[Any, Any]:
+        """(model, tokenizer) from scratch: a WordPiece vocabulary learnt from the corpus."""
+        from bertstudio.core.training.pretraining import scratch_model, train_wordpiece
+
+        assert config.scratch is not None
+        scratch = replace(config.scratch, max_length=config.max_length)  # positions follow the run
+        tokenizer = train_wordpiece(data_mod.read_corpus(config.train_file), scratch)
+        return scratch_model(tokenizer, scratch), tokenizer
+
+    def encode(self, tokenizer: Any, rows: Any, labels: list[str], max_length: int,
+               nsp: bool) -> tuple[list[dict[str, Any]], list[int]]:
+        from bertstudio.core.training.pretraining import tokenized_pairs
+
+        return tokenized_pairs(tokenizer, rows, max_length, nsp)
+
+    def collator(self, tokenizer: Any) -> Any:
+        from transformers import DataCollatorForLanguageModeling
+
+        if tokenizer.mask_token is None:
+            raise InputError("This tokenizer has no mask token, so it cannot be pre-trained with masked LM.")
+        return DataCollatorForLanguageModeling(tokenizer, mlm=True, mlm_probability=0.15)
+
+    def metrics(self, labels: list[str], nsp: bool) -> metrics.Metrics:
+        return metrics.pretraining(nsp)
+
+    def opens_in(self, nsp: bool) -> tuple[str, ...]:
+        return self.open_in if nsp else ("fill-mask",)
+
+
+TRAINABLE: dict[str, TrainableTask] = {task.key: task for task in (TextClassification(), TokenClassification(),
+                                                                     Pretraining())}
+OPEN_IN = {key: task.open_in for key, task in TRAINABLE.items()}
