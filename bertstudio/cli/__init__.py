@@ -38,22 +38,85 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def main(argv: list[str] | None = None) -> int:
-    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
-    args = build_parser().parse_args(argv)
-    if args.command is None:
-        from bertstudio.app import run_app
+# Arguments that name files or folders: any bytes are fine there (Linux paths need not be UTF-8).
+PATH_ARGUMENTS = frozenset({"model", "compare", "out", "file", "context_file", "train", "eval", "output",
+                            "models_dir", "models_dir_sub"})
 
-        return run_app(models_dir=args.models_dir)
-    from bertstudio.core.errors import BertStudioError
+
+def _not_utf8(args: argparse.Namespace) -> tuple[str, str] | None:
+    """The first text argument holding bytes that are not UTF-8 (Python keeps them as lone surrogates)."""
+    for name, value in vars(args).items():
+        if name in PATH_ARGUMENTS or name == "func":
+            continue
+        for item in value if isinstance(value, (list, tuple)) else [value]:
+            if isinstance(item, str) and any("\udc80" <= ch <= "\udcff" for ch in item):
+                return name, item
+    return None
+
+
+def crash_dir() -> Path:
+    """Where crash logs go: $XDG_STATE_HOME/bertstudio/crashes (default ~/.local/state/...)."""
+    state = os.environ.get("XDG_STATE_HOME") or str(Path.home() / ".local" / "state")
+    return Path(state) / "bertstudio" / "crashes"
+
+
+def write_crash_log(error: BaseException, argv: list[str]) -> Path | None:
+    """The full traceback in a file of its own; None if even that cannot be written."""
+    import time
+    import traceback
 
     try:
-        return int(args.func(args) or 0)
-    except BertStudioError as error:
-        print(f"error: {error.message}", file=sys.stderr)
-        if error.hint:
-            print(f"hint: {error.hint}", file=sys.stderr)
-        return 1
+        folder = crash_dir()
+        folder.mkdir(parents=True, exist_ok=True)
+        path = folder / f"crash-{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}.log"
+        text = (f"bertstudio {__version__}, Python {sys.version.split()[0]}\n"
+                f"argv: {argv!r}\n\n" + "".join(traceback.format_exception(error)))
+        path.write_text(text, encoding="utf-8", errors="backslashreplace")
+        return path
+    except OSError:
+        return None
+
+
+def _user_error(error: Exception) -> int:
+    message = getattr(error, "message", None) or str(error)
+    print(f"error: {message}", file=sys.stderr)
+    hint = getattr(error, "hint", "")
+    if hint:
+        print(f"hint: {hint}", file=sys.stderr)
+    return 1
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Exit codes: 0 done, 1 a user error (one message, no traceback), 2 a usage error or a bug
+    (one line and the path of a crash log with the traceback), 130 interrupted."""
+    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+    argv = list(sys.argv[1:] if argv is None else argv)
+    try:
+        args = build_parser().parse_args(argv)
+        if args.command is None:
+            from bertstudio.app import run_app
+
+            return run_app(models_dir=args.models_dir)
+        from bertstudio.core.errors import BertStudioError, InputError
+
+        try:
+            bad = _not_utf8(args)
+            if bad is not None:
+                shown = bad[1].encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+                raise InputError(f"The {bad[0].replace('_', ' ')} argument is not valid UTF-8 text: '{shown}'.",
+                                 hint="Save or type the text as UTF-8 (or pass it in a UTF-8 file).")
+            return int(args.func(args) or 0)
+        except BertStudioError as error:
+            return _user_error(error)
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:  # `bertstudio ... | head`: the reader left, nothing more to say
+        sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - keeps the interpreter's final flush quiet
+        return 0
+    except Exception as error:  # noqa: BLE001 - a bug: one line and a crash log, not a traceback wall
+        path = write_crash_log(error, argv)
+        where = f"details in {path}" if path else "the crash log could not be written"
+        summary = " ".join(f"{type(error).__name__}: {error}".split())[:200]
+        print(f"internal error: {summary} ({where}; please report it)", file=sys.stderr)
+        return 2

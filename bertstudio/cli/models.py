@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 
 from bertstudio.cli.common import print_json
 
@@ -26,7 +27,11 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         print_json([m.to_json() for m in models])
         return 0
+    if not models:
+        print(f"No model folders (with a config.json) in {folder}.", file=sys.stderr)
     for model in models:
-        tasks = ", ".join(model.tasks) or "none"
-        print(f"{model.name:<40} {model.architecture:<34} {tasks}{'  ! ' + model.problem if model.problem else ''}")
+        tasks = ", ".join(model.tasks) or "no tasks"
+        why = f": {model.problem}" if model.problem and not model.tasks else (
+            f"  ! {model.problem}" if model.problem else "")
+        print(f"{model.name:<40} {model.architecture:<34} {tasks}{why}")
     return 0

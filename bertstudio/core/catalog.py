@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from bertstudio.core.errors import BertStudioError, InputError
-from bertstudio.core.models import probe_heads
+from bertstudio.core.models import custom_code_reason, probe_heads
 from bertstudio.core.tasks.spec import all_specs
 
 MODELS_DIR_ENV = "BERTSTUDIO_MODELS_DIR"
@@ -70,13 +70,25 @@ def describe(folder: Path) -> LocalModel:
         config = json.loads((folder / "config.json").read_text(encoding="utf-8"))
     except (OSError, ValueError) as error:
         return LocalModel(folder.name, str(folder), "?", "?", (), f"unreadable config.json: {error}")
+    if not isinstance(config, dict):
+        return LocalModel(folder.name, str(folder), "?", "?", (), "config.json is not a JSON object")
     architecture = ", ".join(config.get("architectures") or []) or "?"
     model_type = str(config.get("model_type", "?"))
+    reason = custom_code_reason(config)
+    if reason and model_type not in _known_types():
+        return LocalModel(folder.name, str(folder), architecture, model_type, (), reason)
     try:
         tasks = supported_tasks(folder)
     except Exception as error:  # a broken folder must not hide the others
         return LocalModel(folder.name, str(folder), architecture, model_type, (), str(error))
-    return LocalModel(folder.name, str(folder), architecture, model_type, tasks)
+    # auto_map on a known type: the standard classes may still serve some tasks; if none, say why.
+    return LocalModel(folder.name, str(folder), architecture, model_type, tasks, "" if tasks else reason)
+
+
+def _known_types() -> set[str]:
+    from transformers import CONFIG_MAPPING
+
+    return set(CONFIG_MAPPING.keys())
 
 
 def list_local_models(root: Path) -> list[LocalModel]:

@@ -7,6 +7,7 @@ that class the checkpoint lacked, so random heads are never passed off as result
 
 from __future__ import annotations
 
+import json
 import threading
 from collections import OrderedDict
 from dataclasses import dataclass, field
@@ -156,12 +157,36 @@ def _check_task_supported(task: str, config: Any) -> None:
         )
 
 
+def custom_code_reason(config: dict[str, object]) -> str:
+    """Why a checkpoint is out of reach without running its own Python code; "" if it is not."""
+    from transformers import CONFIG_MAPPING
+
+    model_type = str(config.get("model_type") or "")
+    if config.get("auto_map"):
+        return (f"needs custom code (auto_map in config.json{f', model type {model_type}' if model_type else ''}), "
+                "which BERT Studio never runs")
+    if model_type not in CONFIG_MAPPING:
+        known = f"model type '{model_type}' is unknown to transformers" if model_type else "no model_type"
+        return f"needs custom code ({known}), which BERT Studio never runs"
+    return ""
+
+
 def _checkpoint_config(folder: Path) -> Any:
     from transformers import AutoConfig
 
     try:
         return AutoConfig.from_pretrained(folder, trust_remote_code=False)
     except Exception as error:
+        try:
+            reason = custom_code_reason(json.loads((folder / "config.json").read_text(encoding="utf-8")))
+        except (OSError, ValueError, AttributeError):
+            reason = ""
+        if reason:
+            raise ModelSourceError(
+                f"The model in '{folder}' {reason}.",
+                hint="Choose a model of a standard architecture (BERT, DistilBERT, RoBERTa, ALBERT, ELECTRA).",
+                details=repr(error),
+            ) from error
         raise ModelSourceError(
             f"The config.json in '{folder}' cannot be read as a transformers model.",
             hint="Check that the folder holds a BERT-family model saved with save_pretrained.",
