@@ -7,58 +7,48 @@
 from __future__ import annotations
 
 import argparse
-import sys
-from typing import Any
+from typing import TYPE_CHECKING
 
-from bertstudio.cli.common import add_model_options, load_for, load_second, show_comparison, show_result
+from bertstudio.cli.runner import Command
+
+if TYPE_CHECKING:
+    from bertstudio.core.compare import EntityDiff
+    from bertstudio.core.tasks.ner import NerInput, NerResult
 
 STRATEGIES = ("none", "simple", "first", "average", "max")  # as core.tasks.ner, without importing torch
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:
-    parser = subparsers.add_parser("ner", help="named-entity tagging (token classification)")
-    add_model_options(parser, "ner")
+def _arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("text", help="the text to tag")
     parser.add_argument("--aggregation", default="simple", choices=STRATEGIES,
                         help="how wordpieces are grouped into entities (default: simple)")
-    parser.add_argument("--compare", metavar="SRC2", help="a second NER model to run on the same text and compare")
-    parser.set_defaults(func=run)
 
 
-def _tag(loaded: Any, args: argparse.Namespace, prefix: str = "") -> Any:
-    from bertstudio.core.tasks.ner import tag
+def _inputs(args: argparse.Namespace) -> NerInput:
+    from bertstudio.core.tasks.ner import NerInput
 
-    result = tag(loaded, args.text, args.aggregation, views=False)
-    for note in (result.truncation.message if result.truncation else "", result.label_hint, *result.notes):
-        if note:
-            print(f"warning: {prefix}{note}", file=sys.stderr)
-    return result
+    return NerInput(args.text, args.aggregation, views=False)  # the tab-only views are skipped
 
 
-def _print(result: Any) -> None:
+def _print(result: NerResult) -> None:
     if not result.entities:
         print("no entities")
     for e in result.entities:
         print(f"{e.score:7.2%}  {e.label:<10} {e.start}-{e.end}  {e.word}")
 
 
-def run(args: argparse.Namespace) -> int:
-    loaded = load_for(args, "ner")
-    result = _tag(loaded, args)
-    if not args.compare:
-        return show_result(args, result, _print)
-    other = load_second(args, "ner")
-    second = _tag(other, args, "B: ")
-    from bertstudio.core.tasks.ner import compare
-
-    diff = compare(result.entities, second.entities)
-    if show_comparison(args, result, second, diff.to_json(), _print):
-        return 0
-    print(f"\ndifferences (A -> B): {len(diff.same)} same")
+def _print_differences(diff: EntityDiff) -> None:
+    print(f"  {len(diff.same)} same")
     for a, b in diff.relabelled:
         print(f"  relabelled  {a.start}-{a.end}  {a.text}: {a.label} -> {b.label}")
     for e in diff.removed:
         print(f"  removed     {e.start}-{e.end}  {e.text} ({e.label}, only in A)")
     for e in diff.added:
         print(f"  added       {e.start}-{e.end}  {e.text} ({e.label}, only in B)")
-    return 0
+
+
+COMMAND = Command(
+    task="ner", help="named-entity tagging (token classification)",
+    add_arguments=_arguments, inputs=_inputs, print_result=_print, print_differences=_print_differences,
+    differences_title="differences (A -> B)",
+)

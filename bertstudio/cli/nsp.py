@@ -8,40 +8,27 @@ adds its result and the differences (changed top label / rank changes, probabili
 from __future__ import annotations
 
 import argparse
-import sys
-from typing import Any
+from typing import TYPE_CHECKING
 
-from bertstudio.cli.common import add_model_options, load_for, load_second, show_comparison, show_result
+from bertstudio.cli.runner import Command
+
+if TYPE_CHECKING:
+    from bertstudio.core.compare import RankingDiff
+    from bertstudio.core.tasks.nsp import NspInput, NspRanking, NspResult
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:
-    parser = subparsers.add_parser(
-        "nsp", help="next-sentence prediction: does B continue A? (several B's: ranked)",
-        description="P(IsNext) (label 0: B continues A) and P(NotNext) (label 1: B is random).",
-    )
-    add_model_options(parser, "nsp")
+def _arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("sentence_a", metavar="A", help="the first sentence")
     parser.add_argument("sentences_b", metavar="B", nargs="+", help="one or more candidate next sentences")
-    parser.add_argument("--compare", metavar="SRC2", help="a second NSP model to run on the same sentences and compare")
-    parser.set_defaults(func=run)
 
 
-def _predict(loaded: Any, args: argparse.Namespace) -> Any:
-    from bertstudio.core.tasks.nsp import predict, rank, require_nsp_head
+def _inputs(args: argparse.Namespace) -> NspInput:
+    from bertstudio.core.tasks.nsp import NspInput
 
-    require_nsp_head(loaded)
-    if len(args.sentences_b) == 1:
-        result = predict(loaded, args.sentence_a, args.sentences_b[0])
-        if result.truncated:
-            print(f"warning: the pair is longer than {loaded.info.max_length} tokens and was cut", file=sys.stderr)
-        return result
-    ranking = rank(loaded, args.sentence_a, args.sentences_b)
-    if ranking.truncation_message:
-        print(f"warning: {ranking.truncation_message}", file=sys.stderr)
-    return ranking
+    return NspInput(args.sentence_a, tuple(args.sentences_b))
 
 
-def _print(result: Any) -> None:
+def _print(result: NspResult | NspRanking) -> None:
     if hasattr(result, "results"):
         print("P(IsNext)  candidate B (label 0 = B continues A)")
         for r in result.results:
@@ -52,29 +39,19 @@ def _print(result: Any) -> None:
     print(f"logits     = [{result.logits[0]:.4f}, {result.logits[1]:.4f}]")
 
 
-def _print_differences(diff: Any, ranked: bool) -> None:
-    print("\ndifferences (B - A):")
+def _print_differences(diff: RankingDiff) -> None:
     if diff.top_changed:
         print(f"  top changed: {diff.top_a} -> {diff.top_b}")
     else:
         print(f"  top unchanged: {diff.top_a}")
     for d in diff.deltas:
         delta = "" if d.delta is None else f"{d.delta:+.4f}"
-        moved = f"  rank {d.rank_a} -> {d.rank_b}" if ranked and d.rank_a != d.rank_b else ""
+        moved = f"  rank {d.rank_a} -> {d.rank_b}" if d.rank_a != d.rank_b else ""
         print(f"  {delta:>8}  {d.label}{moved}")
 
 
-def run(args: argparse.Namespace) -> int:
-    loaded = load_for(args, "nsp")
-    result = _predict(loaded, args)
-    if not args.compare:
-        return show_result(args, result, _print)
-    other = load_second(args, "nsp")
-    second = _predict(other, args)
-    from bertstudio.core.tasks.nsp import compare
-
-    diff = compare(result, second)
-    if show_comparison(args, result, second, diff.to_json(), _print):
-        return 0
-    _print_differences(diff, hasattr(result, "results"))
-    return 0
+COMMAND = Command(
+    task="nsp", help="next-sentence prediction: does B continue A? (several B's: ranked)",
+    description="P(IsNext) (label 0: B continues A) and P(NotNext) (label 1: B is random).",
+    add_arguments=_arguments, inputs=_inputs, print_result=_print, print_differences=_print_differences,
+)

@@ -23,9 +23,14 @@ class Command:
     inputs: Callable[[argparse.Namespace], Any]  # checked before any model is loaded
     print_result: Callable[[Any], None]
     print_differences: Callable[[Any], None] | None = None  # text mode, after A's and B's results
+    differences_title: str = "differences (B - A)"
     description: str | None = None
     # --json of one result (default: result.to_json()); attention narrows it to --layer/--head.
     json_result: Callable[[Any, argparse.Namespace], Any] | None = None
+    # --json of the differences (default: jsonable(diff)); attention narrows them to --layer/--head.
+    json_differences: Callable[[Any, argparse.Namespace], Any] | None = None
+    # called with the Outcome before anything is printed (attention writes --out here)
+    after_run: Callable[[Any, argparse.Namespace], None] | None = None
 
 
 def register_command(subparsers: argparse._SubParsersAction, command: Command) -> argparse.ArgumentParser:
@@ -74,7 +79,10 @@ def run_command(command: Command, args: argparse.Namespace) -> int:
     outcome = run_spec(spec, request, inputs, stderr_control(), args.compare, args.ablate_heads)
     _clear_progress_line()
     print_notes(outcome.notes)
+    if command.after_run is not None:
+        command.after_run(outcome, args)
     as_json = command.json_result or (lambda result, _args: jsonable(result))
+    as_differences = command.json_differences or (lambda diff, _args: jsonable(diff))
     if args.json:
         if outcome.second is None:
             print_json(as_json(outcome.result, args))
@@ -82,7 +90,7 @@ def run_command(command: Command, args: argparse.Namespace) -> int:
             print_json({
                 "model": args.model, "result": as_json(outcome.result, args),
                 "compare": {"model": args.compare, "result": as_json(outcome.second, args),
-                            "differences": jsonable(outcome.diff)},
+                            "differences": as_differences(outcome.diff, args)},
                 "notes": jsonable(outcome.notes),
             })
         return 0
@@ -94,6 +102,6 @@ def run_command(command: Command, args: argparse.Namespace) -> int:
     print(f"\nB: {args.compare}")
     command.print_result(outcome.second)
     if command.print_differences is not None:
-        print("\ndifferences (B - A):")
+        print(f"\n{command.differences_title}:")
         command.print_differences(outcome.diff)
     return 0

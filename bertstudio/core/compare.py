@@ -170,16 +170,45 @@ def compare_spans(a: Any, b: Any) -> SpanDiff:
 
 
 # -- entities (NER) ----------------------------------------------------------------------------
+def entity_type(label: str) -> str:
+    """'B-PER' -> 'PER', 'I-LOC' -> 'LOC', 'PER' -> 'PER', 'LABEL_3' -> 'LABEL_3'."""
+    if len(label) > 2 and label[1] == "-" and label[0] in "BIESLU":
+        return label[2:]
+    return label
+
+
 @dataclass(frozen=True)
 class Entity:
-    start: int
-    end: int
-    label: str
-    text: str = ""
-    score: float | None = None
+    """One entity (or, for NER strategy "none", one tagged wordpiece) with character offsets."""
 
-    def to_json(self) -> dict[str, object]:
-        return {"start": self.start, "end": self.end, "label": self.label, "text": self.text, "score": self.score}
+    label: str  # "PER" for grouped strategies; the full tag "B-PER" for "none"
+    word: str
+    score: float | None
+    start: int | None
+    end: int | None
+    index: int | None = None  # token position, strategy "none" only
+
+    @property
+    def text(self) -> str:
+        return self.word
+
+    @property
+    def entity_type(self) -> str:
+        """The type without its BIO prefix: what the colour and legend are keyed on."""
+        return entity_type(self.label)
+
+    def to_json(self, grouped: bool = True) -> dict[str, object]:
+        """The pipeline's shape: entity_group (or entity), score, word, start, end (index)."""
+        data: dict[str, object] = {"entity_group" if grouped else "entity": self.label, "score": self.score,
+                                   "word": self.word, "start": self.start, "end": self.end}
+        if self.index is not None:
+            data["index"] = self.index
+        return data
+
+
+def _diff_json(entity: Entity) -> dict[str, object]:
+    return {"start": entity.start, "end": entity.end, "label": entity.label, "text": entity.word,
+            "score": entity.score}
 
 
 @dataclass(frozen=True)
@@ -198,9 +227,9 @@ class EntityDiff:
     def to_json(self) -> dict[str, object]:
         return {
             "changed": self.changed,
-            "relabelled": [{"a": x.to_json(), "b": y.to_json()} for x, y in self.relabelled],
-            "removed": [e.to_json() for e in self.removed],
-            "added": [e.to_json() for e in self.added],
+            "relabelled": [{"a": _diff_json(x), "b": _diff_json(y)} for x, y in self.relabelled],
+            "removed": [_diff_json(e) for e in self.removed],
+            "added": [_diff_json(e) for e in self.added],
             "same": len(self.same),
         }
 
@@ -211,22 +240,28 @@ def _entity(item: Any) -> Entity:
     label = _get(item, "label") or _get(item, "entity_group") or _get(item, "entity")
     text = _get(item, "text") or _get(item, "word") or ""
     score = _get(item, "score")
-    return Entity(int(_get(item, "start")), int(_get(item, "end")), str(label), str(text),
-                  None if score is None else float(score))
+    return Entity(str(label), str(text), None if score is None else float(score),
+                  int(_get(item, "start")), int(_get(item, "end")))
+
+
+def _span_key(item: tuple[tuple[int | None, int | None], Entity]) -> tuple[int, int]:
+    start, end = item[0]
+    return (start or 0, end or 0)
 
 
 def compare_entities(a: Iterable[Any], b: Iterable[Any]) -> EntityDiff:
-    """Match entities of two models on the same text by exact character span."""
-    by_span_a = {(e.start, e.end): e for e in map(_entity, a)}
-    by_span_b = {(e.start, e.end): e for e in map(_entity, b)}
-    same: list[Any] = []
-    relabelled: list[Any] = []
+    """Match entities of two models on the same text by exact character span (entities without
+    offsets cannot be matched and are left out)."""
+    by_span_a = {(e.start, e.end): e for e in map(_entity, a) if e.start is not None and e.end is not None}
+    by_span_b = {(e.start, e.end): e for e in map(_entity, b) if e.start is not None and e.end is not None}
+    same: list[tuple[Entity, Entity]] = []
+    relabelled: list[tuple[Entity, Entity]] = []
     for span, ea in by_span_a.items():
         eb = by_span_b.get(span)
         if eb is not None:
             (same if ea.label == eb.label else relabelled).append((ea, eb))
-    removed = tuple(e for span, e in sorted(by_span_a.items()) if span not in by_span_b)
-    added = tuple(e for span, e in sorted(by_span_b.items()) if span not in by_span_a)
+    removed = tuple(e for span, e in sorted(by_span_a.items(), key=_span_key) if span not in by_span_b)
+    added = tuple(e for span, e in sorted(by_span_b.items(), key=_span_key) if span not in by_span_a)
     return EntityDiff(tuple(same), tuple(relabelled), removed, added)
 
 

@@ -11,7 +11,7 @@ from bertstudio.core.tasks.ner import STRATEGIES, entity_type, label_hint, tag
 TEXT = "my name is klaus and i live in vienna , anna works in rome ."
 
 
-def _reference(folder, text: str, strategy: str):  # noqa: ANN001, ANN202
+def _reference(folder, text: str, strategy: str):
     from transformers import AutoModelForTokenClassification, AutoTokenizer, pipeline
 
     tokenizer = AutoTokenizer.from_pretrained(folder)
@@ -19,7 +19,7 @@ def _reference(folder, text: str, strategy: str):  # noqa: ANN001, ANN202
     return pipeline("token-classification", model=model, tokenizer=tokenizer)(text, aggregation_strategy=strategy)
 
 
-def _same(ours, theirs, grouped: bool) -> None:  # noqa: ANN001
+def _same(ours, theirs, grouped: bool) -> None:
     key = "entity_group" if grouped else "entity"
     assert [e.label for e in ours] == [t[key] for t in theirs]
     assert [e.word for e in ours] == [t["word"] for t in theirs]
@@ -43,7 +43,7 @@ def test_equals_pipeline(checkpoint_factory, arch: str, strategy: str) -> None:
     # every strategy of the comparison equals the pipeline too, from the same forward pass
     for other in STRATEGIES:
         _same(result.comparison[other], _reference(folder, TEXT, other), grouped=other != "none")
-    assert not result.head_warning
+    assert not [n for n in result.notes if n.level == "warning"]  # trained head, short text: nothing to warn
 
 
 def test_wordpieces_cover_every_token_with_offsets(checkpoint_factory) -> None:
@@ -88,7 +88,7 @@ def test_word_strategies_refused_on_slow_tokenizer(checkpoint_factory) -> None:
 
 def test_roberta_word_boundaries_are_noted(checkpoint_factory) -> None:
     loaded = load_model(LoadRequest(str(checkpoint_factory("roberta", "TokenClassification")), "ner"))
-    assert "guess word boundaries" in tag(loaded, TEXT, "first").notes[0]
+    assert "guess word boundaries" in tag(loaded, TEXT, "first").notes[0].text
 
 
 @pytest.mark.parametrize("text", ["", "  \n "])
@@ -108,14 +108,21 @@ def test_long_text_truncated_with_warning(checkpoint_factory) -> None:
     loaded = load_model(LoadRequest(str(checkpoint_factory("bert", "TokenClassification")), "ner"))
     result = tag(loaded, "klaus lives in vienna . " * 100, "simple")
     assert result.truncation is not None and result.truncation.limit == 64
+    assert [n.text for n in result.notes if n.level == "warning"] == [result.truncation.message]
     assert all(e.end is not None and e.end <= len(result.text) for e in result.entities)
 
 
 def test_untrained_head_and_generic_labels_are_flagged(checkpoint_factory, real_models) -> None:
-    loaded = load_model(LoadRequest(str(real_models["all-minilm-l6-v2"]), "ner"))
-    result = tag(loaded, "my name is klaus", "simple")
-    assert "no trained ner head" in result.head_warning
-    assert "LABEL_0" in result.label_hint and "model card" in result.label_hint
+    from bertstudio.core.jobs import run_spec
+    from bertstudio.core.progress import TaskControl
+    from bertstudio.core.tasks.ner import SPEC, NerInput
+
+    request = LoadRequest(str(real_models["all-minilm-l6-v2"]), "ner")
+    outcome = run_spec(SPEC, request, NerInput("my name is klaus"), TaskControl())
+    head, hint = outcome.notes[0], outcome.notes[1]
+    assert head.level == "warning" and "no trained ner head" in head.text  # run_spec adds it, once
+    assert hint.level == "info" and "LABEL_0" in hint.text and "model card" in hint.text
+    assert not any("no trained ner head" in n.text for n in outcome.result.notes)
     # a token-classification checkpoint trained as something else is flagged too
     loaded = load_model(LoadRequest(str(checkpoint_factory("bert", "SequenceClassification")), "ner"))
     assert loaded.info.head_warning
@@ -127,7 +134,7 @@ def test_helpers() -> None:
     assert label_hint({0: "O", 1: "B-PER"}) == ""
 
 
-def test_cli_json(checkpoint_factory, capsys) -> None:  # noqa: ANN001
+def test_cli_json(checkpoint_factory, capsys) -> None:
     import json
 
     from bertstudio.cli import main
@@ -164,7 +171,7 @@ def test_trained_minilm_tags_held_out_names_and_places(real_models) -> None:
             assert all(e.score > 0.5 for e in result.entities)
 
 
-def test_cli_compare_json(checkpoint_factory, tmp_path, capsys) -> None:  # noqa: ANN001
+def test_cli_compare_json(checkpoint_factory, tmp_path, capsys) -> None:
     """--compare adds model B's entities (equal to the pipeline's) and same/relabelled/removed/added."""
     import json
 

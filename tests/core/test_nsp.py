@@ -12,7 +12,7 @@ A = "the cat sat on the mat ."
 B = "the dog ran fast in the night ."
 
 
-def _reference_logits(folder, head: str, a: str, b: str) -> list[float]:  # noqa: ANN001
+def _reference_logits(folder, head: str, a: str, b: str) -> list[float]:
     import torch
     import transformers
 
@@ -38,7 +38,7 @@ def test_equals_transformers_forward(checkpoint_factory, head: str) -> None:
     assert result.is_next == pytest.approx(probabilities[IS_NEXT], abs=1e-6)
     assert result.not_next == pytest.approx(probabilities[1], abs=1e-6)
     assert result.is_next + result.not_next == pytest.approx(1.0)
-    assert set(result.to_json()) == {"is_next", "not_next", "logits"}
+    assert set(result.to_json()) == {"is_next", "not_next", "logits", "notes"} and result.to_json()["notes"] == []
 
 
 def test_rank_sorts_and_equals_single_pairs(checkpoint_factory) -> None:
@@ -89,12 +89,13 @@ def test_bad_input(checkpoint_factory) -> None:
 def test_long_pair_is_cut_and_said(checkpoint_factory) -> None:
     loaded = load_model(LoadRequest(str(checkpoint_factory("bert", "NextSentencePrediction")), "nsp"))
     result = predict(loaded, A * 20, B)
-    assert result.truncated
+    assert result.truncated and "cut" in result.notes[0].text and result.notes[0].level == "warning"
+    assert result.to_json()["notes"][0]["text"] == result.notes[0].text
     ranking = rank(loaded, A * 20, [B, A])
-    assert "cut" in ranking.truncation_message
+    assert "cut" in ranking.notes[0].text
 
 
-def test_cli_json(checkpoint_factory, capsys) -> None:  # noqa: ANN001
+def test_cli_json(checkpoint_factory, capsys) -> None:
     import json
 
     from bertstudio.cli import main
@@ -102,7 +103,7 @@ def test_cli_json(checkpoint_factory, capsys) -> None:  # noqa: ANN001
     folder = str(checkpoint_factory("bert", "PreTraining"))
     assert main(["nsp", "--model", folder, A, B, "--json"]) == 0
     single = json.loads(capsys.readouterr().out)
-    assert set(single) == {"is_next", "not_next", "logits"}
+    assert set(single) == {"is_next", "not_next", "logits", "notes"}
     assert single["logits"] == pytest.approx(_reference_logits(folder, "PreTraining", A, B), abs=1e-5)
     assert main(["nsp", "--model", folder, A, B, "paris is the capital of france .", "--json"]) == 0
     ranked = json.loads(capsys.readouterr().out)
@@ -126,7 +127,7 @@ def test_trained_minilm_ranks_held_out_continuations_first(real_models) -> None:
         assert all(coherent.is_next > predict(loaded, a, b).is_next for b in unrelated)
 
 
-def test_cli_compare_json(checkpoint_factory, tmp_path, capsys) -> None:  # noqa: ANN001
+def test_cli_compare_json(checkpoint_factory, tmp_path, capsys) -> None:
     """--compare adds model B's result (equal to transformers') and the differences A -> B."""
     import json
 

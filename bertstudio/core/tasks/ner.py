@@ -3,8 +3,8 @@
 The pipeline does the numbers. We run its preprocess and forward once and its postprocess per
 aggregation strategy, so the entity list, the per-wordpiece view (strategy "none" with no label
 ignored) and the side-by-side comparison all come from one model call. What we add: clear
-errors (strategies that need word boundaries on a tokenizer without them), visible truncation,
-the head warning and a hint for generic LABEL_n names.
+errors (strategies that need word boundaries on a tokenizer without them), and notes for
+truncation and generic LABEL_n names (the head warning is added by core.jobs.run_spec).
 """
 
 from __future__ import annotations
@@ -14,8 +14,12 @@ import warnings
 from dataclasses import dataclass
 from typing import Any
 
+from bertstudio.core import notes as _notes
+from bertstudio.core.compare import Entity, EntityDiff, entity_type
 from bertstudio.core.errors import InputError
 from bertstudio.core.models import LoadedModel
+from bertstudio.core.notes import Note
+from bertstudio.core.progress import TaskControl
 from bertstudio.core.tasks.spec import TaskSpec
 from bertstudio.core.text_limits import Truncation, fit_to_model, require_text
 
@@ -25,27 +29,10 @@ _GENERIC_LABEL = re.compile(r"^LABEL_\d+$")
 
 
 @dataclass(frozen=True)
-class Entity:
-    """One entity (or, for strategy "none", one tagged wordpiece) with character offsets."""
-
-    label: str  # "PER" for grouped strategies; the full tag "B-PER" for "none"
-    word: str
-    score: float
-    start: int | None
-    end: int | None
-    index: int | None = None  # token position, strategy "none" only
-
-    @property
-    def entity_type(self) -> str:
-        """The type without its BIO prefix: what the colour and legend are keyed on."""
-        return entity_type(self.label)
-
-    def to_json(self, grouped: bool = True) -> dict[str, object]:
-        data: dict[str, object] = {"entity_group" if grouped else "entity": self.label, "score": self.score,
-                                   "word": self.word, "start": self.start, "end": self.end}
-        if self.index is not None:
-            data["index"] = self.index
-        return data
+class NerInput:
+    text: str
+    aggregation: str = "simple"
+    views: bool = True  # the tab's extra views (wordpieces, every strategy); the CLI skips them
 
 
 @dataclass(frozen=True)
@@ -58,9 +45,7 @@ class NerResult:
     unavailable: dict[str, str]  # strategy -> why it cannot run on this tokenizer
     labels: tuple[str, ...]  # id2label in id order
     truncation: Truncation | None = None
-    head_warning: str = ""
-    label_hint: str = ""
-    notes: tuple[str, ...] = ()
+    notes: tuple[Note, ...] = ()  # truncation, generic label names, guessed word boundaries
 
     @property
     def entity_types(self) -> tuple[str, ...]:
@@ -71,13 +56,6 @@ class NerResult:
     def to_json(self) -> list[dict[str, object]]:
         grouped = self.aggregation != "none"
         return [e.to_json(grouped) for e in self.entities]
-
-
-def entity_type(label: str) -> str:
-    """'B-PER' -> 'PER', 'I-LOC' -> 'LOC', 'PER' -> 'PER', 'LABEL_3' -> 'LABEL_3'."""
-    if len(label) > 2 and label[1] == "-" and label[0] in "BIESLU":
-        return label[2:]
-    return label
 
 
 def label_hint(id2label: dict[int, str]) -> str:
@@ -136,17 +114,22 @@ def tag(loaded: LoadedModel, text: str, aggregation: str = "simple", views: bool
     if not info.id2label:
         raise InputError("This model's config has no labels (id2label), so its tags cannot be named.",
                          hint="Choose a token-classification checkpoint whose config.json lists id2label.")
-    notes: list[str] = []
+    notes: list[Note] = []
     if tokenizer.is_fast:
         read, truncation = fit_to_model(text, tokenizer, info.max_length)
+        if truncation is not None:
+            notes.append(_notes.warning(truncation.message))
     else:  # no offsets to cut at: the pipeline truncates, and we say so
         read, truncation = text, None
         if len(tokenizer(text)["input_ids"]) > info.max_length:
-            notes.append(f"The text is longer than the {info.max_length} tokens the model reads; "
-                         "the rest was not tagged.")
+            notes.append(_notes.warning(f"The text is longer than the {info.max_length} tokens the model reads; "
+                                        "the rest was not tagged."))
+    hint = label_hint(info.id2label)
+    if hint:
+        notes.append(_notes.info(hint))
     if not has_word_boundaries(tokenizer) and tokenizer.is_fast:
-        notes.append("This tokenizer does not mark where words continue, so 'first', 'average' and 'max' "
-                     "guess word boundaries from spaces.")
+        notes.append(_notes.info("This tokenizer does not mark where words continue, so 'first', 'average' and "
+                                 "'max' guess word boundaries from spaces."))
     with loaded.lock:
         pipe = loaded.pipeline("token-classification")
         preprocess, _, _ = pipe._sanitize_parameters()
@@ -176,23 +159,27 @@ def tag(loaded: LoadedModel, text: str, aggregation: str = "simple", views: bool
         unavailable=unavailable,
         labels=labels,
         truncation=truncation,
-        head_warning=info.head_warning,
-        label_hint=label_hint(info.id2label),
         notes=tuple(notes),
     )
 
 
-def compare(entities_a: tuple[Entity, ...], entities_b: tuple[Entity, ...]) -> Any:
+def compare(entities_a: tuple[Entity, ...], entities_b: tuple[Entity, ...]) -> EntityDiff:
     """core.compare.EntityDiff by character span; entities without offsets are skipped."""
-    from bertstudio.core.compare import compare_entities  # reads label, word, score, start, end itself
+    from bertstudio.core.compare import compare_entities
 
-    def located(entities: tuple[Entity, ...]) -> list[Entity]:
-        return [e for e in entities if e.start is not None and e.end is not None]
+    return compare_entities(entities_a, entities_b)
 
-    return compare_entities(located(entities_a), located(entities_b))
+
+def compare_results(a: NerResult, b: NerResult) -> EntityDiff:
+    return compare(a.entities, b.entities)
+
+
+def run(loaded: LoadedModel, inputs: NerInput, control: TaskControl) -> NerResult:
+    return tag(loaded, inputs.text, inputs.aggregation, inputs.views)
 
 
 SPEC = TaskSpec(
     key="ner", title="NER", model_class="AutoModelForTokenClassification",
-    default_model="dslim/bert-base-NER", trained_as="ForTokenClassification", order=30,
+    default_model="dslim/bert-base-NER", trained_as="ForTokenClassification",
+    run=run, compare=compare_results, order=30,
 )

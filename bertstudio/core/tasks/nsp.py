@@ -8,17 +8,33 @@ initialised are refused rather than shown as random numbers.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
+from bertstudio.core import notes
 from bertstudio.core.errors import InputError, MissingHeadError
 from bertstudio.core.models import LoadedModel
+from bertstudio.core.notes import Note
+from bertstudio.core.progress import TaskControl
 from bertstudio.core.tasks.spec import TaskSpec
 from bertstudio.core.text_limits import require_text
+
+if TYPE_CHECKING:
+    from bertstudio.core.compare import RankingDiff
 
 IS_NEXT, NOT_NEXT = 0, 1  # BERT's labels: 0 = B continues A, 1 = B is random
 LABEL_MEANING = "label 0 = IsNext (B continues A), label 1 = NotNext (B is a random sentence)"
 MAX_CANDIDATES = 200
+BATCH = 16
+
+
+@dataclass(frozen=True)
+class NspInput:
+    """Sentence A and one candidate B (a pair: IsNext/NotNext) or several (ranked by P(IsNext))."""
+
+    sentence_a: str
+    candidates: tuple[str, ...] = field(default_factory=tuple)
 
 
 @dataclass(frozen=True)
@@ -31,9 +47,18 @@ class NspResult:
     not_next: float
     logits: tuple[float, float]
     truncated: bool = False  # the pair was longer than the model reads and was cut
+    max_length: int = 0
+
+    @property
+    def notes(self) -> tuple[Note, ...]:
+        if not self.truncated:
+            return ()
+        return (notes.warning(f"The pair is longer than the {self.max_length} tokens the model reads and was cut "
+                              "(the longer sentence first)."),)
 
     def to_json(self) -> dict[str, object]:
-        return {"is_next": self.is_next, "not_next": self.not_next, "logits": list(self.logits)}
+        return {"is_next": self.is_next, "not_next": self.not_next, "logits": list(self.logits),
+                "notes": [n.to_json() for n in self.notes]}
 
 
 @dataclass(frozen=True)
@@ -49,11 +74,11 @@ class NspRanking:
         return tuple(r for r in self.results if r.truncated)
 
     @property
-    def truncation_message(self) -> str:
+    def notes(self) -> tuple[Note, ...]:
         if not self.truncated:
-            return ""
-        return (f"{len(self.truncated)} pair(s) were longer than the {self.max_length} tokens the model reads "
-                "and were cut (the longer sentence first).")
+            return ()
+        return (notes.warning(f"{len(self.truncated)} pair(s) were longer than the {self.max_length} tokens the "
+                              "model reads and were cut (the longer sentence first)."),)
 
     def to_json(self) -> list[dict[str, object]]:
         return [{"sentence_b": r.sentence_b, **r.to_json()} for r in self.results]
@@ -91,7 +116,8 @@ def _score(loaded: LoadedModel, sentence_a: str, candidates: list[str]) -> list[
         probabilities = torch.softmax(logits, dim=-1).cpu().tolist()
         logits_list = logits.cpu().tolist()
     return [
-        NspResult(sentence_a, b, float(p[IS_NEXT]), float(p[NOT_NEXT]), (float(lg[0]), float(lg[1])), n > limit)
+        NspResult(sentence_a, b, float(p[IS_NEXT]), float(p[NOT_NEXT]), (float(lg[0]), float(lg[1])), n > limit,
+                  limit)
         for b, p, lg, n in zip(candidates, probabilities, logits_list, lengths, strict=True)
     ]
 
@@ -109,23 +135,23 @@ def candidates_from_lines(text: str) -> list[str]:
     return [line.strip() for line in text.splitlines() if line.strip()]
 
 
-def rank(loaded: LoadedModel, sentence_a: str, candidates: list[str], control: Any = None) -> NspRanking:
+def rank(
+    loaded: LoadedModel, sentence_a: str, candidates: Sequence[str], control: TaskControl | None = None
+) -> NspRanking:
     """Score every candidate B after A (one batch), most likely continuation first."""
     require_nsp_head(loaded)
     require_text(sentence_a, "sentence A")
-    candidates = [c.strip() for c in candidates if c and c.strip()]
-    if not candidates:
+    kept = [c.strip() for c in candidates if c and c.strip()]
+    if not kept:
         raise InputError("There are no candidate sentences B.", hint="Type one candidate sentence per line.")
-    if len(candidates) > MAX_CANDIDATES:
-        raise InputError(f"{len(candidates)} candidates is too many; at most {MAX_CANDIDATES} are ranked at once.")
+    if len(kept) > MAX_CANDIDATES:
+        raise InputError(f"{len(kept)} candidates is too many; at most {MAX_CANDIDATES} are ranked at once.")
     results: list[NspResult] = []
-    batch = 16
-    for start in range(0, len(candidates), batch):
+    for start in range(0, len(kept), BATCH):
         if control is not None:
             control.check()
-            control.report(f"Scoring candidates {start + 1}–{min(start + batch, len(candidates))}…",
-                           start / len(candidates))
-        results += _score(loaded, sentence_a, candidates[start:start + batch])
+            control.report(f"Scoring candidates {start + 1}–{min(start + BATCH, len(kept))}…", start / len(kept))
+        results += _score(loaded, sentence_a, kept[start:start + BATCH])
     results.sort(key=lambda r: r.is_next, reverse=True)
     return NspRanking(sentence_a, tuple(results), loaded.info.max_length)
 
@@ -141,14 +167,21 @@ def ranked_items(result: NspResult | NspRanking) -> list[tuple[str, float]]:
     return sorted([(IS_NEXT_LABEL, result.is_next), (NOT_NEXT_LABEL, result.not_next)], key=lambda item: -item[1])
 
 
-def compare(a: NspResult | NspRanking, b: NspResult | NspRanking) -> Any:
+def compare(a: NspResult | NspRanking, b: NspResult | NspRanking) -> RankingDiff:
     """core.compare.RankingDiff of model A's result -> model B's (a pair, or a ranking of B's)."""
     from bertstudio.core.compare import compare_rankings
 
     return compare_rankings(ranked_items(a), ranked_items(b))
 
 
+def run(loaded: LoadedModel, inputs: NspInput, control: TaskControl) -> NspResult | NspRanking:
+    """One candidate: the pair's IsNext/NotNext; several: the candidates ranked."""
+    if len(inputs.candidates) == 1:
+        return predict(loaded, inputs.sentence_a, inputs.candidates[0])
+    return rank(loaded, inputs.sentence_a, inputs.candidates, control)
+
+
 SPEC = TaskSpec(
     key="nsp", title="Next sentence", model_class="AutoModelForNextSentencePrediction",
-    default_model="bert-base-uncased", order=20,
+    default_model="bert-base-uncased", run=run, compare=compare, order=20,
 )

@@ -231,13 +231,7 @@ class NerTab(TaskTab):
                 else:
                     item = _item("")
                 self.compare.setItem(row, column, item)
-        notes = [result.truncation.message if result.truncation else "", result.head_warning, result.label_hint,
-                 *result.notes]
-        if outcome.second is not None:
-            second = outcome.second
-            notes += [f"B: {n}" for n in (second.truncation.message if second.truncation else "",
-                                          second.head_warning, second.label_hint, *second.notes) if n]
-        self.show_message("\n".join(n for n in notes if n))
+        self.show_message("\n".join(n.text for n in outcome.notes))
         self.status.emit(f"NER: {len(result.entities)} entities ({result.aggregation})"
                          + (f"; B: {len(outcome.second.entities)}" if outcome.second is not None else ""))
 

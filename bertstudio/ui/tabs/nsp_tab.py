@@ -164,7 +164,7 @@ class NspTab(TaskTab):
                 [f"{_short(r.sentence_b, 40)}: P(IsNext)={r.is_next:.4f}  logits "
                  f"[{r.logits[0]:.3f}, {r.logits[1]:.3f}]" for r in result.results],
             )
-            self.show_message(result.truncation_message)
+            self.show_message("\n".join(n.text for n in result.notes))
             best = result.results[0]
             self.status.emit(f"Next sentence: best of {len(result.results)} is “{_short(best.sentence_b, 40)}” "
                              f"({best.is_next:.1%})")
@@ -209,13 +209,7 @@ class NspTab(TaskTab):
                      for d in diff.deltas if d.rank_a != d.rank_b]
             summary += ("<br><b>Rank changes:</b> " + "; ".join(moves)) if moves else "<br>No candidate changed rank."
         self.compare_bars.summary.setText(summary)
-        notes = []
-        for name, result in (("A", outcome.result), ("B", outcome.second)):
-            if ranked and result.truncation_message:
-                notes.append(f"{name}: {result.truncation_message}")
-            elif not ranked and result.truncated:
-                notes.append(f"{name}: the pair was longer than the model reads and was cut.")
-        self.show_message("\n".join(notes))
+        self.show_message("\n".join(n.text for n in outcome.notes))
         top = "changed" if diff.top_changed else "unchanged"
         self.status.emit(f"Next sentence: compared with {outcome.second_source}; top {top}")
 
