@@ -3,16 +3,17 @@
 from __future__ import annotations
 
 from PySide6.QtCore import Qt, QTimer, Signal
-from PySide6.QtGui import QAction, QCloseEvent, QShowEvent
-from PySide6.QtWidgets import QFileDialog, QMainWindow, QMessageBox, QTabWidget
+from PySide6.QtGui import QCloseEvent, QShowEvent
+from PySide6.QtWidgets import QFileDialog, QMainWindow, QTabWidget
 
+from bertstudio.core.errors import BertStudioError
 from bertstudio.core.progress import TaskControl
+from bertstudio.ui import menus, theme, workspace
 from bertstudio.ui.local_models import LocalModelsIndex
 from bertstudio.ui.log_panel import LogPanel
 from bertstudio.ui.settings import AppSettings
 from bertstudio.ui.tabs import FIRST_TAB_MODULE, tab_classes, tab_modules
 from bertstudio.ui.tabs.base import TaskTab
-from bertstudio.workers import runner as workers
 from bertstudio.workers.runner import TaskRunner
 
 
@@ -39,6 +40,7 @@ class MainWindow(QMainWindow):
         self.resize(1180, 780)
         self.settings = settings or AppSettings()
         self.confirm_close = confirm_close
+        theme.manager().restore(self.settings._store)  # light/dark before anything is drawn
         self.log = LogPanel(self)
         self.addDockWidget(Qt.DockWidgetArea.BottomDockWidgetArea, self.log)
         self.resizeDocks([self.log], [110], Qt.Orientation.Vertical)
@@ -50,6 +52,8 @@ class MainWindow(QMainWindow):
         self.task_tabs: dict[str, TaskTab] = {}
         self._add_tabs(tab_classes([FIRST_TAB_MODULE]))
         self._build_menu()
+        self.workspace = workspace.Workspace(self)
+        self._workspace_ready = False  # the last workspace is saved on close only once all tabs exist
         self._warm_runner = TaskRunner(self)
         self._warm_runner.result.connect(self._on_warm)
         self._warm_runner.error.connect(lambda error: self.report_error(error, "start-up"))
@@ -72,18 +76,27 @@ class MainWindow(QMainWindow):
         self._add_tabs(tab_classes([m for m in tab_modules() if m != FIRST_TAB_MODULE]))
         self._warm_runner.start(warm_up)
         self.models_index.rescan()
+        self._restore_last_workspace()
+
+    def _restore_last_workspace(self) -> None:
+        """Sources, inputs and layout now; each model loads in the background when its tab is shown."""
+        path = workspace.last_workspace_path(self.settings._store)
+        if path.is_file():
+            try:
+                self.workspace.apply(workspace.read(path))
+            except BertStudioError as error:
+                self.report_error(error, "last workspace")
+        self._workspace_ready = True
+
+    def save_last_workspace(self) -> None:
+        if self._workspace_ready:
+            try:
+                workspace.write(workspace.last_workspace_path(self.settings._store), workspace.capture(self))
+            except OSError as error:
+                self.log.error(error, "saving the last workspace")
 
     def _build_menu(self) -> None:
-        menu = self.menuBar().addMenu("&File")
-        choose = QAction("Set models folder…", self)
-        choose.triggered.connect(self._choose_models_dir)
-        menu.addAction(choose)
-        quit_action = QAction("Quit", self)
-        quit_action.setShortcut("Ctrl+Q")
-        quit_action.triggered.connect(self.close)
-        menu.addAction(quit_action)
-        view = self.menuBar().addMenu("&View")
-        view.addAction(self.log.toggleViewAction())
+        menus.install(self)  # File (workspace, export), Edit (Copy as Python), View (theme, tabs), Help
 
     def showEvent(self, event: QShowEvent) -> None:  # noqa: N802 - Qt override
         super().showEvent(event)
@@ -114,14 +127,12 @@ class MainWindow(QMainWindow):
         self.log.error(error, context)
 
     def closeEvent(self, event: QCloseEvent) -> None:  # noqa: N802 - Qt override
-        """Confirm if work is running, then stop it and wait (bounded) so no thread outlives us."""
-        if TaskRunner.any_busy() and self.confirm_close:
-            answer = QMessageBox.question(
-                self, "Work in progress", "A task is still running. Stop it and quit?",
-            )
-            if answer != QMessageBox.StandardButton.Yes:
-                event.ignore()
-                return
-        self.statusBar().showMessage("Stopping running tasks…")
-        workers.shutdown(timeout_ms=30_000)
+        """Ask about a training run, cancel the rest; close when the work has ended (see ui/shutdown)."""
+        from bertstudio.ui.shutdown import CloseGuard
+
+        if not hasattr(self, "close_guard"):
+            self.close_guard = CloseGuard(self, self.confirm_close)
+        if not self.close_guard.accept_now(event):
+            return
+        self.save_last_workspace()
         event.accept()

@@ -1,0 +1,127 @@
+"""File → Export result…: the current tab's result view as PNG or SVG, the result as JSON.
+
+A view that is one plot goes through pyqtgraph's own exporters (ImageExporter, SVGExporter);
+a composite view (bars beside text, tables) is grabbed (PNG) or painted into an SVG
+generator (vector text and shapes). JSON is the Outcome through `core.tasks.spec.jsonable`,
+the same form as the CLI's --json, with the model sources and notes beside it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from PySide6.QtCore import QRect, QSize
+from PySide6.QtGui import QPainter
+from PySide6.QtWidgets import QWidget
+
+from bertstudio.core.errors import InputError
+from bertstudio.core.tasks.spec import jsonable
+
+FORMATS = {".png": "PNG image", ".svg": "SVG drawing", ".json": "JSON result"}
+FILTER = ";;".join(f"{name} (*{suffix})" for suffix, name in FORMATS.items())
+
+
+def result_view(tab: Any) -> QWidget:
+    """The part of a tab that shows its result (the splitter's lower half on template tabs)."""
+    view = getattr(tab, "result_view", None)
+    if callable(view):
+        return view()  # type: ignore[no-any-return]
+    splitter = getattr(tab, "splitter", None)
+    if splitter is not None and splitter.count() > 1:
+        return splitter.widget(splitter.count() - 1)  # type: ignore[no-any-return]
+    return tab  # type: ignore[no-any-return]
+
+
+def result_json(tab: Any) -> dict[str, Any]:
+    """The tab's last Outcome as plain JSON values; InputError when nothing has been run."""
+    outcome = getattr(tab, "outcome", None)
+    if outcome is None or getattr(outcome, "result", None) is None:
+        raise InputError("There is no result to export yet.", hint="Run the task first.")
+    info = getattr(tab, "model_info", None)
+    data: dict[str, Any] = {
+        "task": getattr(tab, "TASK", ""),
+        "model": info.request.source if info is not None else "",
+        "result": jsonable(outcome.result),
+        "notes": jsonable(list(getattr(outcome, "notes", ()))),
+    }
+    if getattr(outcome, "second", None) is not None:
+        data.update(second_model=outcome.second_source, second=jsonable(outcome.second),
+                    differences=jsonable(outcome.diff))
+    return data
+
+
+def _single_plot(view: QWidget) -> Any:
+    """The pyqtgraph PlotWidget when the view is (only) one plot, else None."""
+    import pyqtgraph as pg
+
+    if isinstance(view, pg.PlotWidget):
+        return view
+    return None
+
+
+def export_png(view: QWidget, path: str | Path) -> None:
+    plot = _single_plot(view)
+    if plot is not None:
+        from pyqtgraph.exporters import ImageExporter
+
+        exporter = ImageExporter(plot.getPlotItem())
+        exporter.parameters()["width"] = max(plot.width() * 2, 800)  # print resolution
+        exporter.export(str(path))
+        return
+    if not view.grab().save(str(path), "PNG"):
+        raise InputError(f"Could not write {path}.")
+
+
+def export_svg(view: QWidget, path: str | Path) -> None:
+    plot = _single_plot(view)
+    if plot is not None:
+        from pyqtgraph.exporters import SVGExporter
+
+        SVGExporter(plot.getPlotItem()).export(str(path))
+        return
+    from PySide6.QtSvg import QSvgGenerator
+
+    generator = QSvgGenerator()
+    generator.setFileName(str(path))
+    generator.setSize(QSize(view.width(), view.height()))
+    generator.setViewBox(QRect(0, 0, view.width(), view.height()))
+    generator.setTitle(view.window().windowTitle())
+    painter = QPainter(generator)
+    try:
+        view.render(painter)
+    finally:
+        painter.end()
+
+
+def export_json(data: dict[str, Any], path: str | Path) -> None:
+    """Atomic write, like the workspace: a temporary file beside the target, then os.replace."""
+    path = Path(path)
+    handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(handle, "w", encoding="utf-8") as stream:
+            json.dump(data, stream, indent=2, ensure_ascii=False)
+        os.replace(temporary, path)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise
+
+
+def export_tab(tab: Any, path: str | Path) -> Path:
+    """Export by suffix (.png, .svg, .json); a path without a known suffix gets .png."""
+    path = Path(path)
+    if path.suffix.lower() not in FORMATS:
+        path = path.with_name(path.name + ".png")
+    suffix = path.suffix.lower()
+    if suffix == ".json":
+        export_json(result_json(tab), path)
+    elif getattr(tab, "outcome", "no such view") is None:  # a task tab that has not run (Train has none)
+        raise InputError("There is no result to export yet.", hint="Run the task first.")
+    elif suffix == ".svg":
+        export_svg(result_view(tab), path)
+    else:
+        export_png(result_view(tab), path)
+    return path

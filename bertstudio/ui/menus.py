@@ -1,0 +1,197 @@
+"""The window's menus and shortcuts: workspace, export, Copy as Python, theme, tab navigation, help.
+
+Kept out of main_window.py so the window stays about layout and start-up. Nothing here imports
+pyqtgraph or torch at import time (the window must open fast).
+"""
+
+from __future__ import annotations
+
+import html
+from typing import TYPE_CHECKING, Any
+
+from PySide6.QtGui import QAction, QActionGroup, QGuiApplication, QKeySequence, QShortcut
+from PySide6.QtWidgets import QDialog, QFileDialog, QLabel, QMenu, QTextBrowser, QVBoxLayout
+
+from bertstudio.core.errors import BertStudioError, InputError
+from bertstudio.ui import theme, workspace
+
+if TYPE_CHECKING:
+    from bertstudio.ui.main_window import MainWindow
+
+WORKSPACE_FILTER = "BERT Studio workspace (*.bertstudio.json *.json)"
+# Shortcuts that live on the tabs (the template's QShortcuts), by key, for the help list.
+KNOWN = {"Ctrl+Return": "Run the current tab", "Ctrl+Enter": "Run the current tab",
+         "Esc": "Cancel the running job"}
+
+
+def _action(window: MainWindow, menu: QMenu, text: str, slot: Any, *keys: Any, tip: str = "") -> QAction:
+    action = QAction(text, window)
+    if keys:
+        action.setShortcuts([QKeySequence(key) for key in keys])
+    if tip:
+        action.setStatusTip(tip)
+    action.triggered.connect(slot)
+    menu.addAction(action)
+    return action
+
+
+def install(window: MainWindow) -> None:
+    """Build File, Edit, View and Help on `window` (called once, before the first paint)."""
+    bar = window.menuBar()
+    file = bar.addMenu("&File")
+    _action(window, file, "Open workspace…", lambda: open_workspace(window), QKeySequence.StandardKey.Open,
+            tip="Put back every tab's model, inputs and options and the window layout")
+    _action(window, file, "Save workspace…", lambda: save_workspace(window), QKeySequence.StandardKey.Save)
+    file.addSeparator()
+    _action(window, file, "Export result…", lambda: export_result(window), "Ctrl+E",
+            tip="The current tab's result as PNG or SVG, or as JSON")
+    file.addSeparator()
+    _action(window, file, "Set models folder…", window._choose_models_dir)
+    _action(window, file, "Quit", window.close, "Ctrl+Q")
+
+    edit = bar.addMenu("&Edit")
+    _action(window, edit, "Copy as Python", lambda: copy_as_python(window), "Ctrl+Shift+C",
+            tip="A transformers script that reproduces the current tab's numbers")
+
+    view = bar.addMenu("&View")
+    view.addAction(window.log.toggleViewAction())
+    view.addSeparator()
+    themes = view.addMenu("Theme")
+    group = QActionGroup(window)
+    for mode in theme.MODES:
+        action = QAction({"system": "Follow the system"}.get(mode, mode.capitalize()), window, checkable=True)
+        action.setChecked(theme.manager().mode == mode)
+        action.triggered.connect(lambda _on=False, m=mode: theme.manager().set_mode(m))
+        group.addAction(action)
+        themes.addAction(action)
+    window.theme_actions = {mode: action for mode, action in zip(theme.MODES, group.actions(), strict=True)}
+    view.addSeparator()
+    _action(window, view, "Next tab", lambda: step_tab(window, 1), "Ctrl+Tab", "Ctrl+PgDown")
+    _action(window, view, "Previous tab", lambda: step_tab(window, -1), "Ctrl+Shift+Tab", "Ctrl+PgUp")
+    for number in range(1, 10):  # Alt+1..9: straight to a tab
+        QShortcut(QKeySequence(f"Alt+{number}"), window, lambda n=number: go_to_tab(window, n - 1))
+
+    help_menu = bar.addMenu("&Help")
+    _action(window, help_menu, "Keyboard shortcuts", lambda: show_shortcuts(window), "F1")
+
+
+def step_tab(window: MainWindow, step: int) -> None:
+    count = window.tabs.count()
+    if count:
+        window.tabs.setCurrentIndex((window.tabs.currentIndex() + step) % count)
+
+
+def go_to_tab(window: MainWindow, index: int) -> None:
+    if 0 <= index < window.tabs.count():
+        window.tabs.setCurrentIndex(index)
+
+
+# -- workspace -------------------------------------------------------------------------------------
+def save_workspace(window: MainWindow, path: str | None = None) -> None:
+    if path is None:
+        path, _ = QFileDialog.getSaveFileName(window, "Save workspace", "workspace.bertstudio.json", WORKSPACE_FILTER)
+    if path:
+        try:
+            workspace.write(path, workspace.capture(window))
+        except OSError as error:
+            window.report_error(InputError(f"Could not save the workspace: {error}"), "workspace")
+            return
+        window.show_status(f"Workspace saved to {path}")
+
+
+def open_workspace(window: MainWindow, path: str | None = None) -> None:
+    if path is None:
+        path, _ = QFileDialog.getOpenFileName(window, "Open workspace", "", WORKSPACE_FILTER)
+    if path:
+        try:
+            window.workspace.apply(workspace.read(path))
+        except BertStudioError as error:
+            window.report_error(error, "workspace")
+            return
+        window.show_status(f"Workspace opened from {path}")
+
+
+# -- export and Copy as Python ---------------------------------------------------------------------
+def export_result(window: MainWindow, path: str | None = None) -> None:
+    from bertstudio.ui import export
+
+    tab = window.tabs.currentWidget()
+    if path is None:
+        name = f"{getattr(tab, 'TASK', 'result')}.png"
+        path, _ = QFileDialog.getSaveFileName(window, "Export result", name, export.FILTER)
+    if path:
+        try:
+            written = export.export_tab(tab, path)
+        except (BertStudioError, OSError) as error:
+            window.report_error(error if isinstance(error, BertStudioError) else InputError(str(error)), "export")
+            return
+        window.show_status(f"Exported to {written}")
+
+
+def last_run(tab: Any) -> tuple[str, Any]:
+    """(model source, inputs) of the tab's last run; the current inputs if it has not run."""
+    inputs = getattr(tab, "last_inputs", None)
+    ran = getattr(tab, "_ran", None)  # the template tab's (request, inputs) of the last Run
+    if inputs is None and ran is not None:
+        return str(ran[0].source), ran[1]
+    info = getattr(tab, "model_info", None)
+    source = info.request.source if info is not None else tab.model_bar.source_text()
+    if inputs is None:
+        try:
+            inputs = tab.inputs()
+        except (BertStudioError, NotImplementedError, AttributeError):
+            inputs = tab.state() if callable(getattr(tab, "state", None)) else {}
+    return source, inputs
+
+
+def copy_as_python(window: MainWindow) -> str:
+    """Put a script for the current tab on the clipboard; returns it ("" if the tab has none)."""
+    from bertstudio.core.snippets import can_copy, python_snippet
+
+    tab = window.tabs.currentWidget()
+    task = getattr(tab, "TASK", "")
+    if not can_copy(task):
+        window.report_error(InputError(f"There is no Python snippet for the {getattr(tab, 'TITLE', task)} tab."))
+        return ""
+    source, inputs = last_run(tab)
+    script = python_snippet(task, source, inputs)
+    QGuiApplication.clipboard().setText(script)
+    window.show_status(f"Copied a {len(script.splitlines())}-line Python script for {tab.TITLE} to the clipboard")
+    return script
+
+
+# -- help ------------------------------------------------------------------------------------------
+def shortcut_rows(window: MainWindow) -> list[tuple[str, str]]:
+    """(keys, what) for every menu action and tab shortcut, menus first."""
+    rows: list[tuple[str, str]] = []
+    for menu in window.menuBar().findChildren(QMenu):
+        for action in menu.actions():
+            keys = ", ".join(k.toString(QKeySequence.SequenceFormat.NativeText) for k in action.shortcuts())
+            if keys:
+                rows.append((keys, f"{menu.title().replace('&', '')} → {action.text()}"))
+    rows.append(("Alt+1 … Alt+9", "Go to tab 1 … 9"))
+    seen: set[tuple[str, str]] = set()
+    for tab in window.task_tabs.values():
+        for shortcut in tab.findChildren(QShortcut):
+            key = shortcut.key().toString()
+            what = shortcut.whatsThis() or KNOWN.get(key, "")
+            if what and (key, what) not in seen:
+                seen.add((key, what))
+                scope = "" if key in KNOWN else f" ({tab.TITLE})"
+                rows.append((shortcut.key().toString(QKeySequence.SequenceFormat.NativeText), what + scope))
+    return rows
+
+
+def show_shortcuts(window: MainWindow) -> QDialog:
+    dialog = QDialog(window)
+    dialog.setWindowTitle("Keyboard shortcuts")
+    text = QTextBrowser()
+    body = "".join(f"<tr><td><b>{html.escape(keys)}</b></td><td>&nbsp;&nbsp;{html.escape(what)}</td></tr>"
+                   for keys, what in shortcut_rows(window))
+    text.setHtml(f"<table cellpadding='3'>{body}</table>")
+    layout = QVBoxLayout(dialog)
+    layout.addWidget(QLabel("Shortcuts in BERT Studio (the tab shortcuts work anywhere in their tab):"))
+    layout.addWidget(text)
+    dialog.resize(520, 440)
+    dialog.show()
+    return dialog

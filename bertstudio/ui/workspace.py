@@ -1,0 +1,152 @@
+"""Workspaces: every tab's model, inputs and options and the window layout, in one JSON file.
+
+File → Save workspace…/Open workspace…, and the last one saved on close and put back at
+start. Putting back never blocks: sources and inputs are set at once, but a model is only
+loaded (in the model bar's worker) when its tab is first shown.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import tempfile
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from PySide6.QtCore import QByteArray, QObject, QSettings, QStandardPaths, QTimer
+from PySide6.QtWidgets import QSplitter
+
+from bertstudio.core.errors import InputError
+
+if TYPE_CHECKING:
+    from bertstudio.ui.main_window import MainWindow
+
+FORMAT = "bertstudio-workspace"
+VERSION = 1
+LAST_NAME = "last-workspace.json"
+
+
+def last_workspace_path(store: QSettings) -> Path:
+    """Beside the settings file (a test's own ini file keeps its own workspace), else app data."""
+    if store.format() == QSettings.Format.IniFormat or not sys.platform.startswith("win"):
+        return Path(store.fileName()).parent / LAST_NAME
+    return Path(QStandardPaths.writableLocation(QStandardPaths.StandardLocation.AppDataLocation)) / LAST_NAME
+
+
+def _bytes(data: QByteArray) -> str:
+    return bytes(data.toBase64().data()).decode("ascii")
+
+
+def _on_template(tab: Any) -> bool:
+    """Tabs on the template tab (SPEC_KEY) save compare, heads off and splitter themselves."""
+    return bool(getattr(tab, "SPEC_KEY", ""))
+
+
+def tab_state(tab: Any) -> dict[str, Any]:
+    """A tab's model, inputs and options; works for tabs on the template and legacy ones."""
+    full = getattr(tab, "workspace_state", None) if _on_template(tab) else None
+    if callable(full):
+        state = dict(full())
+    else:
+        view = getattr(tab, "state", None)
+        state = {"model": tab.model_bar.source_text(), "view": view() if callable(view) else {}}
+    info = getattr(tab, "model_info", None)
+    state["loaded"] = info.request.source if info is not None else ""
+    state["splitters"] = [s.sizes() for s in tab.findChildren(QSplitter)]
+    return state
+
+
+def restore_tab(tab: Any, state: dict[str, Any]) -> None:
+    """Put back inputs and options now; the model is loaded later (see Workspace)."""
+    full = getattr(tab, "restore_workspace", None) if _on_template(tab) else None
+    if callable(full):
+        full(state)
+    else:
+        view = getattr(tab, "restore", None)
+        if callable(view) and isinstance(state.get("view"), dict):
+            view(state["view"])
+        if state.get("model"):
+            tab.model_bar.source.setEditText(str(state["model"]))
+    for splitter, sizes in zip(tab.findChildren(QSplitter), state.get("splitters") or [], strict=False):
+        if isinstance(sizes, list) and len(sizes) == splitter.count() and all(isinstance(s, int) for s in sizes):
+            splitter.setSizes(sizes)
+
+
+def capture(window: MainWindow) -> dict[str, Any]:
+    current = window.tabs.currentWidget()
+    return {
+        "format": FORMAT,
+        "version": VERSION,
+        "window": {"geometry": _bytes(window.saveGeometry()), "state": _bytes(window.saveState())},
+        "current": next((key for key, tab in window.task_tabs.items() if tab is current), ""),
+        "tabs": {key: tab_state(tab) for key, tab in window.task_tabs.items()},
+    }
+
+
+def write(path: str | Path, data: dict[str, Any]) -> None:
+    """Atomic: a temporary file beside the target, then os.replace (no half-written workspace)."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(handle, "w", encoding="utf-8") as stream:
+            json.dump(data, stream, indent=2, ensure_ascii=False)
+            stream.flush()
+            os.fsync(stream.fileno())
+        os.replace(temporary, path)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise
+
+
+def read(path: str | Path) -> dict[str, Any]:
+    try:
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise InputError(f"There is no workspace file {path}.") from None
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
+        raise InputError(f"{path} could not be read as a workspace: {error}.") from None
+    if not isinstance(data, dict) or data.get("format") != FORMAT or not isinstance(data.get("tabs"), dict):
+        raise InputError(f"{path} is not a BERT Studio workspace.", hint="Choose a file saved with Save workspace…")
+    if int(data.get("version", 0)) > VERSION:
+        raise InputError(f"{path} was saved by a newer BERT Studio (workspace version {data['version']}).")
+    return data
+
+
+class Workspace(QObject):
+    """Applies workspaces to the window and loads each tab's model when the tab is first shown."""
+
+    def __init__(self, window: MainWindow) -> None:
+        super().__init__(window)
+        self.window = window
+        self.pending: dict[str, str] = {}  # task key -> model source to load when its tab is shown
+        window.tabs.currentChanged.connect(lambda _index: QTimer.singleShot(0, self._load_current))
+
+    def apply(self, data: dict[str, Any]) -> None:
+        window = self.window
+        layout = data.get("window") or {}
+        if layout.get("geometry"):
+            window.restoreGeometry(QByteArray.fromBase64(str(layout["geometry"]).encode("ascii")))
+        if layout.get("state"):
+            window.restoreState(QByteArray.fromBase64(str(layout["state"]).encode("ascii")))
+        self.pending = {}
+        for key, state in (data.get("tabs") or {}).items():
+            tab = window.task_tabs.get(key)
+            if tab is None or not isinstance(state, dict):
+                continue
+            restore_tab(tab, state)
+            loaded = str(state.get("loaded") or "")
+            current = tab.model_info.request.source if tab.model_info is not None else ""
+            if loaded and loaded != current:
+                self.pending[key] = loaded
+        current_tab = window.task_tabs.get(str(data.get("current") or ""))
+        if current_tab is not None:
+            window.tabs.setCurrentWidget(current_tab)
+        self._load_current()
+
+    def _load_current(self) -> None:
+        current = self.window.tabs.currentWidget()
+        for key, tab in self.window.task_tabs.items():
+            if tab is current and key in self.pending:
+                tab.model_bar.load(self.pending.pop(key))  # the bar's worker: never blocks the window
