@@ -194,10 +194,12 @@ class TaskRunner(QObject):
 
     # -- every runner ----------------------------------------------------------------------------
     @classmethod
-    def stop_all(cls) -> None:
-        """Cancel every runner's work (no `cancelled` signal); they report `finished` when it ended."""
+    def stop_all(cls, keep: tuple[TaskRunner, ...] = ()) -> None:
+        """Cancel every runner's work but `keep`'s (no `cancelled` signal); each reports `finished`
+        when its work has really ended."""
         for runner in list(cls._live):
-            runner.cancel(emit=False)
+            if runner not in keep:
+                runner.cancel(emit=False)
 
     @classmethod
     def any_busy(cls) -> bool:
