@@ -306,7 +306,12 @@ class TaskTab(QWidget):
             self.notes.set_notes([error_note(error)])
             return
         self._ran = (request, inputs)
-        self.runner.start(task_job, self.spec, request, inputs, compare_source, heads)
+        self.runner.start(self.job(), self.spec, request, inputs, compare_source, heads)
+
+    def job(self) -> Any:
+        """The worker function Run starts: `task_job`'s signature; a view may return its own
+        (attention sends its grid as a progress payload before model B is loaded)."""
+        return task_job
 
     def cancel(self) -> None:
         if self.runner.busy and not self.runner.stop_requested:
