@@ -123,6 +123,7 @@ def run_lock(output: Path, task: str) -> Iterator[Path]:
     """`<output>.lock` for the length of the run; a second run on the same output is refused,
     naming the first. A lock left by a process that no longer exists (kill -9) is taken over."""
     path = lock_path(output)
+    path.parent.mkdir(parents=True, exist_ok=True)
     me = {"pid": os.getpid(), "host": socket.gethostname(), "task": task,
           "started": time.strftime("%Y-%m-%d %H:%M:%S")}
     for _attempt in range(2):

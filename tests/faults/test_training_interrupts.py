@@ -1,0 +1,157 @@
+"""Real processes, real signals: SIGINT and SIGTERM save what was trained; kill -9 in the
+middle of a checkpoint write leaves a run that resumes from the last complete checkpoint;
+tampered resume files and pickled model weights are refused without running their payload."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import textwrap
+import threading
+from pathlib import Path
+
+import pytest
+
+from bertstudio.cli import main
+from bertstudio.core.progress import TaskControl
+from bertstudio.core.training import MARKER, TrainConfig, TrainingEvent, train
+from tests.core.test_training import toy_csv
+
+ROOT = Path(__file__).resolve().parents[2]
+ENV = {**os.environ, "HF_HUB_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false", "PYTHONPATH": str(ROOT)}
+
+
+def _args(model: Path, data: Path, output: Path, *extra: str) -> list[str]:
+    return ["train", "--task", "text-classification", "--model", str(model), "--train", str(data),
+            "--output", str(output), "--batch-size", "8", "--max-length", "16", "--lr", "1e-3", *extra]
+
+
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
+def test_signal_stops_and_saves(tmp_path: Path, checkpoint_factory, signum: int) -> None:  # noqa: ANN001
+    output = tmp_path / "out"
+    command = [sys.executable, "-m", "bertstudio", *_args(checkpoint_factory("bert", "Model"),
+                                                          toy_csv(tmp_path / "toy.csv", 32), output,
+                                                          "--max-steps", "100000", "--eval-steps", "2", "--json")]
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=ENV, cwd=ROOT)
+    lines: list[dict] = []
+    assert process.stdout is not None
+    for raw in process.stdout:
+        lines.append(json.loads(raw))  # stdout is pure JSON lines, evaluations included
+        if lines[-1]["event"] == "eval":
+            process.send_signal(signum)
+            break
+    rest, err = process.communicate(timeout=120)
+    lines += [json.loads(line) for line in rest.splitlines()]
+    assert process.returncode == 0, err
+    assert "Traceback" not in err and "stopping after this step and saving" in err
+    result = lines[-1]
+    assert result["event"] == "result" and result["stopped"] and 2 <= result["step"] < 100000
+    assert (output / "model.safetensors").is_file() and (output / MARKER).is_file()
+    assert result["checkpoints_dir"] and any(Path(result["checkpoints_dir"]).glob(f"checkpoint-{result['step']}"))
+
+
+KILLER = textwrap.dedent("""
+    import os, signal, sys
+    import torch
+    real_save = torch.save
+    def save(obj, path, *args, **kwargs):
+        if "checkpoint-4" in str(path) and str(path).endswith("optimizer.pt"):
+            with open(path, "wb") as handle:
+                handle.write(b"PK\\x03\\x04 half")  # the write has begun...
+            os.kill(os.getpid(), signal.SIGKILL)  # ...and the power goes
+        return real_save(obj, path, *args, **kwargs)
+    torch.save = save
+    from bertstudio.cli import main
+    sys.exit(main(sys.argv[1:]))
+""")
+
+
+def test_kill_9_during_checkpoint_write_then_resume(tmp_path: Path, checkpoint_factory) -> None:  # noqa: ANN001
+    output, data = tmp_path / "out", toy_csv(tmp_path / "toy.csv", 32)
+    model = checkpoint_factory("bert", "Model")
+    args = _args(model, data, output, "--max-steps", "8", "--save-steps", "2", "--eval-share", "0")
+    killed = subprocess.run([sys.executable, "-c", KILLER, *args], capture_output=True, text=True, env=ENV,
+                            cwd=ROOT, timeout=300)
+    assert killed.returncode == -signal.SIGKILL, killed.stderr
+    checkpoints = Path(str(output) + ".checkpoints")
+    assert (checkpoints / "checkpoint-2" / "optimizer.pt").is_file()
+    assert (checkpoints / "checkpoint-4" / "model.safetensors").is_file()  # half-written: weights, no state
+    assert Path(str(output) + ".lock").is_file()  # left by the dead process
+
+    events: list[TrainingEvent] = []
+    control = TaskControl(lambda e: events.append(e.payload) if isinstance(e.payload, TrainingEvent) else None)
+    config = TrainConfig(task="text-classification", model=str(model), train_file=str(data), output_dir=str(output),
+                         eval_share=0.0, max_steps=8, save_steps=2, batch_size=8, max_length=16, learning_rate=1e-3,
+                         resume=True)
+    result = train(config, control)
+    steps = [e.step for e in events if e.kind == "step"]
+    assert steps == [3, 4, 5, 6, 7, 8] and not result.stopped
+    assert "checkpoint-4 is incomplete" in events[0].message
+    assert (output / "model.safetensors").is_file() and not checkpoints.exists()
+
+
+# -- tampered files -------------------------------------------------------------------------------
+PAYLOAD = textwrap.dedent("""
+    import pathlib, sys, torch
+    class Payload:
+        def __reduce__(self):
+            return (pathlib.Path.write_text, (pathlib.Path(sys.argv[2]), "ran"))
+    torch.save({"state": Payload()}, sys.argv[1])
+""")
+
+
+@pytest.fixture(scope="module")
+def stopped_run(tmp_path_factory: pytest.TempPathFactory, checkpoint_factory) -> Path:  # noqa: ANN001
+    """A run stopped at step 2: its output and resumable checkpoint, copied by each test."""
+    root = tmp_path_factory.mktemp("stopped")
+    stop = threading.Event()
+
+    def on_event(event) -> None:  # noqa: ANN001
+        if isinstance(event.payload, TrainingEvent) and event.payload.kind == "step" and event.payload.step >= 2:
+            stop.set()
+
+    config = TrainConfig(task="text-classification", model=str(checkpoint_factory("bert", "Model")),
+                         train_file=str(toy_csv(root / "toy.csv", 32)), output_dir=str(root / "run" / "out"),
+                         eval_share=0.0, max_steps=50, batch_size=8, max_length=16)
+    result = train(config, TaskControl(on_event), stop_event=stop)
+    assert result.stopped
+    return root
+
+
+@pytest.mark.parametrize("name", ["optimizer.pt", "scheduler.pt", "rng_state.pth"])
+def test_tampered_resume_file_is_refused(tmp_path: Path, stopped_run: Path, checkpoint_factory,  # noqa: ANN001
+                                         capsys: pytest.CaptureFixture[str], name: str) -> None:
+    shutil.copytree(stopped_run / "run", tmp_path / "run")
+    output = tmp_path / "run" / "out"
+    checkpoint = next(Path(str(output) + ".checkpoints").glob("checkpoint-*"))
+    sentinel = tmp_path / "payload-ran"
+    subprocess.run([sys.executable, "-c", PAYLOAD, str(checkpoint / name), str(sentinel)], check=True, env=ENV)
+    code = main(_args(checkpoint_factory("bert", "Model"), stopped_run / "toy.csv", output, "--max-steps", "50",
+                      "--eval-share", "0", "--resume"))
+    err = capsys.readouterr().err
+    assert code == 1 and name in err and "was not loaded" in err and "Traceback" not in err
+    assert not sentinel.exists()
+
+
+def test_pickled_or_broken_model_is_refused(tmp_path: Path, checkpoint_factory,  # noqa: ANN001
+                                            capsys: pytest.CaptureFixture[str]) -> None:
+    data = toy_csv(tmp_path / "toy.csv", 16)
+    pickled = tmp_path / "pickled"
+    shutil.copytree(checkpoint_factory("bert", "Model"), pickled)
+    (pickled / "model.safetensors").unlink()
+    sentinel = tmp_path / "payload-ran"
+    subprocess.run([sys.executable, "-c", PAYLOAD, str(pickled / "pytorch_model.bin"), str(sentinel)], check=True,
+                   env=ENV)
+    broken = tmp_path / "broken"
+    shutil.copytree(checkpoint_factory("bert", "Model"), broken)
+    (broken / "model.safetensors").write_bytes(b"\x00" * 64)
+    for folder in (pickled, broken):
+        code = main(_args(folder, data, tmp_path / f"out-{folder.name}", "--max-steps", "2"))
+        err = capsys.readouterr().err
+        assert code == 1 and "cannot be loaded" in err and "Traceback" not in err, err
+        assert not (tmp_path / f"out-{folder.name}").exists()
+    assert not sentinel.exists()
