@@ -1,17 +1,126 @@
 """Switch attention heads off, as `head_mask = 0` did before transformers 5 removed it.
 
-PLACEHOLDER INTERFACE (the explain work fills it in): zero each chosen head's slice of the
-attention output before the output projection (a forward pre-hook), removed on exit.
+A head is switched off by zeroing its slice of the attention output (the heads' values,
+concatenated) right before the output projection: a forward pre-hook on that projection
+(`attention.output.dense` in BERT, RoBERTa, ELECTRA; `attention.out_lin` in DistilBERT;
+`attention.dense` in ALBERT). The same hook multiplies by learnable gates for head
+importance (Michel et al. 2019), so ablation and importance touch the model in one way.
+
+ALBERT shares one layer module across all layers, so its hook cannot tell the layer from the
+module: a pre-hook on the encoder resets a call counter, and each call of the shared projection
+is the next layer.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from typing import Any
+
+from bertstudio.core.errors import InputError
+
+
+@dataclass(frozen=True)
+class HeadLayout:
+    """Where a model's attention output projections are, and its layer x head shape."""
+
+    layers: int
+    heads: int
+    projections: tuple[Any, ...]  # one module per layer, or ALBERT's shared module(s)
+    shared_by: Any = None  # ALBERT: the encoder whose forward starts a new count of layer calls
+
+
+def _base(model: Any) -> Any:
+    prefix = getattr(model, "base_model_prefix", "")
+    return getattr(model, prefix, model) if prefix else model
+
+
+def head_layout(model: Any) -> HeadLayout:
+    """The attention output projections of a BERT-family model, first layer first."""
+    config = model.config
+    base = _base(model)
+    model_type = getattr(config, "model_type", "")
+    if model_type == "albert":
+        encoder = base.encoder
+        inner = [layer.attention.dense for group in encoder.albert_layer_groups for layer in group.albert_layers]
+        layers = config.num_hidden_layers * config.inner_group_num
+        return HeadLayout(layers, config.num_attention_heads, tuple(inner), shared_by=encoder)
+    if model_type == "distilbert":
+        blocks = base.transformer.layer
+        return HeadLayout(len(blocks), config.n_heads, tuple(b.attention.out_lin for b in blocks))
+    encoder = getattr(base, "encoder", None)
+    blocks = getattr(encoder, "layer", None)
+    if blocks is None:
+        raise InputError(f"Heads of a {model_type} model cannot be switched off here.",
+                         hint="Head ablation works for BERT, DistilBERT, RoBERTa, ALBERT and ELECTRA.")
+    return HeadLayout(len(blocks), config.num_attention_heads, tuple(b.attention.output.dense for b in blocks))
+
+
+def check_heads(layout: HeadLayout, heads: tuple[tuple[int, int], ...]) -> None:
+    """InputError naming the valid range for the first head that does not exist."""
+    for layer, head in heads:
+        if not 0 <= layer < layout.layers:
+            raise InputError(f"Layer {layer} does not exist: this model has layers 0-{layout.layers - 1}.",
+                             hint="Layers and heads are counted from 0 (LAYER:HEAD, e.g. 0:3).")
+        if not 0 <= head < layout.heads:
+            raise InputError(f"Head {head} does not exist: this model has heads 0-{layout.heads - 1} per layer.",
+                             hint="Layers and heads are counted from 0 (LAYER:HEAD, e.g. 0:3).")
+
+
+@contextmanager
+def head_gates(model: Any, gates: Any) -> Iterator[HeadLayout]:
+    """Multiply each head's slice of the attention output by gates[layer, head] (a layers x heads
+    tensor; zeros switch heads off, ones with requires_grad measure importance). Hooks are removed
+    on exit, also when the body raises."""
+    layout = head_layout(model)
+    if tuple(gates.shape) != (layout.layers, layout.heads):
+        raise ValueError(f"gates must be {layout.layers} x {layout.heads}, not {tuple(gates.shape)}")
+    handles: list[Any] = []
+    calls = [0]
+
+    def gate(layer: int, inputs: tuple[Any, ...]) -> tuple[Any, ...]:
+        hidden = inputs[0]
+        shape = hidden.shape
+        scaled = hidden.view(*shape[:-1], layout.heads, shape[-1] // layout.heads)
+        scaled = scaled * gates[layer].to(hidden.dtype).view(layout.heads, 1)
+        return (scaled.view(shape), *inputs[1:])
+
+    try:
+        if layout.shared_by is None:
+            for index, module in enumerate(layout.projections):
+                handles.append(module.register_forward_pre_hook(
+                    lambda _module, inputs, index=index: gate(index, inputs)))
+        else:
+            def restart(_module: Any, _inputs: Any) -> None:
+                calls[0] = 0
+
+            def shared(_module: Any, inputs: tuple[Any, ...]) -> tuple[Any, ...]:
+                layer = calls[0]
+                calls[0] += 1
+                return gate(layer, inputs)
+
+            handles.append(layout.shared_by.register_forward_pre_hook(restart))
+            handles += [module.register_forward_pre_hook(shared) for module in layout.projections]
+        yield layout
+    finally:
+        for handle in handles:
+            handle.remove()
 
 
 @contextmanager
 def heads_switched_off(model: Any, heads: tuple[tuple[int, int], ...]) -> Iterator[None]:
-    raise NotImplementedError("head ablation is being built")
-    yield
+    """The model with these (layer, head) pairs switched off (0-based) while the block runs."""
+    import torch
+
+    layout = head_layout(model)
+    check_heads(layout, heads)
+    if not heads:
+        yield
+        return
+    parameter = next(model.parameters())
+    mask = torch.ones(layout.layers, layout.heads, device=parameter.device)
+    for layer, head in heads:
+        mask[layer, head] = 0.0
+    with head_gates(model, mask):
+        yield

@@ -1,0 +1,87 @@
+"""Per-layer predictions: the model's own MLM head read at every layer (a "logit lens" for masks).
+
+BERT-family encoders are post-LN: every layer's output is already layer-normalised, so the head
+is applied to each hidden state exactly as to the last. The head keeps its own transform
+(dense, activation, LayerNorm: `cls.predictions.transform` in BERT, `lm_head` in RoBERTa,
+`predictions` in ALBERT, `vocab_transform`/`vocab_layer_norm` in DistilBERT,
+`generator_predictions` in ELECTRA) before the decoder. The last layer equals fill-mask's result.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from bertstudio.core.errors import InputError, MissingHeadError
+from bertstudio.core.models import LoadedModel
+from bertstudio.core.notes import Note
+from bertstudio.core.tasks.fill_mask import MAX_TOP_K, Candidate, in_mask_of
+from bertstudio.core.text_limits import fit_to_model, require_text
+
+NOTE = ("Each layer's hidden state is read by the model's own MLM head (its transform and LayerNorm "
+        "included); layer 0 is the embedding output.")
+
+
+@dataclass(frozen=True)
+class LayerPredictions:
+    """Top-k candidates per layer (0 = embeddings, then layer 1..L) and per mask."""
+
+    layers: tuple[tuple[tuple[Candidate, ...], ...], ...]
+    tokens: tuple[str, ...]
+    masks: tuple[int, ...]  # token positions of the masks
+    notes: tuple[Note, ...] = ()
+
+    def to_json(self) -> list[list[list[dict[str, object]]]]:
+        return [[[c.to_json() for c in mask] for mask in layer] for layer in self.layers]
+
+
+def mlm_head(model: Any) -> Callable[[Any], Any]:
+    """hidden states -> vocabulary logits, with the head the checkpoint was trained with."""
+    model_type = getattr(model.config, "model_type", "")
+    if hasattr(model, "cls") and hasattr(model.cls, "predictions"):
+        return model.cls  # type: ignore[no-any-return]
+    if hasattr(model, "lm_head"):
+        return model.lm_head  # type: ignore[no-any-return]
+    if model_type == "albert" and hasattr(model, "predictions"):
+        return model.predictions  # type: ignore[no-any-return]
+    if model_type == "distilbert" and hasattr(model, "vocab_projector"):
+        return lambda h: model.vocab_projector(model.vocab_layer_norm(model.activation(model.vocab_transform(h))))
+    if model_type == "electra" and hasattr(model, "generator_lm_head"):
+        return lambda h: model.generator_lm_head(model.generator_predictions(h))
+    raise MissingHeadError(f"{type(model).__name__} has no masked-LM head to read the layers with.",
+                           hint="Load the model for fill-mask.")
+
+
+def per_layer(loaded: LoadedModel, text: str, top_k: int = 5) -> LayerPredictions:
+    """Top-k per layer at every mask; the text is read as fill-mask reads it."""
+    import torch
+
+    require_text(text)
+    if not 1 <= top_k <= MAX_TOP_K:
+        raise InputError(f"top-k must be between 1 and {MAX_TOP_K}, not {top_k}.")
+    tokenizer = loaded.tokenizer
+    if tokenizer.mask_token is None:
+        raise MissingHeadError("This tokenizer has no mask token, so there are no masks to read.")
+    text = in_mask_of(loaded, text)
+    read, _ = fit_to_model(text, tokenizer, loaded.info.max_length)
+    head = mlm_head(loaded.model)
+    with loaded.lock, torch.inference_mode():
+        encoding = tokenizer(read, return_tensors="pt").to(loaded.model.device)
+        masks = (encoding["input_ids"][0] == tokenizer.mask_token_id).nonzero().flatten().tolist()
+        if not masks:
+            raise InputError(f"The text has no mask token. Put {tokenizer.mask_token} where a word should be.")
+        hidden = loaded.model(**encoding, output_hidden_states=True).hidden_states
+        layers = []
+        for state in hidden:
+            probabilities = head(state[0, masks]).float().softmax(-1)
+            values, ids = probabilities.topk(top_k)
+            layers.append(tuple(
+                tuple(Candidate(str(tokenizer.decode([int(i)])), int(i), float(v)) for v, i in zip(row_v, row_i,
+                                                                                               strict=True))
+                for row_v, row_i in zip(values.cpu(), ids.cpu(), strict=True)
+            ))
+    tokens = tuple(tokenizer.convert_ids_to_tokens(encoding["input_ids"][0].tolist()))
+    from bertstudio.core import notes
+
+    return LayerPredictions(tuple(layers), tokens, tuple(masks), (notes.info(NOTE),))
