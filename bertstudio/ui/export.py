@@ -14,7 +14,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import QRect, QSize
+from PySide6.QtCore import QPoint, QRect, QSize
 from PySide6.QtGui import QPainter
 from PySide6.QtWidgets import QWidget
 
@@ -92,7 +92,7 @@ def export_svg(view: QWidget, path: str | Path) -> None:
     generator.setTitle(view.window().windowTitle())
     painter = QPainter(generator)
     try:
-        view.render(painter)
+        view.render(painter, QPoint(0, 0))
     finally:
         painter.end()
 

@@ -1,0 +1,175 @@
+"""The plot conventions, the theme, export, Copy as Python and the shortcuts, asserted on the widgets."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+from PySide6.QtCore import QSettings
+from PySide6.QtGui import QGuiApplication, QImage
+
+from bertstudio.ui import menus, plot_style, theme
+from tests.ui.conftest import load_model_in
+
+
+class _Diff:
+    """The two members of core.compare.RankingDiff that CompareBars reads."""
+
+    top_changed, top_a, top_b, deltas = False, "x", "x", ()
+
+    def delta_of(self, label: str) -> None:
+        return None
+
+
+def _x_range(plot) -> tuple[float, float]:  # noqa: ANN001
+    low, high = plot.getPlotItem().getViewBox().viewRange()[0]
+    return float(low), float(high)
+
+
+@pytest.fixture(autouse=True)
+def _light_again(qapp):  # noqa: ANN001, ANN202
+    yield
+    theme.manager().set_mode("light", remember=False)
+
+
+def test_probabilities_on_fixed_0_1_axes(qtbot) -> None:
+    from bertstudio.ui.widgets.compare_panel import CompareBars
+    from bertstudio.ui.widgets.qa_scores_plot import QAScoresPlot
+    from bertstudio.ui.widgets.ranked_bars import RankedBars
+
+    bars = RankedBars()
+    qtbot.addWidget(bars)
+    bars.set_items(["IsNext", "NotNext"], [0.579, 0.421])  # NSP: 57.9 % must not fill the width
+    assert _x_range(bars) == (0.0, 1.0)
+    bars.set_items(["a", "b", "c"], [0.336, 0.334, 0.331])  # multiple choice: not "decisive"
+    assert _x_range(bars) == (0.0, 1.0)
+    compare = CompareBars()
+    qtbot.addWidget(compare)
+    compare.show_one(["cat", "dog"], [0.043, 0.003])
+    assert _x_range(compare.bars_a) == (0.0, 1.0)
+    qa = QAScoresPlot()
+    qtbot.addWidget(qa)
+    qa.set_scores(list("abcdef"), np.array([0.0, 0.0002, 0.0003, 0.0001, 0, 0]), np.full(6, 1 / 6))
+    low, high = qa.getPlotItem().getViewBox().viewRange()[1]
+    assert (low, high) == (0.0, 1.0)  # 0.0003 is drawn as what it is: nearly nothing
+
+
+def test_compared_models_share_one_scale(qtbot) -> None:
+    from bertstudio.ui.widgets.compare_panel import CompareBars
+
+    compare = CompareBars()
+    qtbot.addWidget(compare)
+    compare.show_two("A", "B", (["cat", "dog"], [0.043, 0.01]), (["cat", "dog"], [0.003, 0.001]), _Diff())
+    assert _x_range(compare.bars_a) == _x_range(compare.bars_b) == (0.0, 1.0)
+    compare.set_value_format("{:.4g}", "value")  # a regression head: a value axis, shared
+    compare.show_two("A", "B", (["score"], [4.3]), (["score"], [0.3]), _Diff())
+    low, high = _x_range(compare.bars_a)
+    assert (low, high) == _x_range(compare.bars_b)
+    assert low <= 0.0 and high >= 4.3 and high < 10  # 4.3 and 0.3 keep their proportions
+    compare.bars_b.set_items(["score"], [-2.0])  # the NSP tab sets each side itself
+    assert _x_range(compare.bars_a) == _x_range(compare.bars_b) and _x_range(compare.bars_a)[0] < -2.0
+
+
+def test_no_si_prefix_on_any_axis(qtbot, window) -> None:
+    import pyqtgraph as pg
+
+    from bertstudio.ui.widgets.qa_scores_plot import QAScoresPlot
+
+    qa = QAScoresPlot()
+    qtbot.addWidget(qa)
+    qa.set_scores(list("abc"), np.array([0.0001, 0.0003, 0.0002]), np.array([0.0003, 0.0001, 0.0]))
+    plots = window.findChildren(pg.PlotWidget) + [qa]
+    assert len(plots) > 1
+    for plot in plots:
+        for name in ("left", "bottom"):
+            axis = plot.getPlotItem().getAxis(name)
+            if plot in plot_style._STYLED:
+                assert not axis.autoSIPrefix, (type(plot).__name__, name)
+            assert "x0.001" not in axis.labelString() and "(m" not in axis.labelString()
+
+
+def test_value_labels_never_say_zero_for_a_real_probability(qtbot) -> None:
+    from bertstudio.ui.widgets.ranked_bars import RankedBars
+
+    bars = RankedBars()
+    qtbot.addWidget(bars)
+    bars.set_items(["big", "mid", "tiny"], [0.9997, 0.579, 0.0003])
+    assert [t.toPlainText() for t in bars._texts] == [">99.9 %", "57.9 %", "<0.1 %"]
+    assert plot_style.format_probability(0.0) == "0 %" and plot_style.format_probability(1.0) == "100 %"
+    assert plot_style.format_probability(0.0005) == "0.1 %"
+
+
+def test_theme_switch_restyles_plots_and_is_remembered(qtbot, tmp_path: Path) -> None:
+    from bertstudio.ui.widgets.compare_panel import CompareBars
+
+    compare = CompareBars()
+    qtbot.addWidget(compare)
+    compare.show_one(["a"], [0.5])
+    store = QSettings(str(tmp_path / "s.ini"), QSettings.Format.IniFormat)
+    manager = theme.manager()
+    manager.restore(store)
+    manager.set_mode("light")
+    light = compare.bars_a.backgroundBrush().color().name()
+    light_bar = compare.bars_a._bars.opts["brush"]
+    manager.set_mode("dark")
+    assert compare.bars_a.backgroundBrush().color().name() == theme.DARK.background != light
+    assert compare.bars_a._bars.opts["brush"] != light_bar
+    assert QGuiApplication.palette().window().color().lightness() < 128  # the widgets too
+    assert compare.bars_a._texts[0].color.name() == theme.DARK.foreground  # value labels readable
+    assert store.value(theme.SETTINGS_KEY) == "dark"
+    manager.set_mode("light", remember=False)
+    manager.restore(store)  # the next start
+    assert manager.mode == "dark" and manager.scheme() == "dark"
+
+
+def test_view_menu_forces_the_theme(window) -> None:
+    window.theme_actions["dark"].trigger()
+    assert theme.manager().scheme() == "dark"
+    window.theme_actions["system"].trigger()
+    assert theme.manager().mode == "system"
+
+
+def test_next_previous_tab_and_the_shortcut_list(window) -> None:
+    start = window.tabs.currentIndex()
+    menus.step_tab(window, 1)
+    assert window.tabs.currentIndex() == (start + 1) % window.tabs.count()
+    menus.step_tab(window, -1)
+    assert window.tabs.currentIndex() == start
+    rows = dict(menus.shortcut_rows(window))
+    assert any("Next tab" in what for what in rows.values())
+    assert any("Run the current tab" in what for what in rows.values())
+    assert any("Copy as Python" in what for what in rows.values())
+    dialog = menus.show_shortcuts(window)
+    from PySide6.QtWidgets import QTextBrowser
+
+    listed = dialog.findChild(QTextBrowser).toPlainText()
+    assert "Ctrl+Shift+C" in listed and "Next tab" in listed
+    dialog.close()
+
+
+def test_copy_as_python_and_export_after_a_run(qtbot, window, checkpoint_factory, tmp_path: Path) -> None:
+    folder = str(checkpoint_factory("bert"))
+    tab = window.task_tabs["fill-mask"]
+    window.tabs.setCurrentWidget(tab)
+    load_model_in(qtbot, tab, folder)
+    with pytest.raises(Exception, match="no result"):
+        from bertstudio.ui.export import export_tab
+
+        export_tab(tab, tmp_path / "none.png")
+    tab.text.setPlainText("the cat [MASK] on the mat .")
+    with qtbot.waitSignal(tab.runner.result, timeout=30_000):
+        tab.run()
+    script = menus.copy_as_python(window)
+    assert script == QGuiApplication.clipboard().text()
+    assert repr(folder) in script and "'the cat [MASK] on the mat .'" in script and "top_k=5" in script
+
+    for name in ("result.png", "result.svg", "result.json"):
+        menus.export_result(window, str(tmp_path / name))
+    image = QImage(str(tmp_path / "result.png"))
+    assert not image.isNull() and image.width() > 100 and image.height() > 50
+    assert "<svg" in (tmp_path / "result.svg").read_text(encoding="utf-8")
+    exported = json.loads((tmp_path / "result.json").read_text(encoding="utf-8"))
+    assert exported["task"] == "fill-mask" and exported["model"] == folder
+    assert exported["result"] == tab.result.to_json()
