@@ -7,16 +7,17 @@ the differences of the two best answers (changed span, character overlap, score 
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
-from bertstudio.cli.common import add_model_options, load_for, load_second, show_comparison, show_result
+from bertstudio.cli.runner import Command
+
+if TYPE_CHECKING:
+    from bertstudio.core.compare import SpanDiff
+    from bertstudio.core.tasks.qa import QAInput, QAResult
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:
-    parser = subparsers.add_parser("qa", help="extractive question answering: the best spans of a context")
-    add_model_options(parser, "qa")
+def _arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--question", required=True, help="the question")
     source = parser.add_mutually_exclusive_group(required=True)
     source.add_argument("--context", help="the text holding the answer")
@@ -30,9 +31,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                         help="the empty answer may win (SQuAD 2.0 models)")
     parser.add_argument("--null-threshold", type=float, default=0.0,
                         help="with --allow-no-answer: the null score must beat the best span by this much")
-    parser.add_argument("--compare", metavar="SRC2",
-                        help="a second QA model to run on the same question and context and compare")
-    parser.set_defaults(func=run)
 
 
 def _context(args: argparse.Namespace) -> str:
@@ -41,6 +39,8 @@ def _context(args: argparse.Namespace) -> str:
     if args.context is not None:
         return str(args.context)
     path = Path(args.context_file).expanduser()
+    if path.is_dir():
+        raise InputError(f"The context file '{path}' is a folder.", hint="Give a UTF-8 text file.")
     try:
         return path.read_text(encoding="utf-8")
     except FileNotFoundError as error:
@@ -49,14 +49,24 @@ def _context(args: argparse.Namespace) -> str:
         raise InputError(f"The context file '{path}' cannot be read as UTF-8 text.", details=repr(error)) from error
 
 
-def _print(result: Any) -> None:
+def _inputs(args: argparse.Namespace) -> QAInput:
+    from bertstudio.core.tasks.qa import QAInput, QAOptions
+
+    options = QAOptions(
+        top_k=args.top_k, max_answer_len=args.max_answer_len, doc_stride=args.doc_stride,
+        max_seq_len=args.max_seq_len, allow_no_answer=args.allow_no_answer, null_threshold=args.null_threshold,
+    )
+    options.validate()
+    return QAInput(args.question, _context(args), options)
+
+
+def _print(result: QAResult) -> None:
     for rank, item in enumerate(result.answers, start=1):
         text = item.answer if not item.is_null else "(no answer)"
         print(f"{rank:>3}. {item.score:7.2%}  {text}  [{item.start}:{item.end}]")
 
 
-def _print_differences(diff: Any) -> None:
-    print("\ndifferences (B - A), best answers:")
+def _print_differences(diff: SpanDiff) -> None:
     if diff.changed:
         print(f"  span changed: {diff.span_a} '{diff.text_a}' -> {diff.span_b} '{diff.text_b}'")
     else:
@@ -66,27 +76,8 @@ def _print_differences(diff: Any) -> None:
         print(f"  score {diff.score_delta:+.4f}")
 
 
-def run(args: argparse.Namespace) -> int:
-    from bertstudio.core.tasks.qa import QAOptions, answer, compare
-
-    options = QAOptions(
-        top_k=args.top_k, max_answer_len=args.max_answer_len, doc_stride=args.doc_stride,
-        max_seq_len=args.max_seq_len, allow_no_answer=args.allow_no_answer, null_threshold=args.null_threshold,
-    )
-    options.validate()
-    context = _context(args)
-    loaded = load_for(args, "qa")
-    result = answer(loaded, args.question, context, options)
-    for note in result.notes:
-        print(f"note: {note}", file=sys.stderr)
-    if not args.compare:
-        return show_result(args, result, _print)
-    other = load_second(args, "qa")
-    second = answer(other, args.question, context, options)
-    for note in second.notes:
-        print(f"note (B): {note}", file=sys.stderr)
-    diff = compare(result, second)
-    if show_comparison(args, result, second, diff.to_json(), _print):
-        return 0
-    _print_differences(diff)
-    return 0
+COMMAND = Command(
+    task="qa", help="extractive question answering: the best spans of a context",
+    add_arguments=_arguments, inputs=_inputs, print_result=_print, print_differences=_print_differences,
+    differences_title="differences (B - A), best answers",
+)

@@ -40,8 +40,8 @@ def _softmax(values: list[float]) -> list[float]:
     return [x / total for x in exps]
 
 
-def brute_force(folder, question, context, *, max_seq_len, doc_stride, max_answer_len, top_k,  # noqa: ANN001
-                align_to_words=False, allow_no_answer=False):  # noqa: ANN001, ANN201
+def brute_force(folder, question, context, *, max_seq_len, doc_stride, max_answer_len, top_k,
+                align_to_words=False, allow_no_answer=False):
     import torch
     from transformers import AutoModelForQuestionAnswering, AutoTokenizer
 
@@ -85,7 +85,7 @@ def brute_force(folder, question, context, *, max_seq_len, doc_stride, max_answe
     return answers, windows, null
 
 
-def _check(ours, theirs) -> None:  # noqa: ANN001
+def _check(ours, theirs) -> None:
     assert [(a.start, a.end, a.answer) for a in ours.answers] == [(t["start"], t["end"], t["answer"]) for t in theirs]
     assert [a.score for a in ours.answers] == pytest.approx([t["score"] for t in theirs], rel=1e-4, abs=1e-9)
 
@@ -132,8 +132,8 @@ def test_default_options_are_the_pipelines(checkpoint_factory) -> None:
     loaded = load_model(LoadRequest(str(checkpoint_factory("bert", "QuestionAnswering")), "qa"))
     result = answer(loaded, QUESTION, LONG)
     assert len(result.answers) == 1
-    assert any("stride lowered" in note for note in result.notes)
-    assert any("overlapping windows" in note for note in result.notes)
+    assert any("stride lowered" in note.text for note in result.notes)
+    assert any("overlapping windows" in note.text for note in result.notes)
 
 
 def test_no_answer_and_threshold(checkpoint_factory) -> None:
@@ -171,9 +171,14 @@ def test_bad_options(checkpoint_factory, options: QAOptions) -> None:
 
 
 def test_model_without_qa_head_warns(checkpoint_factory) -> None:
-    loaded = load_model(LoadRequest(str(checkpoint_factory("bert", "MaskedLM")), "qa"))
-    result = answer(loaded, QUESTION, SHORT)
-    assert "no trained qa head" in result.head_warning and "qa_outputs" in result.head_warning
+    from bertstudio.core.jobs import run_spec
+    from bertstudio.core.progress import TaskControl
+    from bertstudio.core.tasks.qa import SPEC, QAInput
+
+    request = LoadRequest(str(checkpoint_factory("bert", "MaskedLM")), "qa")
+    outcome = run_spec(SPEC, request, QAInput(QUESTION, SHORT), TaskControl())
+    warning = outcome.notes[0]
+    assert warning.level == "warning" and "no trained qa head" in warning.text and "qa_outputs" in warning.text
 
 
 @pytest.mark.slow
@@ -284,7 +289,7 @@ def test_cli_compare_json(checkpoint_factory, tmp_path, capsys) -> None:
     out = capsys.readouterr()
     assert code == 0
     got = json.loads(out.out)
-    assert set(got) == {"model", "result", "compare"} and got["model"] == folder_a
+    assert set(got) == {"model", "result", "compare", "notes"} and got["model"] == folder_a
     assert set(got["compare"]) == {"model", "result", "differences"} and got["compare"]["model"] == folder_b
     options = QAOptions(top_k=3)
     a = answer(load_model(LoadRequest(folder_a, "qa")), QUESTION, SHORT, options)
@@ -311,3 +316,21 @@ def test_cli_compare_json(checkpoint_factory, tmp_path, capsys) -> None:
     assert main(["qa", "--model", folder_a, "--question", QUESTION, "--context", SHORT,
                  "--compare", str(tmp_path / "missing"), "--json"]) == 1
     assert capsys.readouterr().err
+
+
+def test_cli_refuses_bad_inputs_in_one_line(checkpoint_factory, tmp_path, capsys) -> None:
+    """A token-classification checkpoint, a binary or folder context file: exit 1, one message."""
+    from bertstudio.cli import main
+
+    token_classifier = str(checkpoint_factory("bert", "TokenClassification"))
+    assert main(["qa", "--model", token_classifier, "--question", QUESTION, "--context", SHORT]) == 1
+    err = capsys.readouterr().err
+    assert "needs 2 (answer start and end)" in err and "Traceback" not in err
+    binary = tmp_path / "context.bin"
+    binary.write_bytes(b"\xff\xfe\x00\x81\x00binary")
+    folder = str(checkpoint_factory("bert", "QuestionAnswering"))
+    assert main(["qa", "--model", folder, "--question", QUESTION, "--context-file", str(binary)]) == 1
+    err = capsys.readouterr().err
+    assert "cannot be read as UTF-8" in err and str(binary) in err
+    assert main(["qa", "--model", folder, "--question", QUESTION, "--context-file", str(tmp_path)]) == 1
+    assert "is a folder" in capsys.readouterr().err

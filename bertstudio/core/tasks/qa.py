@@ -13,15 +13,20 @@ windows) competes with the spans, less a user threshold.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from bertstudio.core.errors import InputError
+from bertstudio.core import notes as _notes
+from bertstudio.core.errors import InputError, MissingHeadError
 from bertstudio.core.models import LoadedModel
+from bertstudio.core.notes import Note
 from bertstudio.core.progress import TaskControl
 from bertstudio.core.tasks.spec import TaskSpec
 from bertstudio.core.text_limits import require_text
+
+if TYPE_CHECKING:
+    from bertstudio.core.compare import SpanDiff
 
 MAX_TOP_K = 100
 WINDOW_BATCH = 8  # windows per forward pass; cancel is checked between batches
@@ -54,6 +59,13 @@ class QAOptions:
 
 
 @dataclass(frozen=True)
+class QAInput:
+    question: str
+    context: str
+    options: QAOptions = field(default_factory=QAOptions)
+
+
+@dataclass(frozen=True)
 class Answer:
     answer: str
     score: float
@@ -82,7 +94,7 @@ class Features:
     token_start: np.ndarray  # (windows, length) raw token offsets in the context (-1 elsewhere)
     token_end: np.ndarray
     token_text: tuple[tuple[str, ...], ...]  # the tokens of each window
-    notes: tuple[str, ...] = ()
+    notes: tuple[Note, ...] = ()
 
     @property
     def windows(self) -> int:
@@ -108,9 +120,7 @@ class QAResult:
     windows: tuple[tuple[int, int], ...]  # characters of the context each window read
     options: QAOptions
     null_score: float | None = None
-    notes: tuple[str, ...] = ()
-    head_warning: str = ""
-    extra: dict[str, Any] = field(default_factory=dict, compare=False)
+    notes: tuple[Note, ...] = ()  # windows, a lowered stride
 
     @property
     def best(self) -> Answer | None:
@@ -130,7 +140,7 @@ def preprocess(tokenizer: Any, question: str, context: str, options: QAOptions, 
     require_text(question, "question")
     require_text(context, "context")
     options.validate()
-    notes: list[str] = []
+    notes: list[Note] = []
     question = question.strip()
     question_tokens = len(tokenizer(question, add_special_tokens=False)["input_ids"])
     if question_tokens > options.max_question_len:
@@ -148,10 +158,10 @@ def preprocess(tokenizer: Any, question: str, context: str, options: QAOptions, 
     stride = options.doc_stride
     if stride >= room:
         stride = room // 2
-        notes.append(
+        notes.append(_notes.info(
             f"Doc stride lowered from {options.doc_stride} to {stride} tokens: each window holds only "
             f"{room} context tokens next to this question (model limit {model_max_length})."
-        )
+        ))
     question_first = _question_first(tokenizer)
     pair = (question, context) if question_first else (context, question)
     encoded = tokenizer(
@@ -308,6 +318,19 @@ def _window_chars(features: Features) -> tuple[tuple[int, int], ...]:
     return tuple(spans)
 
 
+def require_span_head(loaded: LoadedModel) -> None:
+    """A QA head gives two numbers per token (start, end); a checkpoint configured with other
+    labels (a token classifier) would fail deep inside the model's forward."""
+    labels = getattr(loaded.model.config, "num_labels", 2)
+    if labels != 2:
+        info = loaded.info
+        raise MissingHeadError(
+            f"{info.architecture} from '{info.request.source}' is configured with {labels} labels; "
+            "a question-answering head needs 2 (answer start and end), so it cannot answer questions.",
+            hint="Choose a question-answering checkpoint (e.g. one fine-tuned on SQuAD).",
+        )
+
+
 def answer(
     loaded: LoadedModel,
     question: str,
@@ -318,6 +341,7 @@ def answer(
     """The best spans of `context` answering `question`; errors a user understands for bad input."""
     options = options or QAOptions()
     control = control or TaskControl()
+    require_span_head(loaded)
     with loaded.lock:
         features = preprocess(loaded.tokenizer, question, context, options, loaded.info.max_length)
         control.check()
@@ -325,7 +349,7 @@ def answer(
     answers, null_score, tokens = postprocess(features, start_logits, end_logits, context, options)
     notes = list(features.notes)
     if features.windows > 1:
-        notes.insert(0, f"The context was read in {features.windows} overlapping windows.")
+        notes.insert(0, _notes.info(f"The context was read in {features.windows} overlapping windows."))
     return QAResult(
         question=question,
         context=context,
@@ -335,7 +359,6 @@ def answer(
         options=options,
         null_score=null_score,
         notes=tuple(notes),
-        head_warning=loaded.info.head_warning,
     )
 
 
@@ -349,7 +372,7 @@ def _best_for_compare(result: QAResult) -> dict[str, object] | None:
     return {"start": best.start, "end": best.end, "text": best.answer, "score": best.score}
 
 
-def compare(a: QAResult, b: QAResult) -> Any:
+def compare(a: QAResult, b: QAResult) -> SpanDiff:
     """core.compare.SpanDiff of model A's best answer -> model B's on the same question and context."""
     from bertstudio.core.compare import compare_spans
 
@@ -358,7 +381,11 @@ def compare(a: QAResult, b: QAResult) -> Any:
     return compare_spans(_best_for_compare(a), _best_for_compare(b))
 
 
+def run(loaded: LoadedModel, inputs: QAInput, control: TaskControl) -> QAResult:
+    return answer(loaded, inputs.question, inputs.context, inputs.options, control)
+
+
 SPEC = TaskSpec(
     key="qa", title="Question answering", model_class="AutoModelForQuestionAnswering",
-    default_model="distilbert/distilbert-base-cased-distilled-squad", order=40,
+    default_model="distilbert/distilbert-base-cased-distilled-squad", run=run, compare=compare, order=40,
 )

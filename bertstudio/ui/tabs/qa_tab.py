@@ -266,10 +266,7 @@ class QATab(TaskTab):
         if second is not None and second.answers:
             self.table_b.selectRow(0)
             self.show_answer_b(0)
-        notes = [*result.notes, result.head_warning]
-        if second is not None:
-            notes = [f"A: {n}" for n in notes if n] + [f"B: {n}" for n in (*second.notes, second.head_warning) if n]
-        self.show_message("\n".join(n for n in notes if n))
+        self.show_message("\n".join(n.text for n in outcome.notes))
         best = result.best
         summary = "no answer" if best is None or best.is_null else f"“{best.answer}” ({best.score:.1%})"
         if second is not None:
