@@ -215,10 +215,10 @@ def _train_locked(config: TrainConfig, output: Path, control: TaskControl, stop_
     finally:
         log_file.close()
     kept = ""
-    if main and not callback.stopped:
-        saving.remove_ours(ckpt_dir)  # a finished run leaves nothing to resume; its log is in the model folder
+    if main and callback.stopped and any(ckpt_dir.glob("checkpoint-*")):
+        kept = str(ckpt_dir)  # resumable: the UI says where and how large, and offers to delete it
     elif main:
-        kept = str(ckpt_dir)
+        saving.remove_ours(ckpt_dir)  # nothing to resume; the event log is in the model folder
     return TrainResult(str(output), config.task, callback.stopped, step, total, metrics, task.opens_in(nsp),
                        str(output / EVENTS_FILE), kept)
 

@@ -2,6 +2,9 @@
 
 pyqtgraph's live-plot recipe: one PlotDataItem per curve, fed with numpy arrays through
 `setData`; points arrive at every step but the items are redrawn at most ~10 times a second.
+Conventions: legends sit in the plot titles (outside the data, never clipped), no SI
+prefixes on any axis, validation metrics (accuracies, F1) on a fixed 0-1 axis, and the
+learning-rate plot keeps its own x range, the whole planned run, from before Start.
 """
 
 from __future__ import annotations
@@ -15,19 +18,27 @@ from PySide6.QtWidgets import QVBoxLayout, QWidget
 
 SMOOTHING = 0.9  # exponential moving average, as TensorBoard's default-ish slider
 METRIC_COLOURS = ("#2a9d5c", "#c2410c", "#7c3aed", "#0e7490", "#b91c1c")
+RAW, SMOOTH, EVAL, PLAN, LIVE = "#9bb7e0", "#1a56b0", "#c2410c", "#999999", "#2a9d5c"
 
 
-def _plot(title: str, left: str) -> pg.PlotWidget:
+def _plot(left: str) -> pg.PlotWidget:
     widget = pg.PlotWidget(background="w")
     item = widget.getPlotItem()
-    item.setTitle(title, color="#333", size="10pt")
     item.setLabel("left", left)
     item.setLabel("bottom", "step")
+    for name in ("left", "bottom"):
+        item.getAxis(name).enableAutoSIPrefix(False)  # "loss (x0.001)" reads as a different quantity
     item.showGrid(x=True, y=True, alpha=0.2)
     item.setClipToView(True)
     item.setDownsampling(auto=True, mode="peak")
-    item.addLegend(offset=(-10, 10), labelTextSize="8pt")
     return widget
+
+
+def _legend_title(title: str, entries: Sequence[tuple[str, str, str]]) -> str:
+    """An HTML title with a legend: (glyph, colour, name) per curve, above the data."""
+    keys = "&nbsp;&nbsp;".join(f"<span style='color:{colour}'>{glyph}</span>&nbsp;{name}"
+                               for glyph, colour, name in entries)
+    return f"<b>{title}</b>&nbsp;&nbsp;&nbsp;<span style='font-size:8pt'>{keys}</span>"
 
 
 class _Series:
@@ -55,24 +66,30 @@ class _Series:
 
 
 class TrainingPlots(QWidget):
-    """Three stacked plots sharing the step axis."""
+    """Loss and validation share the step axis; the learning rate shows the whole plan."""
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        self.loss_plot = _plot("Loss", "loss")
-        self.lr_plot = _plot("Learning rate", "lr")
-        self.metric_plot = _plot("Validation", "metric")
-        self.lr_plot.setXLink(self.loss_plot)
+        self.loss_plot = _plot("loss")
+        self.lr_plot = _plot("learning rate")
+        self.metric_plot = _plot("score (0-1)")
         self.metric_plot.setXLink(self.loss_plot)
+        self.metric_plot.getPlotItem().setYRange(0.0, 1.0, padding=0)
+        self.metric_plot.getPlotItem().getViewBox().setLimits(yMin=0.0, yMax=1.0)
+        self.metric_plot.getPlotItem().enableAutoRange(axis="y", enable=False)
         loss = self.loss_plot.getPlotItem()
-        self.raw_loss = _Series(loss.plot(pen=pg.mkPen("#9bb7e0", width=1), name="loss"))
-        self.smooth_loss = _Series(loss.plot(pen=pg.mkPen("#1a56b0", width=2), name="smoothed"))
-        self.eval_loss = _Series(loss.plot(pen=None, symbol="o", symbolSize=7, symbolBrush="#c2410c",
-                                           name="validation loss"))
+        loss.getViewBox().setLimits(yMin=0.0)
+        loss.setTitle(_legend_title("Loss", [("━", RAW, "loss"), ("━", SMOOTH, "smoothed"),
+                                             ("●", EVAL, "validation loss")]), color="#333")
+        self.raw_loss = _Series(loss.plot(pen=pg.mkPen(RAW, width=1)))
+        self.smooth_loss = _Series(loss.plot(pen=pg.mkPen(SMOOTH, width=2)))
+        self.eval_loss = _Series(loss.plot(pen=None, symbol="o", symbolSize=7, symbolBrush=EVAL))
         lr = self.lr_plot.getPlotItem()
-        self.planned_lr = lr.plot(pen=pg.mkPen("#999", width=1.5, style=Qt.PenStyle.DashLine), name="planned")
-        self.live_lr = _Series(lr.plot(pen=pg.mkPen("#2a9d5c", width=2), name="actual"))
+        lr.setTitle(_legend_title("Learning rate", [("┅", PLAN, "planned"), ("━", LIVE, "actual")]), color="#333")
+        self.planned_lr = lr.plot(pen=pg.mkPen(PLAN, width=1.5, style=Qt.PenStyle.DashLine))
+        self.live_lr = _Series(lr.plot(pen=pg.mkPen(LIVE, width=2)))
         self.metrics: dict[str, _Series] = {}
+        self._update_metric_title()
         self._smoothed: float | None = None
         self._dirty = False
         self._timer = QTimer(self)
@@ -83,11 +100,22 @@ class TrainingPlots(QWidget):
         for widget, stretch in ((self.loss_plot, 3), (self.lr_plot, 2), (self.metric_plot, 2)):
             layout.addWidget(widget, stretch)
 
+    def _update_metric_title(self) -> None:
+        entries = [("●", METRIC_COLOURS[i % len(METRIC_COLOURS)], name) for i, name in enumerate(self.metrics)]
+        self.metric_plot.getPlotItem().setTitle(
+            _legend_title("Validation", entries or [("", "#777", "appears at each evaluation")]), color="#333")
+
     # -- data in ---------------------------------------------------------------------------
     def set_plan(self, lrs: Sequence[float] | np.ndarray) -> None:
-        """The planned learning rate for steps 1..N (drawn at once: it is the preview)."""
+        """The planned learning rate for steps 1..N, drawn whole: it is the preview before Start."""
         values = np.asarray(lrs, dtype=float)
         self.planned_lr.setData(np.arange(1, len(values) + 1, dtype=float), values)
+        item = self.lr_plot.getPlotItem()
+        if len(values):
+            item.setXRange(1, max(2, len(values)), padding=0.02)
+            top = float(np.nanmax(values)) if np.isfinite(values).any() else 1.0
+            item.setYRange(0.0, top if top > 0 else 1.0, padding=0.05)
+        item.enableAutoRange(enable=False)  # the plan decides the range, not the live points
 
     def add_step(self, step: int, loss: float | None, lr: float | None) -> None:
         if loss is not None and np.isfinite(loss):
@@ -103,11 +131,14 @@ class TrainingPlots(QWidget):
             if name == "loss":
                 self.eval_loss.add(step, value)
                 continue
+            if not 0.0 <= value <= 1.0:
+                continue  # only scores in 0-1 belong on this axis (runtime figures are not plotted)
             if name not in self.metrics:
                 colour = METRIC_COLOURS[len(self.metrics) % len(METRIC_COLOURS)]
                 item = self.metric_plot.getPlotItem().plot(
-                    pen=pg.mkPen(colour, width=1.5), symbol="o", symbolSize=6, symbolBrush=colour, name=name)
+                    pen=pg.mkPen(colour, width=1.5), symbol="o", symbolSize=6, symbolBrush=colour)
                 self.metrics[name] = _Series(item)
+                self._update_metric_title()
             self.metrics[name].add(step, value)
         self._touch()
 

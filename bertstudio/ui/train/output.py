@@ -1,0 +1,53 @@
+"""Where a run from the Train tab may save: the folder picker never proposes to replace the
+user's own folder (a new sub-folder is proposed inside it), and asks before replacing an
+earlier BERT Studio run. The core refuses the rest (core/training/saving.py)."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+from PySide6.QtWidgets import QMessageBox, QWidget
+
+from bertstudio.core.training.saving import checkpoints_dir, folder_size, is_ours
+
+
+def new_run_name(task: str) -> str:
+    return f"{task}-{time.strftime('%Y%m%d-%H%M%S')}"
+
+
+def propose(chosen: Path, task: str) -> tuple[Path, str]:
+    """(folder to use, why): 'new' (does not exist or is empty), 'ours' (an earlier run: ask),
+    or 'inside' (a folder of the user's: a new sub-folder inside it)."""
+    if not chosen.exists() or (chosen.is_dir() and not any(chosen.iterdir())):
+        return chosen, "new"
+    if chosen.is_dir() and is_ours(chosen):
+        return chosen, "ours"
+    base = chosen if chosen.is_dir() else chosen.parent
+    return base / new_run_name(task), "inside"
+
+
+def ask_replace(parent: QWidget, folder: Path) -> bool:
+    """Ask before replacing an earlier run (the only kind of folder that is ever replaced)."""
+    answer = QMessageBox.question(
+        parent, "Replace the earlier run?",
+        f"{folder} holds an earlier BERT Studio run.\nReplace it with the new model when this run ends?",
+        QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No, QMessageBox.StandardButton.No)
+    return answer == QMessageBox.StandardButton.Yes
+
+
+def human_size(size: int) -> str:
+    value = float(size)
+    for unit in ("bytes", "KB", "MB", "GB"):
+        if value < 1024 or unit == "GB":
+            return f"{value:.0f} {unit}" if unit == "bytes" else f"{value:.1f} {unit}"
+        value /= 1024
+    return f"{value:.1f} GB"
+
+
+def checkpoint_note(output_dir: str) -> tuple[Path, str] | None:
+    """The resumable checkpoint folder a stopped run left, and a line saying where and how large."""
+    folder = checkpoints_dir(output_dir)
+    if not folder.is_dir() or not is_ours(folder):
+        return None
+    return folder, f"Resumable checkpoint kept in {folder} ({human_size(folder_size(folder))})."
