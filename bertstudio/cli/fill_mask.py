@@ -5,17 +5,20 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from bertstudio.cli import _per_layer
 from bertstudio.cli.runner import Command
 
 
 def _arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("text", help="text with one or more of the model's mask tokens")
     parser.add_argument("--top-k", type=int, default=5, help="candidates per mask (default 5)")
+    _per_layer.add_option(parser)
 
 
 def _inputs(args: argparse.Namespace) -> Any:
     from bertstudio.core.tasks.fill_mask import FillMaskInput
 
+    _per_layer.remember(args)
     return FillMaskInput(args.text, args.top_k)
 
 
@@ -25,6 +28,7 @@ def _print(result: Any) -> None:
         print(f"\nmask {number} (characters {mask.start}-{mask.end}):")
         for candidate in mask.candidates:
             print(f"  {candidate.score:7.2%}  {candidate.token:<20} id {candidate.token_id}")
+    _per_layer.print_layers(result)
 
 
 def _print_differences(diffs: Any) -> None:
@@ -36,4 +40,5 @@ def _print_differences(diffs: Any) -> None:
 COMMAND = Command(
     task="fill-mask", help="top-k candidates for each mask token",
     add_arguments=_arguments, inputs=_inputs, print_result=_print, print_differences=_print_differences,
+    json_result=_per_layer.json_result,
 )

@@ -1,0 +1,65 @@
+"""fill-mask --per-layer: the model's own MLM head read at every layer (core.explain.layers).
+
+Kept apart from cli/fill_mask.py so the fill-mask command gains one option, one JSON hook and
+one printer call. The runner hands printers the result only; `remember` keeps this command
+line's options (one CLI process runs one command).
+"""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+_ARGS: dict[str, argparse.Namespace] = {}
+
+
+def add_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--per-layer", action="store_true",
+                        help='also the top-k at every layer (the MLM head on each hidden state; JSON: "layers")')
+
+
+def remember(args: argparse.Namespace) -> None:
+    """Called while the inputs are read, before any model is loaded."""
+    from bertstudio.core.errors import InputError
+
+    _ARGS.pop("args", None)
+    if getattr(args, "per_layer", False):
+        if getattr(args, "compare", None):
+            raise InputError("--per-layer reads one model's layers; leave out --compare.")
+        _ARGS["args"] = args
+
+
+def layers_for(result: Any) -> Any:
+    """The per-layer predictions for the text fill-mask read, on the same (cached) model and heads."""
+    from contextlib import nullcontext
+
+    from bertstudio.core.explain.ablation import heads_switched_off
+    from bertstudio.core.explain.layers import per_layer
+    from bertstudio.core.models import LoadRequest, load_model
+    from bertstudio.core.tasks.spec import spec_for
+
+    args = _ARGS["args"]
+    spec = spec_for("fill-mask")
+    loaded = load_model(LoadRequest(args.model, spec.key, args.device, args.dtype, spec.attn_implementation))
+    heads = tuple(getattr(args, "ablate_heads", ()) or ())
+    with loaded.lock, heads_switched_off(loaded.model, heads) if heads else nullcontext():
+        return per_layer(loaded, result.text, args.top_k)
+
+
+def json_result(result: Any, args: argparse.Namespace) -> Any:
+    from bertstudio.core.tasks.spec import jsonable
+
+    if not getattr(args, "per_layer", False):
+        return jsonable(result)
+    return {"result": jsonable(result), "layers": layers_for(result).to_json()}
+
+
+def print_layers(result: Any) -> None:
+    if "args" not in _ARGS:
+        return
+    layers = layers_for(result)
+    for number in range(len(layers.masks)):
+        print(f"\nmask {number + 1}, per layer (0 = embeddings):")
+        for index, layer in enumerate(layers.layers):
+            tops = "  ".join(f"{c.token.strip()} {c.score:.0%}" for c in layer[number][:5])
+            print(f"  {index:>3}  {tops}")

@@ -1,0 +1,134 @@
+"""bertstudio explain --model SRC --task TASK --method METHOD [--target T] [--steps N] INPUT... [--json]
+
+Which input each task takes (as its own command does):
+  fill-mask  TEXT                     (one or more mask tokens; the first mask is explained)
+  nsp        A B                      (sentence A, sentence B)
+  ner        TEXT
+  qa         --question Q --context C (or QUESTION CONTEXT)
+  classify   TEXT [--pair B]          (or TEXT B)
+  choice     --prompt P --choice E1 --choice E2 ... (or PROMPT E1 E2 ...)
+Targets (--target): fill-mask a token (default: the top candidate); nsp is_next|not_next;
+ner a token index, optionally INDEX:LABEL (default: the first entity's first token); qa start|end
+of the best answer; classify a label (default: the predicted one); choice an index or the ending.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+from bertstudio.cli.common import print_json, stderr_control
+from bertstudio.cli.runner import head_list, print_notes
+
+TASKS = ("fill-mask", "nsp", "ner", "qa", "classify", "choice")
+METHODS = ("gradient", "grad-x-input", "integrated-gradients")  # as core.explain.attribution, without torch
+
+
+def add_input_options(parser: argparse.ArgumentParser) -> None:
+    """--model, --task and the task's input, shared with head-importance."""
+    parser.add_argument("--model", required=True, metavar="SRC", help="Hub id or local model folder")
+    parser.add_argument("--task", required=True, choices=TASKS, help="the task whose output is explained")
+    parser.add_argument("inputs", metavar="INPUT", nargs="*", help="the task's input (see above)")
+    parser.add_argument("--question", help="qa: the question")
+    parser.add_argument("--context", help="qa: the context holding the answer")
+    parser.add_argument("--pair", metavar="B", help="classify: the second text of a pair")
+    parser.add_argument("--prompt", help="choice: the prompt the endings continue")
+    parser.add_argument("--choice", action="append", default=[], metavar="ENDING", help="choice: an ending (2+)")
+    parser.add_argument("--device", default="cpu", help="cpu, cuda, cuda:1 or mps (default: cpu)")
+    parser.add_argument("--dtype", default="float32", choices=["float32", "float16", "bfloat16"],
+                        help="number format; half precision on GPUs only")
+    parser.add_argument("--json", action="store_true", help="print machine-readable JSON on stdout")
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "explain", help="which input tokens made the model say that (token attributions)",
+        description=__doc__.split("\n", 2)[2], formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    add_input_options(parser)
+    parser.add_argument("--method", default="integrated-gradients", choices=METHODS,
+                        help="gradient (L2 norm), grad-x-input, integrated-gradients (default)")
+    parser.add_argument("--target", metavar="T", help="the output to explain (default: see above)")
+    parser.add_argument("--steps", type=int, default=50, help="Integrated Gradients steps (default 50)")
+    parser.add_argument("--converge", action="store_true",
+                        help="double the steps (at most 3 times) until |delta| <= 1%% of |F(input) - F(baseline)|")
+    parser.add_argument("--ablate-heads", metavar="L:H[,L:H...]", type=head_list, default=(),
+                        help="explain the model with these attention heads switched off (0-based layer:head)")
+    parser.set_defaults(func=run)
+
+
+def task_texts(args: argparse.Namespace, positional: list[str]) -> tuple[str, ...]:
+    """The task's input as core.explain takes it, from the positional INPUTs or the task's own flags."""
+    from bertstudio.core.errors import InputError
+
+    task = args.task
+    if task == "qa":
+        parts = [args.question, args.context] if args.question is not None else positional
+        if len(parts) != 2 or args.question is not None and positional:
+            raise InputError("qa takes a question and a context.", hint='Use --question "..." --context "...".')
+    elif task == "choice":
+        parts = [args.prompt, *args.choice] if args.prompt is not None else positional
+        if len(parts) < 3:
+            raise InputError("choice takes a prompt and two or more endings.",
+                             hint='Use --prompt "..." --choice "..." --choice "...".')
+    elif task == "nsp":
+        parts = positional
+        if len(parts) != 2:
+            raise InputError("nsp takes two sentences: A and B.", hint='bertstudio explain --task nsp "A" "B"')
+    elif task == "classify":
+        parts = positional + ([args.pair] if args.pair else [])
+        if not 1 <= len(parts) <= 2:
+            raise InputError("classify takes a text, or a text and its pair.", hint='"TEXT" [--pair "B"]')
+    else:
+        parts = positional
+        if len(parts) != 1:
+            raise InputError(f"{task} takes one text.", hint=f'bertstudio explain --task {task} "TEXT"')
+    return tuple(str(p) for p in parts)
+
+
+def load(args: argparse.Namespace) -> Any:
+    from bertstudio.core.jobs import model_notes
+    from bertstudio.core.models import LoadRequest, load_model
+    from bertstudio.core.tasks.spec import spec_for_command
+
+    spec = spec_for_command(args.task)
+    loaded = load_model(LoadRequest(args.model, spec.key, args.device, args.dtype), stderr_control())
+    if sys.stderr.isatty():
+        print("\r" + " " * 100 + "\r", end="", file=sys.stderr)
+    print_notes(model_notes(loaded))
+    return loaded
+
+
+def _print(result: Any) -> None:
+    print(f"{result.method}: attributions to {result.target_label} = {result.score:.4f}")
+    if result.delta is not None:
+        print(f"F(baseline) = {result.baseline_score:.4f}, delta = {result.delta:+.2e} ({result.steps} steps)")
+    largest = max((abs(v) for v in result.attributions), default=0.0) or 1.0
+    for index, (token, value) in enumerate(zip(result.tokens, result.attributions, strict=True)):
+        bar = ("+" if value >= 0 else "-") * round(20 * abs(value) / largest)
+        row = f"{result.rows[index]}  " if result.task == "multiple-choice" else ""
+        print(f"  {row}{index:>4}  {token:<16} {value:+.5f}  {bar}")
+
+
+def run(args: argparse.Namespace) -> int:
+    from contextlib import nullcontext
+
+    from bertstudio.core.explain.ablation import heads_switched_off
+    from bertstudio.core.explain.attribution import explain
+    from bertstudio.core.tasks.spec import spec_for_command
+
+    texts = task_texts(args, list(args.inputs))
+    loaded = load(args)
+    heads = heads_switched_off(loaded.model, args.ablate_heads) if args.ablate_heads else nullcontext()
+    with loaded.lock, heads:
+        result = explain(loaded, spec_for_command(args.task).key, texts, args.method, args.target, args.steps,
+                         args.converge, stderr_control())
+    if sys.stderr.isatty():
+        print("\r" + " " * 100 + "\r", end="", file=sys.stderr)
+    print_notes(result.notes)
+    if args.json:
+        print_json(result.to_json())
+    else:
+        _print(result)
+    return 0
