@@ -22,7 +22,7 @@ from bertstudio.core.tasks.classification import (
 ARCHS = ["bert", "distilbert", "roberta"]
 
 
-def _reference(folder):  # noqa: ANN001, ANN202
+def _reference(folder):
     from transformers import AutoModelForSequenceClassification, AutoTokenizer, pipeline
 
     tokenizer = AutoTokenizer.from_pretrained(folder)
@@ -30,7 +30,7 @@ def _reference(folder):  # noqa: ANN001, ANN202
     return pipeline("text-classification", model=model, tokenizer=tokenizer)
 
 
-def _same(ours, theirs) -> None:  # noqa: ANN001
+def _same(ours, theirs) -> None:
     assert [s.label for s in ours.scores] == [t["label"] for t in theirs]
     assert [s.score for s in ours.scores] == pytest.approx([t["score"] for t in theirs], abs=1e-6)
 
@@ -68,7 +68,7 @@ def test_real_topic_classifier_recipe_is_food(real_models) -> None:
     assert len(result.first.scores) == 27
     scores = [s.score for s in result.first.scores]
     assert scores == sorted(scores, reverse=True)
-    assert not result.head_warning and loaded.info.head_report.complete
+    assert not result.notes and loaded.info.head_report.complete
 
 
 def test_score_kinds_follow_problem_type() -> None:
@@ -108,12 +108,12 @@ def test_long_inputs_are_cut_and_said(checkpoint_factory) -> None:
     loaded = load_model(LoadRequest(str(checkpoint_factory("bert", "SequenceClassification")), "classification"))
     long = "the dog ran fast . " * 100
     single = classify(loaded, long)
-    assert single.truncation is not None and single.first.truncated and "cut" in single.notes[0]
+    assert single.truncation is not None and single.first.truncated and "cut" in single.notes[0].text
     pair = classify(loaded, long, "the cat")
     assert pair.first.truncated
     batch = classify_batch(loaded, ["the cat", long])
     assert [r.truncated for r in batch.rows] == [False, True]
-    assert "rows 2" in batch.notes[0]
+    assert "rows 2" in batch.notes[0].text and batch.notes[0].level == "warning"
 
 
 @pytest.mark.parametrize("text", ["", "  \n"])
@@ -206,3 +206,25 @@ def test_cli_single_pair_file_and_compare(capsys, tmp_path, checkpoint_factory, 
                                                              both["compare"]["result"][0]["label"])
     assert main(["classify", "--model", tiny, "", "--json"]) == 1
     assert "empty" in capsys.readouterr().err
+
+    # a batch compared: one difference per row, in input order
+    assert main(["classify", "--model", tiny, "--file", str(table), "--column", "sentence", "--compare", other,
+                 "--json"]) == 0
+    both = json.loads(capsys.readouterr().out)
+    assert len(both["compare"]["differences"]) == 2 and len(both["compare"]["result"]) == 2
+    assert [d["top_a"] for d in both["compare"]["differences"]] == [row[0]["label"] for row in both["result"]]
+
+
+@pytest.mark.parametrize("name", ["rows.csv", "rows.txt", "rows.bin"])
+def test_cli_binary_file_is_one_message(capsys, tmp_path, checkpoint_factory, name: str) -> None:
+    """A binary file as --file: exit 1 and one message naming the file, never a traceback."""
+    from bertstudio.cli import main
+
+    binary = tmp_path / name
+    binary.write_bytes(bytes(range(256)) * 4)
+    assert main(["classify", "--model", str(checkpoint_factory("bert", "SequenceClassification")),
+                 "--file", str(binary)]) == 1
+    err = capsys.readouterr().err
+    assert str(binary) in err and "Traceback" not in err and len(err.strip().splitlines()) <= 2
+    assert main(["classify", "--model", "unused", "--file", str(tmp_path)]) == 1  # checked before loading
+    assert "is a folder" in capsys.readouterr().err

@@ -12,16 +12,38 @@ import io
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from bertstudio.core import notes as _notes
 from bertstudio.core.errors import InputError
 from bertstudio.core.models import LoadedModel
+from bertstudio.core.notes import Note
 from bertstudio.core.progress import TaskControl
 from bertstudio.core.tasks.spec import TaskSpec
 from bertstudio.core.text_limits import Truncation, fit_to_model, require_text
 
+if TYPE_CHECKING:
+    from bertstudio.core.compare import RankingDiff
+
 BATCH_SIZE = 16
 MAX_ROWS = 100_000
+
+
+@dataclass(frozen=True)
+class ClassificationInput:
+    """One text, or a pair (text A, text B) such as a paraphrase check."""
+
+    text: str
+    pair: str | None = None
+
+
+@dataclass(frozen=True)
+class ClassificationBatchInput:
+    """Many rows: the texts themselves, or a CSV/TSV/.txt file read in the worker (big files)."""
+
+    texts: tuple[str, ...] = ()
+    path: str | None = None
+    column: str | None = None  # of a CSV/TSV; None: 'text' if there is one, else the first
 
 
 @dataclass(frozen=True)
@@ -58,22 +80,20 @@ class ClassificationResult:
     kind: str  # "single-label" (softmax), "multi-label" (sigmoid), "regression" (raw value)
     batch: bool = False
     truncation: Truncation | None = None  # for a single text: exactly what was cut
-    head_warning: str = ""
 
     @property
     def first(self) -> Classification:
         return self.rows[0]
 
     @property
-    def notes(self) -> list[str]:
-        notes = [self.truncation.message] if self.truncation else []
+    def notes(self) -> tuple[Note, ...]:
+        found = [_notes.warning(self.truncation.message)] if self.truncation else []
         cut = [i + 1 for i, row in enumerate(self.rows) if row.truncated]
         if cut and not self.truncation:
             shown = ", ".join(map(str, cut[:10])) + ("…" if len(cut) > 10 else "")
-            notes.append(f"{len(cut)} input(s) were longer than the model reads and were cut (rows {shown}).")
-        if self.head_warning:
-            notes.append(self.head_warning)
-        return notes
+            found.append(_notes.warning(
+                f"{len(cut)} input(s) were longer than the model reads and were cut (rows {shown})."))
+        return tuple(found)
 
     def to_json(self) -> list[dict[str, object]] | list[list[dict[str, object]]]:
         if self.batch:
@@ -125,15 +145,13 @@ def classify(loaded: LoadedModel, text: str, pair: str | None = None) -> Classif
             )
             raw = loaded.pipeline("text-classification")(read, top_k=None)
             row = _row(read, None, raw, truncation is not None)
-            return ClassificationResult((row,), kind, truncation=truncation, head_warning=loaded.info.head_warning)
+            return ClassificationResult((row,), kind, truncation=truncation)
         truncated = not _surely_fits(loaded, text, pair) and len(
             tokenizer(text, pair, truncation=False)["input_ids"]
         ) > loaded.info.max_length
         kwargs = {"truncation": True, "max_length": loaded.info.max_length} if truncated else {}
         raw = loaded.pipeline("text-classification")({"text": text, "text_pair": pair}, top_k=None, **kwargs)
-    return ClassificationResult(
-        (_row(text, pair, raw, truncated),), kind, head_warning=loaded.info.head_warning
-    )
+    return ClassificationResult((_row(text, pair, raw, truncated),), kind)
 
 
 def classify_batch(
@@ -144,7 +162,7 @@ def classify_batch(
 ) -> ClassificationResult:
     """Every label's score per row; long rows are cut (and counted), empty rows are an error."""
     control = control or TaskControl()
-    rows = [t for t in texts]
+    rows = list(texts)
     if not rows:
         raise InputError("There are no rows to classify.", hint="Paste one text per line, or open a CSV/TSV file.")
     if len(rows) > MAX_ROWS:
@@ -169,7 +187,7 @@ def classify_batch(
             if len(out) % batch_size == 0 or len(out) == len(rows):
                 control.check()
                 control.report(f"Classified {len(out)} of {len(rows)} rows", len(out) / len(rows))
-    return ClassificationResult(tuple(out), kind, batch=True, head_warning=loaded.info.head_warning)
+    return ClassificationResult(tuple(out), kind, batch=True)
 
 
 # -- tables in, tables out -------------------------------------------------------------------------
@@ -184,8 +202,12 @@ def _delimiter(path: Path, sample: str) -> str:
         return ","
 
 
-def _read(path: str | Path) -> tuple[list[str], list[list[str]]]:
-    path = Path(path)
+def read_text_file(path: str | Path) -> str:
+    """A UTF-8 text file's contents; an InputError naming the file for anything else (a binary
+    file, a folder, a missing or unreadable file)."""
+    path = Path(path).expanduser()
+    if path.is_dir():
+        raise InputError(f"'{path}' is a folder, not a file.", hint="Choose a CSV, TSV or .txt file.")
     try:
         text = path.read_text(encoding="utf-8-sig")
     except FileNotFoundError as error:
@@ -194,6 +216,14 @@ def _read(path: str | Path) -> tuple[list[str], list[list[str]]]:
         raise InputError(f"'{path}' is not a UTF-8 text file.", hint="Save it as UTF-8 CSV or TSV.") from error
     except OSError as error:
         raise InputError(f"'{path}' cannot be read: {error.strerror}.") from error
+    if "\x00" in text:
+        raise InputError(f"'{path}' is not a text file (it holds binary data).", hint="Save it as UTF-8 CSV or TSV.")
+    return text
+
+
+def _read(path: str | Path) -> tuple[list[str], list[list[str]]]:
+    path = Path(path)
+    text = read_text_file(path)
     reader = csv.reader(io.StringIO(text), delimiter=_delimiter(path, text[:4096]))
     table = [row for row in reader if any(cell.strip() for cell in row)]
     if not table:
@@ -229,6 +259,13 @@ def lines_to_texts(pasted: str) -> list[str]:
     return [line.strip() for line in pasted.splitlines() if line.strip()]
 
 
+def texts_of_file(path: str | Path, column: str | None = None) -> list[str]:
+    """The rows of a batch file: a .txt holds one text per line; a CSV/TSV a column of texts."""
+    if Path(path).suffix.lower() == ".txt" and column is None:
+        return lines_to_texts(read_text_file(path))
+    return read_texts(path, column)
+
+
 def result_rows(result: ClassificationResult) -> list[dict[str, object]]:
     """One flat record per row (text, best label, its score, then every label's score)."""
     labels = sorted({s.label for row in result.rows for s in row.scores})
@@ -259,16 +296,29 @@ def export_csv(result: ClassificationResult, path: str | Path) -> None:
         raise InputError(f"Cannot write '{path}': {error.strerror}.") from error
 
 
-def compare(a: ClassificationResult, b: ClassificationResult) -> tuple[Any, ...]:
+def compare(a: ClassificationResult, b: ClassificationResult) -> tuple[RankingDiff, ...]:
     """Row-by-row differences of two models' results on the same input (core.compare.RankingDiff)."""
     from bertstudio.core.compare import compare_ranking_lists
 
     return compare_ranking_lists([row.scores for row in a.rows], [row.scores for row in b.rows])
 
 
+def run(
+    loaded: LoadedModel, inputs: ClassificationInput | ClassificationBatchInput, control: TaskControl
+) -> ClassificationResult:
+    if isinstance(inputs, ClassificationInput):
+        return classify(loaded, inputs.text, inputs.pair)
+    texts = inputs.texts
+    if inputs.path is not None:
+        control.report(f"Reading {Path(inputs.path).name}…")
+        texts = tuple(texts_of_file(inputs.path, inputs.column))
+        control.check()
+    return classify_batch(loaded, texts, control)
+
+
 SPEC = TaskSpec(
     key="classification", title="Classification", command="classify",
     model_class="AutoModelForSequenceClassification",
     default_model="distilbert/distilbert-base-uncased-finetuned-sst-2-english",
-    trained_as="ForSequenceClassification", order=60,
+    trained_as="ForSequenceClassification", run=run, compare=compare, order=60,
 )

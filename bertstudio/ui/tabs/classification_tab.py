@@ -242,10 +242,7 @@ class ClassificationTab(TaskTab):
             self.export_button.setEnabled(True)
             self.table.selectRow(0)
         self._show_row(0)
-        notes = list(result.notes)
-        if outcome.second is not None:
-            notes += [f"B: {note}" for note in outcome.second.notes]
-        self.show_message("\n".join(notes))
+        self.show_message("\n".join(n.text for n in outcome.notes))
         top = result.first.top
         self.status.emit(f"Classification: {len(result.rows)} row(s); first: {top.label} {top.score:.3f}")
 
