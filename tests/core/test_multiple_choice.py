@@ -41,7 +41,13 @@ def test_equals_auto_model_logits(checkpoint_factory, arch: str) -> None:
 def test_no_trained_head_warns(checkpoint_factory, real_models) -> None:
     loaded = load_model(LoadRequest(str(checkpoint_factory("bert", "MaskedLM")), "multiple-choice"))
     assert "no trained multiple-choice head" in loaded.info.head_warning
-    assert predict(loaded, PROMPT, ENDINGS).head_warning == loaded.info.head_warning
+    from bertstudio.core.jobs import run_spec
+    from bertstudio.core.progress import TaskControl
+    from bertstudio.core.tasks.multiple_choice import SPEC, ChoiceInput
+
+    outcome = run_spec(SPEC, loaded.info.request, ChoiceInput(PROMPT, tuple(ENDINGS)), TaskControl())
+    assert [n.text for n in outcome.notes] == [loaded.info.head_warning]  # from run_spec, once
+    assert not outcome.result.notes
     # A 27-label topic classifier's `classifier` cannot serve as the one-logit choice head: refused clearly.
     with pytest.raises(MissingHeadError, match="does not fit multiple-choice"):
         load_model(LoadRequest(str(real_models["categorium-bert-tiny-topics-en"]), "multiple-choice"))
@@ -60,7 +66,7 @@ def test_bad_input(checkpoint_factory, prompt, choices, match) -> None:
 def test_long_input_is_cut(checkpoint_factory) -> None:
     loaded = load_model(LoadRequest(str(checkpoint_factory("bert", "MultipleChoice")), "multiple-choice"))
     result = predict(loaded, "the dog ran fast . " * 40, ["the cat", "a mat"])
-    assert result.truncated and "cut" in result.notes[0]
+    assert result.truncated and "cut" in result.notes[0].text
 
 
 def test_parse_and_compare(checkpoint_factory) -> None:

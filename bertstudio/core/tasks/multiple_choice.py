@@ -9,14 +9,26 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from bertstudio.core import notes as _notes
 from bertstudio.core.errors import InputError
 from bertstudio.core.models import LoadedModel
+from bertstudio.core.notes import Note
+from bertstudio.core.progress import TaskControl
 from bertstudio.core.tasks.spec import TaskSpec
 from bertstudio.core.text_limits import require_text
 
+if TYPE_CHECKING:
+    from bertstudio.core.compare import RankingDiff
+
 MAX_CHOICES = 64
+
+
+@dataclass(frozen=True)
+class ChoiceInput:
+    prompt: str
+    choices: tuple[str, ...]
 
 
 @dataclass(frozen=True)
@@ -35,20 +47,16 @@ class ChoiceResult:
     prompt: str
     choices: tuple[ChoiceScore, ...]  # best first
     truncated: bool = False
-    head_warning: str = ""
 
     @property
     def best(self) -> ChoiceScore:
         return self.choices[0]
 
     @property
-    def notes(self) -> list[str]:
-        notes = []
-        if self.truncated:
-            notes.append("Prompt and ending were longer than the model reads; they were cut to fit.")
-        if self.head_warning:
-            notes.append(self.head_warning)
-        return notes
+    def notes(self) -> tuple[Note, ...]:
+        if not self.truncated:
+            return ()
+        return (_notes.warning("Prompt and ending were longer than the model reads; they were cut to fit."),)
 
     def to_json(self) -> list[dict[str, object]]:
         return [c.to_json() for c in self.choices]
@@ -96,17 +104,21 @@ def predict(loaded: LoadedModel, prompt: str, choices: Sequence[str]) -> ChoiceR
         for i, (choice, p, z) in enumerate(zip(choices, probabilities.tolist(), logits.tolist(), strict=True))
     ]
     scored.sort(key=lambda c: c.score, reverse=True)
-    return ChoiceResult(prompt, tuple(scored), truncated, loaded.info.head_warning)
+    return ChoiceResult(prompt, tuple(scored), truncated)
 
 
-def compare(a: ChoiceResult, b: ChoiceResult) -> Any:
+def compare(a: ChoiceResult, b: ChoiceResult) -> RankingDiff:
     """How model B ranks the same endings differently (core.compare.RankingDiff)."""
     from bertstudio.core.compare import compare_rankings
 
     return compare_rankings(a.choices, b.choices)
 
 
+def run(loaded: LoadedModel, inputs: ChoiceInput, control: TaskControl) -> ChoiceResult:
+    return predict(loaded, inputs.prompt, inputs.choices)
+
+
 SPEC = TaskSpec(
     key="multiple-choice", title="Multiple choice", command="choice", model_class="AutoModelForMultipleChoice",
-    default_model="bert-base-uncased", trained_as="ForMultipleChoice", order=70,
+    default_model="bert-base-uncased", trained_as="ForMultipleChoice", run=run, compare=compare, order=70,
 )

@@ -110,6 +110,6 @@ class ChoiceTab(TaskTab):
                 ([c.choice for c in outcome.second.choices], [c.score for c in outcome.second.choices]),
                 outcome.diff,
             )
-        notes = list(result.notes) + ([f"B: {n}" for n in outcome.second.notes] if outcome.second else [])
+        notes = [n.text for n in outcome.notes]
         self.show_message("\n".join(notes))
         self.status.emit(f"Multiple choice: best ending “{result.best.choice}” ({result.best.score:.1%})")
