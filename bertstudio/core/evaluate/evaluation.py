@@ -1,0 +1,293 @@
+"""One model on a whole labelled file: metrics, per-class scores, confusion, slices, every row.
+
+`evaluate(loaded, dataset)` is the core; `evaluate_job` loads model A (and B to compare) once
+each through the model cache, reads the file once, and returns an `Outcome`-like comparison.
+Results are frozen dataclasses with `to_json()` in the CLI contract's shape, and `notes`.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from bertstudio.core import notes as _notes
+from bertstudio.core.evaluate import metrics as scores
+from bertstudio.core.evaluate.predict import PREDICTORS, EvalOptions, Prediction, check_ner_tags, label_problem
+from bertstudio.core.evaluate.predict import classification as predict_classification
+from bertstudio.core.evaluate.readers import Dataset, EvalColumns, Example, read_dataset
+from bertstudio.core.models import LoadedModel, LoadRequest, load_model
+from bertstudio.core.notes import Note
+from bertstudio.core.progress import TaskControl
+
+LENGTH_EDGES = (10, 20, 40, 80, 160)  # words: buckets 1-10, 11-20, 21-40, 41-80, 81-160, 161+
+MAX_SLICE_VALUES = 50  # a column with more distinct values is an id, not a slice
+
+
+@dataclass(frozen=True)
+class RowResult:
+    row: int  # 0-based data row
+    line: int  # where it is in the file
+    text: str
+    gold: str
+    prediction: str
+    score: float
+    correct: bool
+    length: int = 0  # words
+
+    def to_json(self) -> dict[str, Any]:
+        return {"row": self.row, "gold": self.gold, "prediction": self.prediction, "score": self.score,
+                "line": self.line}
+
+
+@dataclass(frozen=True)
+class Slice:
+    by: str  # "label", "length" or "column:<name>"
+    value: str
+    n: int
+    metrics: dict[str, float] = field(hash=False)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"by": self.by, "value": self.value, "n": self.n, "metrics": self.metrics}
+
+
+@dataclass(frozen=True)
+class Evaluation:
+    task: str  # spec key
+    model: str
+    data: str
+    metrics: dict[str, float] = field(hash=False)
+    rows: tuple[RowResult, ...]
+    per_label: dict[str, scores.ClassScores] = field(default_factory=dict, hash=False)  # per class / per entity type
+    confusion: scores.Confusion | None = None
+    slices: tuple[Slice, ...] = ()
+    notes: tuple[Note, ...] = ()
+    seconds: float = 0.0
+    golds: tuple[Any, ...] = field(default=(), repr=False, compare=False)  # task-shaped, for subsets
+    predictions: tuple[Any, ...] = field(default=(), repr=False, compare=False)
+
+    @property
+    def n(self) -> int:
+        return len(self.rows)
+
+    @property
+    def errors(self) -> tuple[RowResult, ...]:
+        return tuple(r for r in self.rows if not r.correct)
+
+    @property
+    def per_label_name(self) -> str:
+        return "per_type" if self.task == "ner" else "per_class"
+
+    def rows_of(self, gold: str, prediction: str) -> tuple[RowResult, ...]:
+        """The rows behind one confusion-matrix cell."""
+        return tuple(r for r in self.rows if r.gold == gold and r.prediction == prediction)
+
+    def to_json(self) -> dict[str, Any]:
+        data: dict[str, Any] = {"n": self.n, "task": self.task, "model": self.model, "data": self.data,
+                                "metrics": self.metrics}
+        if self.per_label:
+            data[self.per_label_name] = {k: v.to_json() for k, v in self.per_label.items()}
+        if self.confusion is not None:
+            data["confusion"] = self.confusion.to_json()
+        data["errors"] = [r.to_json() for r in self.errors]
+        data["slices"] = [s.to_json() for s in self.slices]
+        data["seconds"] = self.seconds
+        data["notes"] = [n.to_json() for n in self.notes]
+        return data
+
+
+def task_metrics(task: str, golds: Sequence[Any], predictions: Sequence[Any], labels: Sequence[str] = ()
+                 ) -> tuple[dict[str, float], dict[str, scores.ClassScores], scores.Confusion | None]:
+    """The task's metrics on any subset of rows (the whole file, or a slice)."""
+    if task in ("classification", "nsp"):
+        return scores.classification(golds, predictions, labels)
+    if task == "ner":
+        values, per_type = scores.ner(golds, predictions)
+        return values, per_type, None
+    if task == "qa":
+        return scores.qa(golds, predictions), {}, None
+    if task == "fill-mask":
+        return scores.masked_lm(predictions), {}, None
+    return scores.accuracy(golds, predictions), {}, None
+
+
+def _correct(task: str, gold: Any, prediction: Any) -> bool:
+    if task == "qa":
+        return bool(scores.squad.exact_match(gold, prediction))
+    if task == "fill-mask":
+        return prediction.masked > 0 and prediction.top1 == prediction.masked
+    return bool(gold == prediction)
+
+
+def _shown_gold(task: str, example: Example, prediction: Prediction) -> str:
+    if task == "ner":
+        from bertstudio.core.evaluate.predict import entities_text
+
+        return entities_text(example.inputs, example.gold)
+    if task == "qa":
+        return " | ".join(example.gold) if example.gold else "(no answer)"
+    if task == "fill-mask":
+        return " ".join(prediction.value.gold)
+    if task == "multiple-choice":
+        return f"{example.gold}: {example.inputs[1][example.gold]}"
+    return str(example.gold)
+
+
+def length_bucket(words: int) -> str:
+    low = 1
+    for edge in LENGTH_EDGES:
+        if words <= edge:
+            return f"{low}-{edge} words"
+        low = edge + 1
+    return f"{low}+ words"
+
+
+def _label_of(task: str, example: Example) -> str | None:
+    if task in ("classification", "nsp", "multiple-choice"):
+        return str(example.gold)
+    if task == "qa":
+        return "answerable" if example.gold else "no answer"
+    return None
+
+
+def slices(task: str, dataset: Dataset, rows: Sequence[RowResult], golds: Sequence[Any],
+           predictions: Sequence[Any], labels: Sequence[str] = ()) -> tuple[Slice, ...]:
+    """Metrics by gold label, by text-length bucket and by every column with few distinct values."""
+    groups: dict[tuple[str, str], list[int]] = {}
+    length_order = {length_bucket(edge): i for i, edge in enumerate((*LENGTH_EDGES, LENGTH_EDGES[-1] + 1))}
+    for i, (example, row) in enumerate(zip(dataset.examples, rows, strict=True)):
+        label = _label_of(task, example)
+        if label is not None:
+            groups.setdefault(("label", label), []).append(i)
+        groups.setdefault(("length", length_bucket(row.length)), []).append(i)
+        for column in dataset.columns:
+            groups.setdefault((f"column:{column}", example.fields.get(column, "")), []).append(i)
+    too_many = {by for by in {b for b, _ in groups} if sum(1 for b, _ in groups if b == by) > MAX_SLICE_VALUES}
+    found = []
+    for (by, value), members in groups.items():
+        if by in too_many:
+            continue
+        values, _, _ = task_metrics(task, [golds[i] for i in members], [predictions[i] for i in members], labels)
+        if task != "fill-mask":
+            values = {"row_accuracy": sum(rows[i].correct for i in members) / len(members), **values}
+        found.append(Slice(by, value, len(members), values))
+    return tuple(sorted(found, key=lambda s: (s.by != "label", s.by, length_order.get(s.value, 0), s.value)))
+
+
+def model_labels(loaded: LoadedModel) -> list[str]:
+    return [loaded.info.id2label[i] for i in sorted(loaded.info.id2label)]
+
+
+def evaluate(loaded: LoadedModel, dataset: Dataset, control: TaskControl | None = None,
+             options: EvalOptions | None = None) -> Evaluation:
+    """Predict every row of `dataset` with `loaded` and score the predictions against the gold."""
+    control = control or TaskControl()
+    options = options or EvalOptions()
+    if options.batch_size < 1:
+        from bertstudio.core.errors import InputError
+
+        raise InputError(f"The batch size must be at least 1, not {options.batch_size}.")
+    task, started = dataset.task, time.perf_counter()
+    found: list[Note] = [_notes.info(text) for text in dataset.notes]
+    labels: list[str] = []
+    if task in ("classification",):
+        rename, note = label_problem(loaded, dataset)
+        found += [_notes.info(note)] if note else []
+        labels = [rename.get(label, label) for label in model_labels(loaded)]
+        predicted, extra = predict_classification(loaded, dataset.examples, control, options, rename)
+    else:
+        if task == "ner":
+            check_ner_tags(loaded, dataset)
+        if task == "nsp":
+            labels = ["IsNext", "NotNext"]
+        predicted, extra = PREDICTORS[task](loaded, dataset.examples, control, options)
+    found += [_notes.warning(text) if "cut" in text or "longer" in text else _notes.info(text) for text in extra]
+    golds = tuple(x.gold for x in dataset.examples)
+    values = tuple(p.value for p in predicted)
+    control.report("Computing metrics…", None)
+    metrics, per_label, confusion = task_metrics(task, golds, values, labels)
+    metrics["rows_per_second"] = len(golds) / max(time.perf_counter() - started, 1e-9)
+    rows = tuple(
+        RowResult(i, x.line, x.text, _shown_gold(task, x, p), p.shown, p.score, _correct(task, x.gold, p.value),
+                  len(x.text.split()))
+        for i, (x, p) in enumerate(zip(dataset.examples, predicted, strict=True)))
+    return Evaluation(
+        task=task, model=loaded.info.request.source, data=dataset.path, metrics=metrics, rows=rows,
+        per_label=per_label, confusion=confusion, slices=slices(task, dataset, rows, golds, values, labels),
+        notes=_notes.unique(found), seconds=time.perf_counter() - started, golds=golds, predictions=values)
+
+
+@dataclass(frozen=True)
+class Disagreement:
+    row: int
+    gold: str
+    a: str
+    b: str
+    a_correct: bool
+    b_correct: bool
+
+    def to_json(self) -> dict[str, Any]:
+        return {"row": self.row, "gold": self.gold, "prediction_a": self.a, "prediction_b": self.b,
+                "a_correct": self.a_correct, "b_correct": self.b_correct}
+
+
+@dataclass(frozen=True)
+class EvalComparison:
+    """Two models on the same rows: both evaluations, where they disagree, and McNemar's test."""
+
+    a: Evaluation
+    b: Evaluation
+    disagreements: tuple[Disagreement, ...]
+    mcnemar: scores.McNemar
+
+    @property
+    def notes(self) -> tuple[Note, ...]:
+        return _notes.unique(self.a.notes + tuple(n.prefixed("B: ") for n in self.b.notes))
+
+    def to_json(self) -> dict[str, Any]:
+        data = self.a.to_json()
+        data["compare"] = {**self.b.to_json(), "disagreements": [d.to_json() for d in self.disagreements],
+                           "mcnemar_p": self.mcnemar.p_exact, "mcnemar_chi2_p": self.mcnemar.p_chi2,
+                           "a_only_correct": self.mcnemar.a_only, "b_only_correct": self.mcnemar.b_only}
+        return data
+
+
+def compare(a: Evaluation, b: Evaluation) -> EvalComparison:
+    if a.n != b.n or a.task != b.task:
+        raise ValueError("the two evaluations are not of the same rows")
+    disagreements = tuple(Disagreement(x.row, x.gold, x.prediction, y.prediction, x.correct, y.correct)
+                          for x, y in zip(a.rows, b.rows, strict=True) if x.prediction != y.prediction)
+    return EvalComparison(a, b, disagreements, scores.mcnemar([r.correct for r in a.rows], [r.correct for r in b.rows]))
+
+
+@dataclass(frozen=True)
+class EvalRequest:
+    """What the tab and the CLI ask for: a file, its columns, and how to run."""
+
+    data: str
+    columns: EvalColumns = EvalColumns()
+    limit: int | None = None
+    options: EvalOptions = EvalOptions()
+
+
+def evaluate_job(request: LoadRequest, evaluation: EvalRequest, control: TaskControl,
+                 compare_source: str | None = None) -> Evaluation | EvalComparison:
+    """Read the file (errors before any model loads), evaluate model A, then B on the same rows."""
+    from dataclasses import replace
+
+    dataset = read_dataset(request.task, evaluation.data, evaluation.columns).limited(evaluation.limit)
+    loaded = load_model(request, control)
+    result = _with_load_notes(evaluate(loaded, dataset, control, evaluation.options), loaded)
+    if not compare_source:
+        return result
+    other = load_model(replace(request, source=compare_source), control)
+    return compare(result, _with_load_notes(evaluate(other, dataset, control, evaluation.options), other))
+
+
+def _with_load_notes(result: Evaluation, loaded: LoadedModel) -> Evaluation:
+    from dataclasses import replace
+
+    from bertstudio.core.jobs import model_notes
+
+    return replace(result, notes=_notes.unique(model_notes(loaded) + result.notes))

@@ -1,0 +1,280 @@
+"""Predictions over a whole dataset, in batches, through each task's own code path.
+
+Classification goes through `tasks.classification.classify_batch` (transformers' pipeline, batch
+32), NER through the token-classification pipeline with word-level aggregation, QA through
+`tasks.qa.answer`, multiple choice through `tasks.multiple_choice.predict`. NSP and the masked
+LM are batched here (the tasks score one sentence A / one text at a time). Every loop checks
+for cancellation and reports progress once per batch.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from bertstudio.core.errors import InputError
+from bertstudio.core.evaluate.metrics import MaskedStats
+from bertstudio.core.evaluate.readers import IS_NEXT, NOT_NEXT, Dataset, Example
+from bertstudio.core.models import LoadedModel
+from bertstudio.core.progress import TaskControl
+
+BATCH_SIZE = 32
+
+
+@dataclass(frozen=True)
+class EvalOptions:
+    batch_size: int = BATCH_SIZE
+    seed: int = 0  # the masked LM's masking
+    mask_share: float = 0.15  # share of a text's tokens that are masked (at least one)
+
+
+@dataclass(frozen=True)
+class Prediction:
+    """One row's prediction: the task-shaped value metrics read, what a person reads, and a score."""
+
+    value: Any
+    shown: str
+    score: float
+
+
+def _progress(control: TaskControl, done: int, total: int, verb: str) -> None:
+    control.check()
+    control.report(f"{verb} {done} of {total} rows", done / total if total else 1.0)
+
+
+# -- classification ----------------------------------------------------------------------------
+def label_problem(loaded: LoadedModel, dataset: Dataset) -> tuple[dict[str, str], str]:
+    """Model label -> file label map, and a note when generic LABEL_n names were matched to numbers.
+    A gold label the model does not know is an error naming it and its line."""
+    known = list(loaded.info.id2label[i] for i in sorted(loaded.info.id2label))
+    golds = {str(x.gold) for x in dataset.examples}
+    if golds <= set(known):
+        return {}, ""
+    generic = {f"LABEL_{i}": str(i) for i in loaded.info.id2label if loaded.info.id2label[i] == f"LABEL_{i}"}
+    if generic and golds <= set(generic.values()):
+        return generic, "The model's labels are generic (LABEL_0…); they were matched to the file's numbers 0…"
+    first = next(x for x in dataset.examples if str(x.gold) not in known)
+    raise InputError(
+        f"Line {first.line} has the label '{first.gold}', which the model does not know.",
+        hint=f"The model's labels: {', '.join(known) or 'none'}. Relabel the file or choose the matching model.")
+
+
+def classification(loaded: LoadedModel, examples: Sequence[Example], control: TaskControl,
+                   options: EvalOptions, rename: dict[str, str]) -> tuple[list[Prediction], list[str]]:
+    from bertstudio.core.tasks.classification import classify_batch
+
+    texts = [x.inputs[0] for x in examples]
+    pairs = [x.inputs[1] for x in examples]
+    if not any(pairs):
+        result = classify_batch(loaded, texts, control, batch_size=options.batch_size)
+        tops = [(row.top.label, row.top.score) for row in result.rows]
+        notes = [note.text for note in result.notes]  # Note objects since the frame (classification)
+    else:
+        tops, notes = _classify_pairs(loaded, texts, pairs, control, options.batch_size)
+    return [Prediction(rename.get(label, label), rename.get(label, label), score) for label, score in tops], notes
+
+
+def _classify_pairs(loaded: LoadedModel, texts: list[str], pairs: list[str | None], control: TaskControl,
+                    batch_size: int) -> tuple[list[tuple[str, float]], list[str]]:
+    """Text pairs through the same pipeline (it takes {"text", "text_pair"} rows), cut to the model's length."""
+    rows = [{"text": t, "text_pair": p or ""} for t, p in zip(texts, pairs, strict=True)]
+    out: list[tuple[str, float]] = []
+    with loaded.lock:
+        pipe = loaded.pipeline("text-classification")
+        for raw in pipe((row for row in rows), top_k=1, batch_size=batch_size, truncation=True,
+                        max_length=loaded.info.max_length):
+            best = raw[0] if isinstance(raw, list) else raw
+            out.append((str(best["label"]), float(best["score"])))
+            if len(out) % batch_size == 0 or len(out) == len(rows):
+                _progress(control, len(out), len(rows), "Classified")
+    return out, []
+
+
+# -- token classification ----------------------------------------------------------------------
+def ner_types(loaded: LoadedModel) -> set[str]:
+    from bertstudio.core.tasks.ner import entity_type
+
+    return {entity_type(label) for label in loaded.info.id2label.values() if label != "O"}
+
+
+def check_ner_tags(loaded: LoadedModel, dataset: Dataset) -> None:
+    known = ner_types(loaded)
+    for example in dataset.examples:
+        for offset, tag in enumerate(example.gold):
+            if tag != "O" and tag[2:] not in known:
+                raise InputError(
+                    f"Line {example.line + offset} has the tag '{tag}': the model knows no entity type '{tag[2:]}'.",
+                    hint=f"The model's types: {', '.join(sorted(known)) or 'none'}.")
+
+
+def words_to_tags(words: Sequence[str], entities: Sequence[dict[str, Any]]) -> tuple[str, ...]:
+    """IOB2 tags of the words of " ".join(words) from the pipeline's character-offset entities."""
+    starts, position = [], 0
+    for word in words:
+        starts.append(position)
+        position += len(word) + 1
+    tags = ["O"] * len(words)
+    for entity in entities:
+        kind = str(entity.get("entity_group", entity.get("entity", "")))
+        kind = kind[2:] if len(kind) > 2 and kind[1] == "-" else kind
+        inside = [i for i, s in enumerate(starts) if s < entity["end"] and s + len(words[i]) > entity["start"]]
+        for n, i in enumerate(inside):
+            if tags[i] == "O":
+                tags[i] = f"{'B' if n == 0 else 'I'}-{kind}"
+    return tuple(tags)
+
+
+def ner(loaded: LoadedModel, examples: Sequence[Example], control: TaskControl,
+        options: EvalOptions) -> tuple[list[Prediction], list[str]]:
+    """Word-level IOB2 tags from the pipeline's word aggregation ('first': a word takes its first
+    wordpiece's label, the convention of transformers' run_ner evaluation)."""
+    import warnings
+
+    from bertstudio.core.tasks.ner import has_word_boundaries
+
+    strategy = "first" if loaded.tokenizer.is_fast else "simple"
+    notes = [] if has_word_boundaries(loaded.tokenizer) or strategy == "simple" else [
+        "This tokenizer does not mark where words continue; word boundaries were taken from spaces."]
+    texts = [" ".join(x.inputs) for x in examples]
+    out: list[Prediction] = []
+    with loaded.lock, warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message="Tokenizer does not support real words")
+        pipe = loaded.pipeline("token-classification")
+        results = pipe((t for t in texts), batch_size=options.batch_size, aggregation_strategy=strategy)
+        for example, entities in zip(examples, results, strict=True):
+            tags = words_to_tags(example.inputs, entities)
+            score = sum(float(e["score"]) for e in entities) / len(entities) if entities else 1.0
+            out.append(Prediction(tags, entities_text(example.inputs, tags), score))
+            if len(out) % options.batch_size == 0 or len(out) == len(examples):
+                _progress(control, len(out), len(examples), "Tagged")
+    return out, notes
+
+
+def entities_text(words: Sequence[str], tags: Sequence[str]) -> str:
+    """'Klaus/PER Vienna/LOC' from IOB2 tags (what the error browser shows)."""
+    spans: list[list[str]] = []
+    for word, tag in zip(words, tags, strict=True):
+        if tag.startswith("B-") or (tag.startswith("I-") and (not spans or spans[-1][1] != tag[2:])):
+            spans.append([word, tag[2:]])
+        elif tag.startswith("I-"):
+            spans[-1][0] += f" {word}"
+    return "; ".join(f"{text}/{kind}" for text, kind in spans) or "(none)"
+
+
+# -- question answering ------------------------------------------------------------------------
+def qa(loaded: LoadedModel, examples: Sequence[Example], control: TaskControl,
+       options: EvalOptions) -> tuple[list[Prediction], list[str]]:
+    from bertstudio.core.tasks.qa import QAOptions, answer
+
+    no_answer = any(not x.gold for x in examples)
+    settings = QAOptions(allow_no_answer=no_answer)
+    notes = ["Some questions have no answer, so the empty answer was allowed to win (SQuAD 2.0)."] if no_answer else []
+    out = []
+    for i, example in enumerate(examples):
+        best = answer(loaded, example.inputs[0], example.inputs[1], settings, TaskControl()).best
+        text = best.answer if best is not None else ""
+        out.append(Prediction(text, text or "(no answer)", best.score if best is not None else 0.0))
+        if (i + 1) % 8 == 0 or i + 1 == len(examples):
+            _progress(control, i + 1, len(examples), "Answered")
+    return out, notes
+
+
+# -- masked LM ---------------------------------------------------------------------------------
+def masked_positions(special: Sequence[int], row: int, options: EvalOptions) -> list[int]:
+    """The seeded choice of tokens to mask in row `row`: the same for every model and every run."""
+    candidates = [i for i, s in enumerate(special) if not s]
+    if not candidates:
+        return []
+    count = max(1, round(options.mask_share * len(candidates)))
+    return sorted(random.Random(options.seed * 1_000_003 + row).sample(candidates, count))
+
+
+def masked_lm(loaded: LoadedModel, examples: Sequence[Example], control: TaskControl,
+              options: EvalOptions, first_row: int = 0) -> tuple[list[Prediction], list[str]]:
+    """Each chosen token masked alone (pseudo-likelihood, Salazar et al. 2020), batched across texts."""
+    import torch
+
+    tokenizer, model = loaded.tokenizer, loaded.model
+    if tokenizer.mask_token_id is None:
+        raise InputError(f"{loaded.info.architecture}'s tokenizer has no mask token, so it cannot fill masks.")
+    encoded = tokenizer([x.inputs for x in examples], truncation=True, max_length=loaded.info.max_length,
+                        return_special_tokens_mask=True)
+    jobs: list[tuple[int, int, list[int]]] = []  # (example, position, ids)
+    for n, (ids, special) in enumerate(zip(encoded["input_ids"], encoded["special_tokens_mask"], strict=True)):
+        jobs += [(n, p, ids) for p in masked_positions(special, first_row + n, options)]
+    found: list[list[tuple[int, int, int, float]]] = [[] for _ in examples]  # (gold id, top1 id, in top5, nll)
+    pad = tokenizer.pad_token_id or 0
+    with loaded.lock, torch.inference_mode():
+        for start in range(0, len(jobs), options.batch_size):
+            chunk = jobs[start:start + options.batch_size]
+            width = max(len(ids) for _, _, ids in chunk)
+            ids = torch.full((len(chunk), width), pad, dtype=torch.long)
+            attention = torch.zeros((len(chunk), width), dtype=torch.long)
+            for k, (_, position, row) in enumerate(chunk):
+                ids[k, :len(row)] = torch.tensor(row)
+                attention[k, :len(row)] = 1
+                ids[k, position] = tokenizer.mask_token_id
+            logits = model(input_ids=ids.to(model.device), attention_mask=attention.to(model.device)).logits
+            rows = torch.arange(len(chunk))
+            positions = torch.tensor([p for _, p, _ in chunk])
+            log_probs = torch.log_softmax(logits[rows, positions].float(), dim=-1).cpu()
+            gold = torch.tensor([row[p] for _, p, row in chunk])
+            top5 = log_probs.topk(5, dim=-1).indices
+            nll = -log_probs[rows, gold]
+            for k, (n, _, _) in enumerate(chunk):
+                found[n].append((int(gold[k]), int(top5[k, 0]), int(gold[k] in top5[k]), float(nll[k])))
+            _progress(control, min(len(examples), chunk[-1][0] + 1), len(examples), "Scored")
+    out = []
+    for tokens in found:
+        gold_words = tuple(tokenizer.convert_ids_to_tokens([g for g, _, _, _ in tokens]))
+        top_words = tuple(tokenizer.convert_ids_to_tokens([t for _, t, _, _ in tokens]))
+        stats = MaskedStats(len(tokens), sum(g == t for g, t, _, _ in tokens), sum(f for _, _, f, _ in tokens),
+                            sum(x for _, _, _, x in tokens), gold_words, top_words)
+        out.append(Prediction(stats, " ".join(top_words), stats.top1 / stats.masked if stats.masked else 0.0))
+    return out, []
+
+
+# -- NSP and multiple choice ---------------------------------------------------------------------
+def nsp(loaded: LoadedModel, examples: Sequence[Example], control: TaskControl,
+        options: EvalOptions) -> tuple[list[Prediction], list[str]]:
+    """P(IsNext) per pair, as tasks.nsp scores it (softmax of the NSP head's logits; label 0 = IsNext)."""
+    import torch
+
+    from bertstudio.core.tasks.nsp import IS_NEXT as IS_NEXT_ID
+    from bertstudio.core.tasks.nsp import require_nsp_head
+
+    require_nsp_head(loaded)
+    out = []
+    with loaded.lock, torch.inference_mode():
+        for start in range(0, len(examples), options.batch_size):
+            chunk = examples[start:start + options.batch_size]
+            encoding = loaded.tokenizer([x.inputs[0] for x in chunk], [x.inputs[1] for x in chunk],
+                                        return_tensors="pt", padding=True, truncation="longest_first",
+                                        max_length=loaded.info.max_length).to(loaded.model.device)
+            probabilities = torch.softmax(loaded.model(**encoding).logits.float(), dim=-1)[:, IS_NEXT_ID].tolist()
+            for p in probabilities:
+                label = IS_NEXT if p >= 0.5 else NOT_NEXT
+                out.append(Prediction(label, label, p if label == IS_NEXT else 1.0 - p))
+            _progress(control, len(out), len(examples), "Scored")
+    return out, []
+
+
+def choice(loaded: LoadedModel, examples: Sequence[Example], control: TaskControl,
+           options: EvalOptions) -> tuple[list[Prediction], list[str]]:
+    from bertstudio.core.tasks.multiple_choice import predict
+
+    out, cut = [], 0
+    for i, example in enumerate(examples):
+        result = predict(loaded, example.inputs[0], example.inputs[1])
+        cut += result.truncated
+        out.append(Prediction(result.best.index, f"{result.best.index}: {result.best.choice}", result.best.score))
+        if (i + 1) % 8 == 0 or i + 1 == len(examples):
+            _progress(control, i + 1, len(examples), "Scored")
+    return out, [f"{cut} row(s) were longer than the model reads and were cut."] if cut else []
+
+
+Predictor = Callable[[LoadedModel, Sequence[Example], TaskControl, EvalOptions], tuple[list[Prediction], list[str]]]
+PREDICTORS: dict[str, Predictor] = {"ner": ner, "qa": qa, "fill-mask": masked_lm, "nsp": nsp,
+                                    "multiple-choice": choice}

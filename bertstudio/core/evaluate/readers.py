@@ -1,0 +1,303 @@
+"""Labelled files for evaluation, one reader per task, with line-numbered errors as `train` gives.
+
+Table files (CSV/TSV/JSONL) and CoNLL are read by the training readers, so a file that trains
+also evaluates and a bad row is reported the same way. What is added: the tasks training has
+no reader for (QA as SQuAD JSON or CSV, masked-LM text, NSP pairs, multiple choice), and every
+other column of a table kept per row, so metrics can be sliced by it.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from bertstudio.core.errors import InputError
+from bertstudio.core.training.data import (
+    Columns,
+    RowIssue,
+    _read_text,
+    _table_rows,
+    detect_columns,
+    raise_issues,
+    read_classification,
+    read_conll,
+)
+
+QUESTION_NAMES = ("question", "query", "q")
+CONTEXT_NAMES = ("context", "passage", "paragraph", "document", "text")
+ANSWER_NAMES = ("answer", "answers", "answer_text", "gold", "target")
+SENTENCE_A_NAMES = ("sentence_a", "text_a", "sentence1", "first", "a", "text")
+SENTENCE_B_NAMES = ("sentence_b", "text_b", "sentence2", "second", "b", "text_pair", "next")
+NSP_LABEL_NAMES = ("label", "is_next", "next_label", "labels", "y")
+PROMPT_NAMES = ("prompt", "question", "startphrase", "sentence", "context", "goal", "text")
+CHOICE_LABEL_NAMES = ("label", "answer", "correct", "answer_index", "target", "labels")
+_CHOICE_COLUMN = re.compile(r"^(choice|ending|option|answer|sol)[_ ]?(\d+)$", re.IGNORECASE)
+IS_NEXT, NOT_NEXT = "IsNext", "NotNext"
+_NSP_WORDS = {"0": IS_NEXT, "isnext": IS_NEXT, "1": NOT_NEXT, "notnext": NOT_NEXT}
+
+
+@dataclass(frozen=True)
+class EvalColumns:
+    """Which columns hold what; None = detected from well-known names."""
+
+    text: str | None = None  # classification text, NSP sentence A
+    pair: str | None = None  # classification second text, NSP sentence B
+    label: str | None = None  # classification label, NSP label, choice index
+    question: str | None = None
+    context: str | None = None
+    answer: str | None = None
+    prompt: str | None = None
+    choices: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Example:
+    """One labelled row. `inputs` and `gold` are task-shaped (see each reader)."""
+
+    line: int  # where it starts in the file (1-based), for messages
+    text: str  # what a person reads in tables and the projector's hover
+    inputs: Any
+    gold: Any
+    fields: Mapping[str, str] = field(default_factory=dict)  # the row's other columns, for slices
+
+
+@dataclass(frozen=True)
+class Dataset:
+    task: str  # spec key
+    path: str
+    examples: tuple[Example, ...]
+    columns: tuple[str, ...] = ()  # the extra columns a user can slice by
+    notes: tuple[str, ...] = ()
+
+    def __len__(self) -> int:
+        return len(self.examples)
+
+    def limited(self, limit: int | None) -> Dataset:
+        """The first `limit` rows (the CLI's --limit)."""
+        if not limit or limit >= len(self.examples):
+            return self
+        if limit < 0:
+            raise InputError(f"--limit must be positive, not {limit}.")
+        return replace(self, examples=self.examples[:limit])
+
+
+def _pick(header: Sequence[str], given: str | None, names: Sequence[str], what: str, path: Path,
+          avoid: Sequence[str | None] = ()) -> str:
+    """The column the user named (checked) or the first well-known name in the header."""
+    if given:
+        if given not in header:
+            raise InputError(f"{path.name} has no column '{given}'.", hint=f"Its columns: {', '.join(header)}.")
+        return given
+    lower = {h.lower(): h for h in header if h not in avoid}
+    for name in names:
+        if name in lower:
+            return lower[name]
+    raise InputError(f"{path.name} has no {what} column (looked for: {', '.join(names)}).",
+                     hint=f"Its columns: {', '.join(header)}. Name the column with the {what} option.")
+
+
+def _extra(row: Mapping[str, Any], used: Sequence[str | None]) -> dict[str, str]:
+    return {k: "" if v is None else str(v) for k, v in row.items() if k not in used and not isinstance(v, list | dict)}
+
+
+def _table(path: Path) -> tuple[list[str], list[tuple[int, dict[str, Any]]]]:
+    """Header and well-formed rows; malformed ones stop the run with their line numbers."""
+    header, rows = _table_rows(path)
+    raise_issues(path, [RowIssue(line, problem) for line, row, problem in rows if row is None])
+    return header, [(line, row) for line, row, _ in rows if row is not None]
+
+
+def _finish(task: str, path: Path, examples: list[Example], issues: list[RowIssue], used: Sequence[str | None],
+            header: Sequence[str]) -> Dataset:
+    raise_issues(path, issues)
+    if not examples:
+        raise InputError(f"{path.name} has no examples.", hint="Add rows under the header.")
+    columns = tuple(h for h in header if h not in used)
+    return Dataset(task, str(path), tuple(examples), columns)
+
+
+# -- classification -----------------------------------------------------------------------------
+def read_classification_file(path: Path, columns: EvalColumns) -> Dataset:
+    """inputs = (text, pair or None), gold = label text. The training reader checks every row."""
+    chosen = None
+    if columns.text or columns.label or columns.pair:
+        header, _ = _table_rows(path)
+        guess = detect_columns(header)
+        chosen = Columns(text=columns.text or guess.text, label=columns.label or guess.label,
+                         text_pair=columns.pair or (guess.text_pair if not columns.text else None))
+    data = read_classification(path, chosen)
+    header, rows = _table(path)
+    by_line = dict(rows)
+    used = (data.columns.text, data.columns.label, data.columns.text_pair)
+    examples = []
+    for i, (text, label, line) in enumerate(zip(data.texts, data.labels, data.lines, strict=True)):
+        pair = data.pairs[i] if data.pairs is not None else None
+        shown = f"{text} ||| {pair}" if pair else text
+        examples.append(Example(line, shown, (text, pair), label, _extra(by_line.get(line, {}), used)))
+    return _finish("classification", path, examples, [], used, header)
+
+
+# -- token classification -----------------------------------------------------------------------
+def read_ner_file(path: Path) -> Dataset:
+    """inputs = words, gold = IOB2 tags (CoNLL: 'word ... tag' per line, blank line between sentences)."""
+    sentences = read_conll(path)
+    issues = []
+    for sentence in sentences:
+        for offset, (previous, tag) in enumerate(zip(("O",) + sentence.tags, sentence.tags, strict=False)):
+            if tag.startswith("I-") and previous[2:] != tag[2:]:
+                issues.append(RowIssue(sentence.line + offset, f"tag '{tag}' follows '{previous}': IOB2 starts an "
+                                       "entity with B-"))
+    raise_issues(path, issues)
+    examples = [Example(s.line, " ".join(s.tokens), s.tokens, s.tags) for s in sentences]
+    return Dataset("ner", str(path), tuple(examples))
+
+
+# -- question answering ---------------------------------------------------------------------------
+def _line_of(raw: str, needle: str) -> int:
+    at = raw.find(json.dumps(needle)[1:-1]) if needle else -1
+    return raw.count("\n", 0, at) + 1 if at >= 0 else 0
+
+
+def _squad(path: Path, raw: str) -> Dataset:
+    try:
+        document = json.loads(raw)
+    except json.JSONDecodeError as error:
+        raise InputError(f"{path.name} is not valid JSON (line {error.lineno}: {error.msg}).") from error
+    entries = document.get("data") if isinstance(document, dict) else None
+    if not isinstance(entries, list):
+        raise InputError(f"{path.name} is not SQuAD JSON: it needs a top-level \"data\" list.",
+                         hint='Shape: {"data": [{"paragraphs": [{"context", "qas": [{"question", "answers"}]}]}]}.')
+    examples, issues = [], []
+    for e, entry in enumerate(entries):
+        for p, paragraph in enumerate(entry.get("paragraphs", []) if isinstance(entry, dict) else []):
+            context = str(paragraph.get("context") or "") if isinstance(paragraph, dict) else ""
+            for q, qa in enumerate(paragraph.get("qas", []) if isinstance(paragraph, dict) else []):
+                where = f"data[{e}].paragraphs[{p}].qas[{q}]"
+                question = str(qa.get("question") or "").strip() if isinstance(qa, dict) else ""
+                line = _line_of(raw, question) or _line_of(raw, context[:40])
+                answers = qa.get("answers", [] if qa.get("is_impossible") else None) if isinstance(qa, dict) else None
+                if not question or not context.strip() or not isinstance(answers, list):
+                    issues.append(RowIssue(line, f"{where} needs a question, a context and an answers list"))
+                    continue
+                texts = tuple(str(a.get("text", "")) for a in answers if isinstance(a, dict))
+                if qa.get("is_impossible"):
+                    texts = ()
+                fields = {"title": str(entry.get("title", ""))} if entry.get("title") else {}
+                examples.append(Example(line, question, (question, context), texts, fields))
+    return _finish("qa", path, examples, issues, (), ("title",) if any(x.fields for x in examples) else ())
+
+
+def read_qa_file(path: Path, columns: EvalColumns) -> Dataset:
+    """inputs = (question, context), gold = answer texts (empty: no answer). SQuAD JSON, or a table."""
+    if path.suffix.lower() == ".json":
+        return _squad(path, _read_text(path))
+    header, rows = _table(path)
+    question = _pick(header, columns.question, QUESTION_NAMES, "question", path)
+    context = _pick(header, columns.context, CONTEXT_NAMES, "context", path, (question,))
+    answer = _pick(header, columns.answer, ANSWER_NAMES, "answer", path, (question, context))
+    examples, issues = [], []
+    for line, row in rows:
+        q, c, a = (str(row.get(name) or "").strip() for name in (question, context, answer))
+        if not q or not c:
+            issues.append(RowIssue(line, f"empty {'question' if not q else 'context'}"))
+            continue
+        value = row.get(answer)
+        golds = tuple(str(v) for v in value) if isinstance(value, list) else ((a,) if a else ())
+        if a and not isinstance(value, list) and a.lower() not in c.lower():
+            issues.append(RowIssue(line, f"the answer '{a}' is not in the context"))
+            continue
+        examples.append(Example(line, q, (q, c), golds, _extra(row, (question, context, answer))))
+    return _finish("qa", path, examples, issues, (question, context, answer), header)
+
+
+# -- masked LM, NSP, multiple choice --------------------------------------------------------------
+def read_text_file(path: Path) -> Dataset:
+    """inputs = one text per non-blank line, gold = None (the masked tokens are the gold)."""
+    examples = [Example(n, line.strip(), line.strip(), None)
+                for n, line in enumerate(_read_text(path).splitlines(), start=1) if line.strip()]
+    bad = [RowIssue(x.line, "control characters in the line (is this a binary file?)")
+           for x in examples if any(ord(c) < 32 and c != "\t" for c in x.text)]
+    return _finish("fill-mask", path, examples, bad, (), ())
+
+
+def nsp_label(value: Any) -> str | None:
+    """'0'/'IsNext' -> IsNext, '1'/'NotNext' -> NotNext (BERT's labels); None for anything else."""
+    return _NSP_WORDS.get(re.sub(r"[^a-z0-9]", "", str(value).lower()))
+
+
+def read_nsp_file(path: Path, columns: EvalColumns) -> Dataset:
+    """inputs = (sentence A, sentence B), gold = IsNext / NotNext (label 0 / 1 as BERT was trained)."""
+    header, rows = _table(path)
+    label = _pick(header, columns.label, NSP_LABEL_NAMES, "label", path)
+    first = _pick(header, columns.text, SENTENCE_A_NAMES, "sentence A", path, (label,))
+    second = _pick(header, columns.pair, SENTENCE_B_NAMES, "sentence B", path, (label, first))
+    examples, issues = [], []
+    for line, row in rows:
+        a, b = str(row.get(first) or "").strip(), str(row.get(second) or "").strip()
+        gold = nsp_label(row.get(label, ""))
+        if not a or not b:
+            issues.append(RowIssue(line, "empty sentence A or B"))
+        elif gold is None:
+            issues.append(RowIssue(line, f"label '{row.get(label)}' is not 0/IsNext or 1/NotNext"))
+        else:
+            examples.append(Example(line, f"{a} ||| {b}", (a, b), gold, _extra(row, (first, second, label))))
+    return _finish("nsp", path, examples, issues, (first, second, label), header)
+
+
+def _choice_columns(header: Sequence[str], given: Sequence[str], path: Path) -> tuple[str, ...]:
+    if given:
+        for name in given:
+            _pick(header, name, (), "choice", path)
+        return tuple(given)
+    numbered = sorted((int(m.group(2)), h) for h in header if (m := _CHOICE_COLUMN.match(h)))
+    if len(numbered) < 2 and "choices" not in header:
+        raise InputError(f"{path.name} has no choice columns (choice0, choice1… or ending0, ending1…).",
+                         hint="Name them with the choice-columns option.")
+    return tuple(h for _, h in numbered) or ("choices",)
+
+
+def read_choice_file(path: Path, columns: EvalColumns) -> Dataset:
+    """inputs = (prompt, choices), gold = the correct choice's 0-based index."""
+    header, rows = _table(path)
+    choices = _choice_columns(header, columns.choices, path)
+    label = _pick(header, columns.label, CHOICE_LABEL_NAMES, "label", path, choices)
+    prompt = _pick(header, columns.prompt or columns.text, PROMPT_NAMES, "prompt", path, (*choices, label))
+    examples, issues = [], []
+    for line, row in rows:
+        text = str(row.get(prompt) or "").strip()
+        listed = row.get("choices") if choices == ("choices",) else [row.get(c) for c in choices]
+        options = tuple(str(c).strip() for c in (listed if isinstance(listed, list) else []) if str(c or "").strip())
+        raw = str(row.get(label, "")).strip()
+        if not text or len(options) < 2:
+            issues.append(RowIssue(line, "needs a prompt and at least two choices"))
+        elif not raw.lstrip("-").isdigit() or not 0 <= int(raw) < len(options):
+            issues.append(RowIssue(line, f"label '{raw}' is not a choice index 0..{len(options) - 1}"))
+        else:
+            examples.append(Example(line, text, (text, options), int(raw), _extra(row, (prompt, label, *choices))))
+    return _finish("multiple-choice", path, examples, issues, (prompt, label, *choices), header)
+
+
+def read_dataset(task: str, path: str | Path, columns: EvalColumns | None = None) -> Dataset:
+    """The labelled examples of `path` for the task `task` (a spec key)."""
+    path = Path(path)
+    if not path.is_file():
+        raise InputError(f"Data file '{path}' does not exist.", hint="Choose an existing file.")
+    columns = columns or EvalColumns()
+    if task == "classification":
+        return read_classification_file(path, columns)
+    if task == "ner":
+        return read_ner_file(path)
+    if task == "qa":
+        return read_qa_file(path, columns)
+    if task == "fill-mask":
+        return read_text_file(path)
+    if task == "nsp":
+        return read_nsp_file(path, columns)
+    if task == "multiple-choice":
+        return read_choice_file(path, columns)
+    raise InputError(f"Evaluation does not support the task '{task}'.",
+                     hint="Choose classify, ner, qa, fill-mask, nsp or choice.")
