@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from collections.abc import Callable
 from typing import Any
 
 from bertstudio.core.progress import ProgressEvent, TaskControl
@@ -36,48 +35,5 @@ def stderr_control() -> TaskControl:
     return TaskControl(on_progress=show)
 
 
-def load_for(args: argparse.Namespace, task: str, attn_implementation: str | None = None) -> Any:
-    """Load args.model for `task`; the head report goes to stderr as a warning."""
-    from bertstudio.core.models import LoadRequest, load_model
-
-    request = LoadRequest(args.model, task, args.device, args.dtype, attn_implementation)
-    loaded = load_model(request, stderr_control())
-    if sys.stderr.isatty():
-        print("\r" + " " * 100 + "\r", end="", file=sys.stderr)
-    if loaded.info.head_warning:
-        print(f"warning: {loaded.info.head_warning}", file=sys.stderr)
-    return loaded
-
-
 def print_json(value: Any) -> None:
     print(json.dumps(value, ensure_ascii=False, indent=2))
-
-
-def show_result(args: argparse.Namespace, result: Any, print_result: Callable[[Any], None]) -> int:
-    """One model's result: JSON with --json, else as text. Returns the exit code (0)."""
-    if args.json:
-        print_json(result.to_json())
-    else:
-        print_result(result)
-    return 0
-
-
-def load_second(args: argparse.Namespace, task: str, attn_implementation: str | None = None) -> Any:
-    """The --compare model, loaded like the first (same device, dtype, warnings)."""
-    return load_for(argparse.Namespace(**{**vars(args), "model": args.compare}), task, attn_implementation)
-
-
-def show_comparison(
-    args: argparse.Namespace, result: Any, second: Any, differences: Any, print_result: Callable[[Any], None]
-) -> bool:
-    """--json: {"model", "result", "compare": {"model", "result", "differences"}} (returns True);
-    otherwise A's and B's results as text, leaving the differences to the caller (returns False)."""
-    if args.json:
-        print_json({"model": args.model, "result": result.to_json(),
-                    "compare": {"model": args.compare, "result": second.to_json(), "differences": differences}})
-        return True
-    print(f"A: {args.model}")
-    print_result(result)
-    print(f"\nB: {args.compare}")
-    print_result(second)
-    return False

@@ -57,3 +57,26 @@ def test_models_json(real_models, capsys) -> None:
     listed = {m["name"]: m for m in json.loads(capsys.readouterr().out)}
     assert listed["rxnmapper-albert-smiles-mlm"]["architecture"] == "AlbertForMaskedLM"
     assert "fill-mask" in listed["rxnmapper-albert-smiles-mlm"]["tasks"]
+
+
+@pytest.mark.parametrize("command", [
+    ["fill-mask", "{bert}", b"the \xff\xfe [MASK]"],
+    ["ner", "{ner}", b"klaus \xc3\x28 vienna"],
+    ["classify", "{cls}", b"bad \xff text"],
+    ["nsp", "{nsp}", "the cat .", b"the \xff dog ."],
+    ["qa", "{qa}", "--question", b"who \xff?", "--context", "klaus lives here"],
+    ["choice", "{mc}", "--prompt", b"\xff", "--choice", "a", "--choice", "b"],
+])
+def test_invalid_utf8_arguments_are_one_message(checkpoint_factory, command) -> None:
+    """Bytes that are not UTF-8 in a text argument: exit 1, one line naming the argument, no traceback."""
+    folders = {"bert": ("bert", "MaskedLM"), "ner": ("bert", "TokenClassification"),
+               "cls": ("bert", "SequenceClassification"), "nsp": ("bert", "NextSentencePrediction"),
+               "qa": ("bert", "QuestionAnswering"), "mc": ("bert", "MultipleChoice")}
+    name, model, *rest = command
+    folder = str(checkpoint_factory(*folders[model.strip("{}")]))
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "PYTHONUTF8": "0", "LC_ALL": "C.UTF-8"}
+    done = subprocess.run([sys.executable, "-m", "bertstudio", name, "--model", folder, *rest],
+                          capture_output=True, env=env, timeout=120)
+    err = done.stderr.decode("utf-8", "replace")
+    assert done.returncode == 1, err
+    assert "not valid UTF-8" in err and "Traceback" not in err
