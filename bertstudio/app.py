@@ -29,10 +29,36 @@ def run_app(models_dir: str | None = None, exit_when_shown: bool = False) -> int
     if exit_when_shown:  # for bench/: time from process start to window shown
         window.shown.connect(lambda: print(f"window shown after {time.perf_counter() - START:.3f} s", flush=True))
         window.shown.connect(lambda: QTimer.singleShot(0, window.close))
+    install_excepthook(window)
     window.show()
     code = app.exec()
-    shutdown()
+    if not shutdown(3_000):  # the window waited already; this is the backstop for a stuck C call
+        print("bertstudio: a task did not stop within 3 s; exiting without it", file=sys.stderr, flush=True)
+        sys.stdout.flush()
+        os._exit(code)  # a pool thread stuck in native code would otherwise keep the process alive
     return code
+
+
+def install_excepthook(window: object) -> None:
+    """A bug in a slot: one line on stderr, the traceback in a crash log, the error in the log panel
+    (PySide would print a traceback and carry on)."""
+    from bertstudio.cli import write_crash_log
+
+    def hook(kind: type[BaseException], error: BaseException, tb: object) -> None:
+        if issubclass(kind, KeyboardInterrupt):
+            sys.__excepthook__(kind, error, tb)  # type: ignore[arg-type]
+            return
+        path = write_crash_log(error, sys.argv)
+        summary = " ".join(f"{kind.__name__}: {error}".split())[:200]
+        print(f"internal error: {summary} (details in {path}; please report it)", file=sys.stderr, flush=True)
+        report = getattr(window, "report_error", None)
+        if report is not None:
+            try:
+                report(error, "internal error")
+            except RuntimeError:  # the window is already gone
+                pass
+
+    sys.excepthook = hook
 
 
 if __name__ == "__main__":
