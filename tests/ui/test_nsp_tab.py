@@ -8,7 +8,7 @@ from bertstudio.ui.tabs.nsp_tab import NspTab
 from tests.ui.conftest import load_model_in
 
 
-def _tab(window) -> NspTab:  # noqa: ANN001
+def _tab(window) -> NspTab:
     return window.task_tabs["nsp"]
 
 
@@ -20,9 +20,9 @@ def test_label_meaning_is_shown(window) -> None:
 def test_pair_swap_examples(qtbot, window, checkpoint_factory) -> None:
     tab = _tab(window)
     load_model_in(qtbot, tab, checkpoint_factory("bert", "PreTraining"))
-    tab.examples.activated.emit(1)
+    tab.examples_combo.activated.emit(1)
     a, b = tab.sentence_a.toPlainText(), tab.sentence_b.toPlainText()
-    assert a and b and tab.examples.currentIndex() == 0
+    assert a and b and tab.examples_combo.currentIndex() == 0
     tab.swap_button.click()
     assert (tab.sentence_a.toPlainText(), tab.sentence_b.toPlainText()) == (b, a)
     with qtbot.waitSignal(tab.runner.result, timeout=30_000):
@@ -131,3 +131,16 @@ def test_compare_rank_mode_marks_rank_changes(qtbot, window, real_models, checkp
     assert ("Rank changes" in summary) == bool(moved)
     for d in moved:
         assert f"{d.rank_a}→{d.rank_b}" in summary
+
+
+def test_state_restore_and_set_inputs(qtbot, window) -> None:
+    from bertstudio.core.tasks.nsp import NspInput
+
+    tab = _tab(window)
+    tab.set_inputs(NspInput("a cat .", ("one .", "two .")))
+    assert tab.rank_mode.isChecked() and tab.inputs() == NspInput("a cat .", ("one .", "two ."))
+    state = tab.state()
+    tab.set_inputs(NspInput("x", ("y",)))
+    assert not tab.rank_mode.isChecked() and tab.inputs() == NspInput("x", ("y",))
+    tab.restore(state)
+    assert tab.state() == state and tab.run_button.text() == "Rank"

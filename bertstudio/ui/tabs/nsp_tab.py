@@ -10,43 +10,17 @@ from __future__ import annotations
 import html
 from typing import Any
 
-from PySide6.QtWidgets import (
-    QCheckBox,
-    QComboBox,
-    QHBoxLayout,
-    QLabel,
-    QPlainTextEdit,
-    QPushButton,
-)
+from PySide6.QtWidgets import QCheckBox, QLabel, QPlainTextEdit, QPushButton, QVBoxLayout
 
 from bertstudio.core.jobs import Outcome
-from bertstudio.core.models import LoadRequest, ModelInfo
-from bertstudio.core.progress import TaskControl
+from bertstudio.core.models import ModelInfo
+from bertstudio.core.tasks.nsp import NspInput, NspRanking, candidates_from_lines, ranked_items
 from bertstudio.resources import examples
 from bertstudio.ui.tabs.base import TaskTab
-from bertstudio.ui.widgets.compare_panel import CompareBars, CompareSource, _fit_labels, ranking_summary
+from bertstudio.ui.widgets.compare_panel import CompareBars, _fit_labels, ranking_summary
 
 LABEL_NOTE = ("BERT's NSP head: <b>label 0 = IsNext</b> (B continues A), "
               "<b>label 1 = NotNext</b> (B is a random sentence). Hover the bars for the raw logits.")
-
-
-def _predict(loaded: Any, sentence_a: str, candidates: list[str], ranked: bool, control: TaskControl) -> Any:
-    from bertstudio.core.tasks.nsp import predict, rank, require_nsp_head
-
-    require_nsp_head(loaded)
-    if ranked:
-        return rank(loaded, sentence_a, candidates, control)
-    return predict(loaded, sentence_a, candidates[0] if candidates else "")
-
-
-def nsp_job(request: LoadRequest, sentence_a: str, candidates: list[str], ranked: bool,
-            compare_source: str | None = None, *, control: TaskControl) -> Outcome:
-    """Model A on the sentences; then, when comparing, model B on the same ones and the diff."""
-    from bertstudio.core.jobs import run_task
-    from bertstudio.core.tasks.nsp import compare
-
-    return run_task(request, control, lambda loaded: _predict(loaded, sentence_a, candidates, ranked, control),
-                    compare_source, compare)
 
 
 def _short(text: str, width: int = 60) -> str:
@@ -54,12 +28,10 @@ def _short(text: str, width: int = 60) -> str:
 
 
 class NspTab(TaskTab):
-    TASK = "nsp"
-    TITLE = "Next sentence"
-    ORDER = 20
+    SPEC_KEY = "nsp"
+    RUN_LABEL = "Predict"
 
-    def build(self) -> None:
-        self.result = None
+    def build_inputs(self, box: QVBoxLayout) -> None:
         self.label_note = QLabel(LABEL_NOTE)
         self.label_note.setWordWrap(True)
         self.sentence_a = QPlainTextEdit()
@@ -72,40 +44,18 @@ class NspTab(TaskTab):
         self.rank_mode.toggled.connect(self._mode_changed)
         self.swap_button = QPushButton("Swap A ⇄ B")
         self.swap_button.clicked.connect(self.swap)
-        self.examples = QComboBox()
-        self.examples.addItem("Example pairs…")
-        for line in examples("nsp"):
-            kind, a, b = (part.strip() for part in line.split("|", 2))
-            self.examples.addItem(f"{kind}: {_short(a, 30)} → {_short(b, 30)}", (a, b))
-        self.examples.activated.connect(self._example_chosen)
-        self.run_button = QPushButton("Predict")
-        self.run_button.clicked.connect(self.run)
-        self.cancel_button = QPushButton("Cancel")
-        self.cancel_button.setEnabled(False)
-        self.cancel_button.clicked.connect(lambda: self.runner.cancel())
-        self.compare_source = CompareSource(self.model_bar.source)
+        self.options.addWidget(self.swap_button)
+        self.options.addWidget(self.rank_mode)
+        box.addWidget(self.label_note)
+        box.addWidget(QLabel("Sentence A"))
+        box.addWidget(self.sentence_a)
+        box.addWidget(QLabel("Sentence B"))
+        box.addWidget(self.sentence_b)
+
+    def build_results(self, box: QVBoxLayout) -> None:
         self.compare_bars = CompareBars()
         self.bars = self.compare_bars.bars_a  # model A's bars (the only ones unless comparing)
-        self.outcome: Outcome | None = None
-
-        controls = QHBoxLayout()
-        for widget in (self.swap_button, self.examples, self.rank_mode):
-            controls.addWidget(widget)
-        controls.addStretch(1)
-        controls.addWidget(self.run_button)
-        controls.addWidget(self.cancel_button)
-        self.body.addWidget(self.label_note)
-        self.body.addWidget(QLabel("Sentence A"))
-        self.body.addWidget(self.sentence_a)
-        self.body.addWidget(QLabel("Sentence B"))
-        self.body.addWidget(self.sentence_b)
-        self.body.addLayout(controls)
-        self.body.addWidget(self.compare_source)
-        self.body.addWidget(self.compare_bars, 1)
-        self.runner.started.connect(lambda: self.cancel_button.setEnabled(True))
-        self.runner.finished.connect(lambda: self.cancel_button.setEnabled(False))
-        self.runner.result.connect(self.show_result)
-        self.runner.cancelled.connect(lambda: self.show_message("Cancelled."))
+        box.addWidget(self.compare_bars, 1)
 
     def model_loaded(self, info: ModelInfo) -> None:
         if not info.head_report.complete:
@@ -113,8 +63,7 @@ class NspTab(TaskTab):
                 f"{info.architecture} from {info.request.source} has no trained next-sentence-prediction head, "
                 "so it cannot be used here. Choose a checkpoint saved with BertForPreTraining or "
                 "BertForNextSentencePrediction (e.g. bert-base-uncased).", error=True)
-        else:
-            self.clear_message()
+            self.model_bar.warning_label.setVisible(False)  # the same cause, said once (in red)
 
     def swap(self) -> None:
         a, b = self.sentence_a.toPlainText(), self.sentence_b.toPlainText()
@@ -125,31 +74,41 @@ class NspTab(TaskTab):
         self.swap_button.setEnabled(not ranked)
         self.run_button.setText("Rank" if ranked else "Predict")
 
-    def _example_chosen(self, index: int) -> None:
-        pair = self.examples.itemData(index)
-        if pair:
-            self.sentence_a.setPlainText(pair[0])
-            self.sentence_b.setPlainText(pair[1])
-            self.rank_mode.setChecked(False)
-        self.examples.setCurrentIndex(0)
+    def examples(self) -> list[tuple[str, Any]]:
+        found = []
+        for line in examples("nsp"):
+            kind, a, b = (part.strip() for part in line.split("|", 2))
+            found.append((f"{kind}: {_short(a, 30)} → {_short(b, 30)}", NspInput(a, (b,))))
+        return found
 
-    def run(self) -> None:
-        from bertstudio.core.tasks.nsp import candidates_from_lines
-
-        ranked = self.rank_mode.isChecked()
+    def inputs(self) -> NspInput:
         b_text = self.sentence_b.toPlainText()
-        candidates = candidates_from_lines(b_text) if ranked else [b_text]
-        compare_source = self.compare_source.source()
-        if self.compare_source.enabled.isChecked() and not compare_source:
-            self.show_message("Choose the second model to compare with, or untick “Compare with…”.", error=True)
-            return
-        self.run_job(nsp_job, self.sentence_a.toPlainText(), candidates, ranked, compare_source)
+        if self.rank_mode.isChecked():
+            return NspInput(self.sentence_a.toPlainText(), tuple(candidates_from_lines(b_text)))
+        return NspInput(self.sentence_a.toPlainText(), (b_text,))
 
-    def show_result(self, outcome: Outcome) -> None:
-        from bertstudio.core.tasks.nsp import NspRanking
+    def set_inputs(self, inputs: NspInput) -> None:
+        self.rank_mode.setChecked(len(inputs.candidates) > 1)
+        self.sentence_a.setPlainText(inputs.sentence_a)
+        self.sentence_b.setPlainText("\n".join(inputs.candidates))
 
-        self.outcome = outcome
-        result = self.result = outcome.result
+    def state(self) -> dict[str, Any]:
+        return {"sentence_a": self.sentence_a.toPlainText(), "sentence_b": self.sentence_b.toPlainText(),
+                "rank": self.rank_mode.isChecked()}
+
+    def restore(self, state: dict[str, Any]) -> None:
+        self.rank_mode.setChecked(bool(state.get("rank", False)))
+        self.sentence_a.setPlainText(str(state.get("sentence_a", "")))
+        self.sentence_b.setPlainText(str(state.get("sentence_b", "")))
+
+    def clear_result(self) -> None:
+        self.bars.set_items([], [], [])
+        self.compare_bars.title_a.setVisible(False)
+        self.compare_bars.side_b.setVisible(False)
+        self.compare_bars.summary.setVisible(False)
+
+    def render(self, outcome: Outcome) -> None:
+        result = outcome.result
         self.compare_bars.title_a.setVisible(False)
         self.compare_bars.side_b.setVisible(False)
         self.compare_bars.summary.setVisible(False)
@@ -164,7 +123,6 @@ class NspTab(TaskTab):
                 [f"{_short(r.sentence_b, 40)}: P(IsNext)={r.is_next:.4f}  logits "
                  f"[{r.logits[0]:.3f}, {r.logits[1]:.3f}]" for r in result.results],
             )
-            self.show_message("\n".join(n.text for n in result.notes))
             best = result.results[0]
             self.status.emit(f"Next sentence: best of {len(result.results)} is “{_short(best.sentence_b, 40)}” "
                              f"({best.is_next:.1%})")
@@ -177,18 +135,13 @@ class NspTab(TaskTab):
             [f"IsNext: B continues A, p={result.is_next:.4f}", f"NotNext: B is random, p={result.not_next:.4f}",
              logits],
         )
-        self.show_message("The pair was longer than the model reads and was cut." if result.truncated else "")
         self.status.emit(f"Next sentence: P(IsNext) = {result.is_next:.1%}")
 
     # -- comparing two models ----------------------------------------------------------------
     def _show_two(self, outcome: Outcome) -> None:
         """A's and B's bars side by side; B's labels carry the probability change (and rank move)."""
-        from bertstudio.core.tasks.nsp import NspRanking
-
         ranked = isinstance(outcome.result, NspRanking)
         diff = outcome.diff
-        from bertstudio.core.tasks.nsp import ranked_items
-
         items_a, items_b = ranked_items(outcome.result), ranked_items(outcome.second)
         source_a = self.model_request().source if self.model_request() else "A"
         self.compare_bars.show_two(source_a, outcome.second_source,
@@ -209,7 +162,6 @@ class NspTab(TaskTab):
                      for d in diff.deltas if d.rank_a != d.rank_b]
             summary += ("<br><b>Rank changes:</b> " + "; ".join(moves)) if moves else "<br>No candidate changed rank."
         self.compare_bars.summary.setText(summary)
-        self.show_message("\n".join(n.text for n in outcome.notes))
         top = "changed" if diff.top_changed else "unchanged"
         self.status.emit(f"Next sentence: compared with {outcome.second_source}; top {top}")
 
