@@ -175,6 +175,13 @@ def slices(task: str, dataset: Dataset, rows: Sequence[RowResult], golds: Sequen
     return tuple(sorted(found, key=lambda s: (s.by != "label", s.by, length_order.get(s.value, 0), s.value)))
 
 
+def _as_note(item: Note | str) -> Note:
+    """Task code gives Note objects (or, not yet on the frame, plain strings)."""
+    if isinstance(item, Note):
+        return item
+    return _notes.warning(item) if "cut" in item or "longer" in item else _notes.info(item)
+
+
 def model_labels(loaded: LoadedModel) -> list[str]:
     return [loaded.info.id2label[i] for i in sorted(loaded.info.id2label)]
 
@@ -202,7 +209,7 @@ def evaluate(loaded: LoadedModel, dataset: Dataset, control: TaskControl | None 
         if task == "nsp":
             labels = ["IsNext", "NotNext"]
         predicted, extra = PREDICTORS[task](loaded, dataset.examples, control, options)
-    found += [_notes.warning(text) if "cut" in text or "longer" in text else _notes.info(text) for text in extra]
+    found += [_as_note(item) for item in extra]
     golds = tuple(x.gold for x in dataset.examples)
     values = tuple(p.value for p in predicted)
     control.report("Computing metrics…", None)

@@ -62,7 +62,7 @@ def label_problem(loaded: LoadedModel, dataset: Dataset) -> tuple[dict[str, str]
 
 
 def classification(loaded: LoadedModel, examples: Sequence[Example], control: TaskControl,
-                   options: EvalOptions, rename: dict[str, str]) -> tuple[list[Prediction], list[str]]:
+                   options: EvalOptions, rename: dict[str, str]) -> tuple[list[Prediction], list[Any]]:
     from bertstudio.core.tasks.classification import classify_batch
 
     texts = [x.inputs[0] for x in examples]
@@ -77,7 +77,7 @@ def classification(loaded: LoadedModel, examples: Sequence[Example], control: Ta
 
 
 def _classify_pairs(loaded: LoadedModel, texts: list[str], pairs: list[str | None], control: TaskControl,
-                    batch_size: int) -> tuple[list[tuple[str, float]], list[str]]:
+                    batch_size: int) -> tuple[list[tuple[str, float]], list[Any]]:
     """Text pairs through the same pipeline (it takes {"text", "text_pair"} rows), cut to the model's length."""
     rows = [{"text": t, "text_pair": p or ""} for t, p in zip(texts, pairs, strict=True)]
     out: list[tuple[str, float]] = []
@@ -127,7 +127,7 @@ def words_to_tags(words: Sequence[str], entities: Sequence[dict[str, Any]]) -> t
 
 
 def ner(loaded: LoadedModel, examples: Sequence[Example], control: TaskControl,
-        options: EvalOptions) -> tuple[list[Prediction], list[str]]:
+        options: EvalOptions) -> tuple[list[Prediction], list[Any]]:
     """Word-level IOB2 tags from the pipeline's word aggregation ('first': a word takes its first
     wordpiece's label, the convention of transformers' run_ner evaluation)."""
     import warnings
@@ -165,7 +165,7 @@ def entities_text(words: Sequence[str], tags: Sequence[str]) -> str:
 
 # -- question answering ------------------------------------------------------------------------
 def qa(loaded: LoadedModel, examples: Sequence[Example], control: TaskControl,
-       options: EvalOptions) -> tuple[list[Prediction], list[str]]:
+       options: EvalOptions) -> tuple[list[Prediction], list[Any]]:
     from bertstudio.core.tasks.qa import QAOptions, answer
 
     no_answer = any(not x.gold for x in examples)
@@ -192,7 +192,7 @@ def masked_positions(special: Sequence[int], row: int, options: EvalOptions) -> 
 
 
 def masked_lm(loaded: LoadedModel, examples: Sequence[Example], control: TaskControl,
-              options: EvalOptions, first_row: int = 0) -> tuple[list[Prediction], list[str]]:
+              options: EvalOptions, first_row: int = 0) -> tuple[list[Prediction], list[Any]]:
     """Each chosen token masked alone (pseudo-likelihood, Salazar et al. 2020), batched across texts."""
     import torch
 
@@ -238,7 +238,7 @@ def masked_lm(loaded: LoadedModel, examples: Sequence[Example], control: TaskCon
 
 # -- NSP and multiple choice ---------------------------------------------------------------------
 def nsp(loaded: LoadedModel, examples: Sequence[Example], control: TaskControl,
-        options: EvalOptions) -> tuple[list[Prediction], list[str]]:
+        options: EvalOptions) -> tuple[list[Prediction], list[Any]]:
     """P(IsNext) per pair, as tasks.nsp scores it (softmax of the NSP head's logits; label 0 = IsNext)."""
     import torch
 
@@ -262,7 +262,7 @@ def nsp(loaded: LoadedModel, examples: Sequence[Example], control: TaskControl,
 
 
 def choice(loaded: LoadedModel, examples: Sequence[Example], control: TaskControl,
-           options: EvalOptions) -> tuple[list[Prediction], list[str]]:
+           options: EvalOptions) -> tuple[list[Prediction], list[Any]]:
     from bertstudio.core.tasks.multiple_choice import predict
 
     out, cut = [], 0
@@ -275,6 +275,6 @@ def choice(loaded: LoadedModel, examples: Sequence[Example], control: TaskContro
     return out, [f"{cut} row(s) were longer than the model reads and were cut."] if cut else []
 
 
-Predictor = Callable[[LoadedModel, Sequence[Example], TaskControl, EvalOptions], tuple[list[Prediction], list[str]]]
+Predictor = Callable[[LoadedModel, Sequence[Example], TaskControl, EvalOptions], tuple[list[Prediction], list[Any]]]
 PREDICTORS: dict[str, Predictor] = {"ner": ner, "qa": qa, "fill-mask": masked_lm, "nsp": nsp,
                                     "multiple-choice": choice}
