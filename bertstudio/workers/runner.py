@@ -45,6 +45,7 @@ class _Job:
     control: TaskControl
     relay: _Relay
     origin: str  # where start() was called, for the thread-leak check
+    owner: int = 0  # id() of its runner
     worker: WorkerBase | None = None
     outcome: tuple[str, Any] | None = None  # ("result", value) or ("error", exception)
     silent: bool = False  # superseded or cancelled without a signal: nothing is reported
@@ -85,6 +86,7 @@ class TaskRunner(QObject):
 
     _live: ClassVar[weakref.WeakSet[TaskRunner]] = weakref.WeakSet()
     _running: ClassVar[set[_Job]] = set()  # every job whose thread has not been seen to end
+    _kept: ClassVar[set[TaskRunner]] = set()  # parentless runners stay alive while busy
     _ids = itertools.count(1)
 
     def __init__(self, parent: QObject | None = None) -> None:
@@ -108,7 +110,7 @@ class TaskRunner(QObject):
         relay = _Relay()
         relay.progress.connect(self._on_relay_progress)  # a bound slot: disconnected if we are deleted
         job = _Job(next(TaskRunner._ids), func, args, kwargs, TaskControl(on_progress=relay.progress.emit),
-                   relay, origin)
+                   relay, origin, id(self))
         if self._active is None:
             self._launch(job)
         else:
@@ -150,6 +152,8 @@ class TaskRunner(QObject):
 
         self._active = job
         TaskRunner._running.add(job)
+        if self.parent() is None:
+            TaskRunner._kept.add(self)
         # _ignore_errors: _call reports failures itself; superqt would re-raise in the GUI thread.
         worker = create_worker(_call, job, _start_thread=False, _ignore_errors=True)
         worker.warned.connect(self._on_warned)
@@ -190,6 +194,7 @@ class TaskRunner(QObject):
         else:
             log.debug("job %s failed", job.id, exc_info=value)
             self.error.emit(value)
+        TaskRunner._kept.discard(self)
         self.finished.emit()
 
     # -- every runner ----------------------------------------------------------------------------
@@ -200,6 +205,10 @@ class TaskRunner(QObject):
         for runner in list(cls._live):
             if runner not in keep:
                 runner.cancel(emit=False)
+        kept = {id(runner) for runner in keep}
+        for job in list(cls._running):  # jobs whose runner was deleted while they ran
+            if job.owner not in kept:
+                job.control.request_stop()
 
     @classmethod
     def any_busy(cls) -> bool:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -12,17 +13,32 @@ from PySide6.QtCore import QSettings, QThreadPool
 from bertstudio.ui.settings import AppSettings
 from bertstudio.workers.runner import TaskRunner, configure_pool
 
+LEAK_GRACE_S = 5.0  # a job may still be delivering its last signals when its test returns
+
 
 @pytest.fixture(autouse=True)
-def _no_dangling_threads(qapp) -> Iterator[None]:  # noqa: ANN001
-    """Fail a test that leaves a pool worker or a thread running (napari's _dangling_qthreads)."""
+def _dangling_qthread_pool(qapp) -> Iterator[None]:  # noqa: ANN001
+    """Fail a test that leaves a pool worker or a thread running, naming the job and where it was
+    started (napari's _dangling_qthreads / _dangling_qthread_pool). Cleans up either way, so the
+    next test starts with an empty pool."""
     configure_pool()
     before = {t.ident for t in threading.enumerate()}
     yield
+    deadline = time.monotonic() + LEAK_GRACE_S
+    while (TaskRunner.running_jobs() or QThreadPool.globalInstance().activeThreadCount()) \
+            and time.monotonic() < deadline:
+        qapp.processEvents()
+        time.sleep(0.01)
+    leaked_jobs = TaskRunner.running_jobs()
+    pool_busy = QThreadPool.globalInstance().activeThreadCount()
     TaskRunner.stop_all()
     drained = QThreadPool.globalInstance().waitForDone(20_000)
+    qapp.processEvents()  # the stopped jobs' last signals, while their runners still exist
     leaked = [t.name for t in threading.enumerate() if t.ident not in before and t.is_alive() and not t.daemon
               and not t.name.startswith(("Thread-", "QThread"))]
+    assert not leaked_jobs, (f"{len(leaked_jobs)} pool worker(s) still running {LEAK_GRACE_S:.0f} s after the "
+                             "test ended:\n" + "\n".join(leaked_jobs))
+    assert not pool_busy, f"{pool_busy} pool thread(s) (not started by a TaskRunner) still running after the test"
     assert drained, "a pool worker was still running 20 s after the test ended"
     assert not leaked, f"threads left running: {leaked}"
 

@@ -2,9 +2,15 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 import threading
 import time
 import warnings
+from pathlib import Path
+
+import pytest
 
 from bertstudio.core.progress import TaskControl
 from bertstudio.workers.runner import TaskRunner
@@ -125,3 +131,23 @@ def test_a_warning_inside_a_job_reaches_the_runner(qtbot) -> None:  # noqa: ANN0
         runner.start(job)
     assert "truncated" in blocker.args[0]
     qtbot.waitUntil(lambda: not runner.busy, timeout=5_000)
+
+
+def _forgotten_job(control: TaskControl) -> None:
+    while not control.stop_requested:
+        time.sleep(0.01)
+
+
+@pytest.mark.skipif(os.environ.get("BERTSTUDIO_LEAK_DEMO") != "1", reason="run by the test below only")
+def test_leaves_a_worker_running(qtbot) -> None:  # noqa: ANN001
+    TaskRunner().start(_forgotten_job)
+
+
+def test_the_leak_check_names_a_worker_left_running(tmp_path) -> None:  # noqa: ANN001
+    env = {**os.environ, "BERTSTUDIO_LEAK_DEMO": "1", "QT_QPA_PLATFORM": "offscreen"}
+    done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+                           f"{__file__}::test_leaves_a_worker_running"], capture_output=True, text=True,
+                          timeout=120, env=env, cwd=Path(__file__).parents[2])
+    assert done.returncode == 1, done.stdout[-3000:]
+    assert "pool worker(s) still running" in done.stdout and "_forgotten_job" in done.stdout, done.stdout[-3000:]
+    assert "test_runner.py" in done.stdout  # where it was started
