@@ -4,6 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
+from bertstudio.core.progress import ProgressEvent
 from bertstudio.ui.tabs.train_tab import TrainTab
 
 
@@ -70,3 +73,124 @@ def test_bad_settings_are_shown(qtbot, window) -> None:  # noqa: ANN001
     tab.base_model.setText("")
     tab.start()
     assert "No base model" in tab.message.text() and tab.start_button.isEnabled()
+
+
+# -- conventions (issue 12) and the close-mid-run contract (issue 10) -----------------------------
+def test_lr_plan_drawn_before_start_on_its_own_range(qtbot, window) -> None:  # noqa: ANN001
+    tab = _tab(window)
+    tab.task.setCurrentIndex(tab.task.findData("text-classification"))
+    with qtbot.waitSignal(tab.plan_runner.result, timeout=30_000):
+        tab.use_demo_data()
+        tab.max_steps.setValue(120)
+        tab.warmup_steps.setValue(12)
+    assert not tab.runner.busy and tab.plots.counts()["loss"] == 0  # nothing started
+    x, y = tab.plots.planned_lr.xData, tab.plots.planned_lr.yData
+    assert len(x) == 120 and y.max() > 0
+    (x_low, x_high), (y_low, y_high) = tab.plots.lr_plot.getPlotItem().viewRange()
+    assert x_low <= 1 and x_high >= 120  # the whole plan, not the empty loss plot's 0-1
+    assert y_low <= 0 + 1e-12 and y_high >= y.max()
+    assert tab.plots.lr_plot.getPlotItem().getViewBox().state["linkedViews"][0] is None  # not linked to loss
+
+
+def test_axes_have_no_si_prefix_and_validation_stays_in_0_1(qtbot, window) -> None:  # noqa: ANN001
+    tab = _tab(window)
+    plots = tab.plots
+    for step in range(1, 30):
+        plots.add_step(step, 0.0005 - step * 1e-6, 5e-5)
+    plots.add_eval(10, {"accuracy": 0.9499, "f1": 0.95, "loss": 0.0004, "runtime": 12.0})
+    plots.add_eval(20, {"accuracy": 0.95, "f1": 0.9501, "loss": 0.0003, "runtime": 12.0})
+    plots.flush()
+    for widget in (plots.loss_plot, plots.lr_plot, plots.metric_plot):
+        for name in ("left", "bottom"):
+            axis = widget.getPlotItem().getAxis(name)
+            assert not axis.autoSIPrefix and "x0.001" not in axis.labelString() and "(x" not in axis.labelString()
+        assert widget.getPlotItem().legend is None  # legends live in the titles, outside the data
+    low, high = plots.metric_plot.getPlotItem().viewRange()[1]
+    assert low >= 0.0 and high <= 1.0 and high - low >= 0.99  # 0.9499 vs 0.95 is not magnified
+    assert set(plots.metrics) == {"accuracy", "f1"}  # the runtime is no score
+    assert "accuracy" in plots.metric_plot.getPlotItem().titleLabel.text
+
+
+def test_eta_comes_from_a_recent_window(qtbot, window) -> None:  # noqa: ANN001
+    from bertstudio.core.training import TrainingEvent
+    from bertstudio.core.training.events import RateWindow
+
+    now = [0.0]
+    window_ = RateWindow(samples_per_step=8, size=20, clock=lambda: now[0])
+    window_.start(0)
+    for step in range(1, 101):
+        now[0] += 1.0 if step <= 50 else 0.1  # slow at first, then ten times faster
+        window_.mark(step)
+    rate, eta = window_.rate(100, 200)
+    assert rate == pytest.approx(80.0) and eta == pytest.approx(10.0)  # the average since the start says 55 s
+    tab = _tab(window)
+    tab.progress.setRange(0, 200)
+    tab._on_progress(ProgressEvent("step", 0.5, TrainingEvent(
+        "step", step=100, max_steps=200, loss=0.5, learning_rate=1e-5, samples_per_second=rate, eta_seconds=eta)))
+    assert tab.rate_label.text() == "80.0 samples/s  ETA 0:10"
+
+
+def test_output_picker_never_replaces_a_foreign_folder(qtbot, window, tmp_path: Path) -> None:  # noqa: ANN001
+    from bertstudio.core.training.saving import write_marker
+
+    tab = _tab(window)
+    documents = tmp_path / "Documents"
+    documents.mkdir()
+    (documents / "thesis.txt").write_text("mine", encoding="utf-8")
+    tab.choose_output(documents)
+    chosen = Path(tab.output_dir.text())
+    assert chosen.parent == documents and not chosen.exists() and not tab.overwrite.isChecked()
+    earlier = tmp_path / "earlier"
+    write_marker(earlier, "model", "pretraining")
+    asked: list[Path] = []
+    tab.confirm_replace = lambda _parent, folder: asked.append(folder) or True
+    tab.choose_output(earlier)
+    assert asked == [earlier] and Path(tab.output_dir.text()) == earlier and tab.overwrite.isChecked()
+
+
+def test_stop_during_final_evaluation_saves_without_blocking(qtbot, window, checkpoint_factory,  # noqa: ANN001
+                                                             tmp_path: Path, monkeypatch) -> None:  # noqa: ANN001
+    import threading
+    import time
+
+    from transformers import Trainer
+
+    from tests.core.test_training import toy_csv
+
+    entered, gate = threading.Event(), threading.Event()
+    real = Trainer.prediction_step
+
+    def held(self, *args, **kwargs):  # noqa: ANN001, ANN002, ANN003, ANN202
+        entered.set()
+        gate.wait(30)  # hold the final evaluation until the test has pressed Stop
+        return real(self, *args, **kwargs)
+
+    monkeypatch.setattr(Trainer, "prediction_step", held)
+    tab = _tab(window)
+    tab.task.setCurrentIndex(tab.task.findData("text-classification"))
+    tab.base_model.setText(str(checkpoint_factory("bert", "Model")))
+    tab.train_file.setText(str(toy_csv(tmp_path / "toy.csv", 64)))
+    tab.eval_share.setValue(0.5)
+    tab.output_dir.setText(str(tmp_path / "model"))
+    tab.max_steps.setValue(3)
+    tab.batch_size.setValue(4)
+    tab.max_length.setValue(16)
+    tab.eval_steps.setValue(0)
+    ended: list[bool] = []
+    tab.run_ended.connect(lambda: ended.append(True))
+    tab.start()
+    assert tab.is_running()
+    qtbot.waitUntil(entered.is_set, timeout=120_000)
+    try:
+        started = time.perf_counter()
+        assert tab.stop_and_save()
+        # the GUI thread never waits for the run: Stop returned while the evaluation is still held
+        assert tab.is_running() and not ended and time.perf_counter() - started < 1.0
+    finally:
+        gate.set()
+    with qtbot.waitSignal(tab.run_ended, timeout=60_000):
+        pass
+    assert ended == [True] and not tab.is_running() and tab.result.stopped and tab.result.step == 3
+    assert (tmp_path / "model" / "model.safetensors").is_file()
+    assert not (tmp_path / "model.partial").exists()
+    assert "Saving" not in tab.rate_label.text() and not tab.message.text().startswith("Stopping")

@@ -80,10 +80,42 @@ def preview_job(config: TrainConfig, want_columns: bool, control: TaskControl) -
     return Preview(config.train_file, header, detected, steps, lrs)
 
 
+@dataclass(frozen=True)
+class PlannedRates:
+    """The run's exact LR plan, computed in the worker once the engine has fixed the step count."""
+
+    values: Any
+
+
+class _PlanRelay(TaskControl):
+    """Passes everything through to the runner's control, adding the exact LR plan once the
+    engine's plan event fixes the step count (computed here, in the worker)."""
+
+    def __init__(self, outer: TaskControl, config: TrainConfig) -> None:
+        super().__init__()
+        self.outer, self.config = outer, config
+
+    def report(self, message: str, fraction: float | None = None, payload: object = None) -> None:
+        from bertstudio.core.training import TrainingEvent, planned_lr
+
+        self.outer.report(message, fraction, payload)
+        if isinstance(payload, TrainingEvent) and payload.kind == "plan":
+            warmup = int(payload.metrics.get("warmup_steps", 0))
+            lrs = planned_lr(self.config.scheduler, self.config.learning_rate, payload.max_steps, warmup)
+            self.outer.report("planned learning rate", None, PlannedRates(lrs))
+
+    @property
+    def stop_requested(self) -> bool:
+        return self.outer.stop_requested
+
+    def check(self) -> None:
+        self.outer.check()
+
+
 def train_job(config: TrainConfig, stop_event: threading.Event, control: TaskControl) -> Any:
     from bertstudio.core.training import train
 
-    return train(config, control, stop_event=stop_event)
+    return train(config, _PlanRelay(control, config), stop_event=stop_event)
 
 
 class TrainTab(TaskTab):
@@ -130,7 +162,7 @@ class TrainTab(TaskTab):
         scroll = QScrollArea()
         scroll.setWidgetResizable(True)
         scroll.setWidget(self.form)
-        scroll.setMinimumWidth(400)
+        scroll.setMinimumWidth(self.form.sizeHint().width() + 24)
 
         self.plan_label = QLabel("Choose a training file to see the plan.")
         self.plan_label.setWordWrap(True)
@@ -348,6 +380,9 @@ class TrainTab(TaskTab):
         from bertstudio.core.training import TrainingEvent
 
         payload = event.payload
+        if isinstance(payload, PlannedRates):
+            self.plots.set_plan(payload.values)
+            return
         if not isinstance(payload, TrainingEvent):
             self.rate_label.setText(event.message)
             return

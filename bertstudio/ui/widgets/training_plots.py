@@ -28,6 +28,7 @@ def _plot(left: str) -> pg.PlotWidget:
     item.setLabel("bottom", "step")
     for name in ("left", "bottom"):
         item.getAxis(name).enableAutoSIPrefix(False)  # "loss (x0.001)" reads as a different quantity
+    item.getAxis("left").setWidth(64)  # room for "4e-05"; the three plots' data areas line up
     item.showGrid(x=True, y=True, alpha=0.2)
     item.setClipToView(True)
     item.setDownsampling(auto=True, mode="peak")
