@@ -73,6 +73,8 @@ class TaskTab(QWidget):
     TITLE: ClassVar[str]
     ORDER: ClassVar[int] = 100
     ATTN_IMPLEMENTATION: ClassVar[str | None] = None
+    # The task the model bar loads for when it is not TASK (Evaluate: TASK is the tab's own key).
+    MODEL_TASK: ClassVar[str] = ""
 
     status = Signal(str)  # a short line for the status bar
     failed = Signal(object)  # an exception for the status bar and the log panel
@@ -88,7 +90,7 @@ class TaskTab(QWidget):
     def __init__(self, settings: AppSettings, index: LocalModelsIndex, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.settings = settings
-        self.model_bar = ModelBar(self.TASK, settings, index, self.ATTN_IMPLEMENTATION, self)
+        self.model_bar = ModelBar(self.MODEL_TASK or self.TASK, settings, index, self.ATTN_IMPLEMENTATION, self)
         self.runner = TaskRunner(self)
         self.notes = NotesArea()
         self.message = self.notes  # legacy name: tests read tab.message.text()
