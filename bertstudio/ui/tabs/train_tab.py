@@ -10,7 +10,7 @@ through `is_running()`, `stop_and_save()` and the `run_ended` signal.
 from __future__ import annotations
 
 import threading
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -32,13 +32,15 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from bertstudio.core.progress import ProgressEvent, TaskControl
+from bertstudio.core.progress import ProgressEvent
 from bertstudio.core.training.config import TrainConfig
 from bertstudio.core.training.pretraining import ScratchConfig
 from bertstudio.resources import resource_path
 from bertstudio.ui.tabs.base import TaskTab
 from bertstudio.ui.train import output as output_mod
 from bertstudio.ui.train.form import ConfigForm
+from bertstudio.ui.train.jobs import PlannedRates, Preview, preview_job, train_job
+from bertstudio.ui.train.result_panel import ResultPanel
 from bertstudio.ui.widgets.training_plots import TrainingPlots
 from bertstudio.workers.runner import TaskRunner
 
@@ -47,75 +49,8 @@ DEMO_FILES = {
     "token-classification": ("ner_train.conll", "ner_eval.conll"),
     "pretraining": ("pretraining_corpus.txt", ""),
 }
-OPEN_LABELS = {"fill-mask": "Fill-mask", "nsp": "NSP", "ner": "NER", "classification": "Classification"}
 NO_PAIR = "(none)"
 ALIASES = {"model": "base_model", "intermediate_size": "ffn", "hidden_size": "hidden"}
-
-
-@dataclass(frozen=True)
-class Preview:
-    """What the worker read for the plan: the file's columns (classification) and the step plan."""
-
-    path: str
-    header: list[str] | None
-    detected: Any
-    plan: Any
-    lrs: Any
-
-
-def preview_job(config: TrainConfig, want_columns: bool, control: TaskControl) -> Preview:
-    """Columns, step plan and planned learning rates, computed off the GUI thread."""
-    from bertstudio.core.training import plan, planned_lr
-    from bertstudio.core.training.data import file_columns
-
-    header = detected = None
-    if want_columns:
-        header, detected = file_columns(config.train_file)
-        if config.columns is None:
-            config = replace(config, columns=detected)
-    control.check()
-    steps = plan(config)
-    control.check()
-    lrs = planned_lr(config.scheduler, config.learning_rate, steps.total_steps, steps.warmup_steps)
-    return Preview(config.train_file, header, detected, steps, lrs)
-
-
-@dataclass(frozen=True)
-class PlannedRates:
-    """The run's exact LR plan, computed in the worker once the engine has fixed the step count."""
-
-    values: Any
-
-
-class _PlanRelay(TaskControl):
-    """Passes everything through to the runner's control, adding the exact LR plan once the
-    engine's plan event fixes the step count (computed here, in the worker)."""
-
-    def __init__(self, outer: TaskControl, config: TrainConfig) -> None:
-        super().__init__()
-        self.outer, self.config = outer, config
-
-    def report(self, message: str, fraction: float | None = None, payload: object = None) -> None:
-        from bertstudio.core.training import TrainingEvent, planned_lr
-
-        self.outer.report(message, fraction, payload)
-        if isinstance(payload, TrainingEvent) and payload.kind == "plan":
-            warmup = int(payload.metrics.get("warmup_steps", 0))
-            lrs = planned_lr(self.config.scheduler, self.config.learning_rate, payload.max_steps, warmup)
-            self.outer.report("planned learning rate", None, PlannedRates(lrs))
-
-    @property
-    def stop_requested(self) -> bool:
-        return self.outer.stop_requested
-
-    def check(self) -> None:
-        self.outer.check()
-
-
-def train_job(config: TrainConfig, stop_event: threading.Event, control: TaskControl) -> Any:
-    from bertstudio.core.training import train
-
-    return train(config, _PlanRelay(control, config), stop_event=stop_event)
 
 
 class TrainTab(TaskTab):
@@ -178,30 +113,12 @@ class TrainTab(TaskTab):
         self.stop_button.clicked.connect(self.stop)
         self.export_button = QPushButton("Export PNG…")
         self.export_button.clicked.connect(self._export)
-        self.metrics_label = QLabel("")
-        self.metrics_label.setWordWrap(True)
-        self.checkpoint_label = QLabel("")
-        self.checkpoint_label.setWordWrap(True)
-        self.delete_checkpoints = QPushButton("Delete checkpoints")
-        self.delete_checkpoints.setToolTip("Delete the resumable checkpoint folder this run left (nothing else)")
-        self.delete_checkpoints.clicked.connect(self.delete_checkpoint_folder)
-        self.open_buttons: dict[str, QPushButton] = {}
-        open_row = QHBoxLayout()
-        for key, label in OPEN_LABELS.items():
-            button = QPushButton(f"Open in {label}")
-            button.clicked.connect(lambda _checked=False, k=key: self.open_result_in(k))
-            self.open_buttons[key] = button
-            open_row.addWidget(button)
-        self.evaluate_button = QPushButton("Evaluate…")
-        self.evaluate_button.setToolTip("Score the trained model on the validation file in the Evaluate view")
-        self.evaluate_button.clicked.connect(self.evaluate_result)
-        open_row.addWidget(self.evaluate_button)
-        open_row.addStretch(1)
-        checkpoint_row = QHBoxLayout()
-        checkpoint_row.addWidget(self.checkpoint_label, 1)
-        checkpoint_row.addWidget(self.delete_checkpoints)
-        for widget in (*self.open_buttons.values(), self.evaluate_button, self.delete_checkpoints):
-            widget.setVisible(False)
+        self.results = ResultPanel()
+        self.results.open_in.connect(self.open_result_in)
+        self.results.evaluate.connect(self.evaluate_result)
+        self.metrics_label, self.checkpoint_label = self.results.metrics_label, self.results.checkpoint_label
+        self.open_buttons, self.evaluate_button = self.results.open_buttons, self.results.evaluate_button
+        self.delete_checkpoints = self.results.delete_checkpoints
         controls = QHBoxLayout()
         for widget in (self.start_button, self.stop_button, self.progress, self.rate_label, self.export_button):
             controls.addWidget(widget, 1 if widget is self.progress else 0)
@@ -211,9 +128,7 @@ class TrainTab(TaskTab):
         right_layout.addWidget(self.plan_label)
         right_layout.addWidget(self.plots, 1)
         right_layout.addLayout(controls)
-        right_layout.addWidget(self.metrics_label)
-        right_layout.addLayout(checkpoint_row)
-        right_layout.addLayout(open_row)
+        right_layout.addWidget(self.results)
         splitter = QSplitter()
         splitter.addWidget(scroll)
         splitter.addWidget(right)
@@ -336,10 +251,8 @@ class TrainTab(TaskTab):
         self._stop_event = threading.Event()
         self.result = None
         self.plots.clear_run()
-        for label in (self.metrics_label, self.checkpoint_label, self.rate_label):
-            label.setText("")
-        for button in (*self.open_buttons.values(), self.evaluate_button, self.delete_checkpoints):
-            button.setVisible(False)
+        self.results.clear()
+        self.rate_label.setText("")
         self.runner.start(train_job, config, self._stop_event)
         self.start_button.setEnabled(False)
         self.stop_button.setEnabled(True)
@@ -395,7 +308,7 @@ class TrainTab(TaskTab):
             self.rate_label.setText(rate_text(payload))
         elif payload.kind == "eval":
             self.plots.add_eval(payload.step, payload.metrics)
-            self.metrics_label.setText(f"Validation at step {payload.step}: " + _format_metrics(payload.metrics))
+            self.results.show_eval(payload.step, payload.metrics)
         elif payload.kind == "saving":
             self.rate_label.setText("Saving…")
         elif payload.kind == "done":
@@ -404,19 +317,11 @@ class TrainTab(TaskTab):
     def _on_result(self, result: Any) -> None:
         self.result = result
         self.plots.flush()
-        state = "Stopped early at" if result.stopped else "Finished at"
-        self.metrics_label.setText(
-            f"{state} step {result.step}/{result.max_steps}; saved to {result.output_dir}\n"
-            + _format_metrics(result.metrics))
-        note = output_mod.checkpoint_note(result.output_dir) if result.checkpoints_dir else None
-        self.checkpoint_label.setText(note[1] + " Resume with the Resume box, or delete it." if note else "")
-        self.delete_checkpoints.setVisible(note is not None)
         tabs = getattr(self.window(), "task_tabs", {})
-        for key, button in self.open_buttons.items():
-            button.setVisible(key in result.open_in and key in tabs)
-        self.evaluate_button.setVisible(hasattr(self.window(), "open_evaluation"))
+        self.results.show_result(result, lambda key: key in tabs, hasattr(self.window(), "open_evaluation"))
         self.clear_message()
-        self.status.emit(f"Train: {state.lower()} step {result.step}; model in {result.output_dir}")
+        state = "stopped early at" if result.stopped else "finished at"
+        self.status.emit(f"Train: {state} step {result.step}; model in {result.output_dir}")
 
     def _on_finished(self) -> None:
         self.start_button.setEnabled(True)
@@ -426,16 +331,6 @@ class TrainTab(TaskTab):
         if self.message.text().startswith("Stopping"):
             self.clear_message()
         self.run_ended.emit()
-
-    def delete_checkpoint_folder(self) -> None:
-        """Delete the resumable checkpoints of the last run: only that folder, which we created."""
-        from bertstudio.core.training.saving import checkpoints_dir, remove_ours
-
-        if self.result is None:
-            return
-        removed = remove_ours(checkpoints_dir(self.result.output_dir))
-        self.checkpoint_label.setText("Checkpoint folder deleted." if removed else "")
-        self.delete_checkpoints.setVisible(False)
 
     def open_result_in(self, task: str) -> None:
         """Load the trained model in another tab and switch to it."""
@@ -501,6 +396,3 @@ def _duration(seconds: float | None) -> str:
     minutes, secs = divmod(int(round(seconds)), 60)
     return f"{minutes}:{secs:02d}" if minutes < 60 else f"{minutes // 60}:{minutes % 60:02d}:{secs:02d}"
 
-
-def _format_metrics(metrics: dict[str, float]) -> str:
-    return ", ".join(f"{key} {value:.4f}" for key, value in metrics.items())

@@ -1,0 +1,78 @@
+"""The Train tab's worker jobs: the plan preview (file columns, step plan, planned LR) and
+the run itself, which also sends the exact LR plan once the engine has fixed the step count.
+Everything here runs off the GUI thread."""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass, replace
+from typing import Any
+
+from bertstudio.core.progress import TaskControl
+from bertstudio.core.training.config import TrainConfig
+
+
+@dataclass(frozen=True)
+class Preview:
+    """What the worker read for the plan: the file's columns (classification) and the step plan."""
+
+    path: str
+    header: list[str] | None
+    detected: Any
+    plan: Any
+    lrs: Any
+
+
+def preview_job(config: TrainConfig, want_columns: bool, control: TaskControl) -> Preview:
+    """Columns, step plan and planned learning rates, computed off the GUI thread."""
+    from bertstudio.core.training import plan, planned_lr
+    from bertstudio.core.training.data import file_columns
+
+    header = detected = None
+    if want_columns:
+        header, detected = file_columns(config.train_file)
+        if config.columns is None:
+            config = replace(config, columns=detected)
+    control.check()
+    steps = plan(config)
+    control.check()
+    lrs = planned_lr(config.scheduler, config.learning_rate, steps.total_steps, steps.warmup_steps)
+    return Preview(config.train_file, header, detected, steps, lrs)
+
+
+@dataclass(frozen=True)
+class PlannedRates:
+    """The run's exact LR plan, computed in the worker once the engine has fixed the step count."""
+
+    values: Any
+
+
+class _PlanRelay(TaskControl):
+    """Passes everything through to the runner's control, adding the exact LR plan once the
+    engine's plan event fixes the step count (computed here, in the worker)."""
+
+    def __init__(self, outer: TaskControl, config: TrainConfig) -> None:
+        super().__init__()
+        self.outer, self.config = outer, config
+
+    def report(self, message: str, fraction: float | None = None, payload: object = None) -> None:
+        from bertstudio.core.training import TrainingEvent, planned_lr
+
+        self.outer.report(message, fraction, payload)
+        if isinstance(payload, TrainingEvent) and payload.kind == "plan":
+            warmup = int(payload.metrics.get("warmup_steps", 0))
+            lrs = planned_lr(self.config.scheduler, self.config.learning_rate, payload.max_steps, warmup)
+            self.outer.report("planned learning rate", None, PlannedRates(lrs))
+
+    @property
+    def stop_requested(self) -> bool:
+        return self.outer.stop_requested
+
+    def check(self) -> None:
+        self.outer.check()
+
+
+def train_job(config: TrainConfig, stop_event: threading.Event, control: TaskControl) -> Any:
+    from bertstudio.core.training import train
+
+    return train(config, _PlanRelay(control, config), stop_event=stop_event)

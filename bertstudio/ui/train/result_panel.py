@@ -1,0 +1,89 @@
+"""What a finished or stopped run leaves: its metrics, where the resumable checkpoint folder
+is and how large (with a button that deletes that folder and nothing else), "Open in…" the
+tabs that load the model, and "Evaluate…" where the window offers it."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from PySide6.QtCore import Signal
+from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
+
+from bertstudio.ui.train import output as output_mod
+
+OPEN_LABELS = {"fill-mask": "Fill-mask", "nsp": "NSP", "ner": "NER", "classification": "Classification"}
+
+
+def format_metrics(metrics: dict[str, float]) -> str:
+    return ", ".join(f"{key} {value:.4f}" for key, value in metrics.items())
+
+
+class ResultPanel(QWidget):
+    open_in = Signal(str)  # an app task key
+    evaluate = Signal()
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.result: Any = None
+        self.metrics_label = QLabel("")
+        self.metrics_label.setWordWrap(True)
+        self.checkpoint_label = QLabel("")
+        self.checkpoint_label.setWordWrap(True)
+        self.delete_checkpoints = QPushButton("Delete checkpoints")
+        self.delete_checkpoints.setToolTip("Delete the resumable checkpoint folder this run left (nothing else)")
+        self.delete_checkpoints.clicked.connect(self.delete_checkpoint_folder)
+        self.open_buttons: dict[str, QPushButton] = {}
+        open_row = QHBoxLayout()
+        for key, label in OPEN_LABELS.items():
+            button = QPushButton(f"Open in {label}")
+            button.clicked.connect(lambda _checked=False, k=key: self.open_in.emit(k))
+            self.open_buttons[key] = button
+            open_row.addWidget(button)
+        self.evaluate_button = QPushButton("Evaluate…")
+        self.evaluate_button.setToolTip("Score the trained model on the validation file in the Evaluate view")
+        self.evaluate_button.clicked.connect(self.evaluate)
+        open_row.addWidget(self.evaluate_button)
+        open_row.addStretch(1)
+        checkpoint_row = QHBoxLayout()
+        checkpoint_row.addWidget(self.checkpoint_label, 1)
+        checkpoint_row.addWidget(self.delete_checkpoints)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(self.metrics_label)
+        layout.addLayout(checkpoint_row)
+        layout.addLayout(open_row)
+        self.clear()
+
+    def clear(self) -> None:
+        self.result = None
+        self.metrics_label.setText("")
+        self.checkpoint_label.setText("")
+        for button in (*self.open_buttons.values(), self.evaluate_button, self.delete_checkpoints):
+            button.setVisible(False)
+
+    def show_eval(self, step: int, metrics: dict[str, float]) -> None:
+        self.metrics_label.setText(f"Validation at step {step}: " + format_metrics(metrics))
+
+    def show_result(self, result: Any, can_open: Callable[[str], bool], can_evaluate: bool) -> None:
+        self.result = result
+        state = "Stopped early at" if result.stopped else "Finished at"
+        self.metrics_label.setText(
+            f"{state} step {result.step}/{result.max_steps}; saved to {result.output_dir}\n"
+            + format_metrics(result.metrics))
+        note = output_mod.checkpoint_note(result.output_dir) if result.checkpoints_dir else None
+        self.checkpoint_label.setText(note[1] + " Resume with the Resume box, or delete it." if note else "")
+        self.delete_checkpoints.setVisible(note is not None)
+        for key, button in self.open_buttons.items():
+            button.setVisible(key in result.open_in and can_open(key))
+        self.evaluate_button.setVisible(can_evaluate)
+
+    def delete_checkpoint_folder(self) -> None:
+        """Delete the resumable checkpoints of the last run: only that folder, which we created."""
+        from bertstudio.core.training.saving import checkpoints_dir, remove_ours
+
+        if self.result is None:
+            return
+        removed = remove_ours(checkpoints_dir(self.result.output_dir))
+        self.checkpoint_label.setText("Checkpoint folder deleted." if removed else "")
+        self.delete_checkpoints.setVisible(False)
