@@ -8,7 +8,7 @@ from bertstudio.ui.tabs.ner_tab import NerTab
 from tests.ui.conftest import load_model_in
 
 
-def _tab(window) -> NerTab:  # noqa: ANN001
+def _tab(window) -> NerTab:
     return window.task_tabs["ner"]
 
 
@@ -56,7 +56,7 @@ def test_generic_labels_and_errors(qtbot, window, real_models) -> None:
     assert "empty" in tab.message.text()
 
 
-def _changes(tab) -> list[tuple[str, ...]]:  # noqa: ANN001
+def _changes(tab) -> list[tuple[str, ...]]:
     return [tuple(tab.changes.item(r, c).text() for c in range(tab.changes.columnCount()))
             for r in range(tab.changes.rowCount())]
 
@@ -98,6 +98,11 @@ def test_compare_two_models(qtbot, window, real_models, checkpoint_factory) -> N
                 + [("added", e.start, e.end) for e in diff.added] + [("same", a.start, a.end) for a, _ in diff.same])
     assert [(row[0], int(row[4]), int(row[5])) for row in rows] == expected
     assert "Entities changed" in tab.changes_summary.text()
+    window.resize(1280, 800)  # NER compare gets the room: A's and B's tables side by side, several rows each
+    window.tabs.setCurrentWidget(tab)
+    qtbot.wait(50)
+    row = tab.changes.verticalHeader().defaultSectionSize()
+    assert tab.changes.viewport().height() >= 6 * row and tab.entities.viewport().height() >= 6 * row
     assert f"{len(diff.added)} added" in tab.changes_summary.text()
     for e in diff.added:  # B's highlight says which entities are new
         assert "added" in next(s.tooltip for s in tab.highlight_b.spans if (s.start, s.end) == (e.start, e.end))
@@ -111,3 +116,20 @@ def test_compare_two_models(qtbot, window, real_models, checkpoint_factory) -> N
     assert [(s.start, s.end) for s in tab.highlight_b.spans] == [
         (e.start, e.end) for e in outcome.second.comparison["none"]]
     assert all(row[2] in ("", "B-PER", "B-LOC", "I-PER", "I-LOC") for row in _changes(tab))
+
+
+def test_state_restore_and_table_layout(qtbot, window) -> None:
+    from PySide6.QtWidgets import QHeaderView
+
+    from bertstudio.core.tasks.ner import NerInput
+
+    tab = _tab(window)
+    tab.set_inputs(NerInput("Klaus lives in Vienna.", "first"))
+    assert tab.inputs() == NerInput("Klaus lives in Vienna.", "first")
+    state = tab.state()
+    tab.restore({"text": "", "aggregation": "simple"})
+    tab.restore(state)
+    assert tab.state() == state == {"text": "Klaus lives in Vienna.", "aggregation": "first"}
+    header = tab.entities.horizontalHeader()  # the entity's text gets the room, not its "end"
+    assert header.sectionResizeMode(0) == QHeaderView.ResizeMode.Stretch and not header.stretchLastSection()
+    assert tab.changes.horizontalHeader().sectionResizeMode(1) == QHeaderView.ResizeMode.Stretch

@@ -14,11 +14,9 @@ from PySide6.QtGui import QColor
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QComboBox,
-    QHBoxLayout,
     QHeaderView,
     QLabel,
     QPlainTextEdit,
-    QPushButton,
     QSplitter,
     QTableWidget,
     QTableWidgetItem,
@@ -27,14 +25,14 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from bertstudio.core.compare import Entity, EntityDiff, entity_type
 from bertstudio.core.jobs import Outcome
-from bertstudio.core.models import LoadRequest, ModelInfo
-from bertstudio.core.progress import TaskControl
-from bertstudio.core.tasks.ner import STRATEGIES, Entity, NerResult, entity_type, label_hint
+from bertstudio.core.models import ModelInfo
+from bertstudio.core.tasks.ner import STRATEGIES, NerInput, NerResult, label_hint
 from bertstudio.core.tasks.ner import compare as compare_entities_of
 from bertstudio.resources import examples
 from bertstudio.ui.tabs.base import TaskTab
-from bertstudio.ui.widgets.compare_panel import COLOR_A, COLOR_B, CompareSource
+from bertstudio.ui.widgets.compare_panel import COLOR_A, COLOR_B
 from bertstudio.ui.widgets.span_text import Span, SpanText
 
 CHANGE_COLOURS = {"same": "#e6e6e6", "relabelled": "#ffd2a8", "removed": "#f4b4b4", "added": "#bfe8bf"}
@@ -48,26 +46,38 @@ STRATEGY_HELP = {
 }
 
 
-def ner_job(request: LoadRequest, text: str, aggregation: str, compare_source: str | None = None, *,
-            control: TaskControl) -> Outcome:
-    """Tag with model A; when comparing, tag the same text with model B and diff the entities."""
-    from bertstudio.core.jobs import run_task
-    from bertstudio.core.tasks.ner import tag
-
-    return run_task(request, control, lambda loaded: tag(loaded, text, aggregation), compare_source,
-                    lambda a, b: compare_entities_of(a.entities, b.entities))
-
-
-def _table(headers: list[str]) -> QTableWidget:
+def _table(headers: list[str], stretch: int = 0) -> QTableWidget:
     table = QTableWidget(0, len(headers))
     table.setHorizontalHeaderLabels(headers)
     table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
     table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
     table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
     table.verticalHeader().setVisible(False)
-    table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
-    table.horizontalHeader().setStretchLastSection(True)
+    header = table.horizontalHeader()
+    header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+    header.setSectionResizeMode(stretch, QHeaderView.ResizeMode.Stretch)  # the text gets the room, not "end"
+    header.setStretchLastSection(False)
+    table.verticalHeader().setDefaultSectionSize(table.fontMetrics().height() + 8)
     return table
+
+
+def _column(*widgets: QWidget) -> QWidget:
+    holder = QWidget()
+    layout = QVBoxLayout(holder)
+    layout.setContentsMargins(0, 0, 0, 0)
+    for widget in widgets:
+        layout.addWidget(widget, 1 if isinstance(widget, QSplitter | QTableWidget) else 0)
+    return holder
+
+
+def _split(top: QWidget, bottom: QWidget) -> QSplitter:
+    """The highlighted text above its table; the table gets most of the room."""
+    splitter = QSplitter(Qt.Orientation.Vertical)
+    splitter.addWidget(top)
+    splitter.addWidget(bottom)
+    splitter.setStretchFactor(0, 1)
+    splitter.setStretchFactor(1, 2)
+    return splitter
 
 
 def _item(value: object) -> QTableWidgetItem:
@@ -80,13 +90,10 @@ def _item(value: object) -> QTableWidgetItem:
 
 
 class NerTab(TaskTab):
-    TASK = "ner"
-    TITLE = "NER"
-    ORDER = 30
+    SPEC_KEY = "ner"
+    RUN_LABEL = "Tag"
 
-    def build(self) -> None:
-        self.result: NerResult | None = None
-        self.outcome: Outcome | None = None
+    def build_inputs(self, box: QVBoxLayout) -> None:
         self.text = QPlainTextEdit()
         self.text.setPlaceholderText("Type or paste text to tag…")
         self.text.setMaximumHeight(90)
@@ -97,27 +104,23 @@ class NerTab(TaskTab):
         self.strategy.setCurrentText("simple")
         self.strategy.setToolTip("How wordpieces are grouped into entities (transformers' aggregation_strategy)")
         self.strategy.currentIndexChanged.connect(self._strategy_changed)
-        self.examples = QComboBox()
-        self.examples.addItem("Examples…")
-        for line in examples("ner"):
-            self.examples.addItem(line, line)
-        self.examples.activated.connect(self._example_chosen)
-        self.run_button = QPushButton("Tag")
-        self.run_button.clicked.connect(self.run)
-        self.cancel_button = QPushButton("Cancel")
-        self.cancel_button.setEnabled(False)
-        self.cancel_button.clicked.connect(lambda: self.runner.cancel())
         self.labels_note = QLabel()
         self.labels_note.setWordWrap(True)
+        self.options.addWidget(QLabel("Aggregation"))
+        self.options.addWidget(self.strategy)
+        box.addWidget(self.text)
+        box.addWidget(self.labels_note)
 
+    def build_results(self, box: QVBoxLayout) -> None:
+        self.shown_entities: tuple[Entity, ...] = ()
         self.highlight = SpanText()
         self.entities = _table(["text", "type", "score", "start", "end"])
         self.entities.itemSelectionChanged.connect(self._entity_selected)
         self.wordpieces = _table(["wordpiece", "label", "score", "start", "end"])
         self.wordpieces.itemSelectionChanged.connect(self._wordpiece_selected)
         self.compare = _table(list(STRATEGIES))
-        # model B ("Compare with…"): its highlighted entities and each change from A
-        self.compare_source = CompareSource(self.model_bar.source)
+        self.compare.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Stretch)
+        # model B ("Compare with…"): its highlighted entities and each change from A, in a column beside A's
         self.title_a = QLabel()
         self.title_a.setVisible(False)
         self.title_b = QLabel()
@@ -125,45 +128,19 @@ class NerTab(TaskTab):
         self.highlight_b.colour = self.highlight.colour  # B shows each type in A's colour
         self.changes_summary = QLabel()
         self.changes_summary.setWordWrap(True)
-        self.changes = _table(["change", "text", "A", "B", "start", "end"])
+        self.changes = _table(["change", "text", "A", "B", "start", "end"], stretch=1)
         self.changes.itemSelectionChanged.connect(self._change_selected)
-        self.side_b = QWidget()
-        side_b = QVBoxLayout(self.side_b)
-        side_b.setContentsMargins(0, 0, 0, 0)
-        for widget in (self.title_b, self.highlight_b, self.changes_summary):
-            side_b.addWidget(widget)
-        side_b.addWidget(self.changes, 1)
+        self.side_b = _column(self.title_b, _split(self.highlight_b, _column(self.changes_summary, self.changes)))
         self.side_b.setVisible(False)
+        side_a = _column(self.title_a, _split(self.highlight, self.entities))
+        sides = QSplitter(Qt.Orientation.Horizontal)
+        sides.addWidget(side_a)
+        sides.addWidget(self.side_b)
         self.views = QTabWidget()
-        splitter = QSplitter(Qt.Orientation.Vertical)
-        side_a = QWidget()  # model A: its highlighted text and entity table; B's below when comparing
-        column_a = QVBoxLayout(side_a)
-        column_a.setContentsMargins(0, 0, 0, 0)
-        column_a.addWidget(self.title_a)
-        column_a.addWidget(self.highlight, 1)
-        splitter.addWidget(side_a)
-        splitter.addWidget(self.entities)
-        splitter.addWidget(self.side_b)
-        self.views.addTab(splitter, "Entities")
+        self.views.addTab(sides, "Entities")
         self.views.addTab(self.wordpieces, "Wordpieces")
         self.views.addTab(self.compare, "Compare strategies")
-
-        controls = QHBoxLayout()
-        controls.addWidget(QLabel("Aggregation"))
-        controls.addWidget(self.strategy)
-        controls.addWidget(self.examples)
-        controls.addStretch(1)
-        controls.addWidget(self.run_button)
-        controls.addWidget(self.cancel_button)
-        self.body.addWidget(self.text)
-        self.body.addLayout(controls)
-        self.body.addWidget(self.compare_source)
-        self.body.addWidget(self.labels_note)
-        self.body.addWidget(self.views, 1)
-        self.runner.started.connect(lambda: self.cancel_button.setEnabled(True))
-        self.runner.finished.connect(lambda: self.cancel_button.setEnabled(False))
-        self.runner.result.connect(self.show_result)
-        self.runner.cancelled.connect(lambda: self.show_message("Cancelled."))
+        box.addWidget(self.views, 1)
 
     # -- input -----------------------------------------------------------------------------
     def model_loaded(self, info: ModelInfo) -> None:
@@ -172,11 +149,26 @@ class NerTab(TaskTab):
         hint = label_hint(info.id2label)
         self.labels_note.setText(f"Labels: {', '.join(labels)}" + (f"<br><i>{hint}</i>" if hint else ""))
 
-    def _example_chosen(self, index: int) -> None:
-        text = self.examples.itemData(index)
-        if text:
-            self.text.setPlainText(text)
-        self.examples.setCurrentIndex(0)
+    def examples(self) -> list[tuple[str, Any]]:
+        return [(line, line) for line in examples("ner")]
+
+    def use_example(self, data: Any) -> None:
+        self.text.setPlainText(str(data))
+
+    def inputs(self) -> NerInput:
+        return NerInput(self.text.toPlainText(), self.current_strategy())
+
+    def set_inputs(self, inputs: NerInput) -> None:
+        self.text.setPlainText(inputs.text)
+        self.strategy.blockSignals(True)
+        self.strategy.setCurrentText(inputs.aggregation)
+        self.strategy.blockSignals(False)
+
+    def state(self) -> dict[str, Any]:
+        return {"text": self.text.toPlainText(), "aggregation": self.current_strategy()}
+
+    def restore(self, state: dict[str, Any]) -> None:
+        self.set_inputs(NerInput(str(state.get("text", "")), str(state.get("aggregation", "simple"))))
 
     def _strategy_changed(self) -> None:
         strategy = self.current_strategy()
@@ -193,17 +185,17 @@ class NerTab(TaskTab):
     def current_strategy(self) -> str:
         return str(self.strategy.currentData())
 
-    def run(self) -> None:
-        compare_source = self.compare_source.source()
-        if self.compare_source.enabled.isChecked() and not compare_source:
-            self.show_message("Choose the second model to compare with, or untick “Compare with…”.", error=True)
-            return
-        self.run_job(ner_job, self.text.toPlainText(), self.current_strategy(), compare_source)
-
     # -- output ----------------------------------------------------------------------------
-    def show_result(self, outcome: Outcome) -> None:
-        self.outcome = outcome
-        result = self.result = outcome.result
+    def clear_result(self) -> None:
+        self.shown_entities = ()
+        self.highlight.set_spans("", [])
+        for table in (self.entities, self.wordpieces, self.compare, self.changes):
+            table.setRowCount(0)
+        self.title_a.setVisible(False)
+        self.side_b.setVisible(False)
+
+    def render(self, outcome: Outcome) -> None:
+        result = outcome.result
         self.highlight.set_kinds(result.entity_types)
         self._show_entities(result, result.entities)
         if outcome.second is not None:
@@ -231,11 +223,10 @@ class NerTab(TaskTab):
                 else:
                     item = _item("")
                 self.compare.setItem(row, column, item)
-        self.show_message("\n".join(n.text for n in outcome.notes))
         self.status.emit(f"NER: {len(result.entities)} entities ({result.aggregation})"
                          + (f"; B: {len(outcome.second.entities)}" if outcome.second is not None else ""))
 
-    def _show_second(self, outcome: Outcome, entities: tuple[Entity, ...], diff: Any) -> None:
+    def _show_second(self, outcome: Outcome, entities: tuple[Entity, ...], diff: EntityDiff) -> None:
         """Model B's entities highlighted under A's, and the table of changes (A -> B)."""
         assert outcome.second is not None
         source_a = self.model_request().source if self.model_request() else "A"
