@@ -1,11 +1,34 @@
-"""A dock with every message and error in full (hint, details, traceback)."""
+"""A dock with every message and error: one readable line each, the details one click away.
+
+A user error (BertStudioError) is a message and a hint, never a traceback; a bug is marked as
+one. The details (the library's own error, the traceback) open from "Details…", so they stay
+available without burying the message.
+"""
 
 from __future__ import annotations
 
 import time
 import traceback
 
-from PySide6.QtWidgets import QDockWidget, QPlainTextEdit, QWidget
+from PySide6.QtWidgets import (
+    QDockWidget,
+    QHBoxLayout,
+    QMessageBox,
+    QPlainTextEdit,
+    QPushButton,
+    QVBoxLayout,
+    QWidget,
+)
+
+from bertstudio.core.errors import BertStudioError, TaskCancelled
+
+
+def error_details(error: BaseException) -> str:
+    """What a developer needs: the library's own error, then the traceback."""
+    parts = [str(getattr(error, "details", "") or "")]
+    if error.__traceback__ is not None or error.__cause__ is not None:
+        parts.append("".join(traceback.format_exception(error)).rstrip())
+    return "\n\n".join(part for part in parts if part)
 
 
 class LogPanel(QDockWidget):
@@ -15,19 +38,54 @@ class LogPanel(QDockWidget):
         self.view = QPlainTextEdit()
         self.view.setReadOnly(True)
         self.view.setMaximumBlockCount(5000)
-        self.setWidget(self.view)
+        self.details_button = QPushButton("Details of the last error…")
+        self.details_button.setEnabled(False)
+        self.details_button.setToolTip("The full error behind the last message: library error and traceback")
+        self.details_button.clicked.connect(self.show_details)
+        self._last: tuple[str, str] = ("", "")  # (line, details)
+        holder = QWidget()
+        layout = QVBoxLayout(holder)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.setSpacing(2)
+        layout.addWidget(self.view, 1)
+        row = QHBoxLayout()
+        row.addStretch(1)
+        row.addWidget(self.details_button)
+        layout.addLayout(row)
+        self.setWidget(holder)
 
     def info(self, text: str) -> None:
         self.view.appendPlainText(f"{time.strftime('%H:%M:%S')}  {text}")
 
     def error(self, error: BaseException, context: str = "") -> None:
-        lines = [f"{time.strftime('%H:%M:%S')}  ERROR {context}: {getattr(error, 'message', None) or error}"]
-        for extra in (getattr(error, "hint", ""), getattr(error, "details", "")):
-            if extra:
-                lines.append(f"    {extra}")
-        if error.__traceback__ is not None:
-            lines.append("".join(traceback.format_exception(error)).rstrip())
+        """One line (and the hint); the details behind "Details…"."""
+        expected = isinstance(error, BertStudioError)
+        message = getattr(error, "message", None) or str(error) or type(error).__name__
+        if not expected:
+            message = f"internal error ({type(error).__name__}): {message}"
+        head = " ".join(part for part in ("" if isinstance(error, TaskCancelled) else "ERROR", context) if part)
+        lines = [f"{time.strftime('%H:%M:%S')}  {head + ': ' if head else ''}{message}"]
+        hint = getattr(error, "hint", "")
+        if hint:
+            lines.append(f"    {hint}")
+        details = error_details(error)
+        if details:
+            lines.append("    (Details of the last error… shows the full error)")
+            self._last = (lines[0], details)
+            self.details_button.setEnabled(True)
         self.view.appendPlainText("\n".join(lines))
+
+    @property
+    def last_details(self) -> str:
+        return self._last[1]
+
+    def show_details(self) -> None:
+        line, details = self._last
+        if not details:
+            return
+        box = QMessageBox(QMessageBox.Icon.Information, "Error details", line.split("  ", 1)[-1], parent=self)
+        box.setDetailedText(details)
+        box.open()
 
     def text(self) -> str:
         return self.view.toPlainText()

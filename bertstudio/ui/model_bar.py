@@ -14,7 +14,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from bertstudio.core.errors import OutOfMemory
+from bertstudio.core.errors import BertStudioError, OutOfMemory
 from bertstudio.core.models import LoadRequest, ModelInfo
 from bertstudio.core.progress import ProgressEvent, TaskControl
 from bertstudio.core.tasks.spec import spec_for
@@ -86,7 +86,7 @@ class ModelBar(QWidget):
         self.load_button.clicked.connect(lambda: self.load())
         self.cancel_button = QPushButton("Cancel")
         self.cancel_button.setVisible(False)
-        self.cancel_button.clicked.connect(lambda: self._runner.cancel())
+        self.cancel_button.clicked.connect(self.cancel)
         self.retry_cpu_button = QPushButton("Retry on CPU")
         self.retry_cpu_button.setVisible(False)
         self.retry_cpu_button.clicked.connect(self._retry_on_cpu)
@@ -101,6 +101,14 @@ class ModelBar(QWidget):
             "QLabel { background: #fff4ce; color: #5c4400; border: 1px solid #e0c060; padding: 4px; }"
         )
         self.warning_label.setVisible(False)
+        self.error_label = QLabel()  # why the last load failed and what to do: in the bar, not only the log
+        self.error_label.setObjectName("modelError")
+        self.error_label.setWordWrap(True)
+        self.error_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.error_label.setStyleSheet(
+            "QLabel { background: #fde7e9; color: #6e0b14; border: 1px solid #e3a0a6; padding: 4px; }"
+        )
+        self.error_label.setVisible(False)
 
         row = QHBoxLayout()
         row.addWidget(QLabel("Model:"))
@@ -113,13 +121,15 @@ class ModelBar(QWidget):
         layout.addLayout(row)
         layout.addWidget(self.info_label)
         layout.addWidget(self.warning_label)
+        layout.addWidget(self.error_label)
 
         self._runner.started.connect(lambda: self._set_busy(True))
         self._runner.finished.connect(lambda: self._set_busy(False))
         self._runner.progress.connect(self._on_progress)
         self._runner.result.connect(self._on_loaded)
         self._runner.error.connect(self._on_error)
-        self._runner.cancelled.connect(lambda: self.info_label.setText("Loading cancelled."))
+        self._runner.cancelled.connect(self._on_cancelled)
+        self._runner.stopping.connect(self._on_stopping)
         index.changed.connect(self.set_local_models)
         self.set_local_models(index.models)
 
@@ -177,15 +187,34 @@ class ModelBar(QWidget):
         if source:
             self.source.setEditText(source)
         self.retry_cpu_button.setVisible(False)
+        self.error_label.setVisible(False)
         self._runner.start(load_job, self.request(source or None))
 
     def _retry_on_cpu(self) -> None:
         self.device.setCurrentText("cpu")
         self.load()
 
+    def cancel(self) -> None:
+        self._runner.cancel()
+
+    @property
+    def busy(self) -> bool:
+        """True until the load's thread has really ended, Cancel or not."""
+        return self._runner.busy
+
+    def _on_stopping(self) -> None:
+        self.cancel_button.setEnabled(False)
+        self.info_label.setText("Cancelling…")
+
+    def _on_cancelled(self) -> None:
+        self.info_label.setText(describe_model(self.info) if self.info else "Loading cancelled.")
+        if self.info is not None:
+            self.info_label.setToolTip(self.info.folder)
+
     def _set_busy(self, busy: bool) -> None:
         self.progress.setVisible(busy)
         self.cancel_button.setVisible(busy)
+        self.cancel_button.setEnabled(busy)
         self.load_button.setEnabled(not busy)
         if busy:
             self.progress.setRange(0, 0)
@@ -208,9 +237,20 @@ class ModelBar(QWidget):
         self.info_label.setToolTip(info.folder)
         self.warning_label.setText(f"⚠ {info.head_warning}" if info.head_warning else "")
         self.warning_label.setVisible(bool(info.head_warning))
+        self.error_label.setVisible(False)
         self.loaded.emit(info)
 
     def _on_error(self, error: BaseException) -> None:
-        self.info_label.setText(f"Not loaded: {getattr(error, 'message', str(error))}")
+        """The message and what to do, here in the bar (an offline Hub id asks for a local folder);
+        the details go to the log panel with the `failed` signal."""
+        message = getattr(error, "message", None) or str(error) or type(error).__name__
+        if not isinstance(error, BertStudioError):
+            message = f"Loading failed unexpectedly ({type(error).__name__}: {message})."
+        hint = getattr(error, "hint", "")
+        self.info_label.setText(describe_model(self.info) if self.info else "No model loaded.")
+        self.error_label.setText(f"✖ {message}" + (f"\n{hint}" if hint else "")
+                                 + ("\nThe loaded model above is unchanged." if self.info else ""))
+        self.error_label.setToolTip("Details: View → Log → Details of the last error…")
+        self.error_label.setVisible(True)
         self.retry_cpu_button.setVisible(isinstance(error, OutOfMemory))
         self.failed.emit(error)

@@ -44,3 +44,20 @@ if __name__ == "__main__":  # for trying the app by hand: HF_ENDPOINT=<printed u
     with blackhole_server() as url:
         print(url, flush=True)
         time.sleep(3600)
+
+
+def point_hub_at(url: str, monkeypatch, cache: str) -> None:  # noqa: ANN001
+    """Make this process talk to `url` as the Hub (online as far as every library can tell), with an
+    empty cache; monkeypatch undoes it after the test."""
+    from huggingface_hub import constants
+
+    from bertstudio.core import hub
+
+    monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
+    monkeypatch.delenv("TRANSFORMERS_OFFLINE", raising=False)
+    monkeypatch.setenv("HF_ENDPOINT", url)
+    monkeypatch.setenv("HF_HUB_CACHE", cache)
+    monkeypatch.setattr(constants, "HF_HUB_OFFLINE", False)
+    monkeypatch.setattr(constants, "ENDPOINT", url)
+    monkeypatch.setattr(constants, "HF_HUB_CACHE", cache)
+    monkeypatch.setattr(hub, "_probe_cache", None)

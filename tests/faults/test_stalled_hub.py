@@ -18,7 +18,7 @@ import pytest
 from bertstudio.core import hub
 from bertstudio.core.errors import OfflineError, TaskCancelled
 from bertstudio.core.progress import TaskControl
-from tests.faults.blackhole import blackhole_server
+from tests.faults.blackhole import blackhole_server, point_hub_at
 
 MODEL = "nobody/never-answers"
 
@@ -26,19 +26,9 @@ MODEL = "nobody/never-answers"
 @pytest.fixture
 def stalled_hub(monkeypatch, tmp_path):  # noqa: ANN001, ANN201
     """This process talks to a black-hole Hub: online as far as every library can tell."""
-    from huggingface_hub import constants
-
     with blackhole_server() as url:
-        monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
-        monkeypatch.delenv("TRANSFORMERS_OFFLINE", raising=False)
-        monkeypatch.setenv("HF_ENDPOINT", url)
-        monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "hub-cache"))
-        monkeypatch.setattr(constants, "HF_HUB_OFFLINE", False)
-        monkeypatch.setattr(constants, "ENDPOINT", url)
-        monkeypatch.setattr(constants, "HF_HUB_CACHE", str(tmp_path / "hub-cache"))
-        hub.forget_probe()
+        point_hub_at(url, monkeypatch, str(tmp_path / "hub-cache"))
         yield url
-        hub.forget_probe()
 
 
 def test_a_silent_hub_fails_in_seconds_naming_the_model(stalled_hub, monkeypatch) -> None:  # noqa: ANN001

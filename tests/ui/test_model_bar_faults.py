@@ -1,0 +1,43 @@
+"""The model bar under faults: a stalled Hub is cancelled at once, user errors are messages in the
+bar (the offline hint included), and the log shows one line with the details one click away."""
+
+from __future__ import annotations
+
+import time
+
+from tests.faults.blackhole import blackhole_server, point_hub_at
+
+
+def test_cancel_a_load_stalled_on_the_hub(qtbot, window, monkeypatch, tmp_path) -> None:  # noqa: ANN001
+    bar = window.task_tabs["fill-mask"].model_bar
+    with blackhole_server() as url:
+        point_hub_at(url, monkeypatch, str(tmp_path / "hub-cache"))
+        with qtbot.waitSignal(bar._runner.progress, timeout=10_000,
+                              check_params_cb=lambda event: "Asking the Hugging Face Hub" in event.message):
+            bar.load("nobody/never-answers")
+        qtbot.wait(300)  # inside the stall
+        assert bar.busy and bar.cancel_button.isEnabled()
+        start = time.monotonic()
+        with qtbot.waitSignal(bar._runner.cancelled, timeout=2_000):
+            bar.cancel_button.click()
+            assert bar.info_label.text() == "Cancelling…" and not bar.cancel_button.isEnabled()
+        assert time.monotonic() - start < 1.0
+        assert not bar.busy and bar.load_button.isEnabled() and not bar.cancel_button.isVisible()
+
+
+def test_offline_hint_shown_in_the_bar_not_only_the_log(qtbot, window, monkeypatch,  # noqa: ANN001
+                                                        checkpoint_factory) -> None:
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setenv("HF_HUB_CACHE", "/nonexistent-bertstudio-hub-cache")
+    bar = window.task_tabs["fill-mask"].model_bar
+    with qtbot.waitSignal(bar.failed, timeout=10_000):
+        bar.load("some-org/not-cached-model")
+    assert bar.error_label.isVisibleTo(bar)
+    shown = bar.error_label.text()
+    assert "some-org/not-cached-model" in shown and "not on this machine" in shown and "local model folder" in shown
+    log = window.log.text()
+    assert "some-org/not-cached-model" in log and "Traceback" not in log
+    assert window.log.details_button.isEnabled() and "Traceback" in window.log.last_details
+    with qtbot.waitSignal(bar.loaded, timeout=60_000):
+        bar.load(str(checkpoint_factory("bert")))
+    assert not bar.error_label.isVisibleTo(bar)
