@@ -269,3 +269,37 @@ def test_minilm_pretraining_beats_untrained_heads(real_models) -> None:  # noqa:
     assert trained_hits > untrained_hits + 5, (trained_hits, untrained_hits)
     # 60 CPU steps teach NSP only a little (seen: 0.58 vs 0.47); the ranking must still beat the random head
     assert trained_nsp > untrained_nsp and trained_nsp > 0.5, (trained_nsp, untrained_nsp)
+
+
+def test_every_existing_train_flag_still_parses_into_the_config() -> None:
+    """The options are generated from the config fields now; every flag of the hand-written
+    parser keeps its name and meaning."""
+    from bertstudio.cli import build_parser
+    from bertstudio.cli.train import config_from_args
+    from bertstudio.core.training import Columns, ScratchConfig
+    from bertstudio.core.training.options import options
+
+    args = build_parser().parse_args([
+        "train", "--model", "m", "--task", "text-classification", "--train", "t.csv", "--eval", "e.csv",
+        "--eval-share", "0.2", "--output", "out", "--text-column", "a", "--pair-column", "b", "--label-column", "c",
+        "--scheduler", "cosine", "--warmup-ratio", "0.1", "--warmup-steps", "3", "--max-steps", "9", "--lr", "1e-4",
+        "--batch-size", "4", "--grad-accum", "2", "--weight-decay", "0.05", "--seed", "7", "--max-length", "64",
+        "--eval-steps", "5", "--save-steps", "6", "--precision", "no", "--device", "cpu", "--resume", "--json"])
+    config = config_from_args(args)
+    assert config == TrainConfig(
+        task="text-classification", train_file="t.csv", output_dir="out", model="m", eval_file="e.csv",
+        eval_share=0.2, columns=Columns("a", "c", "b"), scheduler="cosine", warmup_steps=3, warmup_ratio=0.1,
+        epochs=3.0, max_steps=9, batch_size=4, grad_accum=2, learning_rate=1e-4, weight_decay=0.05, seed=7,
+        max_length=64, eval_steps=5, save_steps=6, precision="no", device="cpu", resume=True)
+    scratch = config_from_args(build_parser().parse_args([
+        "train", "--task", "pretraining", "--train", "c.txt", "--output", "o", "--from-scratch", "--epochs", "2",
+        "--vocab-size", "500", "--layers", "3", "--heads", "4", "--hidden-size", "64", "--ffn-size", "128",
+        "--max-length", "48"]))
+    assert scratch.scratch == ScratchConfig(500, 3, 4, 64, 128, 48) and scratch.epochs == 2 and not scratch.model
+    flags = {a for action in build_parser()._subparsers._group_actions[0].choices["train"]._actions  # noqa: SLF001
+             for a in action.option_strings}
+    for cls in (TrainConfig, ScratchConfig, Columns):
+        assert {o.flag for _n, o, _d in options(cls)} <= flags
+    with pytest.raises(SystemExit):  # --epochs and --max-steps stay mutually exclusive
+        build_parser().parse_args(["train", "--task", "pretraining", "--train", "c", "--output", "o",
+                                   "--epochs", "1", "--max-steps", "2"])

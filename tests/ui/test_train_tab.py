@@ -194,3 +194,22 @@ def test_stop_during_final_evaluation_saves_without_blocking(qtbot, window, chec
     assert (tmp_path / "model" / "model.safetensors").is_file()
     assert not (tmp_path / "model.partial").exists()
     assert "Saving" not in tab.rate_label.text() and not tab.message.text().startswith("Stopping")
+
+
+def test_form_is_generated_from_the_config_fields(qtbot, window) -> None:  # noqa: ANN001
+    from bertstudio.core.training import ScratchConfig, TrainConfig
+    from bertstudio.core.training.options import options
+
+    tab = _tab(window)
+    for cls in (TrainConfig, ScratchConfig):
+        for name, option, _default in options(cls):
+            widget = tab.form.widgets[name]
+            assert option.flag in widget.toolTip()  # the same help and flag as `bertstudio train --help`
+    assert tab.learning_rate.minimum() > 0 and tab.eval_share.maximum() < 1  # open ranges stay open
+    tab.task.setCurrentIndex(tab.task.findData("token-classification"))
+    tab.train_file.setText("data.conll")
+    tab.base_model.setText("some-model")
+    tab.max_steps.setValue(7)
+    config = tab.config()
+    assert (config.task, config.train_file, config.model, config.max_steps) == (
+        "token-classification", "data.conll", "some-model", 7)

@@ -35,7 +35,8 @@ checkpoints_dir = saving.checkpoints_dir
 
 def plan_steps(train_examples: int, config: TrainConfig) -> tuple[int, int, int]:
     """(total optimiser steps, warmup steps, steps per epoch); fixed here so the curve is exact."""
-    batches = max(1, math.ceil(train_examples / config.batch_size))
+    world = max(1, int(os.environ.get("WORLD_SIZE", "1")))  # under torchrun each process takes a batch
+    batches = max(1, math.ceil(train_examples / (config.batch_size * world)))
     per_epoch = max(1, math.ceil(batches / config.grad_accum))
     total = config.max_steps if config.max_steps > 0 else max(1, math.ceil(config.epochs * per_epoch))
     return total, warmup_steps_for(total, config.warmup_steps, config.warmup_ratio), per_epoch
@@ -246,8 +247,9 @@ def _final_metrics(trainer: Any, evaluate: bool, output_metrics: dict[str, float
     """The last validation (run now unless the final step already had one) and the last training loss."""
     metrics: dict[str, float] = {}
     if evaluate:
-        last = trainer.state.log_history[-1] if trainer.state.log_history else {}
-        if not ("eval_loss" in last and last.get("step") == trainer.state.global_step):
+        evals = [h for h in trainer.state.log_history if "eval_loss" in h]
+        last = evals[-1] if evals else {}
+        if last.get("step") != trainer.state.global_step:  # the final step had no evaluation yet
             control.report("Evaluating…")
             try:
                 last = trainer.evaluate()
