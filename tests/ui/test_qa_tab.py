@@ -12,11 +12,11 @@ from tests.ui.conftest import load_model_in
 LONG = "the cat sat on the mat and the dog ran fast in the house . " * 30 + "john was born in paris ."
 
 
-def _tab(window) -> QATab:  # noqa: ANN001
+def _tab(window) -> QATab:
     return window.task_tabs["qa"]
 
 
-def _answer(qtbot, tab: QATab) -> None:  # noqa: ANN001
+def _answer(qtbot, tab: QATab) -> None:
     with qtbot.waitSignal(tab.runner.result, timeout=60_000):
         qtbot.keyClick(tab.question, Qt.Key.Key_Return)
 
@@ -83,13 +83,14 @@ def test_bad_input_and_head_warning(qtbot, window, checkpoint_factory) -> None:
     assert "context is empty" in tab.message.text()
     tab.context.setPlainText("john was born in paris .")
     _answer(qtbot, tab)
-    assert "no trained qa head" in tab.message.text()
+    assert tab.result is not None and tab.model_bar.warning_label.isVisibleTo(tab)
+    assert "no trained qa head" not in tab.message.text()  # said once, in the model bar (not twice)
 
 
 def test_examples_fill_both_fields(qtbot, window) -> None:
     tab = _tab(window)
-    assert tab.examples.count() > 3
-    tab.examples.activated.emit(1)
+    assert tab.examples_combo.count() > 3
+    tab.examples_combo.activated.emit(1)
     assert tab.question.text().endswith("?") and len(tab.context.toPlainText()) > 40
 
 
@@ -170,3 +171,17 @@ def test_compare_two_models(qtbot, window, checkpoint_factory, tmp_path) -> None
     assert tab.b_highlight() is not None
     tab.context.setPlainText(context + " anna lives in rome .")
     assert tab.b_highlight() is None and tab.context.highlights == []
+
+
+def test_state_restore_and_set_inputs(qtbot, window) -> None:
+    from bertstudio.core.tasks.qa import QAInput, QAOptions
+
+    tab = _tab(window)
+    wanted = QAInput("who?", "klaus lives here .", QAOptions(top_k=3, max_answer_len=9, doc_stride=64,
+                                                              allow_no_answer=True, null_threshold=0.25))
+    tab.set_inputs(wanted)
+    assert tab.inputs() == wanted and tab.threshold.isEnabled()
+    state = tab.state()
+    tab.set_inputs(QAInput("", ""))
+    tab.restore(state)
+    assert tab.inputs() == wanted and tab.state() == state

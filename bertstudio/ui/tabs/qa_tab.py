@@ -11,18 +11,16 @@ from __future__ import annotations
 import html
 from typing import Any
 
+import numpy as np
 from PySide6.QtCore import Qt
-from PySide6.QtGui import QColor, QKeySequence, QShortcut, QTextCharFormat, QTextCursor
+from PySide6.QtGui import QColor, QTextCharFormat, QTextCursor
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QCheckBox,
-    QComboBox,
     QDoubleSpinBox,
-    QHBoxLayout,
     QHeaderView,
     QLabel,
     QLineEdit,
-    QPushButton,
     QSpinBox,
     QSplitter,
     QTableWidget,
@@ -32,13 +30,13 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from bertstudio.core.compare import SpanDiff
 from bertstudio.core.jobs import Outcome
-from bertstudio.core.models import LoadRequest, ModelInfo
-from bertstudio.core.progress import TaskControl
-from bertstudio.core.tasks.qa import QAOptions, QAResult
+from bertstudio.core.models import ModelInfo
+from bertstudio.core.tasks.qa import Answer, QAInput, QAOptions, QAResult
 from bertstudio.resources import examples
 from bertstudio.ui.tabs.base import TaskTab
-from bertstudio.ui.widgets.compare_panel import COLOR_A, COLOR_B, CompareSource
+from bertstudio.ui.widgets.compare_panel import COLOR_A, COLOR_B
 from bertstudio.ui.widgets.qa_context import QAContextEdit
 from bertstudio.ui.widgets.qa_scores_plot import QAScoresPlot
 
@@ -46,17 +44,7 @@ EXAMPLE_SEPARATOR = "|||"
 B_BACKGROUND = QColor("#fbd9c4")  # model B's answer in the context (A's stays yellow, drawn on top)
 
 
-def qa_job(request: LoadRequest, question: str, context: str, options: QAOptions,
-           compare_source: str | None = None, *, control: TaskControl) -> Outcome:
-    """Model A on the question; then, when comparing, model B on the same one (diff: SpanDiff of the best)."""
-    from bertstudio.core.jobs import run_task
-    from bertstudio.core.tasks.qa import answer, compare
-
-    return run_task(request, control, lambda loaded: answer(loaded, question, context, options, control),
-                    compare_source, compare)
-
-
-def versus_a(item: Any, result_a: QAResult) -> tuple[int | None, float | None]:
+def versus_a(item: Answer, result_a: QAResult) -> tuple[int | None, float | None]:
     """(rank in A's n-best, score B − A) of B's answer `item`; (None, None) if A did not list that span."""
     for rank, other in enumerate(result_a.answers, start=1):
         if other.is_null == item.is_null and (item.is_null or (other.start, other.end) == (item.start, item.end)):
@@ -64,9 +52,9 @@ def versus_a(item: Any, result_a: QAResult) -> tuple[int | None, float | None]:
     return None, None
 
 
-def span_summary(diff: Any) -> str:
+def span_summary(diff: SpanDiff) -> str:
     """Rich text: whether the best span changed, the overlap and the score delta."""
-    def shown(span: Any, text: str) -> str:
+    def shown(span: tuple[int, int] | None, text: str) -> str:
         return "(no answer)" if span is None else f"“{html.escape(text)}” [{span[0]}:{span[1]}]"
 
     if diff.changed:
@@ -93,35 +81,33 @@ def _spin(low: int, high: int, value: int, prefix: str, tip: str) -> QSpinBox:
     return spin
 
 
-def _answer_column_first(table: QTableWidget) -> None:
+def _answers_table(headers: list[str]) -> QTableWidget:
     """The answer column takes the room; the numbers only what they need (two tables share a row)."""
+    table = QTableWidget(0, len(headers))
+    table.setHorizontalHeaderLabels(headers)
+    table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+    table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+    table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
     header = table.horizontalHeader()
     header.setStretchLastSection(False)
     header.setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
     for column in range(1, table.columnCount()):
         header.setSectionResizeMode(column, QHeaderView.ResizeMode.ResizeToContents)
     table.verticalHeader().setVisible(False)
+    return table
 
 
 class QATab(TaskTab):
-    TASK = "qa"
-    TITLE = "Question answering"
-    ORDER = 40
+    SPEC_KEY = "qa"
+    RUN_LABEL = "Answer"
 
-    def build(self) -> None:
-        self.result: QAResult | None = None
+    def build_inputs(self, box: QVBoxLayout) -> None:
         defaults = QAOptions()
         self.question = QLineEdit()
         self.question.setPlaceholderText("Ask a question whose answer is a piece of the context…")
         self.question.returnPressed.connect(self.run)
         self.context = QAContextEdit()
         self.context.setPlaceholderText("Paste the context: the text that holds the answer (any length).")
-        self.examples = QComboBox()
-        self.examples.addItem("Examples…")
-        for line in examples("qa"):
-            question, _, context = line.partition(EXAMPLE_SEPARATOR)
-            self.examples.addItem(question.strip(), (question.strip(), context.strip()))
-        self.examples.activated.connect(self._example_chosen)
         self.top_k = _spin(1, 50, 5, "top-k ", "How many spans to list")
         self.max_answer_len = _spin(1, 200, defaults.max_answer_len, "max answer ",
                                     "Longest answer, in tokens")
@@ -138,47 +124,24 @@ class QATab(TaskTab):
         self.threshold.setToolTip("No answer wins only if its score minus this threshold beats the best span")
         self.threshold.setEnabled(False)
         self.allow_null.toggled.connect(self.threshold.setEnabled)
-        self.run_button = QPushButton("Answer")
-        self.run_button.clicked.connect(self.run)
-        self.cancel_button = QPushButton("Cancel")
-        self.cancel_button.setEnabled(False)
-        self.cancel_button.clicked.connect(lambda: self.runner.cancel())
-        QShortcut(QKeySequence("Ctrl+Return"), self, self.run)
+        for widget in (self.top_k, self.max_answer_len, self.doc_stride, self.allow_null, self.threshold):
+            self.options.addWidget(widget)
+        box.addWidget(self.question)
+        box.addWidget(self.context, 1)
+        self.context.textChanged.connect(self._context_edited)
 
-        self.table = QTableWidget(0, 4)
-        self.table.setHorizontalHeaderLabels(["answer", "score", "start", "end"])
-        _answer_column_first(self.table)
-        self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
-        self.table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
-        self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
-        self.table.currentCellChanged.connect(lambda row, *_: self.show_answer(row))
-        self.plot = QAScoresPlot()
-        self.compare_source = CompareSource(self.model_bar.source)
-        self.outcome: Outcome | None = None
+    def build_results(self, box: QVBoxLayout) -> None:
         self.b_span: tuple[int, int] | None = None  # B's answer shown in the context
-        self.table_b = QTableWidget(0, 5)
-        self.table_b.setHorizontalHeaderLabels(["answer", "score", "start", "end", "vs A"])
-        _answer_column_first(self.table_b)
-        self.table_b.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
-        self.table_b.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
-        self.table_b.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        self.table = _answers_table(["answer", "score", "start", "end"])
+        self.table.currentCellChanged.connect(lambda row, *_: self.show_answer(row))
+        self.table_b = _answers_table(["answer", "score", "start", "end", "vs A"])
         self.table_b.currentCellChanged.connect(lambda row, *_: self.show_answer_b(row))
+        self.plot = QAScoresPlot()
         self.title_a = QLabel()
         self.title_b = QLabel()
         self.compare_summary = QLabel()
         self.compare_summary.setWordWrap(True)
         self.compare_summary.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-
-        controls = QHBoxLayout()
-        for widget in (self.examples, self.top_k, self.max_answer_len, self.doc_stride, self.allow_null,
-                       self.threshold):
-            controls.addWidget(widget)
-        controls.addStretch(1)
-        controls.addWidget(self.run_button)
-        controls.addWidget(self.cancel_button)
-        self.body.addWidget(self.question)
-        self.body.addLayout(controls)
-        self.body.addWidget(self.compare_source)
         side_a, self.side_b = QWidget(), QWidget()
         for side, title, table in ((side_a, self.title_a, self.table), (self.side_b, self.title_b, self.table_b)):
             column = QVBoxLayout(side)
@@ -190,24 +153,14 @@ class QATab(TaskTab):
         lower.addWidget(self.side_b)
         lower.addWidget(self.plot)
         lower.setSizes([300, 300, 400])
-        upper = QSplitter(Qt.Orientation.Vertical)
-        upper.addWidget(self.context)
-        upper.addWidget(lower)
-        upper.setSizes([300, 260])
-        self.body.addWidget(upper, 1)
-        self.body.addWidget(self.compare_summary)
-        self.context.textChanged.connect(self._context_edited)
+        box.addWidget(lower, 1)
+        box.addWidget(self.compare_summary)
         self.title_a.setVisible(False)
         self.side_b.setVisible(False)
         self.compare_summary.setVisible(False)
 
-        self.runner.started.connect(lambda: self.cancel_button.setEnabled(True))
-        self.runner.finished.connect(lambda: self.cancel_button.setEnabled(False))
-        self.runner.result.connect(self.show_result)
-        self.runner.cancelled.connect(lambda: self.show_message("Cancelled."))
-
     # -- input -----------------------------------------------------------------------------
-    def options(self) -> QAOptions:
+    def qa_options(self) -> QAOptions:
         return QAOptions(
             top_k=self.top_k.value(),
             max_answer_len=self.max_answer_len.value(),
@@ -216,29 +169,60 @@ class QATab(TaskTab):
             null_threshold=self.threshold.value(),
         )
 
-    def _example_chosen(self, index: int) -> None:
-        pair = self.examples.itemData(index)
-        if pair:
-            self.question.setText(pair[0])
-            self.context.setPlainText(pair[1])
-        self.examples.setCurrentIndex(0)
+    def inputs(self) -> QAInput:
+        return QAInput(self.question.text(), self.context.toPlainText(), self.qa_options())
+
+    def set_inputs(self, inputs: QAInput) -> None:
+        self.question.setText(inputs.question)
+        self.context.setPlainText(inputs.context)
+        options = inputs.options
+        self.top_k.setValue(options.top_k)
+        self.max_answer_len.setValue(options.max_answer_len)
+        self.doc_stride.setValue(options.doc_stride)
+        self.allow_null.setChecked(options.allow_no_answer)
+        self.threshold.setValue(options.null_threshold)
+
+    def state(self) -> dict[str, Any]:
+        options = self.qa_options()
+        return {"question": self.question.text(), "context": self.context.toPlainText(),
+                "options": {"top_k": options.top_k, "max_answer_len": options.max_answer_len,
+                            "doc_stride": options.doc_stride, "allow_no_answer": options.allow_no_answer,
+                            "null_threshold": options.null_threshold}}
+
+    def restore(self, state: dict[str, Any]) -> None:
+        known = {f for f in QAOptions.__dataclass_fields__}
+        options = QAOptions(**{k: v for k, v in (state.get("options") or {}).items() if k in known})
+        self.set_inputs(QAInput(str(state.get("question", "")), str(state.get("context", "")), options))
+
+    def examples(self) -> list[tuple[str, Any]]:
+        found = []
+        for line in examples("qa"):
+            question, _, context = line.partition(EXAMPLE_SEPARATOR)
+            found.append((question.strip(), (question.strip(), context.strip())))
+        return found
+
+    def use_example(self, data: Any) -> None:
+        self.question.setText(data[0])
+        self.context.setPlainText(data[1])
 
     def model_loaded(self, info: ModelInfo) -> None:
         self.doc_stride.setToolTip(
             f"Tokens shared by consecutive windows; this model reads {info.max_length} tokens per window"
         )
 
-    def run(self) -> None:
-        compare_source = self.compare_source.source()
-        if self.compare_source.enabled.isChecked() and not compare_source:
-            self.show_message("Choose the second model to compare with, or untick “Compare with…”.", error=True)
-            return
-        self.run_job(qa_job, self.question.text(), self.context.toPlainText(), self.options(), compare_source)
-
     # -- output ----------------------------------------------------------------------------
-    def show_result(self, outcome: Outcome) -> None:
-        self.outcome = outcome
-        result = self.result = outcome.result
+    def clear_result(self) -> None:
+        self.b_span = None
+        self.table.setRowCount(0)
+        self.table_b.setRowCount(0)
+        self.plot.set_scores((), np.zeros(0), np.zeros(0))
+        self.context.clear_highlights()
+        self.title_a.setVisible(False)
+        self.side_b.setVisible(False)
+        self.compare_summary.setVisible(False)
+
+    def render(self, outcome: Outcome) -> None:
+        result = outcome.result
         self.b_span = None
         self.table.blockSignals(True)
         self.table.setRowCount(len(result.answers))
@@ -266,7 +250,6 @@ class QATab(TaskTab):
         if second is not None and second.answers:
             self.table_b.selectRow(0)
             self.show_answer_b(0)
-        self.show_message("\n".join(n.text for n in outcome.notes))
         best = result.best
         summary = "no answer" if best is None or best.is_null else f"“{best.answer}” ({best.score:.1%})"
         if second is not None:
