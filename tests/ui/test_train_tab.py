@@ -213,3 +213,20 @@ def test_form_is_generated_from_the_config_fields(qtbot, window) -> None:  # noq
     config = tab.config()
     assert (config.task, config.train_file, config.model, config.max_steps) == (
         "token-classification", "data.conll", "some-model", 7)
+
+
+def test_workspace_state_round_trips(qtbot, window) -> None:  # noqa: ANN001
+    tab = _tab(window)
+    tab.task.setCurrentIndex(tab.task.findData("pretraining"))
+    tab.from_scratch.setChecked(True)
+    tab.learning_rate.setValue(0.0003)
+    tab.layers.setValue(4)
+    tab.train_file.setText("corpus.txt")
+    state = tab.state()
+    tab.task.setCurrentIndex(tab.task.findData("text-classification"))
+    tab.from_scratch.setChecked(False)
+    tab.learning_rate.setValue(0.001)
+    tab.layers.setValue(2)
+    tab.restore(state)
+    assert (tab.task_key, tab.from_scratch.isChecked(), tab.learning_rate.value(), tab.layers.value(),
+            tab.train_file.text()) == ("pretraining", True, 0.0003, 4, "corpus.txt")

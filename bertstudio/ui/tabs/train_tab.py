@@ -170,6 +170,14 @@ class TrainTab(TaskTab):
         self.train_file.setText(str(resource_path("datasets", train)))
         self.eval_file.setText(str(resource_path("datasets", evaluation)) if evaluation else "")
 
+    def state(self) -> dict[str, Any]:
+        """The form for the workspace (the base model is a field of the form here)."""
+        return {**self.form.state(), "from_scratch": self.from_scratch.isChecked()}
+
+    def restore(self, state: dict[str, Any]) -> None:
+        self.form.restore({k: v for k, v in state.items() if k not in ("overwrite", "resume")})
+        self.from_scratch.setChecked(bool(state.get("from_scratch", False)))
+
     def _settings_changed(self) -> None:
         self._replan.start()
 

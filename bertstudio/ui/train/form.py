@@ -139,3 +139,23 @@ class ConfigForm(QWidget):
 
     def values(self, cls: type) -> dict[str, Any]:
         return {name: self.value(name) for name, _option, _default in options(cls) if name in self.widgets}
+
+    def state(self) -> dict[str, Any]:
+        """Every field's value, for the workspace."""
+        return {name: self.value(name) for name in self.widgets}
+
+    def restore(self, state: dict[str, Any]) -> None:
+        """Put saved values back; unknown names and values of the wrong type are skipped."""
+        for name, value in state.items():
+            widget = self.widgets.get(name)
+            if isinstance(widget, QSpinBox) and isinstance(value, int) and not isinstance(value, bool):
+                widget.setValue(value)
+            elif isinstance(widget, QDoubleSpinBox) and isinstance(value, int | float) and not isinstance(value, bool):
+                widget.setValue(float(value))
+            elif isinstance(widget, QComboBox) and isinstance(value, str):
+                index = widget.findData(value)
+                widget.setCurrentIndex(index if index >= 0 else max(0, widget.findText(value)))
+            elif isinstance(widget, QCheckBox) and isinstance(value, bool):
+                widget.setChecked(value)
+            elif isinstance(widget, QLineEdit) and isinstance(value, str):
+                widget.setText(value)
