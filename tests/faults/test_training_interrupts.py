@@ -12,6 +12,7 @@ import subprocess
 import sys
 import textwrap
 import threading
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -155,3 +156,30 @@ def test_pickled_or_broken_model_is_refused(tmp_path: Path, checkpoint_factory, 
         assert code == 1 and "cannot be loaded" in err and "Traceback" not in err, err
         assert not (tmp_path / f"out-{folder.name}").exists()
     assert not sentinel.exists()
+
+
+def test_stop_during_a_mid_run_evaluation_saves_a_resumable_checkpoint(tmp_path: Path, checkpoint_factory,  # noqa: ANN001
+                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    from transformers import Trainer
+
+    from bertstudio.core.training.saving import checkpoint_problem
+
+    stop = threading.Event()
+    real = Trainer.prediction_step
+
+    def stop_now(self, *args, **kwargs):  # noqa: ANN001, ANN002, ANN003, ANN202
+        stop.set()  # the user presses Stop while the step-2 evaluation runs
+        return real(self, *args, **kwargs)
+
+    monkeypatch.setattr(Trainer, "prediction_step", stop_now)
+    config = TrainConfig(task="text-classification", model=str(checkpoint_factory("bert", "Model")),
+                         train_file=str(toy_csv(tmp_path / "toy.csv", 32)), output_dir=str(tmp_path / "out"),
+                         eval_share=0.25, eval_steps=2, max_steps=10, batch_size=8, max_length=16)
+    first = train(config, stop_event=stop)
+    assert first.stopped and first.step == 2 and (tmp_path / "out" / "model.safetensors").is_file()
+    assert checkpoint_problem(Path(first.checkpoints_dir) / "checkpoint-2") is None
+    monkeypatch.setattr(Trainer, "prediction_step", real)
+    events: list[TrainingEvent] = []
+    control = TaskControl(lambda e: events.append(e.payload) if isinstance(e.payload, TrainingEvent) else None)
+    second = train(replace(config, resume=True), control)
+    assert [e.step for e in events if e.kind == "step"] == list(range(3, 11)) and not second.stopped
