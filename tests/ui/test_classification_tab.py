@@ -13,11 +13,11 @@ from bertstudio.ui.tabs.classification_tab import ClassificationTab
 from tests.ui.conftest import load_model_in
 
 
-def _tab(window) -> ClassificationTab:  # noqa: ANN001
+def _tab(window) -> ClassificationTab:
     return window.task_tabs["classification"]
 
 
-def _run(qtbot, tab, signal="result"):  # noqa: ANN001, ANN202
+def _run(qtbot, tab, signal="result"):
     with qtbot.waitSignal(getattr(tab.runner, signal), timeout=60_000):
         tab.run_button.click()
 
@@ -54,10 +54,12 @@ def test_pair_batch_sort_export_and_errors(qtbot, window, checkpoint_factory, tm
     tab.lines.setPlainText("the cat sat\na big old house with a tree\nmusic\n")
     _run(qtbot, tab)
     assert tab.table.rowCount() == 3 and tab.export_button.isEnabled()
-    tab.table.sortItems(2, Qt.SortOrder.DescendingOrder)
-    scores = [float(tab.table.item(r, 2).text()) for r in range(3)]
+    texts = ["the cat sat", "a big old house with a tree", "music"]
+    assert [tab.table.item(r, 1).text() for r in range(3)] == texts  # input order, not sorted by text
+    tab.table.sortItems(3, Qt.SortOrder.DescendingOrder)
+    scores = [float(tab.table.item(r, 3).text()) for r in range(3)]
     assert scores == sorted(scores, reverse=True)
-    tab.table.setCurrentCell(2, 0)  # the bars follow the chosen row, whatever the sort order
+    tab.table.setCurrentCell(2, 1)  # the bars follow the chosen row, whatever the sort order
     row = tab.outcome.result.rows[tab._result_index(2)]
     assert tab.bars.bars_a.labels == [s.label for s in row.scores]
     out = tmp_path / "out.csv"
@@ -67,11 +69,13 @@ def test_pair_batch_sort_export_and_errors(qtbot, window, checkpoint_factory, tm
 
     table = tmp_path / "reviews.csv"
     table.write_text("id,review\n1,the cat\n2,a dog\n", encoding="utf-8")
-    tab.open_table_file(str(table))
+    with qtbot.waitSignal(tab.file_runner.result, timeout=10_000):
+        tab.open_table_file(str(table))  # the file is read in a worker: nothing listed yet
+        assert tab.column.count() == 0
     assert [tab.column.itemText(i) for i in range(tab.column.count())] == ["id", "review"]
     tab.column.setCurrentText("review")
     _run(qtbot, tab)
-    assert [tab.table.item(r, 0).text() for r in range(2)] == ["the cat", "a dog"]
+    assert [tab.table.item(r, 1).text() for r in range(2)] == ["the cat", "a dog"]
     table.write_text("id,other\n1,the cat\n", encoding="utf-8")  # the chosen column is gone
     _run(qtbot, tab, "error")
     assert "no column 'review'" in tab.message.text() and "'id', 'other'" in tab.message.text()
@@ -98,7 +102,50 @@ def test_compare_two_models_side_by_side(qtbot, window, checkpoint_factory) -> N
     tab.lines.setPlainText("the cat\nthe dog ran")
     _run(qtbot, tab)
     headers = [tab.table.horizontalHeaderItem(c).text() for c in range(tab.table.columnCount())]
-    assert headers == ["text", "label", "score", "label B", "score B", "changed"]
+    assert headers == ["#", "text", "label", "score", "label B", "score B", "changed"]
     tab.compare_source.set_source(None)
     _run(qtbot, tab)
-    assert tab.table.columnCount() == 3 and not tab.bars.side_b.isVisibleTo(tab)
+    assert tab.table.columnCount() == 4 and not tab.bars.side_b.isVisibleTo(tab)
+
+
+def test_batch_table_shows_ten_rows_at_the_default_size(qtbot, window, checkpoint_factory, tmp_path) -> None:
+    """At 1280x800 the batch table shows at least 10 rows, in input order; a binary file is one message."""
+    tab = _tab(window)
+    window.resize(1280, 800)
+    window.tabs.setCurrentWidget(tab)
+    load_model_in(qtbot, tab, checkpoint_factory("bert", "SequenceClassification"))
+    tab.modes.setCurrentIndex(1)
+    texts = [f"row {i} about {word}" for i, word in enumerate("zebra apple mango kiwi fig lime pear plum date yam "
+                                                             "oat rye".split())]
+    tab.lines.setPlainText("\n".join(texts))
+    _run(qtbot, tab)
+    qtbot.wait(50)
+    assert tab.table.visible_rows() >= 10, tab.table.viewport().height()
+    assert [tab.table.item(r, 1).text() for r in range(len(texts))] == texts
+    assert [tab.table.item(r, 0).text() for r in range(3)] == ["1", "2", "3"]
+    binary = tmp_path / "rows.csv"
+    binary.write_bytes(bytes(range(256)) * 8)
+    with qtbot.waitSignal(tab.file_runner.error, timeout=10_000):
+        tab.open_table_file(str(binary))
+    assert "rows.csv" in tab.message.text() and tab.notes.levels() == ("error",)
+
+
+def test_state_restore_and_set_inputs(qtbot, window, tmp_path) -> None:
+    from bertstudio.core.tasks.classification import ClassificationBatchInput, ClassificationInput
+
+    tab = _tab(window)
+    tab.set_inputs(ClassificationInput("a", "b"))
+    assert tab.inputs() == ClassificationInput("a", "b")
+    single = tab.state()
+    tab.set_inputs(ClassificationBatchInput(("x", "y")))
+    assert tab.inputs() == ClassificationBatchInput(("x", "y"))
+    batch = tab.state()
+    tab.restore(single)
+    assert tab.inputs() == ClassificationInput("a", "b")
+    tab.restore(batch)
+    assert tab.inputs() == ClassificationBatchInput(("x", "y")) and tab.state() == batch
+    path = str(tmp_path / "t.csv")
+    tab.set_inputs(ClassificationBatchInput(path=path, column="review"))
+    assert tab.inputs() == ClassificationBatchInput(path=path, column="review")
+    tab.restore(tab.state())
+    assert tab.inputs() == ClassificationBatchInput(path=path, column="review")

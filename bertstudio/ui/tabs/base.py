@@ -68,6 +68,7 @@ def error_note(error: BaseException) -> Note:
 class TaskTab(QWidget):
     SPEC_KEY: ClassVar[str] = ""  # the task spec this tab shows; empty only for legacy tabs
     RUN_LABEL: ClassVar[str] = "Run"
+    INPUT_SHARE: ClassVar[float] = 0.0  # the inputs' share of the splitter at first; 0: just what they need
     # Read from the spec for template tabs; legacy tabs (build() into self.body) set them by hand.
     TASK: ClassVar[str]
     TITLE: ClassVar[str]
@@ -191,6 +192,8 @@ class TaskTab(QWidget):
         saved = self.settings.splitter_sizes(self.TASK)
         if len(saved) == 2 and all(size > 0 for size in saved):
             self.splitter.setSizes(saved)
+        elif self.INPUT_SHARE:
+            self.splitter.setSizes([int(1000 * self.INPUT_SHARE), 1000 - int(1000 * self.INPUT_SHARE)])
         else:
             self.splitter.setSizes([top.sizeHint().height(), 10_000])
         self.splitter.splitterMoved.connect(self._save_splitter)
