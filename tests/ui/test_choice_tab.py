@@ -10,11 +10,11 @@ from bertstudio.ui.tabs.choice_tab import ChoiceTab, example_blocks
 from tests.ui.conftest import load_model_in
 
 
-def _tab(window) -> ChoiceTab:  # noqa: ANN001
+def _tab(window) -> ChoiceTab:
     return window.task_tabs["multiple-choice"]
 
 
-def _run(qtbot, tab, signal="result"):  # noqa: ANN001, ANN202
+def _run(qtbot, tab, signal="result"):
     with qtbot.waitSignal(getattr(tab.runner, signal), timeout=60_000):
         tab.run_button.click()
 
@@ -24,7 +24,7 @@ def test_score_endings_and_compare(qtbot, window, checkpoint_factory) -> None:
     folder = checkpoint_factory("bert", "MultipleChoice")
     load_model_in(qtbot, tab, folder)
     assert not tab.model_bar.warning_label.isVisibleTo(tab)
-    tab.examples.activated.emit(1)
+    tab.examples_combo.activated.emit(1)
     prompt, endings = example_blocks()[0]
     assert tab.prompt.toPlainText() == prompt and tab.endings.toPlainText().splitlines() == endings
     _run(qtbot, tab)
@@ -50,7 +50,8 @@ def test_head_warning_without_trained_head(qtbot, window, checkpoint_factory) ->
     tab.prompt.setPlainText("the man sat on the")
     tab.endings.setPlainText("mat\nriver")
     _run(qtbot, tab)
-    assert "no trained multiple-choice head" in tab.message.text()
+    assert tab.result is not None and tab.model_bar.warning_label.isVisibleTo(tab)
+    assert "no trained multiple-choice head" not in tab.message.text()  # said once, in the model bar
 
 
 def test_cancel_mid_run(qtbot, window, checkpoint_factory) -> None:
@@ -62,3 +63,16 @@ def test_cancel_mid_run(qtbot, window, checkpoint_factory) -> None:
         tab.run_button.click()
         tab.cancel_button.click()
     assert "Cancelled" in tab.message.text()
+
+
+def test_state_restore_and_set_inputs(window) -> None:
+    from bertstudio.core.tasks.multiple_choice import ChoiceInput
+
+    tab = _tab(window)
+    tab.set_inputs(ChoiceInput("the man sat on the", ("mat", "river")))
+    assert tab.inputs() == ChoiceInput("the man sat on the", ("mat", "river"))
+    state = tab.state()
+    tab.restore({})
+    assert tab.inputs() == ChoiceInput("", ())
+    tab.restore(state)
+    assert tab.state() == state

@@ -5,23 +5,15 @@ Optionally a second model scores the same endings in the same worker job, side b
 
 from __future__ import annotations
 
-from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QPlainTextEdit, QPushButton
+from typing import Any
+
+from PySide6.QtWidgets import QLabel, QPlainTextEdit, QVBoxLayout
 
 from bertstudio.core.jobs import Outcome
-from bertstudio.core.models import LoadRequest
-from bertstudio.core.progress import TaskControl
+from bertstudio.core.tasks.multiple_choice import ChoiceInput, parse_choices
 from bertstudio.resources import resource_path
 from bertstudio.ui.tabs.base import TaskTab
-from bertstudio.ui.widgets.compare_panel import CompareBars, CompareSource
-
-
-def choice_job(
-    request: LoadRequest, prompt: str, choices: list[str], compare_source: str | None, control: TaskControl
-) -> Outcome:
-    from bertstudio.core.jobs import run_task
-    from bertstudio.core.tasks.multiple_choice import compare, predict
-
-    return run_task(request, control, lambda loaded: predict(loaded, prompt, choices), compare_source, compare)
+from bertstudio.ui.widgets.compare_panel import CompareBars
 
 
 def example_blocks() -> list[tuple[str, list[str]]]:
@@ -39,65 +31,46 @@ def example_blocks() -> list[tuple[str, list[str]]]:
 
 
 class ChoiceTab(TaskTab):
-    TASK = "multiple-choice"
-    TITLE = "Multiple choice"
-    ORDER = 70
+    SPEC_KEY = "multiple-choice"
+    RUN_LABEL = "Score endings"
 
-    def build(self) -> None:
-        self.outcome: Outcome | None = None
+    def build_inputs(self, box: QVBoxLayout) -> None:
         self.prompt = QPlainTextEdit()
         self.prompt.setPlaceholderText("The prompt (context), e.g. “She opened the fridge, took out the milk and”")
         self.prompt.setMaximumHeight(70)
         self.endings = QPlainTextEdit()
         self.endings.setPlaceholderText("Candidate endings, one per line (two or more)")
         self.endings.setMaximumHeight(110)
-        self.examples = QComboBox()
-        self.examples.addItem("Examples…")
-        for prompt, endings in example_blocks():
-            self.examples.addItem(prompt, (prompt, endings))
-        self.examples.activated.connect(self._example_chosen)
-        self.compare_source = CompareSource(self.model_bar.source)
-        self.run_button = QPushButton("Score endings")
-        self.run_button.clicked.connect(self.run)
-        self.cancel_button = QPushButton("Cancel")
-        self.cancel_button.setEnabled(False)
-        self.cancel_button.clicked.connect(lambda: self.runner.cancel())
+        box.addWidget(QLabel("Prompt:"))
+        box.addWidget(self.prompt)
+        box.addWidget(QLabel("Endings (one per line):"))
+        box.addWidget(self.endings)
+
+    def build_results(self, box: QVBoxLayout) -> None:
         self.bars = CompareBars()
-        controls = QHBoxLayout()
-        controls.addWidget(self.examples)
-        controls.addWidget(self.compare_source, 1)
-        controls.addWidget(self.run_button)
-        controls.addWidget(self.cancel_button)
-        self.body.addWidget(QLabel("Prompt:"))
-        self.body.addWidget(self.prompt)
-        self.body.addWidget(QLabel("Endings (one per line):"))
-        self.body.addWidget(self.endings)
-        self.body.addLayout(controls)
-        self.body.addWidget(self.bars, 1)
-        self.runner.started.connect(lambda: self.cancel_button.setEnabled(True))
-        self.runner.finished.connect(lambda: self.cancel_button.setEnabled(False))
-        self.runner.result.connect(self.show_result)
-        self.runner.cancelled.connect(lambda: self.show_message("Cancelled."))
+        box.addWidget(self.bars, 1)
 
-    def _example_chosen(self, index: int) -> None:
-        data = self.examples.itemData(index)
-        if data:
-            self.prompt.setPlainText(data[0])
-            self.endings.setPlainText("\n".join(data[1]))
-        self.examples.setCurrentIndex(0)
+    def examples(self) -> list[tuple[str, Any]]:
+        return [(prompt, ChoiceInput(prompt, tuple(endings))) for prompt, endings in example_blocks()]
 
-    def run(self) -> None:
-        from bertstudio.core.tasks.multiple_choice import parse_choices
+    def inputs(self) -> ChoiceInput:
+        return ChoiceInput(self.prompt.toPlainText(), tuple(parse_choices(self.endings.toPlainText())))
 
-        compare_source = self.compare_source.source()
-        if self.compare_source.enabled.isChecked() and not compare_source:
-            self.show_message("Choose the second model to compare with, or untick “Compare with…”.", error=True)
-            return
-        self.run_job(choice_job, self.prompt.toPlainText(), parse_choices(self.endings.toPlainText()),
-                     compare_source)
+    def set_inputs(self, inputs: ChoiceInput) -> None:
+        self.prompt.setPlainText(inputs.prompt)
+        self.endings.setPlainText("\n".join(inputs.choices))
 
-    def show_result(self, outcome: Outcome) -> None:
-        self.outcome = outcome
+    def state(self) -> dict[str, Any]:
+        return {"prompt": self.prompt.toPlainText(), "endings": self.endings.toPlainText()}
+
+    def restore(self, state: dict[str, Any]) -> None:
+        self.prompt.setPlainText(str(state.get("prompt", "")))
+        self.endings.setPlainText(str(state.get("endings", "")))
+
+    def clear_result(self) -> None:
+        self.bars.show_one([], [])
+
+    def render(self, outcome: Outcome) -> None:
         result = outcome.result
         labels, values = [c.choice for c in result.choices], [c.score for c in result.choices]
         if outcome.second is None:
@@ -110,6 +83,4 @@ class ChoiceTab(TaskTab):
                 ([c.choice for c in outcome.second.choices], [c.score for c in outcome.second.choices]),
                 outcome.diff,
             )
-        notes = [n.text for n in outcome.notes]
-        self.show_message("\n".join(notes))
         self.status.emit(f"Multiple choice: best ending “{result.best.choice}” ({result.best.score:.1%})")
