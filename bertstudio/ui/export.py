@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from PySide6.QtCore import QPoint, QRect, QSize
-from PySide6.QtGui import QPainter
+from PySide6.QtGui import QImage, QPainter
 from PySide6.QtWidgets import QWidget
 
 from bertstudio.core.errors import InputError
@@ -72,8 +72,19 @@ def export_png(view: QWidget, path: str | Path) -> None:
         exporter.parameters()["width"] = max(plot.width() * 2, 800)  # print resolution
         exporter.export(str(path))
         return
-    if not view.grab().save(str(path), "PNG"):
+    save_image(view.grab().toImage(), path)
+
+
+def grab(view: QWidget) -> QImage:
+    """The view as an image (fast, GUI thread); `save_image` encodes it (slow: a worker)."""
+    return view.grab().toImage()
+
+
+def save_image(image: QImage, path: str | Path, control: Any = None) -> Path:
+    """PNG encoding takes ~80 ms for a full view: it runs in a worker (QImage is safe off the GUI thread)."""
+    if not image.save(str(path), "PNG"):
         raise InputError(f"Could not write {path}.")
+    return Path(path)
 
 
 def export_svg(view: QWidget, path: str | Path) -> None:
@@ -110,18 +121,27 @@ def export_json(data: dict[str, Any], path: str | Path) -> None:
         raise
 
 
-def export_tab(tab: Any, path: str | Path) -> Path:
-    """Export by suffix (.png, .svg, .json); a path without a known suffix gets .png."""
+def target(path: str | Path) -> Path:
+    """The path with a known suffix (.png, .svg, .json); none known: .png added."""
     path = Path(path)
-    if path.suffix.lower() not in FORMATS:
-        path = path.with_name(path.name + ".png")
+    return path if path.suffix.lower() in FORMATS else path.with_name(path.name + ".png")
+
+
+def export_tab(tab: Any, path: str | Path) -> Path:
+    """Export by suffix, all on the calling thread (the menu hands PNG encoding to a worker)."""
+    path = target(path)
     suffix = path.suffix.lower()
     if suffix == ".json":
         export_json(result_json(tab), path)
-    elif getattr(tab, "outcome", "no such view") is None:  # a task tab that has not run (Train has none)
-        raise InputError("There is no result to export yet.", hint="Run the task first.")
-    elif suffix == ".svg":
+        return path
+    require_result(tab)
+    if suffix == ".svg":
         export_svg(result_view(tab), path)
     else:
         export_png(result_view(tab), path)
     return path
+
+
+def require_result(tab: Any) -> None:
+    if getattr(tab, "outcome", "no such view") is None:  # a task tab that has not run (Train has none)
+        raise InputError("There is no result to export yet.", hint="Run the task first.")

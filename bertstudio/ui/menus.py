@@ -71,6 +71,12 @@ def install(window: MainWindow) -> None:
     for number in range(1, 10):  # Alt+1..9: straight to a tab
         QShortcut(QKeySequence(f"Alt+{number}"), window, lambda n=number: go_to_tab(window, n - 1))
 
+    from bertstudio.workers.runner import TaskRunner
+
+    window.export_runner = TaskRunner(window)
+    window.export_runner.result.connect(lambda written: window.show_status(f"Exported to {written}"))
+    window.export_runner.error.connect(lambda error: window.report_error(error, "export"))
+
     help_menu = bar.addMenu("&Help")
     _action(window, help_menu, "Keyboard shortcuts", lambda: show_shortcuts(window), "F1")
 
@@ -119,13 +125,19 @@ def export_result(window: MainWindow, path: str | None = None) -> None:
     if path is None:
         name = f"{getattr(tab, 'TASK', 'result')}.png"
         path, _ = QFileDialog.getSaveFileName(window, "Export result", name, export.FILTER)
-    if path:
-        try:
-            written = export.export_tab(tab, path)
-        except (BertStudioError, OSError) as error:
-            window.report_error(error if isinstance(error, BertStudioError) else InputError(str(error)), "export")
+    if not path:
+        return
+    target = export.target(path)
+    try:
+        if target.suffix.lower() == ".png":  # grab here, encode in a worker: no stall on a big view
+            export.require_result(tab)
+            window.export_runner.start(export.save_image, export.grab(export.result_view(tab)), target)
             return
-        window.show_status(f"Exported to {written}")
+        written = export.export_tab(tab, target)
+    except (BertStudioError, OSError) as error:
+        window.report_error(error if isinstance(error, BertStudioError) else InputError(str(error)), "export")
+        return
+    window.show_status(f"Exported to {written}")
 
 
 def last_run(tab: Any) -> tuple[str, Any]:

@@ -165,7 +165,9 @@ def test_copy_as_python_and_export_after_a_run(qtbot, window, checkpoint_factory
     assert script == QGuiApplication.clipboard().text()
     assert repr(folder) in script and "'the cat [MASK] on the mat .'" in script and "top_k=5" in script
 
-    for name in ("result.png", "result.svg", "result.json"):
+    with qtbot.waitSignal(window.export_runner.result, timeout=30_000):  # PNG encoding runs in a worker
+        menus.export_result(window, str(tmp_path / "result"))  # no suffix: PNG
+    for name in ("result.svg", "result.json"):
         menus.export_result(window, str(tmp_path / name))
     image = QImage(str(tmp_path / "result.png"))
     assert not image.isNull() and image.width() > 100 and image.height() > 50

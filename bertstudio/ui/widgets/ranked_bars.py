@@ -113,7 +113,7 @@ class RankedBars(pg.PlotWidget):
         for row, (text, value) in enumerate(zip(self._texts, self.values, strict=False)):
             inside = self.probability and value >= INSIDE_FROM or (
                 not self.probability and value > 0 and value > high - 0.12 * (high - low))
-            text.setAnchor((1.0, 0.5) if inside else (0.0, 0.5) if value >= 0 else (1.0, 0.5))
+            text.setAnchor((1.04, 0.5) if inside else (-0.06, 0.5) if value >= 0 else (1.06, 0.5))
             text.setColor(colors.inside_text if inside else colors.foreground)
             text.setPos(float(value), float(row))
 
