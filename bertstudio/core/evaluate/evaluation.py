@@ -66,6 +66,7 @@ class Evaluation:
     seconds: float = 0.0
     golds: tuple[Any, ...] = field(default=(), repr=False, compare=False)  # task-shaped, for subsets
     predictions: tuple[Any, ...] = field(default=(), repr=False, compare=False)
+    dataset: Dataset | None = field(default=None, repr=False, compare=False)  # the rows read (projector, open)
 
     @property
     def n(self) -> int:
@@ -93,6 +94,7 @@ class Evaluation:
         data["errors"] = [r.to_json() for r in self.errors]
         data["slices"] = [s.to_json() for s in self.slices]
         data["seconds"] = self.seconds
+        data["rows_per_second"] = self.n / self.seconds if self.seconds > 0 else None
         data["notes"] = [n.to_json() for n in self.notes]
         return data
 
@@ -214,7 +216,6 @@ def evaluate(loaded: LoadedModel, dataset: Dataset, control: TaskControl | None 
     values = tuple(p.value for p in predicted)
     control.report("Computing metrics…", None)
     metrics, per_label, confusion = task_metrics(task, golds, values, labels)
-    metrics["rows_per_second"] = len(golds) / max(time.perf_counter() - started, 1e-9)
     rows = tuple(
         RowResult(i, x.line, x.text, _shown_gold(task, x, p), p.shown, p.score, _correct(task, x.gold, p.value),
                   len(x.text.split()))
@@ -222,7 +223,8 @@ def evaluate(loaded: LoadedModel, dataset: Dataset, control: TaskControl | None 
     return Evaluation(
         task=task, model=loaded.info.request.source, data=dataset.path, metrics=metrics, rows=rows,
         per_label=per_label, confusion=confusion, slices=slices(task, dataset, rows, golds, values, labels),
-        notes=_notes.unique(found), seconds=time.perf_counter() - started, golds=golds, predictions=values)
+        notes=_notes.unique(found), seconds=time.perf_counter() - started, golds=golds, predictions=values,
+        dataset=dataset)
 
 
 @dataclass(frozen=True)

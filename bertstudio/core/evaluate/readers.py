@@ -301,3 +301,25 @@ def read_dataset(task: str, path: str | Path, columns: EvalColumns | None = None
         return read_choice_file(path, columns)
     raise InputError(f"Evaluation does not support the task '{task}'.",
                      hint="Choose classify, ner, qa, fill-mask, nsp or choice.")
+
+
+def header_of(path: str | Path) -> list[str]:
+    """The column names of a table file from its first line only (cheap enough for the GUI thread)."""
+    path = Path(path)
+    if path.suffix.lower() not in {".csv", ".tsv", ".tab", ".jsonl", ".ndjson"} or not path.is_file():
+        return []
+    try:
+        with path.open(encoding="utf-8-sig") as handle:
+            first = next((line for line in handle if line.strip()), "")
+    except (OSError, UnicodeDecodeError):
+        return []
+    if path.suffix.lower() in {".jsonl", ".ndjson"}:
+        try:
+            value = json.loads(first)
+        except json.JSONDecodeError:
+            return []
+        return [str(k) for k in value] if isinstance(value, dict) else []
+    import csv
+
+    delimiter = "\t" if path.suffix.lower() in {".tsv", ".tab"} else ","
+    return [h.strip() for h in next(csv.reader([first], delimiter=delimiter), [])]

@@ -1,0 +1,329 @@
+"""Evaluate: a model (and optionally a second one) on a whole labelled file, in a worker.
+
+The model bar loads for the chosen task; Run reads the file and scores every row through the
+core (`core.evaluate`), progress and Cancel on the tab's runner. Results are rendered by the
+pages in `widgets/eval_results.py`; double-clicking a row emits `open_row(spec key, model
+source, the task's input)` for the window to open it in the task's own tab.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from PySide6.QtCore import Signal
+from PySide6.QtWidgets import (
+    QComboBox,
+    QFileDialog,
+    QFormLayout,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QProgressBar,
+    QPushButton,
+    QSpinBox,
+    QTabWidget,
+    QWidget,
+)
+
+from bertstudio.core.errors import BertStudioError, InputError
+from bertstudio.core.models import LoadRequest, ModelInfo
+from bertstudio.core.progress import ProgressEvent, TaskControl
+from bertstudio.ui.tabs.base import TaskTab, error_note
+from bertstudio.ui.widgets.compare_panel import CompareSource
+from bertstudio.ui.widgets.eval_results import ComparePage, ConfusionPage, MetricsPage, ProjectorPage, RowsBrowser
+from bertstudio.workers.runner import TaskRunner
+
+# (spec key, what a person reads, the file types it reads)
+TASKS = (
+    ("classification", "Classification (CSV/TSV/JSONL)", "Tables (*.csv *.tsv *.jsonl)"),
+    ("ner", "Token classification (CoNLL)", "CoNLL (*.conll *.txt *.iob *.bio)"),
+    ("qa", "Question answering (SQuAD JSON or CSV)", "SQuAD or tables (*.json *.csv *.tsv *.jsonl)"),
+    ("fill-mask", "Masked LM (plain text)", "Text (*.txt)"),
+    ("nsp", "Next sentence (pairs with 0/1 labels)", "Tables (*.csv *.tsv *.jsonl)"),
+    ("multiple-choice", "Multiple choice (CSV with choices)", "Tables (*.csv *.tsv *.jsonl)"),
+)
+# which column roles each task reads (EvalColumns field -> label)
+ROLES = {
+    "classification": (("text", "Text"), ("pair", "Second text"), ("label", "Label")),
+    "ner": (),
+    "qa": (("question", "Question"), ("context", "Context"), ("answer", "Answer")),
+    "fill-mask": (),
+    "nsp": (("text", "Sentence A"), ("pair", "Sentence B"), ("label", "Label")),
+    "multiple-choice": (("prompt", "Prompt"), ("label", "Correct index")),
+}
+DETECTED = "(detected)"
+
+
+def evaluation_job(request: LoadRequest, evaluation: Any, compare_source: str | None, control: TaskControl) -> Any:
+    from bertstudio.core.evaluate.evaluation import evaluate_job
+
+    return evaluate_job(request, evaluation, control, compare_source)
+
+
+def projection_job(request: LoadRequest, dataset: Any, layer: int, pooling: str, method: str,
+                   control: TaskControl) -> Any:
+    from bertstudio.core.evaluate.projector import projection
+    from bertstudio.core.models import load_model
+
+    return projection(load_model(request, control), dataset, layer, pooling, method, control)
+
+
+class EvaluateTab(TaskTab):
+    TASK = "evaluate"
+    TITLE = "Evaluate"
+    ORDER = 95
+    MODEL_TASK = "classification"
+
+    open_row = Signal(str, str, object)  # spec key, model source, the task's input dataclass
+
+    def build(self) -> None:
+        from bertstudio.core.evaluate.projector import methods
+
+        self.evaluation: Any = None  # the last Evaluation (model A)
+        self.comparison: Any = None
+        self._request: LoadRequest | None = None
+        self.task_combo = QComboBox()
+        for key, label, _ in TASKS:
+            self.task_combo.addItem(label, key)
+        self.task_combo.currentIndexChanged.connect(self._task_changed)
+        self.data_file = QLineEdit()
+        self.data_file.setPlaceholderText("a labelled file: CSV/TSV/JSONL, CoNLL, SQuAD JSON or text")
+        self.data_file.editingFinished.connect(self._refresh_columns)
+        browse = QPushButton("Open…")
+        browse.clicked.connect(self._browse)
+        self.limit = QSpinBox()
+        self.limit.setRange(0, 10_000_000)
+        self.limit.setSpecialValueText("all rows")
+        self.limit.setToolTip("Only the first N rows (0: all)")
+        self.seed = QSpinBox()
+        self.seed.setRange(0, 2**31 - 1)
+        self.seed.setToolTip("Masked LM: which tokens are masked (the same seed masks the same tokens)")
+        self.column_combos: dict[str, QComboBox] = {}
+        self.choice_columns = QLineEdit()
+        self.choice_columns.setPlaceholderText("choice0, choice1… (detected)")
+        self.columns_form = QFormLayout()
+        self.compare_source = CompareSource(self.model_bar.source)
+        self.run_button = QPushButton("Evaluate")
+        self.run_button.clicked.connect(self.run)
+        self.cancel_button = QPushButton("Cancel")
+        self.cancel_button.setEnabled(False)
+        self.cancel_button.clicked.connect(self.cancel)
+        self.progress = QProgressBar()
+        self.progress.setMaximumHeight(14)
+        self.progress.setTextVisible(False)
+        self.progress.setVisible(False)
+        self.progress_label = QLabel()
+
+        file_row = QHBoxLayout()
+        for widget in (QLabel("Task:"), self.task_combo, QLabel("Data:"), self.data_file, browse,
+                       QLabel("Rows:"), self.limit, QLabel("Seed:"), self.seed):
+            file_row.addWidget(widget, 1 if widget is self.data_file else 0)
+        run_row = QHBoxLayout()
+        run_row.addWidget(self.compare_source, 1)
+        run_row.addWidget(self.run_button)
+        run_row.addWidget(self.cancel_button)
+        progress_row = QHBoxLayout()
+        progress_row.addWidget(self.progress_label)
+        progress_row.addWidget(self.progress, 1)
+        self.body.addLayout(file_row)
+        self.body.addLayout(self.columns_form)
+        self.body.addLayout(run_row)
+        self.body.addLayout(progress_row)
+
+        self.metrics_page = MetricsPage()
+        self.confusion_page = ConfusionPage()
+        self.errors_page = RowsBrowser()
+        self.compare_page = ComparePage()
+        self.projector_page = ProjectorPage(methods())
+        self.pages = QTabWidget()
+        for page, title in ((self.metrics_page, "Metrics"), (self.confusion_page, "Confusion"),
+                            (self.errors_page, "Rows"), (self.compare_page, "Compare"),
+                            (self.projector_page, "Projector")):
+            self.pages.addTab(page, title)
+        self.body.addWidget(self.pages, 1)
+        for page in (self.confusion_page, self.errors_page, self.compare_page, self.projector_page):
+            page.opened.connect(self._open_row)
+        self.projector_page.compute_requested.connect(self.project)
+
+        self.runner.started.connect(self._on_started)
+        self.runner.finished.connect(self._on_finished)
+        self.runner.progress.connect(self._on_progress)
+        self.runner.result.connect(self._on_result)
+        self.projector_runner = TaskRunner(self)
+        self.projector_runner.result.connect(self.projector_page.show_projection)
+        self.projector_runner.result.connect(lambda _: self.projector_page.compute.setEnabled(True))
+        self.projector_runner.error.connect(self._on_projection_error)
+        self.projector_runner.progress.connect(lambda e: self.projector_page.status.setText(e.message))
+        self._task_changed()
+
+    # -- inputs ----------------------------------------------------------------------------
+    @property
+    def task_key(self) -> str:
+        return str(self.task_combo.currentData())
+
+    def _task_changed(self, *_args: Any) -> None:
+        self.model_bar.task = self.task_key
+        self._refresh_columns()
+
+    def _refresh_columns(self) -> None:
+        from bertstudio.core.evaluate.readers import header_of
+
+        while self.columns_form.rowCount():
+            self.columns_form.removeRow(0)
+        self.column_combos = {}
+        self.choice_columns = QLineEdit()
+        self.choice_columns.setPlaceholderText("choice0, choice1… (detected)")
+        header = header_of(self.data_file.text().strip())
+        roles = ROLES[self.task_key]
+        if not roles or not header:
+            return
+        row = QHBoxLayout()
+        for field, label in roles:
+            combo = QComboBox()
+            combo.addItem(DETECTED, None)
+            for name in header:
+                combo.addItem(name, name)
+            self.column_combos[field] = combo
+            row.addWidget(QLabel(f"{label}:"))
+            row.addWidget(combo)
+        if self.task_key == "multiple-choice":
+            row.addWidget(QLabel("Choices:"))
+            row.addWidget(self.choice_columns, 1)
+        row.addStretch(1)
+        holder = QWidget()
+        holder.setLayout(row)
+        row.setContentsMargins(0, 0, 0, 0)
+        self.columns_form.addRow("Columns:", holder)
+
+    def _browse(self) -> None:
+        filters = next(f for key, _, f in TASKS if key == self.task_key)
+        path, _ = QFileDialog.getOpenFileName(self, "Open a labelled file", "", f"{filters};;All files (*)")
+        if path:
+            self.data_file.setText(path)
+            self._refresh_columns()
+
+    def set_column(self, field: str, name: str | None) -> None:
+        combo = self.column_combos[field]
+        combo.setCurrentIndex(max(0, combo.findData(name)) if name else 0)
+
+    def evaluation_request(self) -> Any:
+        from bertstudio.core.evaluate.evaluation import EvalRequest
+        from bertstudio.core.evaluate.predict import EvalOptions
+        from bertstudio.core.evaluate.readers import EvalColumns
+
+        path = self.data_file.text().strip()
+        if not path:
+            raise InputError("Choose a labelled file to evaluate on.")
+        chosen = {field: combo.currentData() for field, combo in self.column_combos.items()}
+        choices = tuple(c.strip() for c in self.choice_columns.text().split(",") if c.strip())
+        columns = EvalColumns(**chosen, choices=choices)
+        return EvalRequest(path, columns, self.limit.value() or None, EvalOptions(seed=self.seed.value()))
+
+    # -- running ---------------------------------------------------------------------------
+    def run(self) -> None:
+        try:
+            source = self.model_bar.source_text()
+            if not source:
+                raise InputError("Choose the model to evaluate.")
+            request = self.model_bar.request(source)
+            evaluation = self.evaluation_request()
+            compare_source = self.compare_source.source()
+            if self.compare_source.enabled.isChecked() and not compare_source:
+                raise InputError("Choose the second model to compare with, or untick “Compare with…”.")
+        except BertStudioError as error:
+            self.notes.set_notes([error_note(error)])
+            return
+        self._request = request
+        self.runner.start(evaluation_job, request, evaluation, compare_source)
+
+    def cancel(self) -> None:
+        if self.runner.busy and not self.runner.stop_requested:
+            self.runner.cancel()
+
+    def open_evaluation(self, model_source: str, data_file: str, task_key: str) -> None:
+        """Evaluate `model_source` on `data_file` at once (the Train tab's "Evaluate…")."""
+        index = self.task_combo.findData("fill-mask" if task_key == "pretraining" else task_key)
+        if index >= 0:
+            self.task_combo.setCurrentIndex(index)
+        self.model_bar.source.setEditText(model_source)
+        self.data_file.setText(str(data_file))
+        self._refresh_columns()
+        self.run()
+
+    def project(self, layer: int, pooling: str, method: str) -> None:
+        if self.evaluation is None or self._request is None:
+            return
+        self.projector_page.compute.setEnabled(False)
+        self.projector_runner.start(projection_job, self._request, self.evaluation.dataset, layer, pooling, method)
+
+    def _on_started(self) -> None:
+        self.run_button.setEnabled(False)
+        self.cancel_button.setEnabled(True)
+        self.notes.clear()
+        self.progress.setRange(0, 0)
+        self.progress.setVisible(True)
+
+    def _on_finished(self) -> None:
+        self.run_button.setEnabled(True)
+        self.cancel_button.setEnabled(False)
+        self.progress.setVisible(False)
+        self.progress_label.setText("")
+
+    def _on_progress(self, event: ProgressEvent) -> None:
+        if event.fraction is None:
+            self.progress.setRange(0, 0)
+        else:
+            self.progress.setRange(0, 1000)
+            self.progress.setValue(int(event.fraction * 1000))
+        self.progress_label.setText(event.message)
+
+    def _on_result(self, result: Any) -> None:
+        from bertstudio.core.evaluate.evaluation import EvalComparison
+
+        self.comparison = result if isinstance(result, EvalComparison) else None
+        self.evaluation = result.a if self.comparison is not None else result
+        self.show_evaluation(self.evaluation)
+        if self.comparison is not None:
+            self.compare_page.show_comparison(self.comparison)
+        else:
+            self.compare_page.clear()
+        self.notes.set_notes(result.notes)
+        first = self.evaluation.metrics
+        main = next((k for k in ("accuracy", "f1", "exact_match", "top1_accuracy") if k in first), "")
+        self.status.emit(f"Evaluate: {self.evaluation.n} rows, {main} {first.get(main, 0):.4f}")
+
+    def show_evaluation(self, evaluation: Any) -> None:
+        self.metrics_page.show_result(evaluation)
+        self.confusion_page.show_result(evaluation)
+        self.pages.setTabEnabled(self.pages.indexOf(self.confusion_page), evaluation.confusion is not None)
+        self.errors_page.set_rows(evaluation.rows)
+        self.projector_page.set_result(evaluation)
+
+    def _on_projection_error(self, error: BaseException) -> None:
+        self.projector_page.compute.setEnabled(True)
+        self.projector_page.status.setText(getattr(error, "message", None) or str(error))
+
+    def _open_row(self, row: int) -> None:
+        from bertstudio.core.evaluate.rows import row_inputs
+
+        evaluation = self.evaluation
+        if evaluation is None or evaluation.dataset is None or not 0 <= row < evaluation.n:
+            return
+        example = evaluation.dataset.examples[row]
+        self.open_row.emit(evaluation.task, evaluation.model, row_inputs(evaluation.task, example))
+
+    def model_loaded(self, info: ModelInfo) -> None:
+        self.status.emit(f"Evaluate: {info.architecture} ready for {self.task_key}")
+
+    def state(self) -> dict[str, Any]:
+        return {"task": self.task_key, "data": self.data_file.text(), "limit": self.limit.value(),
+                "seed": self.seed.value()}
+
+    def restore(self, state: dict[str, Any]) -> None:
+        index = self.task_combo.findData(state.get("task"))
+        if index >= 0:
+            self.task_combo.setCurrentIndex(index)
+        self.data_file.setText(str(state.get("data") or ""))
+        self.limit.setValue(int(state.get("limit") or 0))
+        self.seed.setValue(int(state.get("seed") or 0))
+        self._refresh_columns()

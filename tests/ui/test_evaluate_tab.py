@@ -1,0 +1,164 @@
+"""Evaluate tab: a real model on a labelled file in a worker, every result page, a clicked confusion
+cell, double-click to open a row, compare, the projector, cancel, bad input, and 10,000 rows."""
+
+from __future__ import annotations
+
+import csv
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from bertstudio.core.evaluate.evaluation import Evaluation, RowResult, Slice
+from bertstudio.core.evaluate.metrics import ClassScores, Confusion
+from bertstudio.ui.local_models import LocalModelsIndex
+from bertstudio.ui.tabs.evaluate_tab import EvaluateTab
+
+DATA = Path(__file__).resolve().parents[1] / "data" / "evaluate"
+
+
+@pytest.fixture
+def tab(qtbot, settings) -> EvaluateTab:  # noqa: ANN001
+    widget = EvaluateTab(settings, LocalModelsIndex(settings))
+    qtbot.addWidget(widget)
+    widget.resize(1280, 800)
+    return widget
+
+
+def _evaluate(qtbot, tab: EvaluateTab, model: Path, data: Path, task: str = "classification") -> None:  # noqa: ANN001
+    with qtbot.waitSignal(tab.runner.finished, timeout=120_000):
+        tab.open_evaluation(str(model), str(data), task)
+
+
+def test_registered_as_a_tab_with_its_own_key() -> None:
+    from bertstudio.ui.tabs import tab_classes
+
+    classes = tab_classes(["evaluate_tab"])
+    assert classes == [EvaluateTab] and EvaluateTab.TASK == "evaluate"
+
+
+def test_evaluates_a_real_model_and_renders_every_page(qtbot, tab: EvaluateTab, real_models) -> None:  # noqa: ANN001
+    topics = real_models["categorium-bert-tiny-topics-en"]
+    tab.compare_source.enabled.setChecked(True)
+    tab.compare_source.combo.setEditText(str(topics))
+    _evaluate(qtbot, tab, topics, DATA / "topics.csv")
+    result = tab.evaluation
+    assert result is not None and result.n == 16 and tab.comparison is not None
+    metrics = tab.metrics_page.metrics.source_model.records
+    assert ("accuracy", result.metrics["accuracy"]) in metrics
+    assert {s.by for s in result.slices} >= {"label", "length", "column:source"}
+    assert tab.metrics_page.slices.visible_rows() == len(result.slices)
+    tab.metrics_page.slice_filter.setText("column:source")
+    assert tab.metrics_page.slices.visible_rows() == 3  # ads, blog, news
+    # a confusion cell lists its rows
+    labels = list(result.confusion.labels)
+    row, column = labels.index("autos"), labels.index("sensitive subject")
+    tab.confusion_page.matrix.click_cell(row, column)
+    count = result.confusion.matrix[row][column]
+    assert count > 0 and tab.confusion_page.cell_rows.visible_rows() == count
+    # the error browser: errors only, filter, double-click opens the row as the task's input
+    errors = tab.errors_page
+    assert errors.table.visible_rows() == len(result.errors)
+    errors.filter.setText("striker")
+    assert errors.table.visible_rows() == 1
+    with qtbot.waitSignal(tab.open_row) as opened:
+        errors.table.doubleClicked.emit(errors.table.model().index(0, 0))
+    key, source, inputs = opened.args
+    assert key == "classification" and source == str(topics)
+    assert inputs.text == "the striker scored twice as the team won the championship final"
+    errors.errors_only.setChecked(False)
+    errors.filter.setText("")
+    assert errors.table.visible_rows() == 16
+    # the same model twice: nothing differs, and the page says why that is no evidence
+    assert "McNemar p = 1" in tab.compare_page.summary.text()
+    assert tab.compare_page.disagreements.visible_rows() == 0
+    # the projector
+    with qtbot.waitSignal(tab.projector_runner.finished, timeout=60_000):
+        tab.projector_page.compute.click()
+    plot = tab.projector_page.plot
+    assert plot.points.shape == (16, 2) and len(set(plot.categories)) == 8  # coloured by gold
+    tab.projector_page.colour.setCurrentText("correct")
+    assert set(plot.categories) == {"right", "wrong"}
+    plot.select([0, 3])
+    assert tab.projector_page.chosen.visible_rows() == 2
+    assert "2 rows" not in tab.projector_page.status.text() and "16 rows" in tab.projector_page.status.text()
+
+
+def test_ner_on_conll_and_pretraining_opens_fill_mask(qtbot, tab: EvaluateTab, real_models) -> None:  # noqa: ANN001
+    from tests.fixtures.trained_nsp_ner import trained_ner
+
+    _evaluate(qtbot, tab, trained_ner(real_models["all-minilm-l6-v2"]), DATA / "ner_heldout.conll", "ner")
+    assert tab.task_key == "ner" and tab.evaluation.task == "ner"
+    assert {r[0] for r in tab.metrics_page.per_label.source_model.records} == {"LOC", "PER"}
+    assert not tab.pages.isTabEnabled(tab.pages.indexOf(tab.confusion_page))
+    _evaluate(qtbot, tab, real_models["rxnmapper-albert-smiles-mlm"], DATA / "smiles.txt", "pretraining")
+    assert tab.task_key == "fill-mask" and "pseudo_perplexity" in tab.evaluation.metrics
+
+
+def test_bad_input_is_one_note_naming_the_line(qtbot, tab: EvaluateTab, tmp_path: Path, real_models) -> None:  # noqa: ANN001
+    tab.model_bar.source.setEditText(str(real_models["categorium-bert-tiny-topics-en"]))
+    tab.run()
+    assert "Choose a labelled file" in tab.notes.text()
+    bad = tmp_path / "bad.csv"
+    bad.write_text("text,label\nfine,food\n,food\n", encoding="utf-8")
+    with qtbot.waitSignal(tab.runner.finished, timeout=60_000):
+        tab.open_evaluation(str(real_models["categorium-bert-tiny-topics-en"]), str(bad), "classification")
+    assert "line 3: empty text" in tab.notes.text() and tab.evaluation is None
+
+
+def test_cancel_stops_the_run(qtbot, tab: EvaluateTab, tmp_path: Path, real_models) -> None:  # noqa: ANN001
+    big = tmp_path / "big.csv"
+    with big.open("w", newline="", encoding="utf-8") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(["text", "label"])
+        writer.writerows([(f"a cheap flight and hotel for a holiday number {i}", "travel") for i in range(3000)])
+    tab.model_bar.source.setEditText(str(real_models["categorium-bert-tiny-topics-en"]))
+    tab.data_file.setText(str(big))
+    fractions: list[float] = []
+
+    def first_batch(event) -> None:  # noqa: ANN001
+        if event.fraction and not fractions:
+            fractions.append(event.fraction)
+            tab.cancel()
+
+    tab.runner.progress.connect(first_batch)
+    with qtbot.waitSignal(tab.runner.cancelled, timeout=120_000):
+        tab.run()
+    qtbot.waitUntil(lambda: tab.run_button.isEnabled(), timeout=30_000)
+    assert fractions and fractions[0] < 0.5 and tab.evaluation is None
+
+
+def _synthetic(rows: int) -> Evaluation:
+    rng = np.random.default_rng(0)
+    labels = ("negative", "neutral", "positive")
+    gold = rng.integers(0, 3, rows)
+    predicted = np.where(rng.random(rows) < 0.8, gold, rng.integers(0, 3, rows))
+    results = tuple(RowResult(i, i + 2, f"row {i} says something rather long about item {i % 97}", labels[g],
+                              labels[p], float(rng.random()), bool(g == p), 9)
+                    for i, (g, p) in enumerate(zip(gold, predicted, strict=True)))
+    matrix = tuple(tuple(int(((gold == a) & (predicted == b)).sum()) for b in range(3)) for a in range(3))
+    return Evaluation("classification", "model", "file.csv", {"accuracy": float((gold == predicted).mean())},
+                      results, {k: ClassScores(0.8, 0.8, 0.8, rows // 3) for k in labels}, Confusion(labels, matrix),
+                      (Slice("label", "neutral", rows // 3, {"accuracy": 0.8}),))
+
+
+def test_ten_thousand_rows_stay_responsive(qtbot, tab: EvaluateTab) -> None:  # noqa: ANN001
+    evaluation = _synthetic(10_000)
+    tab.show()
+    started = time.perf_counter()
+    tab.show_evaluation(evaluation)
+    shown = time.perf_counter() - started
+    browser = tab.errors_page
+    browser.errors_only.setChecked(False)
+    assert browser.table.visible_rows() == 10_000
+    started = time.perf_counter()
+    browser.table.sortByColumn(4, browser.table.horizontalHeader().sortIndicatorOrder())
+    browser.filter.setText("item 42")
+    work = time.perf_counter() - started
+    assert 0 < browser.table.visible_rows() < 10_000
+    # a model over tuples, no widget per cell: rendering and sort+filter take well under a second
+    assert shown < 1.0 and work < 1.0, (shown, work)
+    gold, predicted = "positive", "negative"
+    tab.confusion_page.show_cell(gold, predicted)
+    assert tab.confusion_page.cell_rows.visible_rows() == evaluation.confusion.matrix[2][0]
