@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import argparse
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from bertstudio.cli import _per_layer
 from bertstudio.cli.runner import Command
+
+if TYPE_CHECKING:
+    from bertstudio.core.tasks.fill_mask import FillMaskInput
 
 
 def _arguments(parser: argparse.ArgumentParser) -> None:
@@ -15,7 +18,7 @@ def _arguments(parser: argparse.ArgumentParser) -> None:
     _per_layer.add_option(parser)
 
 
-def _inputs(args: argparse.Namespace) -> Any:
+def _inputs(args: argparse.Namespace) -> FillMaskInput:
     from bertstudio.core.tasks.fill_mask import FillMaskInput
 
     _per_layer.remember(args)

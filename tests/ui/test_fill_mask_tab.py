@@ -48,7 +48,7 @@ def test_errors_are_shown_not_raised(qtbot, window, checkpoint_factory, tmp_path
     tab = _tab(window)
     with qtbot.waitSignal(tab.model_bar.failed, timeout=30_000):
         tab.model_bar.load(str(tmp_path))  # a folder that is not a model
-    assert "not a model folder" in tab.model_bar.info_label.text()
+    assert "not a model folder" in tab.model_bar.error_label.text()  # said in the bar since 808cb9b
     assert "not a model folder" in window.log.text()
     load_model_in(qtbot, tab, checkpoint_factory("bert"))
     tab.text.setPlainText("no mask here")

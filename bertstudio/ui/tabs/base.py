@@ -10,17 +10,12 @@ cancelling, comparing, ablating, notes and progress happen here, the same for ev
 
 from __future__ import annotations
 
-from typing import Any, ClassVar, NamedTuple
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QKeySequence, QShortcut
 from PySide6.QtWidgets import (
-    QComboBox,
-    QHBoxLayout,
-    QLabel,
-    QLineEdit,
-    QProgressBar,
-    QPushButton,
     QSplitter,
     QVBoxLayout,
     QWidget,
@@ -30,14 +25,17 @@ from bertstudio.core.errors import BertStudioError, InputError, MissingHeadError
 from bertstudio.core.heads import HeadSet, format_heads, parse_heads
 from bertstudio.core.models import LoadRequest, ModelInfo
 from bertstudio.core.notes import Note
-from bertstudio.core.progress import ProgressEvent, TaskControl
+from bertstudio.core.progress import TaskControl
 from bertstudio.core.tasks.spec import TaskSpec, spec_for
 from bertstudio.ui.local_models import LocalModelsIndex
 from bertstudio.ui.model_bar import ModelBar
 from bertstudio.ui.settings import AppSettings
-from bertstudio.ui.widgets.compare_panel import CompareSource
 from bertstudio.ui.widgets.notes_area import NotesArea
+from bertstudio.ui.widgets.run_controls import ProgressLine, RunControls
 from bertstudio.workers.runner import TaskRunner
+
+if TYPE_CHECKING:
+    from bertstudio.core.jobs import Outcome
 
 
 class ExplainRequest(NamedTuple):
@@ -52,7 +50,7 @@ class ExplainRequest(NamedTuple):
 def task_job(
     spec: TaskSpec, request: LoadRequest, inputs: Any, compare_source: str | None, ablated: HeadSet,
     control: TaskControl,
-) -> Any:
+) -> Outcome[Any]:
     """Worker side of Run: model A (and B, or A with heads off) through the task's spec."""
     from bertstudio.core.jobs import run_spec
 
@@ -120,58 +118,31 @@ class TaskTab(QWidget):
 
     def _build_template(self) -> None:
         self.inputs_box = QVBoxLayout()
-        self.options = QHBoxLayout()  # a view's small options (top-k, aggregation...) go here
-        self.examples_combo = QComboBox()
-        self.examples_combo.addItem("Examples…")
-        self.examples_combo.setMaximumWidth(220)
+        self.controls = RunControls(self.RUN_LABEL, self.model_bar.source)
+        self.options = self.controls.options  # a view's small options (top-k, aggregation...) go here
+        self.examples_combo = self.controls.examples_combo
+        self.compare_source = self.controls.compare_source
+        self.heads_off = self.controls.heads_off
+        self.run_button = self.controls.run_button
+        self.cancel_button = self.controls.cancel_button
+        self.explain_button = self.controls.explain_button
         self.examples_combo.activated.connect(self._example_chosen)
-        self.compare_source = CompareSource(self.model_bar.source)
-        self.heads_off = QLineEdit()
-        self.heads_off.setPlaceholderText("none, e.g. 0:1, 2:3")
-        self.heads_off.setMinimumWidth(120)
-        self.heads_off.setMaximumWidth(160)
-        self.heads_off.setToolTip("Switch these attention heads off (0-based layer:head) and show the result "
-                                  "beside the intact model's")
-        self.run_button = QPushButton(self.RUN_LABEL)
-        self.run_button.setToolTip("Run (Ctrl+Enter)")
         self.run_button.clicked.connect(self.run)
-        self.cancel_button = QPushButton("Cancel")
-        self.cancel_button.setToolTip("Cancel (Esc)")
-        self.cancel_button.setEnabled(False)
         self.cancel_button.clicked.connect(self.cancel)
-        self.explain_button = QPushButton("Explain…")
-        self.explain_button.setToolTip("Which input tokens and heads made this result")
-        self.explain_button.setEnabled(False)
         self.explain_button.clicked.connect(self._explain)
-        self.progress = QProgressBar()
-        self.progress.setMaximumHeight(14)
-        self.progress.setTextVisible(False)
-        self.progress.setVisible(False)
-        self.progress_label = QLabel()
-        self.progress_label.setVisible(False)
+        self.progress = ProgressLine()
         self.results_box = QVBoxLayout()
         self.results_box.setContentsMargins(0, 0, 0, 0)
 
-        controls = QHBoxLayout()
-        controls.addLayout(self.options)
-        controls.addWidget(self.examples_combo)
-        controls.addWidget(self.compare_source, 1)
-        controls.addWidget(QLabel("Heads off:"))
-        controls.addWidget(self.heads_off)
-        for button in (self.run_button, self.cancel_button, self.explain_button):
-            controls.addWidget(button)
         top = QWidget()
         top_layout = QVBoxLayout(top)
         top_layout.setContentsMargins(0, 0, 0, 0)
         top_layout.addLayout(self.inputs_box, 1)
-        top_layout.addLayout(controls)
+        top_layout.addWidget(self.controls)
         bottom = QWidget()
         bottom_layout = QVBoxLayout(bottom)
         bottom_layout.setContentsMargins(0, 0, 0, 0)
-        progress_row = QHBoxLayout()
-        progress_row.addWidget(self.progress_label)
-        progress_row.addWidget(self.progress, 1)
-        bottom_layout.addLayout(progress_row)
+        bottom_layout.addWidget(self.progress)
         bottom_layout.addWidget(self.notes)
         bottom_layout.addLayout(self.results_box, 1)
         self.splitter = QSplitter(Qt.Orientation.Vertical)
@@ -205,7 +176,7 @@ class TaskTab(QWidget):
         self.model_bar.busy_changed.connect(self._on_model_busy)
         self.runner.started.connect(self._on_started)
         self.runner.finished.connect(self._on_finished)
-        self.runner.progress.connect(self._on_progress)
+        self.runner.progress.connect(self.progress.show_event)
         self.runner.result.connect(self._on_result)
         self.runner.stopping.connect(self._on_stopping)
         self.runner.cancelled.connect(lambda: self.notes.set_notes([Note("info", "Cancelled.")]))
@@ -313,7 +284,7 @@ class TaskTab(QWidget):
         self._ran = (request, inputs)
         self.runner.start(self.job(), self.spec, request, inputs, compare_source, heads)
 
-    def job(self) -> Any:
+    def job(self) -> Callable[..., Any]:
         """The worker function Run starts: `task_job`'s signature; a view may return its own
         (attention sends its grid as a progress payload before model B is loaded)."""
         return task_job
@@ -332,32 +303,17 @@ class TaskTab(QWidget):
         return True
 
     def _on_started(self) -> None:
-        self.run_button.setEnabled(False)
-        self.cancel_button.setEnabled(True)
-        self.explain_button.setEnabled(False)
+        self.controls.set_running(True)
         self.notes.clear()
-        self.progress.setRange(0, 0)
-        self.progress.setVisible(True)
+        self.progress.start()
 
     def _on_stopping(self) -> None:
         self.cancel_button.setEnabled(False)
-        self.progress_label.setText("Cancelling…")
-        self.progress_label.setVisible(True)
+        self.progress.stopping()
 
     def _on_finished(self) -> None:
-        self.run_button.setEnabled(True)
-        self.cancel_button.setEnabled(False)
-        self.progress.setVisible(False)
-        self.progress_label.setVisible(False)
-
-    def _on_progress(self, event: ProgressEvent) -> None:
-        if event.fraction is None:
-            self.progress.setRange(0, 0)
-        else:
-            self.progress.setRange(0, 1000)
-            self.progress.setValue(int(event.fraction * 1000))
-        self.progress_label.setText(event.message)
-        self.progress_label.setVisible(bool(event.message))
+        self.controls.set_running(False)
+        self.progress.stop()
 
     def _on_result(self, outcome: Any) -> None:
         self.outcome = outcome

@@ -1,0 +1,85 @@
+"""The row under a task's inputs (options, examples, compare, heads off, Run/Cancel/Explain) and
+the progress line above its results: the same widgets on every task tab, built once here."""
+
+from __future__ import annotations
+
+from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QLineEdit, QProgressBar, QPushButton, QWidget
+
+from bertstudio.core.progress import ProgressEvent
+from bertstudio.ui.widgets.compare_panel import CompareSource
+
+
+class RunControls(QWidget):
+    """`options` is a layout a view fills with its own small options (top-k, aggregation...)."""
+
+    def __init__(self, run_label: str, suggestions: QComboBox | None = None, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.options = QHBoxLayout()
+        self.examples_combo = QComboBox()
+        self.examples_combo.addItem("Examples…")
+        self.examples_combo.setMaximumWidth(220)
+        self.compare_source = CompareSource(suggestions)
+        self.heads_off = QLineEdit()
+        self.heads_off.setPlaceholderText("none, e.g. 0:1, 2:3")
+        self.heads_off.setMinimumWidth(120)
+        self.heads_off.setMaximumWidth(160)
+        self.heads_off.setToolTip("Switch these attention heads off (0-based layer:head) and show the result "
+                                  "beside the intact model's")
+        self.run_button = QPushButton(run_label)
+        self.run_button.setToolTip("Run (Ctrl+Enter)")
+        self.cancel_button = QPushButton("Cancel")
+        self.cancel_button.setToolTip("Cancel (Esc)")
+        self.cancel_button.setEnabled(False)
+        self.explain_button = QPushButton("Explain…")
+        self.explain_button.setToolTip("Which input tokens and heads made this result")
+        self.explain_button.setEnabled(False)
+        row = QHBoxLayout(self)
+        row.setContentsMargins(0, 0, 0, 0)
+        row.addLayout(self.options)
+        row.addWidget(self.examples_combo)
+        row.addWidget(self.compare_source, 1)
+        row.addWidget(QLabel("Heads off:"))
+        row.addWidget(self.heads_off)
+        for button in (self.run_button, self.cancel_button, self.explain_button):
+            row.addWidget(button)
+
+    def set_running(self, running: bool) -> None:
+        self.run_button.setEnabled(not running)
+        self.cancel_button.setEnabled(running)
+        if running:
+            self.explain_button.setEnabled(False)
+
+
+class ProgressLine(QWidget):
+    """What the running job says it is doing, and how far it got (busy when it cannot say)."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.label = QLabel()
+        self.bar = QProgressBar()
+        self.bar.setMaximumHeight(14)
+        self.bar.setTextVisible(False)
+        row = QHBoxLayout(self)
+        row.setContentsMargins(0, 0, 0, 0)
+        row.addWidget(self.label)
+        row.addWidget(self.bar, 1)
+        self.setVisible(False)
+
+    def start(self) -> None:
+        self.label.setText("")
+        self.bar.setRange(0, 0)
+        self.setVisible(True)
+
+    def show_event(self, event: ProgressEvent) -> None:
+        if event.fraction is None:
+            self.bar.setRange(0, 0)
+        else:
+            self.bar.setRange(0, 1000)
+            self.bar.setValue(int(event.fraction * 1000))
+        self.label.setText(event.message)
+
+    def stopping(self) -> None:
+        self.label.setText("Cancelling…")
+
+    def stop(self) -> None:
+        self.setVisible(False)
