@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import sys
 import time
+from typing import NoReturn
 
 START = time.perf_counter()
 
@@ -34,9 +35,25 @@ def run_app(models_dir: str | None = None, exit_when_shown: bool = False) -> int
     code = app.exec()
     if not shutdown(3_000):  # the window waited already; this is the backstop for a stuck C call
         print("bertstudio: a task did not stop within 3 s; exiting without it", file=sys.stderr, flush=True)
-        sys.stdout.flush()
-        os._exit(code)  # a pool thread stuck in native code would otherwise keep the process alive
-    return code
+    exit_now(code, settings)
+
+
+def exit_now(code: int, settings: object = None) -> NoReturn:
+    """End the process as soon as the work has ended and everything is written: settings synced,
+    streams and logs flushed. Interpreter teardown with torch loaded takes seconds (4-5 s on a busy
+    machine) and a pool thread stuck in native code would keep the process alive, so skip it."""
+    import logging
+
+    store = getattr(settings, "_store", None)
+    if store is not None:
+        store.sync()
+    logging.shutdown()
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):
+            pass
+    os._exit(code)
 
 
 def install_excepthook(window: object) -> None:

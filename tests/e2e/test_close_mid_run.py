@@ -20,7 +20,7 @@ PRELUDE = """
 import sys, time
 from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import QApplication
-from bertstudio.app import install_excepthook
+from bertstudio.app import exit_now, install_excepthook
 from bertstudio.ui.main_window import MainWindow
 from bertstudio.workers.runner import configure_pool, shutdown
 app = QApplication([])
@@ -35,7 +35,7 @@ EPILOGUE = """
 window.show()
 code = app.exec()
 print("drained", shutdown(1000), flush=True)
-sys.exit(code)
+exit_now(code, window.settings)  # as bertstudio.app.run_app ends
 """
 UNEXPECTED = ("Traceback", "Signal source", "QThread", "internal error", "Error calling Python override")
 
