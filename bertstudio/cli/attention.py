@@ -4,68 +4,84 @@ from __future__ import annotations
 
 import argparse
 import sys
+from typing import Any
 
-from bertstudio.cli.common import add_model_options, load_for, load_second, print_json
+from bertstudio.cli.runner import Command
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:
-    parser = subparsers.add_parser("attention", help="attention weights of every layer and head")
-    add_model_options(parser, "attention")
+def _arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("text", help="the text (sentence A)")
     parser.add_argument("--pair", metavar="B", default=None, help="a second sentence (B): segment ids are set")
     parser.add_argument("--layer", type=int, default=None, help="only this layer (0-based; needs --head)")
     parser.add_argument("--head", type=int, default=None, help="only this head (0-based; needs --layer)")
     parser.add_argument("--out", metavar="FILE", default=None,
                         help=".npz (attentions: layers x heads x T x T, tokens), .csv or .json")
-    parser.add_argument("--compare", metavar="SRC2", default=None,
-                        help="a second model run on the same input: adds its attentions and B - A per head")
-    parser.set_defaults(func=run)
 
 
-def run(args: argparse.Namespace) -> int:
+def _inputs(args: argparse.Namespace) -> Any:
+    """Every argument checked before a model is loaded: a bad --out costs nothing."""
     from bertstudio.core.errors import InputError
-    from bertstudio.core.tasks.attention import compare_attention, compute
-    from bertstudio.core.tasks.attention_export import check_json_size, comparison_json, save, to_json
+    from bertstudio.core.tasks.attention import AttentionInput
+    from bertstudio.core.tasks.attention_export import check_output
 
     if (args.layer is None) != (args.head is None):
         raise InputError("Give both --layer and --head, or neither.")
-    if args.out and not args.out.lower().endswith((".npz", ".csv", ".json")):
-        raise InputError(f"Cannot write '{args.out}': use a .npz, .csv or .json file name.")
-    loaded = load_for(args, "attention", "eager")
-    result = compute(loaded, args.text, args.pair)
-    for note in (result.truncation.message if result.truncation else "", result.note):
-        if note:
-            print(f"warning: {note}", file=sys.stderr)
+    if args.out:
+        check_output(args.out, comparison=bool(args.compare))
+    return AttentionInput(args.text, args.pair)
+
+
+def _after_run(outcome: Any, args: argparse.Namespace) -> None:
+    """Check the asked head exists, warn why B cannot be compared, write --out."""
+    from bertstudio.core.tasks.attention_export import save
+
+    result, second, differences = outcome.result, outcome.second, outcome.diff
     if args.layer is not None:
         result.head(args.layer, args.head)  # a clear error for a head that does not exist
+        if second is not None and differences is not None and differences.diff is not None:
+            second.head(args.layer, args.head)
+    if differences is not None and differences.message:
+        print(f"warning: {differences.message}", file=sys.stderr)
+    if not args.out:
+        return
     comparison = None
-    if args.compare:
-        if args.out and args.out.lower().endswith(".csv"):
-            raise InputError("A comparison cannot be written as CSV.", hint="Use a .npz or .json file name.")
-        other = load_second(args, "attention", "eager")
-        comparison = compare_attention(result, compute(other, args.text, args.pair), args.compare)
-        if comparison.message:
-            print(f"warning: {comparison.message}", file=sys.stderr)
-        if args.layer is not None and comparison.diff is not None:
-            comparison.result.head(args.layer, args.head)
-    if args.out:
-        save(args.out, result, args.layer, args.head, comparison, args.model)
-    if args.json:
-        check_json_size(result, args.layer, args.head)
-        if comparison is None:
-            print_json(to_json(result, args.layer, args.head))
-        else:
-            check_json_size(comparison.result, args.layer, args.head)
-            print_json(comparison_json(args.model, result, comparison, args.layer, args.head))
-        return 0
-    if comparison is not None and comparison.diff is not None:
-        print("most changed heads (B - A, mean |difference|): " + ", ".join(
-            f"layer {lay} head {hd} {value:.4f}" for lay, hd, value in comparison.diff.most_changed()))
-    if args.out:
+    if second is not None:
+        from bertstudio.core.tasks.attention import AttentionComparison
+
+        comparison = AttentionComparison(args.compare, second, differences.diff, differences.message)
+    save(args.out, result, args.layer, args.head, comparison, args.model)
+    if not args.json:
         what = (f"{result.layers} layers x {result.heads} heads" if args.layer is None
                 else f"layer {args.layer} head {args.head}")
         print(f"wrote {args.out}: {what} x {result.length} tokens")
-    else:
-        print(f"{result.layers} layers x {result.heads} heads, {result.length} tokens: {' '.join(result.tokens)}")
-        print("Use --out FILE (.npz/.csv/.json) or --json to get the weights.")
-    return 0
+
+
+def _json(result: Any, args: argparse.Namespace) -> Any:
+    from bertstudio.core.tasks.attention_export import check_json_size
+
+    check_json_size(result, args.layer, args.head)
+    return result.to_json(args.layer, args.head)
+
+
+def _json_differences(differences: Any, args: argparse.Namespace) -> Any:
+    return differences.to_json(args.layer, args.head)
+
+
+def _print(result: Any) -> None:
+    print(f"{result.layers} layers x {result.heads} heads, {result.length} tokens: {' '.join(result.tokens)}")
+    print("Use --out FILE (.npz/.csv/.json) or --json to get the weights.")
+
+
+def _print_differences(differences: Any) -> None:
+    if differences.diff is None:
+        print(f"  none: {differences.message}")
+        return
+    print("  most changed heads (mean |difference|): " + ", ".join(
+        f"layer {lay} head {hd} {value:.4f}" for lay, hd, value in differences.diff.most_changed()))
+
+
+COMMAND = Command(
+    task="attention", help="attention weights of every layer and head",
+    add_arguments=_arguments, inputs=_inputs, print_result=_print, print_differences=_print_differences,
+    json_result=_json, json_differences=_json_differences, after_run=_after_run,
+)

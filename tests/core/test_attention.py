@@ -11,16 +11,16 @@ import pytest
 
 from bertstudio.core.errors import InputError
 from bertstudio.core.models import LoadRequest, load_model
-from bertstudio.core.tasks.attention import (
+from bertstudio.core.tasks.attention import compute
+from bertstudio.core.tasks.attention_export import load_matrix_csv, load_npz, save
+from bertstudio.core.tasks.attention_view import (
     ViewOptions,
-    compute,
     head_statistics,
     make_view,
     mean_over_heads,
     quadrant,
     rollout,
 )
-from bertstudio.core.tasks.attention_export import load_matrix_csv, load_npz, save
 
 ARCHS = ["bert", "roberta", "distilbert", "albert"]
 
@@ -166,9 +166,11 @@ def test_sdpa_model_is_refused(checkpoint_factory) -> None:
 def test_long_text_is_truncated(checkpoint_factory) -> None:
     loaded = _load(checkpoint_factory("bert", "Model"))
     result = compute(loaded, "the cat sat on the mat " * 30)
-    assert result.length == loaded.info.max_length and result.truncation is not None
+    assert result.length == loaded.info.max_length
+    assert [n.level for n in result.notes] == ["warning"] and "reads at most" in result.notes[0].text
     pair = compute(loaded, "the cat sat on the mat " * 20, "a dog ran")
-    assert pair.length == loaded.info.max_length and "cut" in pair.note
+    assert pair.length == loaded.info.max_length and "cut" in pair.notes[0].text
+    assert compute(loaded, "the cat").notes == ()
 
 
 def test_export_round_trip(checkpoint_factory, tmp_path) -> None:
@@ -281,3 +283,78 @@ def test_cli_compare_json_and_npz(checkpoint_factory, tmp_path) -> None:
     assert json.loads(done.stdout)["compare"]["differences"] is None
     done = _cli("--model", folder_a, "the cat", "--compare", folder_b, "--out", str(tmp_path / "x.csv"))
     assert done.returncode == 1 and "CSV" in done.stderr
+
+
+def test_cli_out_checked_before_loading(tmp_path) -> None:
+    """A bad --out fails at once with one line (exit 1), before any model is loaded: the model
+    named here does not exist, so reaching the loader would give a different message."""
+    missing = "no-such-model-folder-xyz"
+    cases = {
+        str(tmp_path / "missing" / "att.npz"): "does not exist",
+        str(tmp_path): "folder",  # a folder given as the file
+        str(tmp_path / "att.txt"): ".npz, .csv or .json",
+        str(tmp_path / "a-file" / "att.npz"): "is a file, not a folder",
+    }
+    (tmp_path / "a-file").write_text("not a folder")
+    locked = tmp_path / "locked"
+    locked.mkdir()
+    locked.chmod(0o500)
+    import os
+
+    if os.access(locked, os.W_OK):  # running as root: permissions are not enforced
+        locked.chmod(0o700)
+    else:
+        cases[str(locked / "att.npz")] = "permission denied"
+    try:
+        for out, expected in cases.items():
+            done = _cli("--model", missing, "the cat", "--out", out)
+            assert done.returncode == 1, (out, done.stderr)
+            assert expected in done.stderr and "Traceback" not in done.stderr, done.stderr
+            assert missing not in done.stderr  # failed before loading
+    finally:
+        locked.chmod(0o700)
+    done = _cli("--model", missing, "the cat", "--layer", "1")
+    assert done.returncode == 1 and "both --layer and --head" in done.stderr
+
+
+def test_spec_runs_and_compares(checkpoint_factory) -> None:
+    """The frame: run_spec gives the result with its notes; the spec's compare gives B - A."""
+    from bertstudio.core.jobs import run_spec
+    from bertstudio.core.progress import TaskControl
+    from bertstudio.core.tasks.attention import SPEC, AttentionInput
+
+    folder_a, folder_b = checkpoint_factory("bert", "Model"), checkpoint_factory("bert", "MaskedLM")
+    request = LoadRequest(str(folder_a), "attention", attn_implementation=SPEC.attn_implementation)
+    outcome = run_spec(SPEC, request, AttentionInput("the cat sat " * 60, "a dog"), TaskControl(), str(folder_b))
+    assert any("cut" in note.text for note in outcome.notes)
+    expected_b, _tokens = _reference(folder_b, "the cat sat", "a dog")
+    assert outcome.result.attentions.shape[2] == _load(folder_a).info.max_length
+    assert outcome.diff.diff is not None and outcome.diff.message == ""
+    np.testing.assert_allclose(outcome.diff.diff.difference, outcome.second.attentions - outcome.result.attentions,
+                               atol=1e-7)
+    assert expected_b.shape[:2] == outcome.second.attentions.shape[:2]
+
+
+def test_export_all_heads_streamed_equals_json_form_and_cancel_leaves_nothing(checkpoint_factory, tmp_path) -> None:
+    from bertstudio.core.errors import TaskCancelled
+    from bertstudio.core.progress import TaskControl
+
+    result = compute(_load(checkpoint_factory("bert", "Model")), "the cat sat", "a dog")
+    events = []
+    save(tmp_path / "all.json", result, control=TaskControl(on_progress=events.append))
+    assert json.loads((tmp_path / "all.json").read_text()) == json.loads(json.dumps(result.to_json()))
+    assert events[-1].fraction == 1.0 and any("layer 1" in e.message for e in events)
+    save(tmp_path / "all.csv", result, control=TaskControl())
+    rows = (tmp_path / "all.csv").read_text().splitlines()
+    assert len(rows) == 1 + result.attentions.size
+    layer, head, q, _qt, k, _kt, weight = rows[-1].split(",")
+    assert (int(layer), int(head), int(q), int(k)) == (result.layers - 1, result.heads - 1, result.length - 1,
+                                                       result.length - 1)
+    assert float(weight) == float(result.attentions[-1, -1, -1, -1])
+    stop = TaskControl()
+    stop.request_stop()
+    for name in ("cancelled.csv", "cancelled.json"):
+        with pytest.raises(TaskCancelled):
+            save(tmp_path / name, result, control=stop)
+        assert not (tmp_path / name).exists()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["all.csv", "all.json"]  # no partial left

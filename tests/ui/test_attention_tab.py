@@ -20,6 +20,16 @@ def _viewport_pos(widget, plot, point: QPointF) -> QPoint:  # noqa: ANN001
     return widget.mapFromScene(plot.vb.mapViewToScene(point))
 
 
+def _hover(qtbot, widget, point: QPointF, label, expected: str) -> None:  # noqa: ANN001
+    """Move the mouse onto a cell until the readout says `expected`; the pointer is placed again
+    on each try because the layout may still settle (the progress row hides after a run)."""
+    def shown() -> bool:
+        qtbot.mouseMove(widget.viewport(), _viewport_pos(widget, widget.plot, point))
+        return label.text() == expected
+
+    qtbot.waitUntil(shown, timeout=5_000)
+
+
 def _run(qtbot, tab, text: str, pair: str = "") -> None:  # noqa: ANN001
     tab.text.setPlainText(text)
     tab.pair.setText(pair)
@@ -46,9 +56,8 @@ def test_run_click_hover_keys_export(qtbot, window, real_models, tmp_path) -> No
 
     # hover: "query -> key: weight"
     q, k = 2, 4
-    qtbot.mouseMove(tab.heatmap.viewport(), _viewport_pos(tab.heatmap, tab.heatmap.plot, QPointF(k, q)))
     expected = f"{result.tokens[q]} -> {result.tokens[k]}: {result.attentions[3, 7, q, k]:.4f}"
-    qtbot.waitUntil(lambda: tab.readout.text() == expected, timeout=5_000)
+    _hover(qtbot, tab.heatmap, QPointF(k, q), tab.readout, expected)
 
     # arrow keys move between heads, wrapping into the next layer
     qtbot.keyClick(tab.heatmap, Qt.Key.Key_Right)
@@ -62,7 +71,8 @@ def test_run_click_hover_keys_export(qtbot, window, real_models, tmp_path) -> No
     matrix, queries, keys = load_matrix_csv(tmp_path / "head.csv")
     np.testing.assert_array_equal(matrix, result.attentions[4, 8])
     assert queries == keys == list(result.tokens)
-    tab.export(tmp_path / "all.npz", "npz-all")
+    with qtbot.waitSignal(tab.export_bar.runner.result, timeout=30_000):
+        tab.export(tmp_path / "all.npz", "npz-all")
     attentions, tokens = load_npz(tmp_path / "all.npz")
     np.testing.assert_array_equal(attentions, result.attentions)
     assert tokens == list(result.tokens)
@@ -99,7 +109,7 @@ def test_options_statistics_and_head_view(qtbot, window, checkpoint_factory) -> 
     assert (tab.layer.value(), tab.head.value(), tab.source.currentText()) == (layer, head, "head")
     # head view draws lines, hovering a token highlights its lines
     tab.views.setCurrentWidget(tab.head_page)
-    assert tab.head_view.tokens == list(result.tokens) and tab.head_view._curves
+    assert tab.head_view.tokens == list(result.tokens) and tab.head_view.drawn[0] > 0
     with qtbot.waitSignal(tab.head_view.hovered, timeout=5_000):
         tab.head_view.focus(0, 1)
     assert result.tokens[1] in tab.head_readout.text()
@@ -164,10 +174,9 @@ def test_compare_two_models(qtbot, window, checkpoint_factory) -> None:
 
     # hover on the difference: "query -> key: B − A = ..." with both values
     q, k = 1, 2
-    qtbot.mouseMove(tab.compare_diff.viewport(), _viewport_pos(tab.compare_diff, tab.compare_diff.plot, QPointF(k, q)))
     text = (f"{result.tokens[q]} -> {result.tokens[k]}: B − A = {expected[q, k]:+.4f} "
             f"(A {result.attentions[1, 0, q, k]:.4f}, B {comparison.result.attentions[1, 0, q, k]:.4f})")
-    qtbot.waitUntil(lambda: tab.compare_readout.text() == text, timeout=5_000)
+    _hover(qtbot, tab.compare_diff, QPointF(k, q), tab.compare_readout, text)
 
     # the view options apply to the difference too
     tab.quadrant.setCurrentText("A->B")

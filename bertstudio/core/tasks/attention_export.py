@@ -4,15 +4,39 @@ from __future__ import annotations
 
 import csv
 import json
+import os
 from pathlib import Path
 
 import numpy as np
 
 from bertstudio.core.errors import InputError
+from bertstudio.core.progress import TaskControl
 from bertstudio.core.tasks.attention import AttentionComparison, AttentionResult, check_head
 
 FORMATS = (".npz", ".csv", ".json")
 JSON_VALUE_LIMIT = 2_000_000  # above this, JSON on stdout is unreadable: ask for a file or one head
+
+
+def check_output(path: Path | str, comparison: bool = False) -> Path:
+    """Refuse, before any model is loaded, a file that could not be written: a wrong extension,
+    a missing or read-only folder, a folder given as the file."""
+    path = Path(path)
+    if path.is_dir():
+        raise InputError(f"Cannot write '{path}': it is a folder.", hint="Give a file name, e.g. attention.npz.")
+    suffix = path.suffix.lower()
+    if suffix not in FORMATS:
+        raise InputError(f"Cannot write '{path.name}': use a .npz, .csv or .json file name.")
+    if comparison and suffix == ".csv":
+        raise InputError("A comparison cannot be written as CSV.", hint="Use a .npz or .json file name.")
+    folder = path.parent if str(path.parent) else Path(".")
+    if not folder.exists():
+        raise InputError(f"Cannot write '{path}': the folder '{folder}' does not exist.",
+                         hint="Create the folder first, or choose another one.")
+    if not folder.is_dir():
+        raise InputError(f"Cannot write '{path}': '{folder}' is a file, not a folder.")
+    if not os.access(folder, os.W_OK | os.X_OK) or (path.exists() and not os.access(path, os.W_OK)):
+        raise InputError(f"Cannot write '{path}': permission denied.", hint="Choose a folder you can write to.")
+    return path
 
 
 def _selection(result: AttentionResult, layer: int | None, head: int | None) -> np.ndarray:
@@ -82,17 +106,31 @@ def load_matrix_csv(path: Path) -> tuple[np.ndarray, list[str], list[str]]:
     return np.array([[float(v) for v in r[1:]] for r in rows[1:]], dtype=np.float32), queries, keys
 
 
-def save_csv(path: Path, result: AttentionResult, layer: int | None = None, head: int | None = None) -> None:
-    """One head as a labelled matrix; all heads as long rows (layer, head, query, key, weight)."""
+def save_csv(
+    path: Path, result: AttentionResult, layer: int | None = None, head: int | None = None,
+    control: TaskControl | None = None,
+) -> None:
+    """One head as a labelled matrix; all heads as long rows (layer, head, query, key, weight).
+
+    All heads at 512 tokens are ~37M rows: written head by head, with progress and a stop check
+    between heads."""
     tokens = list(result.tokens)
     if layer is not None or head is not None:
         save_matrix_csv(path, _selection(result, layer, head)[0, 0], tokens, tokens)
         return
+    control = control or TaskControl()
+    layers, heads, length = result.layers, result.heads, result.length
+    keys = [(k, tokens[k]) for k in range(length)]
     with open(path, "w", newline="", encoding="utf-8") as handle:
         writer = csv.writer(handle)
         writer.writerow(["layer", "head", "query_index", "query", "key_index", "key", "weight"])
-        for (lay, hd, q, k), value in np.ndenumerate(result.attentions):
-            writer.writerow([lay, hd, q, tokens[q], k, tokens[k], repr(float(value))])
+        for lay in range(layers):
+            for hd in range(heads):
+                control.check()
+                control.report(f"Writing layer {lay}, head {hd}…", (lay * heads + hd) / (layers * heads))
+                for q, row in enumerate(result.attentions[lay, hd]):
+                    writer.writerows([lay, hd, q, tokens[q], k, key, repr(value)]
+                                     for (k, key), value in zip(keys, row.tolist(), strict=True))
 
 
 def to_json(result: AttentionResult, layer: int | None = None, head: int | None = None) -> dict[str, object]:
@@ -118,27 +156,70 @@ def comparison_json(
 
 def save_json(
     path: Path, result: AttentionResult, layer: int | None = None, head: int | None = None,
-    comparison: AttentionComparison | None = None, model: str = "",
+    comparison: AttentionComparison | None = None, model: str = "", control: TaskControl | None = None,
 ) -> None:
-    data = (to_json(result, layer, head) if comparison is None
-            else comparison_json(model, result, comparison, layer, head))
-    Path(path).write_text(json.dumps(data, ensure_ascii=False), encoding="utf-8")
+    """The CLI's JSON form in a file; all heads of one result are streamed layer by layer
+    (progress, stop checks, no second copy of 37M values as Python lists)."""
+    if comparison is not None or layer is not None or head is not None:
+        data = (to_json(result, layer, head) if comparison is None
+                else comparison_json(model, result, comparison, layer, head))
+        Path(path).write_text(json.dumps(data, ensure_ascii=False), encoding="utf-8")
+        return
+    control = control or TaskControl()
+    head_part = json.dumps(to_json_header(result), ensure_ascii=False)
+    with open(path, "w", encoding="utf-8") as handle:
+        handle.write(head_part[:-1] + ', "attentions": [')
+        for lay in range(result.layers):
+            control.check()
+            control.report(f"Writing layer {lay}…", lay / result.layers)
+            handle.write((", " if lay else "") + json.dumps(result.attentions[lay].tolist()))
+        handle.write("]}")
+
+
+def to_json_header(result: AttentionResult) -> dict[str, object]:
+    """Everything of `result.to_json()` but the attentions."""
+    data = result.to_json(0, 0)
+    for key in ("layer", "head", "attention"):
+        data.pop(key)
+    return data
 
 
 def save(
     path: Path, result: AttentionResult, layer: int | None = None, head: int | None = None,
-    comparison: AttentionComparison | None = None, model: str = "",
+    comparison: AttentionComparison | None = None, model: str = "", control: TaskControl | None = None,
 ) -> None:
     """Write by extension: .npz, .csv or .json (a comparison goes into .npz and .json only)."""
     path = Path(path)
     suffix = path.suffix.lower()
     if suffix not in FORMATS:
         raise InputError(f"Cannot write '{path.name}': use a .npz, .csv or .json file name.")
-    if suffix == ".npz":
-        save_npz(path, result, layer, head, comparison)
-    elif suffix == ".json":
-        save_json(path, result, layer, head, comparison, model)
-    elif comparison is not None:
+    if comparison is not None and suffix == ".csv":
         raise InputError("A comparison cannot be written as CSV.", hint="Use a .npz or .json file name.")
-    else:
-        save_csv(path, result, layer, head)
+    # written next to the target and renamed at the end: a cancelled or failed export leaves
+    # neither a half file nor a damaged earlier one
+    partial = path.with_name(f"{path.stem}.partial{path.suffix}")
+    try:
+        if suffix == ".npz":
+            if control is not None:
+                control.report(f"Writing {path.name}…", None)
+            save_npz(partial, result, layer, head, comparison)
+        elif suffix == ".json":
+            save_json(partial, result, layer, head, comparison, model, control)
+        else:
+            save_csv(partial, result, layer, head, control)
+        os.replace(partial, path)
+    except BaseException:
+        partial.unlink(missing_ok=True)
+        raise
+    if control is not None:
+        control.report(f"Wrote {path.name}", 1.0)
+
+
+ALL_HEADS_SUFFIX = {"npz-all": ".npz", "csv-all": ".csv", "json": ".json"}
+
+
+def export_all(path: Path, result: AttentionResult, what: str, control: TaskControl | None = None) -> Path:
+    """Every head to one file (the tab's "All heads as…"): run in a worker, it reports and stops."""
+    target = Path(path).with_suffix(ALL_HEADS_SUFFIX[what])
+    save(target, result, control=control or TaskControl())
+    return target

@@ -6,6 +6,8 @@ heads there are. Long inputs are max-pooled to the cell's pixel size (at most CE
 a thumbnail cannot show more; max keeps sharp diagonals visible), and each cell is scaled to
 its own maximum so weak, spread-out heads are as readable as peaked ones. The mosaic is a
 uint8 image of colour indices with a lookup table: no float image, no NaN mask, no level scan.
+The pooling and the mosaic are numpy in core (attention_bundle); this widget only draws.
+A click opens a head; Ctrl+click selects heads (outlined) to switch off.
 """
 
 from __future__ import annotations
@@ -16,93 +18,19 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QPointF, QRectF, Qt, Signal
 
+from bertstudio.core.tasks.attention_bundle import CELL_MAX, GAP_INDEX, mosaic_indices, pooled
 from bertstudio.ui.widgets.attention_heatmap import colormap
 
-CELL_MAX = 128
 CELL_MIN = 48  # pooling below this loses too much even when the window is small
 GAP_FRACTION = 0.08  # blank space between cells, as a share of a cell
-GAP_INDEX = 255  # the mosaic is uint8 colour indices 0..254; 255 is the gap, drawn white
-
-
-def _max_pool_axis(stack: np.ndarray, axis: int, factor: int) -> np.ndarray:
-    """Max over consecutive groups of `factor` along axis -1 or -2, as `factor` elementwise maxima.
-
-    numpy's max over a short trailing axis runs a tiny inner loop per output value (seconds at
-    512 tokens); a few whole-array np.maximum calls over strided views are ~10x faster.
-    """
-    size = stack.shape[axis]
-    pad = (-size) % factor
-    if pad:
-        widths = [(0, 0)] * stack.ndim
-        widths[axis] = (0, pad)
-        stack = np.pad(stack, widths)
-    lead = stack.shape[:axis] if axis == -1 else stack.shape[:-2]
-    if axis == -1:
-        groups = stack.reshape(*lead, stack.shape[-1] // factor, factor)
-        out = groups[..., 0].copy()
-        for i in range(1, factor):
-            np.maximum(out, groups[..., i], out=out)
-    else:
-        groups = stack.reshape(*lead, stack.shape[-2] // factor, factor, stack.shape[-1])
-        out = groups[..., 0, :].copy()
-        for i in range(1, factor):
-            np.maximum(out, groups[..., i, :], out=out)
-    return out
-
-
-def pooled(stack: np.ndarray, cell_max: int = CELL_MAX) -> np.ndarray:
-    """(..., R, K) max-pooled so neither side exceeds cell_max (rows first: contiguous slabs)."""
-    rows, cols = stack.shape[-2:]
-    fr, fc = max(1, math.ceil(rows / cell_max)), max(1, math.ceil(cols / cell_max))
-    if fr == 1 and fc == 1:
-        return stack
-    if fr > 1:
-        stack = _max_pool_axis(stack, -2, fr)
-    if fc > 1:
-        stack = _max_pool_axis(stack, -1, fc)
-    return stack
-
-
-def with_mean_column(cells: np.ndarray) -> np.ndarray:
-    """layers x heads x r x k -> layers x (heads + 1) x r x k, the mean of the heads' cells last.
-
-    Without pooling this is exactly the layer mean; with pooling it is the mean of the
-    max-pooled cells (a thumbnail), which is ~16x cheaper than pooling the full-size mean.
-    """
-    layers, heads, r, k = cells.shape
-    out = np.empty((layers, heads + 1, r, k), dtype=np.float32)
-    out[:, :heads] = cells
-    np.add.reduce(cells, axis=1, out=out[:, heads])
-    out[:, heads] *= 1.0 / heads
-    return out
-
-
-def mosaic_indices(stack: np.ndarray, gap: int) -> np.ndarray:
-    """layers x columns x r x k -> one uint8 image of colour indices (0..254, each cell scaled to
-    its own maximum), GAP_INDEX between cells. One vectorised pass, no float image."""
-    layers, columns, r, k = stack.shape
-    tops = stack.reshape(layers, columns, -1).max(axis=-1)
-    scale = np.divide(254.0, tops, out=np.zeros_like(tops, dtype=np.float32), where=tops > 0)
-    out = np.full((layers, r + gap, columns, k + gap), GAP_INDEX, dtype=np.uint8)
-    scaled = stack.transpose(0, 2, 1, 3) * scale[:, None, :, None]
-    scaled += 0.5
-    np.copyto(out[:, :r, :, :k], scaled, casting="unsafe")
-    out = out.reshape(layers * (r + gap), columns * (k + gap))
-    return out[: out.shape[0] - gap, : out.shape[1] - gap]
-
-
-def mosaic(stack: np.ndarray, gap: int) -> np.ndarray:
-    """Float version (0..1, NaN gaps), for callers who want values rather than colour indices."""
-    image = mosaic_indices(stack, gap).astype(np.float32)
-    image[image == GAP_INDEX] = np.nan
-    return image / 254.0
+SELECTED_PEN = "#ff2d00"  # outline of the heads selected to switch off
 
 
 def index_lut(name: str) -> np.ndarray:
     """256 RGBA colours: 0..254 the colour map, 255 (the gap) white."""
     lut = np.empty((256, 4), dtype=np.uint8)
     lut[:255] = colormap(name).getLookupTable(0.0, 1.0, nPts=255, alpha=True)
-    lut[255] = (255, 255, 255, 255)
+    lut[GAP_INDEX] = (255, 255, 255, 255)
     return lut
 
 
@@ -110,6 +38,7 @@ class AttentionGrid(pg.GraphicsLayoutWidget):
     """Layer by row, head by column (plus a 'mean' column); `clicked(layer, column)` opens one."""
 
     clicked = Signal(int, int)
+    ctrl_clicked = Signal(int, int)  # (layer, column) with Ctrl held: add to / remove from the selection
     hovered = Signal(str)
 
     def __init__(self, parent=None) -> None:  # noqa: ANN001
@@ -128,6 +57,11 @@ class AttentionGrid(pg.GraphicsLayoutWidget):
         self.image = pg.ImageItem(axisOrder="row-major")
         self.image.setLookupTable(index_lut("viridis"))
         self.plot.addItem(self.image)
+        self.outline = pg.PlotCurveItem(pen=pg.mkPen(SELECTED_PEN, width=3), connect="finite")
+        self.outline.setZValue(10)
+        self.plot.addItem(self.outline)
+        self.selected: tuple[tuple[int, int], ...] = ()
+        self._gap = 1
         self._ticks: tuple[object, ...] = ()
         self.layers = 0
         self.columns = 0
@@ -160,6 +94,7 @@ class AttentionGrid(pg.GraphicsLayoutWidget):
         self.layers, self.columns = cells.shape[:2]
         self.column_labels = list(column_labels)
         self.pitch = (float(r + gap), float(k + gap))
+        self._gap = gap
         # uint8 indices + a lookup table: pyqtgraph's fastest path, no levels scan, no NaN mask
         self.image.setImage(image, autoLevels=False, levels=(0, 255))
         self.image.setRect(QRectF(0, 0, image.shape[1], image.shape[0]))
@@ -173,7 +108,21 @@ class AttentionGrid(pg.GraphicsLayoutWidget):
                 [[((j + 0.5) * self.pitch[1] - gap / 2, label) for j, label in enumerate(self.column_labels)]]
             )
             self.plot.setRange(xRange=(0, image.shape[1]), yRange=(0, image.shape[0]), padding=0.01)
+        self.set_selected(self.selected)
 
+    def set_selected(self, heads: tuple[tuple[int, int], ...]) -> None:
+        """Outline these (layer, head) cells: the heads chosen to switch off."""
+        self.selected = tuple(heads)
+        xs: list[float] = []
+        ys: list[float] = []
+        for layer, head in self.selected:
+            if not (layer < self.layers and head < self.columns):
+                continue
+            x0, y0 = head * self.pitch[1] - self._gap / 2, layer * self.pitch[0] - self._gap / 2
+            x1, y1 = x0 + self.pitch[1], y0 + self.pitch[0]
+            xs += [x0, x1, x1, x0, x0, np.nan]
+            ys += [y0, y0, y1, y1, y0, np.nan]
+        self.outline.setData(np.array(xs, dtype=float), np.array(ys, dtype=float))
     def cell_at(self, x: float, y: float) -> tuple[int, int] | None:
         """(layer, column) under a point in view coordinates, or None between/outside cells."""
         layer, column = int(y // self.pitch[0]), int(x // self.pitch[1])
@@ -194,11 +143,16 @@ class AttentionGrid(pg.GraphicsLayoutWidget):
     def _mouse_moved(self, scene_pos: QPointF) -> None:
         cell = self._cell_from_scene(scene_pos)
         if cell is not None:
-            self.hovered.emit(f"layer {cell[0]}, {self.column_labels[cell[1]]}: click to open")
+            self.hovered.emit(f"layer {cell[0]}, {self.column_labels[cell[1]]}: "
+                              "click to open (and select), Ctrl+click to select several")
 
     def _mouse_clicked(self, event) -> None:  # noqa: ANN001
         if event.button() != Qt.MouseButton.LeftButton:
             return
         cell = self._cell_from_scene(event.scenePos())
-        if cell is not None:
+        if cell is None:
+            return
+        if event.modifiers() & Qt.KeyboardModifier.ControlModifier:
+            self.ctrl_clicked.emit(*cell)
+        else:
             self.clicked.emit(*cell)

@@ -1,0 +1,124 @@
+"""The attention tab's Compare view: mean |B - A| per head (layers x heads), and B - A of one
+head on a symmetric diverging scale; it follows the view state's hidden tokens and quadrant."""
+
+from __future__ import annotations
+
+import numpy as np
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QLabel, QSplitter, QVBoxLayout, QWidget
+
+from bertstudio.core.tasks.attention_bundle import AttentionBundle, is_identity, shown
+from bertstudio.core.tasks.attention_state import VIEW_FIELDS, AttentionViewState
+from bertstudio.ui.widgets.attention_heatmap import DIVERGING, AttentionHeatmap
+from bertstudio.ui.widgets.attention_pages import StatePage
+
+EMPTY = np.zeros((0, 0), dtype=np.float32)
+HINT = "Tick “Compare with…”, choose a second model and run: B - A per head shows here."
+
+
+class ComparePage(StatePage):
+    FIELDS = VIEW_FIELDS
+
+    def __init__(self, state: AttentionViewState, parent: QWidget | None = None) -> None:
+        super().__init__(state, parent)
+        self.source_a = ""
+        self.head: tuple[int, int] | None = None
+        self.summary = AttentionHeatmap()  # layers x heads, mean |B - A|
+        self.summary.plot.setLabel("left", "layer")
+        self.summary.plot.setLabel("bottom", "head")
+        self.summary.describe = self._describe_summary_cell
+        self.summary.clicked.connect(self.open_difference)
+        self.summary.arrow.connect(self._move)
+        self.diff = AttentionHeatmap()  # B - A of one head, diverging colours around 0
+        self.diff.set_colormap(DIVERGING)
+        self.diff.describe = self._describe_difference
+        self.diff.arrow.connect(self._move)
+        self.info = QLabel(HINT)
+        self.info.setWordWrap(True)
+        self.readout = QLabel("Hover a cell")
+        self.readout.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.summary.hovered.connect(self.readout.setText)
+        self.diff.hovered.connect(self.readout.setText)
+        splitter = QSplitter(Qt.Orientation.Horizontal)
+        splitter.addWidget(self.summary)
+        splitter.addWidget(self.diff)
+        splitter.setSizes([350, 650])
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(self.info)
+        layout.addWidget(splitter, 1)
+        layout.addWidget(self.readout)
+
+    def lazy(self) -> bool:
+        return False
+
+    def set_bundle(self, bundle: AttentionBundle | None, source_a: str = "") -> None:
+        """A new result: the summary, and the most changed head opened."""
+        self.source_a = source_a
+        self.head = None
+        self.bundle = bundle
+        comparison = bundle.comparison if bundle is not None else None
+        if comparison is None or comparison.diff is None:
+            self.info.setText(HINT if comparison is None else f"<b>B</b> {comparison.source}: {comparison.message}")
+            self.summary.set_matrix(EMPTY, [], [])
+            self.diff.set_matrix(EMPTY, [], [])
+            return
+        diff = comparison.diff
+        layers, heads = diff.mean_abs.shape
+        most = ", ".join(f"L{lay} H{hd} ({value:.3f})" for lay, hd, value in diff.most_changed(3))
+        self.info.setText(
+            f"<b>A</b> {source_a or 'model A'} vs <b>B</b> {comparison.source}: mean |B − A| per head "
+            f"(left; click a head), B − A of that head (right; red: B attends more). Most changed: {most}."
+        )
+        self.summary.set_matrix(diff.mean_abs, [f"L{i}" for i in range(layers)],
+                                [f"H{h}" for h in range(heads)], "mean |B − A| per head")
+        layer, head, _value = diff.most_changed(1)[0]
+        self.open_difference(layer, head)
+
+    def draw(self, bundle: AttentionBundle) -> None:
+        if self.head is not None:
+            self.open_difference(*self.head)
+
+    def open_difference(self, layer: int, head: int) -> None:
+        """Show B - A of one head (after the view options), on a symmetric diverging scale."""
+        bundle = self.bundle
+        comparison = bundle.comparison if bundle is not None else None
+        if bundle is None or comparison is None or comparison.diff is None:
+            return
+        self.head = (layer, head)
+        result = bundle.result
+        queries, keys, view = shown(result, self.state.settings.options(result.b_start is not None))
+        if is_identity(view, result.length):
+            matrix = comparison.diff.difference[layer, head]
+        else:  # the difference of what is shown (renormalised rows included)
+            matrix = view.apply(comparison.result.attentions[layer, head]) - view.apply(result.attentions[layer, head])
+        top = float(np.abs(matrix).max()) if matrix.size else 0.0
+        top = top if top > 0 else 1e-6
+        self.diff.set_matrix(matrix, queries, keys, f"B − A, layer {layer}, head {head}", levels=(-top, top))
+
+    def _move(self, layers: int, heads: int) -> None:
+        if self.head is None or self.bundle is None:
+            return
+        result = self.bundle.result
+        count = result.heads
+        index = (self.head[0] * count + self.head[1] + heads + layers * count) % (result.layers * count)
+        self.open_difference(index // count, index % count)
+
+    def _describe_summary_cell(self, _q: str, _k: str, value: float, layer: int, head: int) -> str:
+        comparison = self.bundle.comparison if self.bundle is not None else None
+        diff = comparison.diff if comparison is not None else None
+        top = f" (largest {diff.max_abs[layer, head]:.4f})" if diff is not None else ""
+        return f"layer {layer}, head {head}: mean |B − A| = {value:.4f}{top}; click to open"
+
+    def _describe_difference(self, query: str, key: str, value: float, row: int, column: int) -> str:
+        text = f"{query} -> {key}: B − A = {value:+.4f}"
+        bundle = self.bundle
+        comparison = bundle.comparison if bundle is not None else None
+        if bundle is not None and comparison is not None and self.head is not None:
+            result = bundle.result
+            _queries, _keys, view = shown(result, self.state.settings.options(result.b_start is not None))
+            layer, head = self.head
+            q, k = int(view.rows[row]), int(view.cols[column])
+            text += (f" (A {result.attentions[layer, head, q, k]:.4f}, "
+                     f"B {comparison.result.attentions[layer, head, q, k]:.4f})")
+        return text
