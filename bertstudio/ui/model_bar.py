@@ -141,10 +141,16 @@ class ModelBar(QWidget):
         self.source.clear()
         ranked = sorted(models, key=lambda m: self.task not in m.tasks)
         for model in ranked:
-            mark = "" if self.task in model.tasks else f"  (no trained {self.task} head)"
+            problem = getattr(model, "problem", "")
+            if self.task in model.tasks:
+                mark = ""
+            elif problem and not model.tasks:
+                mark = f"  ({problem})"  # e.g. needs custom code, which BERT Studio never runs
+            else:
+                mark = f"  (no trained {self.task} head)"
             self.source.addItem(f"{model.name} — {model.architecture}{mark}", model.path)
-            self.source.setItemData(self.source.count() - 1,
-                                    f"{model.path}\ntasks: {', '.join(model.tasks) or 'none'}",
+            tasks = ", ".join(model.tasks) or (f"none: {problem}" if problem else "none")
+            self.source.setItemData(self.source.count() - 1, f"{model.path}\ntasks: {tasks}",
                                     Qt.ItemDataRole.ToolTipRole)
         self.source.setEditText(text)
         self.source.blockSignals(False)

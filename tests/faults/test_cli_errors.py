@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.faults.custom_code import custom_code_models_dir
+
 
 def bertstudio(*args: str | bytes, tmp_path: Path, code: str | None = None) -> subprocess.CompletedProcess:
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "XDG_STATE_HOME": str(tmp_path / "state")}
@@ -56,17 +58,7 @@ def test_user_error_exits_1_with_a_message(tmp_path: Path) -> None:
 
 @pytest.fixture
 def custom_code_models(tmp_path: Path, checkpoint_factory) -> Path:  # noqa: ANN001
-    """A models folder: a normal BERT, one with an unknown model_type, one with auto_map on a custom type."""
-    root = tmp_path / "models"
-    root.mkdir()
-    (root / "bert").symlink_to(checkpoint_factory("bert"), target_is_directory=True)
-    for name, config in (("alien", {"model_type": "alien-net", "architectures": ["AlienModel"]}),
-                         ("remote", {"model_type": "remote-bert", "architectures": ["RemoteBert"],
-                                     "auto_map": {"AutoModel": "modeling_remote.RemoteBert"}})):
-        (root / name).mkdir()
-        (root / name / "config.json").write_text(json.dumps(config))
-        (root / name / "modeling_remote.py").write_text("raise SystemExit('custom code ran')\n")
-    return root
+    return custom_code_models_dir(tmp_path / "models", checkpoint_factory("bert"))
 
 
 def test_models_folder_says_why_custom_code_has_no_tasks(custom_code_models: Path, capsys) -> None:  # noqa: ANN001

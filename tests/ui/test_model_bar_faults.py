@@ -6,6 +6,7 @@ from __future__ import annotations
 import time
 
 from tests.faults.blackhole import blackhole_server, point_hub_at
+from tests.faults.custom_code import custom_code_models_dir
 
 
 def test_cancel_a_load_stalled_on_the_hub(qtbot, window, monkeypatch, tmp_path) -> None:  # noqa: ANN001
@@ -41,3 +42,14 @@ def test_offline_hint_shown_in_the_bar_not_only_the_log(qtbot, window, monkeypat
     with qtbot.waitSignal(bar.loaded, timeout=60_000):
         bar.load(str(checkpoint_factory("bert")))
     assert not bar.error_label.isVisibleTo(bar)
+
+
+def test_models_list_says_why_custom_code_has_no_tasks(qtbot, window, checkpoint_factory, tmp_path) -> None:  # noqa: ANN001
+    root = custom_code_models_dir(tmp_path / "models", checkpoint_factory("bert"))
+    bar = window.task_tabs["fill-mask"].model_bar
+    with qtbot.waitSignal(window.models_index.changed, timeout=60_000):
+        window.settings.set_models_dir(str(root))
+    items = {bar.source.itemText(i).split(" ")[0]: bar.source.itemText(i) for i in range(bar.source.count())}
+    assert "needs custom code" not in items["bert"]
+    for name in ("alien", "remote"):
+        assert "needs custom code" in items[name] and "never runs" in items[name], items
