@@ -222,3 +222,43 @@ def test_cli_bad_input_exits_1_with_one_message(capsys, tmp_path: Path, sentimen
     code, _, err = _cli(capsys, "--model", str(sentiment), "--task", "classify", "--data",
                         str(DATA / "topics.csv"), "--limit", "0")
     assert code == 1 and "--limit" in err
+
+
+def test_projector_vectors_and_pca_equal_scikit_learn(real_models) -> None:  # noqa: ANN001
+    import numpy as np
+    from sklearn.decomposition import PCA
+
+    from bertstudio.core.evaluate.projector import embed, methods, projection
+
+    loaded = load_model(LoadRequest(str(real_models["categorium-bert-tiny-topics-en"]), "classification"))
+    dataset = read_dataset("classification", DATA / "topics.csv")
+    vectors = embed(loaded, dataset, layer=1, pooling="mean")
+    assert vectors.shape == (16, loaded.info.hidden_size)
+    import torch
+
+    with torch.inference_mode():  # the first row by hand: mean of layer 1 over its tokens
+        encoding = loaded.tokenizer(dataset.examples[0].inputs[0], return_tensors="pt")
+        states = loaded.model.base_model(**encoding, output_hidden_states=True).hidden_states[1][0]
+    assert np.allclose(vectors[0], states.mean(0).numpy(), atol=1e-5)
+    shown = projection(loaded, dataset, layer=1, pooling="mean")
+    expected = PCA(n_components=2, random_state=0).fit_transform(vectors)
+    assert np.allclose(np.abs(shown.points), np.abs(expected), atol=1e-3) and shown.layer == 1
+    assert 0 < sum(shown.explained) <= 1.0 and "pca" in methods()
+    with pytest.raises(InputError, match="Layer 9 does not exist"):
+        embed(loaded, dataset, layer=9)
+
+
+def test_rows_open_as_their_task_input_and_headers_read_cheaply() -> None:
+    from bertstudio.core.evaluate.readers import header_of
+    from bertstudio.core.evaluate.rows import row_inputs
+
+    qa = read_dataset("qa", DATA / "qa.csv").examples[0]
+    assert row_inputs("qa", qa).question == "Where was Ingrid born?"
+    choice = read_dataset("multiple-choice", DATA / "choice.csv").examples[0]
+    assert row_inputs("multiple-choice", choice).choices == ("eats its food.", "flies to the moon.", "writes a letter.")
+    ner = read_dataset("ner", DATA / "ner_heldout.conll").examples[1]
+    assert row_inputs("ner", ner).text == "Olivia was born in Lisbon ."
+    nsp = read_dataset("nsp", DATA / "nsp_pairs.csv").examples[0]
+    assert row_inputs("nsp", nsp).candidates == ("He kneaded the dough and let it rise for an hour.",)
+    assert header_of(DATA / "choice.csv") == ["prompt", "ending0", "ending1", "ending2", "label", "source"]
+    assert header_of(DATA / "ner_heldout.conll") == []
