@@ -7,9 +7,12 @@ available without burying the message.
 
 from __future__ import annotations
 
+import logging
 import time
 import traceback
+import weakref
 
+from PySide6.QtCore import QThread
 from PySide6.QtWidgets import (
     QDockWidget,
     QHBoxLayout,
@@ -21,6 +24,31 @@ from PySide6.QtWidgets import (
 )
 
 from bertstudio.core.errors import BertStudioError, TaskCancelled
+
+WATCHED_LOGGERS = ("bertstudio.workers.runner",)  # warnings raised inside jobs
+
+
+class _PanelHandler(logging.Handler):
+    """Log records of the watched loggers as lines of the panel (GUI thread only: the runner logs
+    from its slots)."""
+
+    def __init__(self, panel: LogPanel) -> None:
+        super().__init__(logging.INFO)
+        self._panel = weakref.ref(panel)
+
+    def emit(self, record: logging.LogRecord) -> None:
+        panel = self._panel()
+        if panel is None or QThread.currentThread() is not panel.thread():
+            return
+        try:
+            panel.info(f"warning: {record.getMessage()}" if record.levelno <= logging.INFO else record.getMessage())
+        except RuntimeError:  # the panel's C++ side is gone
+            _detach(self)
+
+
+def _detach(handler: logging.Handler) -> None:
+    for name in WATCHED_LOGGERS:
+        logging.getLogger(name).removeHandler(handler)
 
 
 def error_details(error: BaseException) -> str:
@@ -53,6 +81,13 @@ class LogPanel(QDockWidget):
         row.addWidget(self.details_button)
         layout.addLayout(row)
         self.setWidget(holder)
+        handler = _PanelHandler(self)
+        for name in WATCHED_LOGGERS:
+            logger = logging.getLogger(name)
+            if logger.level == logging.NOTSET:
+                logger.setLevel(logging.INFO)
+            logger.addHandler(handler)
+        self.destroyed.connect(lambda *_: _detach(handler))
 
     def info(self, text: str) -> None:
         self.view.appendPlainText(f"{time.strftime('%H:%M:%S')}  {text}")

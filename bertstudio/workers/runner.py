@@ -87,6 +87,7 @@ class TaskRunner(QObject):
     _live: ClassVar[weakref.WeakSet[TaskRunner]] = weakref.WeakSet()
     _running: ClassVar[set[_Job]] = set()  # every job whose thread has not been seen to end
     _kept: ClassVar[set[TaskRunner]] = set()  # parentless runners stay alive while busy
+    _warnings_seen: ClassVar[set[str]] = set()
     _ids = itertools.count(1)
 
     def __init__(self, parent: QObject | None = None) -> None:
@@ -163,9 +164,13 @@ class TaskRunner(QObject):
         worker.start()
 
     def _on_warned(self, args: tuple) -> None:
+        """A warning inside a job (superqt records them all): once per text, to the log and `warned`."""
         message, category = args[0], args[1]
         text = f"{getattr(category, '__name__', 'Warning')}: {message}"
-        log.warning("%s", text)
+        if text in TaskRunner._warnings_seen:
+            return
+        TaskRunner._warnings_seen.add(text)
+        log.info("%s", text)  # the window's log panel shows this logger; no stderr noise
         self.warned.emit(text)
 
     def _on_relay_progress(self, event: ProgressEvent) -> None:

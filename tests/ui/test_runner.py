@@ -121,7 +121,11 @@ def test_newest_request_wins_and_jobs_never_overlap(qtbot) -> None:  # noqa: ANN
     assert not overlaps, f"two jobs of one runner ran at once: {overlaps}"
 
 
-def test_a_warning_inside_a_job_reaches_the_runner(qtbot) -> None:  # noqa: ANN001
+def test_a_warning_inside_a_job_reaches_the_runner_and_the_log(qtbot) -> None:  # noqa: ANN001
+    from bertstudio.ui.log_panel import LogPanel
+
+    panel = LogPanel()
+    qtbot.addWidget(panel)
     runner = TaskRunner()
 
     def job(control: TaskControl) -> None:
@@ -130,6 +134,7 @@ def test_a_warning_inside_a_job_reaches_the_runner(qtbot) -> None:  # noqa: ANN0
     with qtbot.waitSignal(runner.warned, timeout=5_000) as blocker:
         runner.start(job)
     assert "truncated" in blocker.args[0]
+    assert "warning: UserWarning: tokenizer truncated the text" in panel.text()
     qtbot.waitUntil(lambda: not runner.busy, timeout=5_000)
 
 
