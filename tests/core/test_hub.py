@@ -31,3 +31,27 @@ def test_safetensors_preferred_over_pickles() -> None:
                                           ("a b", False), ("../x", False), ("a/b/c", False)])
 def test_hub_ids(text: str, ok: bool) -> None:
     assert is_hub_id(text) is ok
+
+
+def test_bounded_call_gives_up_on_silence_but_not_on_a_slow_download(monkeypatch) -> None:  # noqa: ANN001
+    import threading
+    import time
+
+    from bertstudio.core.hub import HubStalled, _bounded
+
+    monkeypatch.setenv("BERTSTUDIO_HUB_TIMEOUT", "0.4")
+    activity = [time.monotonic()]
+
+    def slow_but_alive() -> str:
+        for _ in range(10):
+            time.sleep(0.1)
+            activity[0] = time.monotonic()  # bytes arrive
+        return "done"
+
+    assert _bounded(slow_but_alive, TaskControl(), "downloading", activity) == "done"
+    never = threading.Event()
+    start = time.monotonic()
+    with pytest.raises(HubStalled, match="listing x"):
+        _bounded(lambda: never.wait(5), TaskControl(), "listing x")
+    assert time.monotonic() - start < 1.5
+    never.set()
