@@ -53,20 +53,35 @@ for number, candidates in enumerate(found if isinstance(found[0], list) else [fo
 '''
 
 
+_BATCH = '''for text, scores in zip(texts, classify(texts, top_k=None)):
+    print(text)
+    for s in scores:
+        print(f"  {s['label']}\\t{s['score']:.6f}")
+'''
+
+
+def _table_reader(path: str, column: Any) -> str:
+    """Python that reads the rows the app read: lines of a .txt, a CSV/TSV column ('text' or the first)."""
+    if path.lower().endswith(".txt"):
+        return "texts = [line.strip() for line in open(path, encoding='utf-8') if line.strip()]\n"
+    delimiter = "\t" if path.lower().endswith((".tsv", ".tab")) else ","
+    pick = f"row[{str(column)!r}]" if column else "row.get('text', next(iter(row.values())))"
+    return (f"rows = csv.DictReader(open(path, encoding='utf-8', newline=''), delimiter={delimiter!r})\n"
+            f"texts = [{pick} for row in rows]\n")
+
+
 def _classification(source: str, inputs: Any) -> str:
     texts = _field(inputs, "text", "")
     pair = _field(inputs, "pair")
+    path = _field(inputs, "path")
     head = f'''from transformers import pipeline
 
 classify = pipeline("text-classification", model={source!r})
 '''
+    if path and not texts:  # a table the app read in its worker: the same rows, read with csv
+        return f"import csv\n{head}path = {str(path)!r}\n" + _table_reader(str(path), _field(inputs, "column")) + _BATCH
     if isinstance(texts, (list, tuple)) and len(texts) != 1:
-        return head + f'''texts = {list(map(str, texts))!r}
-for text, scores in zip(texts, classify(texts, top_k=None)):
-    print(text)
-    for s in scores:
-        print(f"  {{s['label']}}\\t{{s['score']:.6f}}")
-'''
+        return head + f"texts = {list(map(str, texts))!r}\n" + _BATCH
     text = texts[0] if isinstance(texts, (list, tuple)) else str(texts)
     call = f"{{'text': {text!r}, 'text_pair': {str(pair)!r}}}" if pair and str(pair).strip() else repr(text)
     return head + f'''for s in classify({call}, top_k=None):  # every label, best first
@@ -124,6 +139,7 @@ for choice, p, z in zip(choices, torch.softmax(logits, -1).tolist(), logits.toli
 
 def _qa(source: str, inputs: Any) -> str:
     question, context = str(_field(inputs, "question", "")), str(_field(inputs, "context", ""))
+    longest = int(getattr(_field(inputs, "options"), "max_answer_len", 15))
     return _LOAD.format(cls="AutoModelForQuestionAnswering", source=source, extra="") + f'''
 question = {question!r}
 context = {context!r}
@@ -135,16 +151,17 @@ with torch.inference_mode():
     out = model(**encoding)
 start = out.start_logits[0].float().masked_fill(~in_context, float("-inf")).softmax(-1)
 end = out.end_logits[0].float().masked_fill(~in_context, float("-inf")).softmax(-1)
-spans = torch.triu(start[:, None] * end[None, :]).tril(30)  # start <= end, at most 30 tokens
+spans = torch.triu(start[:, None] * end[None, :]).tril({longest - 1})  # start <= end, at most {longest} tokens
 first, last = divmod(int(spans.argmax()), spans.shape[1])
 print(f"{{float(spans.max()):.6f}}\\t{{context[offsets[first][0]:offsets[last][1]]}}")
 '''
 
 
 def _attention(source: str, inputs: Any) -> str:
-    text = str(_field(inputs, "text", ""))
+    text, pair = str(_field(inputs, "text", "")), _field(inputs, "pair")
+    arguments = f"{text!r}, {str(pair)!r}" if pair else repr(text)
     return _LOAD.format(cls="AutoModel", source=source, extra=', attn_implementation="eager"') + f'''
-encoding = tokenizer({text!r}, return_tensors="pt")
+encoding = tokenizer({arguments}, return_tensors="pt")
 with torch.inference_mode():
     attentions = model(**encoding, output_attentions=True).attentions  # per layer: (1, heads, q, k)
 tokens = tokenizer.convert_ids_to_tokens(encoding["input_ids"][0])

@@ -1,4 +1,4 @@
-"""Copy as Python: the generated script, run on its own, prints the numbers the app shows."""
+"""Copy as Python: the generated scripts, run on their own, print the numbers the app shows."""
 
 from __future__ import annotations
 
@@ -14,58 +14,84 @@ import pytest
 from bertstudio.core.models import LoadRequest, load_model
 from bertstudio.core.snippets import BUILDERS, python_snippet
 
+TEXT = "the cat sat on the mat"
 
-def _run(script: str, tmp_path: Path) -> list[list[str]]:
-    """Run the snippet in a fresh interpreter, offline; its output lines split at tabs."""
-    path = tmp_path / "snippet.py"
-    path.write_text(script, encoding="utf-8")
+
+def _run_all(scripts: dict[str, str], tmp_path: Path) -> dict[str, list[list[str]]]:
+    """Run each script in a fresh namespace of ONE offline interpreter (torch is imported once)."""
+    for name, script in scripts.items():
+        (tmp_path / f"{name}.py").write_text(script, encoding="utf-8")
+    driver = tmp_path / "driver.py"
+    driver.write_text(
+        "import runpy, sys\n"
+        "for name in sys.argv[1:]:\n"
+        "    print(f'=== {name}', flush=True)\n"
+        f"    runpy.run_path({str(tmp_path)!r} + f'/{{name}}.py', run_name='__main__')\n",
+        encoding="utf-8",
+    )
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_VERBOSITY": "error", "TOKENIZERS_PARALLELISM": "false"}
-    done = subprocess.run([sys.executable, str(path)], capture_output=True, text=True, env=env, timeout=300)
+    done = subprocess.run([sys.executable, str(driver), *scripts], capture_output=True, text=True, env=env,
+                          timeout=300)
     assert done.returncode == 0, done.stderr[-2000:]
-    return [line.split("\t") for line in done.stdout.splitlines() if line.strip()]
+    out: dict[str, list[list[str]]] = {}
+    current = ""
+    for line in done.stdout.splitlines():
+        if line.startswith("=== "):
+            current = line[4:]
+            out[current] = []
+        elif line.strip():
+            out[current].append(line.split("\t"))
+    return out
 
 
-def test_fill_mask_snippet_prints_our_scores(checkpoint_factory, tmp_path: Path) -> None:
+@dataclass(frozen=True)
+class _NspLike:  # the shape of core.tasks.nsp.NspInput: getattr is all a builder needs
+    sentence_a: str
+    candidates: tuple[str, ...]
+
+
+def test_snippets_print_our_numbers(checkpoint_factory, tmp_path: Path) -> None:
+    from bertstudio.core.tasks.classification import ClassificationBatchInput, classify, classify_batch, read_texts
     from bertstudio.core.tasks.fill_mask import FillMaskInput, predict
-
-    folder = str(checkpoint_factory("bert", "MaskedLM"))
-    inputs = FillMaskInput("the cat [MASK] on the [MASK] .", top_k=4)
-    ours = predict(load_model(LoadRequest(folder, "fill-mask")), inputs.text, inputs.top_k)
-    lines = _run(python_snippet("fill-mask", folder, inputs), tmp_path)
-    expected = [(f"mask {n}", c.token, c.score) for n, m in enumerate(ours.masks, 1) for c in m.candidates]
-    assert [(m, t) for m, t, _ in lines] == [(m, t) for m, t, _ in expected]
-    assert [float(s) for _, _, s in lines] == pytest.approx([s for _, _, s in expected], abs=1e-5)
-
-
-@pytest.mark.parametrize("pair", [None, "a good film"])
-def test_classification_snippet_prints_our_scores(checkpoint_factory, tmp_path: Path, pair: str | None) -> None:
-    from bertstudio.core.tasks.classification import classify
-
-    folder = str(checkpoint_factory("bert", "SequenceClassification"))
-    ours = classify(load_model(LoadRequest(folder, "classification")), "the cat sat on the mat", pair)
-    lines = _run(python_snippet("classification", folder, {"text": "the cat sat on the mat", "pair": pair}),
-                 tmp_path)
-    assert [label for label, _ in lines] == [s.label for s in ours.rows[0].scores]
-    assert [float(p) for _, p in lines] == pytest.approx([s.score for s in ours.rows[0].scores], abs=1e-5)
-
-
-def test_nsp_snippet_prints_our_probabilities(checkpoint_factory, tmp_path: Path) -> None:
     from bertstudio.core.tasks.nsp import rank
 
-    folder = str(checkpoint_factory("bert", "NextSentencePrediction"))
-    a, candidates = "the cat sat on the mat .", ["the dog ran fast .", "paris is the capital of france ."]
+    mlm = str(checkpoint_factory("bert", "MaskedLM"))
+    classifier = str(checkpoint_factory("bert", "SequenceClassification"))
+    nsp = str(checkpoint_factory("bert", "NextSentencePrediction"))
+    fill_input = FillMaskInput("the cat [MASK] on the [MASK] .", top_k=4)
+    a, candidates = "the cat sat on the mat .", ("the dog ran fast .", "paris is the capital of france .")
+    table = tmp_path / "reviews.csv"
+    table.write_text('id,review\n1,"the cat sat, on the mat"\n2,a good film\n', encoding="utf-8")
+    scripts = {
+        "fill": python_snippet("fill-mask", mlm, fill_input),
+        "single": python_snippet("classification", classifier, {"text": TEXT}),
+        "pair": python_snippet("classification", classifier, {"text": TEXT, "pair": "a good film"}),
+        "batch": python_snippet("classification", classifier, ClassificationBatchInput(path=str(table),
+                                                                                       column="review")),
+        "nsp": python_snippet("nsp", nsp, _NspLike(a, candidates)),
+    }
+    printed = _run_all(scripts, tmp_path)
 
-    @dataclass(frozen=True)
-    class Inputs:  # the shape of the task's input dataclass: getattr is all the builder needs
-        sentence_a: str
-        candidates: tuple[str, ...]
+    ours_fill = predict(load_model(LoadRequest(mlm, "fill-mask")), fill_input.text, fill_input.top_k)
+    expected = [(f"mask {n}", c.token, c.score) for n, m in enumerate(ours_fill.masks, 1) for c in m.candidates]
+    assert [(m, t) for m, t, _ in printed["fill"]] == [(m, t) for m, t, _ in expected]
+    assert [float(s) for _, _, s in printed["fill"]] == pytest.approx([s for _, _, s in expected], abs=1e-5)
 
-    ours = {r.sentence_b: r for r in rank(load_model(LoadRequest(folder, "nsp")), a, candidates).results}
-    lines = _run(python_snippet("nsp", folder, Inputs(a, tuple(candidates))), tmp_path)
-    assert [b for _, _, b in lines] == candidates
-    for is_next, not_next, b in lines:
-        assert float(is_next) == pytest.approx(ours[b].is_next, abs=1e-5)
-        assert float(not_next) == pytest.approx(ours[b].not_next, abs=1e-5)
+    loaded = load_model(LoadRequest(classifier, "classification"))
+    for name, pair in (("single", None), ("pair", "a good film")):
+        scores = classify(loaded, TEXT, pair).rows[0].scores
+        assert [label for label, _ in printed[name]] == [s.label for s in scores], name
+        assert [float(p) for _, p in printed[name]] == pytest.approx([s.score for s in scores], abs=1e-5), name
+    batch = classify_batch(loaded, read_texts(table, "review"))
+    assert [line[0] for line in printed["batch"] if len(line) == 1] == ["the cat sat, on the mat", "a good film"]
+    assert [float(line[1]) for line in printed["batch"] if len(line) == 2] == pytest.approx(
+        [s.score for row in batch.rows for s in row.scores], abs=1e-5)
+
+    ours_nsp = {r.sentence_b: r for r in rank(load_model(LoadRequest(nsp, "nsp")), a, list(candidates)).results}
+    assert [b for _, _, b in printed["nsp"]] == list(candidates)
+    for is_next, not_next, b in printed["nsp"]:
+        assert float(is_next) == pytest.approx(ours_nsp[b].is_next, abs=1e-5)
+        assert float(not_next) == pytest.approx(ours_nsp[b].not_next, abs=1e-5)
 
 
 def test_every_snippet_is_valid_python_and_names_its_model() -> None:
