@@ -15,7 +15,7 @@ from bertstudio.core.evaluate.evaluation import EvalRequest, evaluate, evaluate_
 from bertstudio.core.evaluate.readers import EvalColumns, read_dataset
 from bertstudio.core.models import LoadRequest, load_model
 from bertstudio.core.progress import TaskControl
-from tests.fixtures.evaluate_sentiment import trained_sentiment
+from tests.fixtures.trained_sentiment import trained_sentiment
 from tests.fixtures.trained_nsp_ner import trained_ner, trained_nsp
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "evaluate"

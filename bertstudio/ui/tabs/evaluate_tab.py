@@ -288,6 +288,9 @@ class EvaluateTab(TaskTab):
         else:
             self.compare_page.clear()
         self.notes.set_notes(result.notes)
+        if self.model_bar.info is None:  # the run loaded the model itself (through the shared cache)
+            self.model_bar.info_label.setText(f"Evaluated {self.evaluation.model} ({self.evaluation.seconds:.1f} s, "
+                                              f"{self.evaluation.n / max(self.evaluation.seconds, 1e-9):.0f} rows/s)")
         first = self.evaluation.metrics
         main = next((k for k in ("accuracy", "f1", "exact_match", "top1_accuracy") if k in first), "")
         self.status.emit(f"Evaluate: {self.evaluation.n} rows, {main} {first.get(main, 0):.4f}")
