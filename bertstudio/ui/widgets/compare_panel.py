@@ -183,6 +183,9 @@ def ranking_summary(diff: Any) -> str:
                 f"{html.escape(str(diff.top_b))}")
     else:
         head = f"Top-1 unchanged: {html.escape(str(diff.top_a))}"
-    moves = [d for d in diff.deltas if d.delta is not None][:3]
+    changed = [d for d in diff.deltas if d.delta is not None]
+    moves = [d for d in changed if abs(d.delta) >= 0.0005][:3]  # "-0.0%" would say nothing
     details = ", ".join(f"{html.escape(d.label)} {d.delta:+.1%}" for d in moves)
-    return head + (f" · largest score changes (B − A): {details}" if details else "")
+    if details:
+        return head + f" · largest score changes (B − A): {details}"
+    return head + (" · every score changed by less than 0.1 %" if changed else "")
