@@ -284,6 +284,8 @@ def read_choice_file(path: Path, columns: EvalColumns) -> Dataset:
 def read_dataset(task: str, path: str | Path, columns: EvalColumns | None = None) -> Dataset:
     """The labelled examples of `path` for the task `task` (a spec key)."""
     path = Path(path)
+    if path.is_dir():
+        raise InputError(f"'{path}' is a folder, not a data file.", hint="Choose the labelled file inside it.")
     if not path.is_file():
         raise InputError(f"Data file '{path}' does not exist.", hint="Choose an existing file.")
     columns = columns or EvalColumns()
