@@ -6,12 +6,18 @@ from collections.abc import Sequence
 
 import numpy as np
 import pyqtgraph as pg
+from PySide6.QtGui import QFontMetrics, QResizeEvent
 from PySide6.QtWidgets import QWidget
 
 from bertstudio.ui import plot_style
 from bertstudio.ui.theme import Colors
 
-MAX_LABELLED_TOKENS = 60
+MAX_LABELLED_TOKENS = 60  # a longer context opens zoomed to this many tokens around the answer
+MAX_LABEL_CHARS = 12
+
+
+def _short(token: str) -> str:
+    return token if len(token) <= MAX_LABEL_CHARS else token[: MAX_LABEL_CHARS - 1] + "…"
 
 
 class QAScoresPlot(pg.PlotWidget):
@@ -37,6 +43,7 @@ class QAScoresPlot(pg.PlotWidget):
         self.region.setVisible(False)
         self.addItem(self.region)
         self.tokens: list[str] = []
+        item.getViewBox().sigXRangeChanged.connect(lambda *_args: self._update_ticks())
         plot_style.style_plot(self)
         plot_style.probability_axis(self, "left", "probability")
         self.setMinimumHeight(160)
@@ -54,14 +61,34 @@ class QAScoresPlot(pg.PlotWidget):
         x = np.arange(len(self.tokens), dtype=float)
         self.start_curve.setData(x, np.asarray(start, dtype=float))
         self.end_curve.setData(x, np.asarray(end, dtype=float))
-        axis = self.getPlotItem().getAxis("bottom")
-        if len(self.tokens) <= MAX_LABELLED_TOKENS:
-            axis.setTicks([[(float(i), t) for i, t in enumerate(self.tokens)]])
-        else:
-            axis.setTicks(None)
         self.region.setVisible(False)
         plot_style.probability_axis(self, "left", "probability")
         self.setXRange(-0.5, max(len(self.tokens), 1) - 0.5, padding=0)
+        self._update_ticks()
+
+    def _update_ticks(self) -> None:
+        """Label every k-th visible token, k such that labels never overprint (zoom in for all)."""
+        axis = self.getPlotItem().getAxis("bottom")
+        view = self.getPlotItem().getViewBox()
+        if not self.tokens:
+            axis.setTicks([[], []])
+            return
+        low, high = view.viewRange()[0]
+        first, last = max(0, int(np.ceil(low))), min(len(self.tokens) - 1, int(np.floor(high)))
+        if last < first:
+            axis.setTicks([[], []])
+            return
+        shown = [_short(t) for t in self.tokens[first:last + 1]]
+        metrics = QFontMetrics(axis.style.get("tickFont") or self.font())
+        label_px = max(metrics.horizontalAdvance(t) for t in shown) + 12
+        step = max(1, int(np.ceil(len(shown) * label_px / max(view.width(), 1.0))))
+        axis.setTicks([[(float(i), shown[i - first]) for i in range(first, last + 1) if i % step == 0],
+                       [(float(i), "") for i in range(first, last + 1) if i % step]])
+
+    def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802 - Qt override
+        super().resizeEvent(event)
+        if getattr(self, "tokens", None) is not None:  # pyqtgraph resizes during __init__
+            self._update_ticks()
 
     def mark(self, first: int, last: int) -> None:
         """Shade tokens first..last (inclusive) and bring them into view on a long context."""
