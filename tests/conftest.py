@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
@@ -14,6 +15,8 @@ import pytest
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 os.environ["HF_HUB_OFFLINE"] = "1"
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+# Crash logs of the code under test go to a throw-away folder, not the user's state folder.
+os.environ["XDG_STATE_HOME"] = tempfile.mkdtemp(prefix="bertstudio-test-state-")
 
 ROOT = Path(__file__).resolve().parents[1]
 REAL_MODELS_SCRIPT = ROOT / "scripts" / "get-test-models.sh"
