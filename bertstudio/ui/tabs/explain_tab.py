@@ -1,0 +1,305 @@
+"""Explain: why the model said that — token attributions, head importance, per-layer predictions.
+
+A task tab's "Explain…" calls `explain(spec_key, request, inputs, result)`: the task, model, input
+and the result's targets are filled in and the attributions computed at once. The tab also works
+on its own: choose a task, load a model, type the input (one part per line). All work runs in
+the tab's TaskRunner (progress, Cancel); the core is `core.explain`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from PySide6.QtWidgets import (
+    QCheckBox,
+    QComboBox,
+    QHBoxLayout,
+    QLabel,
+    QPlainTextEdit,
+    QPushButton,
+    QSpinBox,
+    QTabWidget,
+)
+
+from bertstudio.core.errors import BertStudioError, InputError
+from bertstudio.core.models import LoadRequest, ModelInfo
+from bertstudio.core.notes import Note
+from bertstudio.core.progress import ProgressEvent, TaskControl
+from bertstudio.ui.tabs.base import TaskTab, error_note
+from bertstudio.ui.widgets.attribution_view import AttributionView
+from bertstudio.ui.widgets.head_importance_view import HeadImportanceView
+from bertstudio.ui.widgets.layer_predictions import LayerPredictionsView
+
+TASKS = (("fill-mask", "Fill-mask"), ("nsp", "Next sentence"), ("ner", "NER"), ("qa", "Question answering"),
+         ("classification", "Classification"), ("multiple-choice", "Multiple choice"))
+METHODS = (("integrated-gradients", "Integrated Gradients"), ("grad-x-input", "Gradient × input"),
+           ("gradient", "Gradient (L2 norm)"))
+DEFAULT_TARGET = "(the model's answer)"
+
+
+# -- worker side ---------------------------------------------------------------------------------
+def explain_job(request: LoadRequest, task: str, texts: tuple[str, ...], method: str, target: str | None,
+                steps: int, converge: bool, control: TaskControl) -> tuple[str, Any]:
+    """Attributions, and for fill-mask also the per-layer predictions of the same text."""
+    from bertstudio.core.explain.attribution import explain
+    from bertstudio.core.explain.layers import per_layer
+    from bertstudio.core.models import load_model
+
+    loaded = load_model(request, control)
+    explanation = explain(loaded, task, texts, method, target, steps, converge, control)
+    layers = per_layer(loaded, texts[0]) if task == "fill-mask" else None
+    return "explain", (explanation, layers)
+
+
+def importance_job(request: LoadRequest, task: str, texts: tuple[str, ...], data: str, normalise: bool,
+                   control: TaskControl) -> tuple[str, Any]:
+    from bertstudio.core.explain.importance import Example, head_importance, read_examples
+    from bertstudio.core.models import load_model
+
+    examples = read_examples(data, task) if data else [Example(texts)]
+    return "importance", head_importance(load_model(request, control), task, examples, normalise, control)
+
+
+def prune_job(request: LoadRequest, task: str, inputs: Any, heads: tuple[tuple[int, int], ...],
+              control: TaskControl) -> tuple[str, Any]:
+    """The task's own result intact and with `heads` switched off (one job, side by side)."""
+    from bertstudio.core.jobs import run_spec
+    from bertstudio.core.tasks.spec import spec_for
+
+    return "prune", run_spec(spec_for(task), request, inputs, control, compare_ablated=heads)
+
+
+class ExplainTab(TaskTab):
+    TASK = "explain"
+    TITLE = "Explain"
+    ORDER = 90
+    MODEL_TASK = "classification"
+
+    def build(self) -> None:
+        self._request: LoadRequest | None = None  # the model a task tab handed over (or the bar's)
+        self._handed: tuple[tuple[str, ...], Any] | None = None  # (texts, the task's input) from a task tab
+        self.task_combo = QComboBox()
+        for key, label in TASKS:
+            self.task_combo.addItem(label, key)
+        self.task_combo.setCurrentIndex(4)
+        self.task_combo.currentIndexChanged.connect(self._task_changed)
+        self.input = QPlainTextEdit()
+        self.input.setMaximumHeight(110)
+        self.target = QComboBox()
+        self.target.setEditable(True)
+        self.target.setMinimumWidth(220)
+        self.target.setToolTip("The output to explain: a candidate, label, entity token, answer start/end, choice")
+        self.method = QComboBox()
+        for key, label in METHODS:
+            self.method.addItem(label, key)
+        self.method.currentIndexChanged.connect(lambda: self.steps.setEnabled(self._method() == METHODS[0][0]))
+        self.steps = QSpinBox()
+        self.steps.setRange(1, 10_000)
+        self.steps.setValue(50)
+        self.steps.setPrefix("steps ")
+        self.converge = QCheckBox("Converge")
+        self.converge.setToolTip("Double the steps (at most 3 times) until |delta| <= 1% of |F(input) - F(baseline)|")
+        self.run_button = QPushButton("Explain")
+        self.run_button.clicked.connect(self.run)
+        self.cancel_button = QPushButton("Cancel")
+        self.cancel_button.setEnabled(False)
+        self.cancel_button.clicked.connect(self.cancel)
+        self.progress_label = QLabel()
+
+        self.attributions = AttributionView()
+        self.importance = HeadImportanceView()
+        self.layers = LayerPredictionsView()
+        self.pages = QTabWidget()
+        self.pages.addTab(self.attributions, "Token attributions")
+        self.pages.addTab(self.importance, "Head importance")
+        self.pages.addTab(self.layers, "Per-layer predictions")
+        self.importance.compute_requested.connect(self._compute_importance)
+        self.importance.prune_requested.connect(self._prune)
+
+        first = QHBoxLayout()
+        first.addWidget(QLabel("Task:"))
+        first.addWidget(self.task_combo)
+        self.input_label = QLabel()
+        first.addWidget(self.input_label, 1)
+        second = QHBoxLayout()
+        for widget in (QLabel("Target:"), self.target, QLabel("Method:"), self.method, self.steps, self.converge,
+                       self.run_button, self.cancel_button, self.progress_label):
+            second.addWidget(widget, 1 if widget is self.progress_label else 0)
+        self.body.addLayout(first)
+        self.body.addWidget(self.input)
+        self.body.addLayout(second)
+        self.body.addWidget(self.pages, 1)
+
+        self.runner.started.connect(lambda: self._set_running(True))
+        self.runner.finished.connect(lambda: self._set_running(False))
+        self.runner.progress.connect(self._on_progress)
+        self.runner.result.connect(self._on_result)
+        self.runner.cancelled.connect(lambda: self.notes.set_notes([Note("info", "Cancelled.")]))
+        self._task_changed()
+
+    # -- public ------------------------------------------------------------------------------
+    def explain(self, spec_key: str, request: LoadRequest, inputs: Any, result: Any) -> None:
+        """From a task tab: its task, model, input and result; the attributions start at once."""
+        from bertstudio.core.explain.inputs import targets_of, texts_of
+
+        texts = texts_of(spec_key, inputs)
+        self.set_task(spec_key)
+        self.input.setPlainText("\n".join(texts))
+        self._handed = (texts, inputs)
+        self._request = request
+        self.model_bar.load(request.source)  # the bar shows the model's facts; the job uses `request`
+        self._fill_targets(targets_of(spec_key, result))
+        self.run()
+
+    def set_task(self, key: str) -> None:
+        index = self.task_combo.findData(key)
+        if index < 0:
+            raise InputError(f"{key} cannot be explained.")
+        self.task_combo.setCurrentIndex(index)
+
+    @property
+    def task_key(self) -> str:
+        return str(self.task_combo.currentData())
+
+    # -- inputs --------------------------------------------------------------------------------
+    def _method(self) -> str:
+        return str(self.method.currentData())
+
+    def _task_changed(self, *_args: Any) -> None:
+        from bertstudio.core.explain.inputs import PARTS
+
+        self.model_bar.task = self.task_key
+        self.input_label.setText(f"Input, one part per line: {PARTS[self.task_key]}")
+        self._request = None if self._request is None or self._request.task != self.task_key else self._request
+        self._fill_targets(())
+        self.pages.setTabEnabled(2, self.task_key == "fill-mask")
+
+    def _fill_targets(self, targets: tuple[tuple[str, str], ...]) -> None:
+        current = self.target.currentData() if self.target.currentIndex() > 0 else None
+        self.target.clear()
+        self.target.addItem(DEFAULT_TARGET, None)
+        for value, label in targets:
+            self.target.addItem(label, value)
+        if current is not None and self.target.findData(current) > 0:
+            self.target.setCurrentIndex(self.target.findData(current))
+
+    def chosen_target(self) -> str | None:
+        if self.target.currentIndex() > 0 and self.target.currentText() == self.target.itemText(
+                self.target.currentIndex()):
+            return str(self.target.currentData())
+        text = self.target.currentText().strip()
+        return None if not text or text == DEFAULT_TARGET else text
+
+    def texts(self) -> tuple[str, ...]:
+        from bertstudio.core.explain.inputs import split_lines
+
+        texts = split_lines(self.task_key, self.input.toPlainText())
+        if not texts:
+            raise InputError("Type the input to explain.", hint=self.input_label.text())
+        return texts
+
+    def task_inputs(self) -> Any:
+        """The task's own input: the one handed over if unchanged, else built from the typed text."""
+        from bertstudio.core.explain.inputs import task_inputs
+
+        texts = self.texts()
+        if self._handed is not None and self._handed[0] == texts:
+            return self._handed[1]
+        return task_inputs(self.task_key, texts)
+
+    def request(self) -> LoadRequest | None:
+        if self._request is not None and self._request.task == self.task_key:
+            return self._request
+        info = self.model_info
+        return info.request if info is not None and info.request.task == self.task_key else None
+
+    def model_loaded(self, info: ModelInfo) -> None:
+        """The bar's model is used unless a task tab handed over this very model (its device kept)."""
+        handed = self._request
+        if info.request.task == self.task_key and (handed is None or handed.source != info.request.source):
+            self._request = info.request
+
+    # -- running -------------------------------------------------------------------------------
+    def _start(self, func: Any, *args: Any) -> None:
+        request = self.request()
+        try:
+            if request is None:
+                raise InputError(f"Load a model for {self.task_combo.currentText()} first.")
+            self.runner.start(func, request, self.task_key, *args)
+        except BertStudioError as error:
+            self.notes.set_notes([error_note(error)])
+
+    def run(self) -> None:
+        try:
+            texts = self.texts()
+        except BertStudioError as error:
+            self.notes.set_notes([error_note(error)])
+            return
+        self._start(explain_job, texts, self._method(), self.chosen_target(), self.steps.value(),
+                    self.converge.isChecked())
+
+    def _compute_importance(self, data: str, normalise: bool) -> None:
+        try:
+            texts = () if data else self.texts()
+        except BertStudioError as error:
+            self.notes.set_notes([error_note(error)])
+            return
+        self._start(importance_job, texts, data, normalise)
+
+    def _prune(self, heads: tuple[tuple[int, int], ...]) -> None:
+        try:
+            inputs = self.task_inputs()
+        except BertStudioError as error:
+            self.notes.set_notes([error_note(error)])
+            return
+        self._start(prune_job, inputs, heads)
+
+    def cancel(self) -> None:
+        if self.runner.busy and not self.runner.stop_requested:
+            self.runner.cancel()
+
+    def _set_running(self, running: bool) -> None:
+        for button in (self.run_button, self.importance.compute_button):
+            button.setEnabled(not running)
+        self.importance.prune_button.setEnabled(not running and self.importance.importance is not None)
+        self.cancel_button.setEnabled(running)
+        if running:
+            self.notes.clear()
+        else:
+            self.progress_label.clear()
+
+    def _on_progress(self, event: ProgressEvent) -> None:
+        fraction = f" ({event.fraction:.0%})" if event.fraction is not None else ""
+        self.progress_label.setText(f"{event.message}{fraction}")
+
+    def _on_result(self, tagged: tuple[str, Any]) -> None:
+        kind, value = tagged
+        if kind == "explain":
+            explanation, layers = value
+            self.attributions.show_explanation(explanation)
+            self._fill_targets(tuple(explanation.targets))
+            self.notes.set_notes(explanation.notes)
+            if layers is not None:
+                self.layers.show_predictions(layers)
+            self.pages.setCurrentWidget(self.attributions)
+        elif kind == "importance":
+            self.importance.show_importance(value)
+            self.notes.set_notes(value.notes)
+        elif kind == "prune":
+            self.importance.show_preview(self.task_key, value)
+            self.notes.set_notes(value.notes)
+
+    # -- workspace -----------------------------------------------------------------------------
+    def state(self) -> dict[str, Any]:
+        return {"task": self.task_key, "input": self.input.toPlainText(), "method": self._method(),
+                "steps": self.steps.value(), "converge": self.converge.isChecked()}
+
+    def restore(self, state: dict[str, Any]) -> None:
+        if state.get("task") in dict(TASKS):
+            self.set_task(str(state["task"]))
+        self.input.setPlainText(str(state.get("input", "")))
+        index = self.method.findData(state.get("method"))
+        if index >= 0:
+            self.method.setCurrentIndex(index)
+        self.steps.setValue(int(state.get("steps", 50) or 50))
+        self.converge.setChecked(bool(state.get("converge", False)))

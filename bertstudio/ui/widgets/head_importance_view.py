@@ -1,0 +1,154 @@
+"""Head importance as a layer x head heatmap, and "prune the k least important" side by side.
+
+The heatmap is a pyqtgraph ImageItem with a ColorBarItem (no SI prefixes); layer 0 is at the
+top as in the attention grid. The preview shows the task's result intact and with the k least
+important heads switched off, from one job (core.jobs.run_spec with compare_ablated).
+"""
+
+from __future__ import annotations
+
+import html
+from typing import Any
+
+from PySide6.QtCore import Signal
+from PySide6.QtWidgets import (
+    QCheckBox,
+    QFileDialog,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QPushButton,
+    QSpinBox,
+    QTextBrowser,
+    QVBoxLayout,
+    QWidget,
+)
+
+
+def summary_of(task: str, result: Any) -> str:
+    """A few lines that say what a task's result is (for intact vs pruned)."""
+    if result is None:
+        return ""
+    try:
+        if task == "fill-mask":
+            return "\n".join(f"{c.score:7.2%}  {c.token}" for c in result.masks[0].candidates)
+        if task == "classification":
+            return "\n".join(f"{s.score:7.2%}  {s.label}" for s in result.first.scores)
+        if task == "multiple-choice":
+            return "\n".join(f"{c.score:7.2%}  {c.choice}" for c in result.choices)
+        if task == "qa":
+            return "\n".join(f"{a.score:7.2%}  {a.answer or '(no answer)'}" for a in result.answers)
+        if task == "ner":
+            return "\n".join(f"{e.score:7.2%}  {e.label}  {e.word}" for e in result.entities) or "no entities"
+        if task == "nsp":
+            first = result.results[0] if hasattr(result, "results") else result
+            return f"P(IsNext) = {first.is_next:.2%}\nP(NotNext) = {first.not_next:.2%}"
+    except (AttributeError, IndexError):
+        pass
+    return str(result)
+
+
+class HeadImportanceView(QWidget):
+    compute_requested = Signal(str, bool)  # data file ("" = the current input), normalise per layer
+    prune_requested = Signal(object)  # the heads to switch off, ((layer, head), ...)
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        import pyqtgraph as pg
+
+        super().__init__(parent)
+        self.importance: Any = None
+        self.data_file = QLineEdit()
+        self.data_file.setPlaceholderText("optional: a data file (CSV/TSV for classification; else one input per line)")
+        browse = QPushButton("Open…")
+        browse.clicked.connect(self._browse)
+        self.normalise = QCheckBox("Normalise per layer (L2)")
+        self.normalise.setChecked(True)
+        self.compute_button = QPushButton("Compute head importance")
+        self.compute_button.clicked.connect(
+            lambda: self.compute_requested.emit(self.data_file.text().strip(), self.normalise.isChecked()))
+        self.k = QSpinBox()
+        self.k.setRange(1, 1)
+        self.k.setPrefix("k = ")
+        self.prune_button = QPushButton("Preview: prune the k least important")
+        self.prune_button.setEnabled(False)
+        self.prune_button.clicked.connect(self._prune)
+        self.pruned_label = QLabel()
+        self.pruned_label.setWordWrap(True)
+
+        self.plot_widget = pg.GraphicsLayoutWidget()
+        self.plot = self.plot_widget.addPlot()
+        self.plot.invertY(True)
+        self.plot.setLabel("left", "layer")
+        self.plot.setLabel("bottom", "head")
+        for axis in ("left", "bottom"):
+            self.plot.getAxis(axis).enableAutoSIPrefix(False)
+        self.image = pg.ImageItem()
+        self.plot.addItem(self.image)
+        self.colorbar = pg.ColorBarItem(values=(0, 1), colorMap=pg.colormap.get("viridis"), label="importance",
+                                        interactive=False)
+        self.colorbar.setImageItem(self.image, insert_in=self.plot)
+        self.colorbar.axis.enableAutoSIPrefix(False)
+
+        self.intact = QTextBrowser()
+        self.pruned = QTextBrowser()
+        top = QHBoxLayout()
+        for widget in (self.data_file, browse, self.normalise, self.compute_button):
+            top.addWidget(widget, 1 if widget is self.data_file else 0)
+        prune_row = QHBoxLayout()
+        for widget in (self.k, self.prune_button, self.pruned_label):
+            prune_row.addWidget(widget, 1 if widget is self.pruned_label else 0)
+        side = QVBoxLayout()
+        side.addLayout(prune_row)
+        pair = QHBoxLayout()
+        for title, box in (("intact", self.intact), ("pruned", self.pruned)):
+            column = QVBoxLayout()
+            column.addWidget(QLabel(f"<b>{title}</b>"))
+            column.addWidget(box, 1)
+            pair.addLayout(column)
+        side.addLayout(pair, 1)
+        body = QHBoxLayout()
+        body.addWidget(self.plot_widget, 3)
+        body.addLayout(side, 2)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addLayout(top)
+        layout.addLayout(body, 1)
+
+    def _browse(self) -> None:
+        path, _ = QFileDialog.getOpenFileName(self, "Data for head importance", "",
+                                              "Tables or text (*.csv *.tsv *.txt);;All files (*)")
+        if path:
+            self.data_file.setText(path)
+
+    def clear(self) -> None:
+        self.importance = None
+        self.image.clear()
+        self.prune_button.setEnabled(False)
+        self.intact.clear()
+        self.pruned.clear()
+        self.pruned_label.clear()
+
+    def show_importance(self, importance: Any) -> None:
+        import numpy as np
+
+        self.importance = importance
+        values = np.asarray(importance.importance, dtype=float)  # layers x heads
+        self.image.setImage(values.T, autoLevels=False)  # ImageItem: x = head, y = layer
+        top = float(values.max()) if values.size and values.max() > 0 else 1.0
+        self.colorbar.setLevels((0.0, top))
+        self.plot.setTitle(f"{importance.normalization} · {importance.loss} · {importance.examples} input(s)")
+        self.k.setRange(1, max(1, values.size - 1))
+        self.prune_button.setEnabled(True)
+
+    def least_important(self) -> tuple[tuple[int, int], ...]:
+        return self.importance.least_important(self.k.value()) if self.importance is not None else ()
+
+    def _prune(self) -> None:
+        heads = self.least_important()
+        if heads:
+            self.pruned_label.setText("switching off " + ", ".join(f"{layer}:{head}" for layer, head in heads))
+            self.prune_requested.emit(heads)
+
+    def show_preview(self, task: str, outcome: Any) -> None:
+        for box, result in ((self.intact, outcome.result), (self.pruned, outcome.second)):
+            box.setHtml(f"<pre>{html.escape(summary_of(task, result))}</pre>")

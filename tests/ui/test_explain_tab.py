@@ -1,0 +1,102 @@
+"""Drive the Explain tab: on its own, from a task tab's result, head importance + pruning, per layer."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from bertstudio.core.explain.attribution import explain
+from bertstudio.core.models import LoadRequest, load_model
+from bertstudio.ui.local_models import LocalModelsIndex
+from bertstudio.ui.tabs.explain_tab import ExplainTab
+from tests.ui.conftest import load_model_in
+
+
+@pytest.fixture
+def tab(qtbot, settings) -> ExplainTab:  # noqa: ANN001
+    widget = ExplainTab(settings, LocalModelsIndex(settings))
+    widget.resize(1280, 800)
+    qtbot.addWidget(widget)
+    widget.show()
+    return widget
+
+
+def _wait(qtbot, tab, action, signal: str = "result") -> None:  # noqa: ANN001
+    with qtbot.waitSignal(getattr(tab.runner, signal), timeout=120_000):
+        action()
+
+
+def test_on_its_own_colours_tokens_and_exports(qtbot, tab, checkpoint_factory, tmp_path) -> None:  # noqa: ANN001
+    folder = checkpoint_factory("bert", "SequenceClassification")
+    tab.set_task("classification")
+    load_model_in(qtbot, tab, folder)
+    tab.input.setPlainText("a good film about a big dog .")
+    tab.steps.setValue(12)
+    _wait(qtbot, tab, tab.run_button.click)
+    shown = tab.attributions.explanation
+    expected = explain(load_model(LoadRequest(str(folder), "classification")), "classification",
+                       ("a good film about a big dog .",), steps=12)
+    assert shown.attributions == pytest.approx(expected.attributions, abs=1e-6)
+    assert tab.attributions.table.rowCount() == len(expected.tokens)
+    assert "delta" in tab.attributions.summary.text() and "−" in tab.attributions.legend.text()
+    assert {tab.target.itemData(i) for i in range(1, tab.target.count())} == {"negative", "positive"}
+    html = tab.attributions.tokens.toHtml()
+    assert "good" in html and "background" in html
+    tab.attributions.hide_special.setChecked(True)
+    assert tab.attributions.table.rowCount() == len(expected.tokens) - 2
+    tab.attributions.save_csv(tmp_path / "a.csv")
+    tab.attributions.save_json(tmp_path / "a.json")
+    assert json.loads((tmp_path / "a.json").read_text())["attributions"] == pytest.approx(expected.attributions)
+    assert (tmp_path / "a.csv").read_text().count("\n") == len(expected.tokens) + 1
+
+    tab.target.setCurrentIndex(tab.target.findData("negative"))
+    tab.method.setCurrentIndex(tab.method.findData("gradient"))
+    _wait(qtbot, tab, tab.run_button.click)
+    assert tab.attributions.explanation.target == "negative"
+    assert min(tab.attributions.explanation.attributions) >= 0 and "−" not in tab.attributions.legend.text()
+
+    tab.input.setPlainText("")
+    tab.run_button.click()
+    assert "Type the input" in tab.notes.text()
+
+
+def test_from_a_task_tab_with_per_layer_and_head_importance(qtbot, tab, checkpoint_factory) -> None:  # noqa: ANN001
+    from bertstudio.core.jobs import run_spec
+    from bertstudio.core.progress import TaskControl
+    from bertstudio.core.tasks.fill_mask import FillMaskInput
+    from bertstudio.core.tasks.spec import spec_for
+
+    folder = checkpoint_factory("bert", "MaskedLM")
+    request = LoadRequest(str(folder), "fill-mask")
+    inputs = FillMaskInput("the cat sat on the [MASK] .", 5)
+    result = run_spec(spec_for("fill-mask"), request, inputs, TaskControl()).result
+    _wait(qtbot, tab, lambda: tab.explain("fill-mask", request, inputs, result))
+    top = result.masks[0].candidates
+    assert tab.task_key == "fill-mask" and tab.attributions.explanation.target == top[0].token
+    assert tab.target.count() > 1
+    layers = tab.layers.predictions
+    assert [c.token_id for c in layers.layers[-1][0]] == [c.token_id for c in top]
+    assert tab.layers.table.rowCount() == 3 and top[0].token in tab.layers.cell(2, 0)
+
+    _wait(qtbot, tab, lambda: tab.importance.compute_button.click())
+    assert tab.importance.image.image.shape == (2, 2)  # heads x layers
+    tab.importance.k.setValue(2)
+    _wait(qtbot, tab, tab.importance.prune_button.click)
+    assert tab.importance.intact.toPlainText().strip() and tab.importance.pruned.toPlainText().strip()
+    assert top[0].token in tab.importance.intact.toPlainText()
+    assert tab.importance.pruned_label.text().startswith("switching off")
+
+
+def test_cancel_mid_explanation(qtbot, tab, checkpoint_factory) -> None:  # noqa: ANN001
+    tab.set_task("classification")
+    load_model_in(qtbot, tab, checkpoint_factory("bert", "SequenceClassification"))
+    tab.input.setPlainText("a good film about a big dog .")
+    tab.steps.setValue(5000)
+    with qtbot.waitSignal(tab.runner.cancelled, timeout=120_000):
+        tab.run_button.click()
+        with qtbot.waitSignal(tab.runner.progress, timeout=60_000):
+            pass
+        tab.cancel_button.click()
+    assert "Cancelled" in tab.notes.text()
+    assert tab.run_button.isEnabled()
