@@ -198,3 +198,121 @@ def test_compare_different_tokenizers_explained(qtbot, window, checkpoint_factor
     tab.compare_source.enabled.setChecked(True)
     tab.run()
     assert "second model" in tab.message.text()
+
+
+# -- view state, navigation, selection, export off the GUI thread ----------------------------------
+def test_state_drives_every_view_and_comes_back(qtbot, window, checkpoint_factory) -> None:
+    tab = _tab(window)
+    window.tabs.setCurrentWidget(tab)
+    load_model_in(qtbot, tab, checkpoint_factory("bert", "Model"))
+    _run(qtbot, tab, "the cat sat on the mat", "a dog ran")
+    result = tab.result
+    # the statistics table starts at the first layer, first head
+    assert (tab.stats.item(0, 0).text(), tab.stats.item(0, 1).text()) == ("0", "0")
+    assert tab.stats.item(tab.stats.rowCount() - 1, 0).text() == str(result.layers - 1)
+    # one write to the state: the option widgets, the detail view and the grid follow, once each
+    grid_draws = []
+    tab.grid.image.sigImageChanged.connect(lambda: grid_draws.append(1))
+    tab.view_state.update(layer=1, head=1, hide_special=True, colours="magma")
+    assert (tab.layer.value(), tab.head.value(), tab.hide_special.isChecked()) == (1, 1, True)
+    assert tab.colours.currentText() == "magma" and "[CLS]" not in tab.heatmap.query_tokens
+    assert len(grid_draws) == 1
+    # the controls write the state
+    tab.quadrant.setCurrentText("A->B")
+    assert tab.view_state.quadrant == "A->B"
+    # next/previous head shortcuts: ] and [, Alt+Right and Alt+Left, wrapping into the next layer
+    tab.views.setCurrentWidget(tab.detail_page)
+    window.activateWindow()
+    qtbot.waitUntil(window.isActiveWindow, timeout=5_000)  # shortcuts reach the active window only
+    tab.stats.setFocus()
+    tab.view_state.update(layer=0, head=result.heads - 1)
+    qtbot.keyClick(tab.stats, Qt.Key.Key_BracketRight)
+    assert (tab.layer.value(), tab.head.value()) == (1, 0)
+    qtbot.keyClick(tab.stats, Qt.Key.Key_Left, Qt.KeyboardModifier.AltModifier)
+    assert (tab.layer.value(), tab.head.value()) == (0, result.heads - 1)
+    qtbot.keyClick(tab.stats, Qt.Key.Key_BracketLeft)
+    assert (tab.layer.value(), tab.head.value()) == (0, result.heads - 2)
+    # a workspace: state() and restore() bring the inputs and every view choice back
+    saved = tab.state()
+    tab.view_state.update(layer=0, head=0, quadrant="all", hide_special=False, colours="viridis")
+    tab.text.setPlainText("")
+    tab.restore(saved)
+    assert tab.text.toPlainText() == "the cat sat on the mat" and tab.pair.text() == "a dog ran"
+    assert (tab.layer.value(), tab.head.value(), tab.quadrant.currentText()) == (0, result.heads - 2, "A->B")
+    assert tab.hide_special.isChecked() and tab.colours.currentText() == "magma"
+
+
+def test_grid_selects_heads_to_switch_off(qtbot, window, checkpoint_factory) -> None:
+    tab = _tab(window)
+    window.tabs.setCurrentWidget(tab)
+    load_model_in(qtbot, tab, checkpoint_factory("bert", "Model"))
+    _run(qtbot, tab, "the cat sat on the mat")
+    seen = []
+    tab.heads_selected.connect(seen.append)
+    grid = tab.grid
+    qtbot.mouseClick(grid.viewport(), Qt.MouseButton.LeftButton,
+                     pos=_viewport_pos(grid, grid.plot, grid.cell_center(1, 1)))
+    assert seen[-1] == ((1, 1),) and (tab.layer.value(), tab.head.value()) == (1, 1)
+    tab.views.setCurrentWidget(tab.grid_page)
+    qtbot.mouseClick(grid.viewport(), Qt.MouseButton.LeftButton, Qt.KeyboardModifier.ControlModifier,
+                     pos=_viewport_pos(grid, grid.plot, grid.cell_center(0, 0)))
+    assert seen[-1] == ((0, 0), (1, 1)) and tab.views.currentWidget() is tab.grid_page
+    assert "L0 H0, L1 H1" in tab.selection.text()
+    xs, ys = grid.outline.getData()
+    assert np.isnan(xs).sum() == 2  # two outlined cells
+    qtbot.mouseClick(grid.viewport(), Qt.MouseButton.LeftButton, Qt.KeyboardModifier.ControlModifier,
+                     pos=_viewport_pos(grid, grid.plot, grid.cell_center(1, 1)))
+    assert seen[-1] == ((0, 0),)
+    tab.clear_selection.click()
+    assert seen[-1] == () and len(grid.outline.getData()[0]) == 0
+
+
+def test_all_heads_export_runs_in_a_worker(qtbot, window, checkpoint_factory, tmp_path, monkeypatch) -> None:
+    import threading
+
+    from bertstudio.core.tasks import attention_export
+
+    tab = _tab(window)
+    load_model_in(qtbot, tab, checkpoint_factory("bert", "Model"))
+    _run(qtbot, tab, "the cat sat on the mat")
+    threads = []
+    real_save = attention_export.save
+
+    def recording_save(*args, **kwargs):  # noqa: ANN002, ANN003, ANN202
+        threads.append(threading.current_thread())
+        return real_save(*args, **kwargs)
+
+    monkeypatch.setattr(attention_export, "save", recording_save)
+    progress = []
+    tab.export_bar.runner.progress.connect(progress.append)
+    for what, name in (("csv-all", "all.csv"), ("json", "all.json")):
+        with qtbot.waitSignal(tab.export_bar.runner.result, timeout=30_000):
+            tab.export(tmp_path / name, what)
+        assert (tmp_path / name).stat().st_size > 0
+    assert len(threads) == 2 and all(t is not threading.main_thread() for t in threads)
+    assert progress and progress[-1].fraction == 1.0
+    assert len((tmp_path / "all.csv").read_text().splitlines()) == 1 + tab.result.attentions.size
+
+
+def test_detail_shows_every_query_label_at_20_tokens(qtbot, window, real_models) -> None:
+    """At the default window size (1280x800) a 20-token input gets all its query labels."""
+    from PySide6.QtGui import QImage, QPainter
+
+    tab = _tab(window)
+    window.resize(1280, 800)
+    window.tabs.setCurrentWidget(tab)
+    load_model_in(qtbot, tab, real_models["all-minilm-l6-v2"])
+    _run(qtbot, tab, "one two three four five six seven eight nine ten eleven twelve thirteen fourteen "
+                     "fifteen sixteen seventeen eighteen")
+    assert tab.result.length == 20
+    tab.views.setCurrentWidget(tab.detail_page)
+    axis = tab.heatmap.left
+
+    def labels() -> list[str]:
+        image = QImage(8, 8, QImage.Format.Format_ARGB32)
+        painter = QPainter(image)
+        texts = [text for _rect, _flags, text in axis.generateDrawSpecs(painter)[2]]
+        painter.end()
+        return texts
+
+    qtbot.waitUntil(lambda: labels() == list(tab.result.tokens), timeout=5_000)

@@ -38,7 +38,7 @@ class HeadView(pg.GraphicsLayoutWidget):
     def __init__(self, parent=None) -> None:  # noqa: ANN001
         super().__init__(parent)
         self.setBackground("w")
-        label_px = QFontMetrics(QApplication.font()).height() + 2
+        label_px = QFontMetrics(QApplication.font()).height()  # taller than the axis text (its own font is smaller)
         self.left_axis, self.right_axis = TokenAxis("left"), TokenAxis("right")
         for axis in (self.left_axis, self.right_axis):
             axis.LABEL_PX = label_px  # one label per text height at most: labels never overprint
