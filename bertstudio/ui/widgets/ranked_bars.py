@@ -16,6 +16,7 @@ from PySide6.QtWidgets import QWidget
 from bertstudio.ui import plot_style
 from bertstudio.ui.theme import Colors
 
+LONG_LIST = 10  # bars; more get the scale on top as well
 INSIDE_FROM = 0.8  # a probability label sits inside its bar from here on (room ends at 1.0)
 
 
@@ -101,10 +102,16 @@ class RankedBars(pg.PlotWidget):
 
     def _scale(self) -> None:
         low, high = self.x_range()
-        if self.probability:
-            plot_style.probability_axis(self, "bottom", self.getPlotItem().getAxis("bottom").labelText)
-        else:
-            plot_style.value_axis(self, low, high, "bottom", self.getPlotItem().getAxis("bottom").labelText)
+        item = self.getPlotItem()
+        # A long list (27 topics) scrolls: the scale is repeated on top so it is always in sight.
+        item.showAxis("top", len(self.labels) > LONG_LIST)
+        for side in ("bottom", "top") if len(self.labels) > LONG_LIST else ("bottom",):
+            label = item.getAxis("bottom").labelText
+            if self.probability:
+                plot_style.probability_axis(self, side, label)
+            else:
+                plot_style.value_axis(self, low, high, side, label)
+        item.getAxis("top").showLabel(False)
 
     def _place_texts(self) -> None:
         """Each value after its bar; inside the bar's end where the axis ends right after it."""
