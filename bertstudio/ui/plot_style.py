@@ -156,6 +156,8 @@ def _apply(plot: pg.PlotWidget) -> None:
 def restyle_all() -> None:
     for plot in list(_STYLED):
         try:
+            if plot.getPlotItem() is None:  # closed: pyqtgraph dropped its plot item
+                raise RuntimeError("closed")
             _apply(plot)
-        except RuntimeError:  # its C++ object is gone
+        except RuntimeError:  # closed, or its C++ object is gone
             _STYLED.discard(plot)
