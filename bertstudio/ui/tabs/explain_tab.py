@@ -84,7 +84,7 @@ class ExplainTab(TaskTab):
         self.task_combo.setCurrentIndex(4)
         self.task_combo.currentIndexChanged.connect(self._task_changed)
         self.input = QPlainTextEdit()
-        self.input.setMaximumHeight(110)
+        self.input.setMaximumHeight(72)
         self.target = QComboBox()
         self.target.setEditable(True)
         self.target.setMinimumWidth(220)

@@ -142,7 +142,8 @@ class AttributionView(QWidget):
             glue = token.startswith("##")
             text = html.escape(shown_token(token[2:] if glue else token))
             colour = colour_of(e.attributions[i], scale)
-            pieces.append(("" if glue else " ") + f'<span style="background:{colour}; padding:2px;" '
+            ink = "white" if scale > 0 and abs(e.attributions[i]) > 0.6 * scale else "black"
+            pieces.append(("" if glue else " ") + f'<span style="background:{colour}; color:{ink}; padding:2px;" '
                           f'title="{e.attributions[i]:+.5f}">{text}</span>')
         self.tokens.setHtml(f'<div style="font-size:15px; line-height:200%;">{"".join(pieces)}</div>')
         self.table.setSortingEnabled(False)
@@ -154,6 +155,7 @@ class AttributionView(QWidget):
                 self.table.setItem(r, c, item)
         self.table.setColumnHidden(3, e.task != "multiple-choice")
         self.table.setSortingEnabled(True)
+        self.table.sortItems(2, Qt.SortOrder.DescendingOrder)  # the tokens that pushed most towards the target
 
     # -- export ------------------------------------------------------------------------------
     def save_csv(self, path: str | Path) -> None:

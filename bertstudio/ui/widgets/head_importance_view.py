@@ -133,7 +133,14 @@ class HeadImportanceView(QWidget):
 
         self.importance = importance
         values = np.asarray(importance.importance, dtype=float)  # layers x heads
+        from PySide6.QtCore import QRectF
+
+        layers, heads = values.shape
         self.image.setImage(values.T, autoLevels=False)  # ImageItem: x = head, y = layer
+        self.image.setRect(QRectF(-0.5, -0.5, heads, layers))  # cell centres on the integer ticks
+        step = max(1, layers // 12), max(1, heads // 16)
+        self.plot.getAxis("left").setTicks([[(i, str(i)) for i in range(0, layers, step[0])]])
+        self.plot.getAxis("bottom").setTicks([[(i, str(i)) for i in range(0, heads, step[1])]])
         top = float(values.max()) if values.size and values.max() > 0 else 1.0
         self.colorbar.setLevels((0.0, top))
         self.plot.setTitle(f"{importance.normalization} · {importance.loss} · {importance.examples} input(s)")

@@ -13,6 +13,7 @@ from PySide6.QtWidgets import (
     QAbstractItemView,
     QComboBox,
     QHBoxLayout,
+    QHeaderView,
     QLabel,
     QTableWidget,
     QTableWidgetItem,
@@ -31,6 +32,7 @@ class LayerPredictionsView(QWidget):
         self.note.setWordWrap(True)
         self.table = QTableWidget(0, 0)
         self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        self.table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Stretch)
         row = QHBoxLayout()
         row.addWidget(QLabel("Mask:"))
         row.addWidget(self.mask)
@@ -88,4 +90,3 @@ class LayerPredictionsView(QWidget):
                 item.setToolTip(f"id {candidate.token_id}: p = {candidate.score:.4f}")
                 item.setTextAlignment(Qt.AlignmentFlag.AlignCenter)
                 self.table.setItem(layer, rank, item)
-        self.table.resizeColumnsToContents()
