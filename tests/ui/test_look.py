@@ -141,6 +141,8 @@ def test_next_previous_tab_and_the_shortcut_list(window) -> None:
     assert any("Next tab" in what for what in rows.values())
     assert any("Run the current tab" in what for what in rows.values())
     assert any("Copy as Python" in what for what in rows.values())
+    if "attention" in window.task_tabs:  # the attention tab's head keys are listed too
+        assert rows.get("]") == "Next head (Attention)"
     dialog = menus.show_shortcuts(window)
     from PySide6.QtWidgets import QTextBrowser
 
