@@ -48,14 +48,15 @@ def register_command(subparsers: argparse._SubParsersAction, command: Command) -
 
 
 def head_list(text: str) -> tuple[tuple[int, int], ...]:
-    """'0:1,2:3' -> ((0, 1), (2, 3)); argparse turns the ValueError into a usage message (exit 2)."""
-    heads = []
-    for item in filter(None, (part.strip() for part in text.split(","))):
-        layer, sep, head = item.partition(":")
-        if not sep or not layer.strip().isdigit() or not head.strip().isdigit():
-            raise argparse.ArgumentTypeError(f"'{item}' is not LAYER:HEAD (0-based numbers, e.g. 0:3)")
-        heads.append((int(layer), int(head)))
-    return tuple(dict.fromkeys(heads))
+    """'0:1,2:3' -> ((0, 1), (2, 3)) as the tabs' "Heads off" field reads it; argparse turns the
+    error into a usage message (exit 2)."""
+    from bertstudio.core.errors import InputError
+    from bertstudio.core.heads import parse_heads
+
+    try:
+        return parse_heads(text)
+    except InputError as error:
+        raise argparse.ArgumentTypeError(f"{error.message} {error.hint}".strip()) from error
 
 
 def print_notes(notes: Any) -> None:

@@ -248,3 +248,23 @@ def test_heads_off_shows_intact_and_ablated_side_by_side(qtbot, tab, checkpoint_
     assert outcome.second is not None and outcome.second_source == "heads off: 0:0, 1:1"
     assert not tab.bars[0].side_b.isHidden() and "heads off" in tab.bars[0].title_b.text()
     assert "<b>B</b>" in tab.filled.text()
+
+
+def test_notes_area_once_each_details_one_click_away(qtbot) -> None:
+    from bertstudio.core.notes import Note
+    from bertstudio.ui.widgets.notes_area import NotesArea
+
+    area = NotesArea()
+    qtbot.addWidget(area)
+    area.show()
+    area.set_notes([Note("warning", "cut", "the last 40 tokens"), Note("info", "read in 2 windows"),
+                    Note("warning", "cut")])
+    assert area.text() == "cut\nread in 2 windows" and area.levels() == ("warning", "info")
+    assert area.details_button.isVisible() and not area.details.isVisible()
+    area.details_button.click()
+    assert area.details.isVisible() and "the last 40 tokens" in area.details.toPlainText()
+    # an error about the same cause replaces the warnings: never yellow and red together
+    area.set_notes([Note("warning", "this head is meaningless"), Note("error", "this head cannot be used")])
+    assert area.levels() == ("error",) and not area.details_button.isVisible()
+    area.clear()
+    assert not area.isVisible() and area.text() == ""

@@ -54,6 +54,7 @@ def test_model_without_nsp_head_is_refused(qtbot, window, real_models) -> None:
     tab = _tab(window)
     load_model_in(qtbot, tab, real_models["all-minilm-l6-v2"])
     assert "no trained next-sentence-prediction head" in tab.message.text()
+    assert tab.notes.levels() == ("error",) and not tab.model_bar.warning_label.isVisibleTo(tab)  # red, once
     tab.sentence_a.setPlainText("A man is eating food.")
     tab.sentence_b.setPlainText("He likes bread.")
     with qtbot.waitSignal(tab.runner.error, timeout=30_000):
