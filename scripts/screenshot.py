@@ -85,6 +85,13 @@ def shots() -> list[Shot]:
             tab.heads_off.setText(heads)
         return prepare
 
+    def explain(tab: Any) -> None:
+        """The classification shot's run, handed over as its "Explain…" button does."""
+        source = tab.window().task_tabs["classification"]
+        ran = getattr(source, "_ran", None)
+        if ran is not None and source.result is not None:
+            tab.explain("classification", ran[0], ran[1], source.result)
+
     def train(tab: Any) -> None:
         tab.use_demo_data()
 
@@ -117,6 +124,7 @@ def shots() -> list[Shot]:
             ClassificationInput("The central bank raised interest rates to fight inflation."))),
         Shot("choice.png", "multiple-choice", minilm, inputs(ChoiceInput(
             "She opened the umbrella because", ("it started to rain.", "the soup was cold.", "the bus was late.")))),
+        Shot("explain.png", "explain", None, explain, run=False),
         Shot("train.png", "pretraining", None, train, run=False),
         Shot("evaluate.png", "evaluate", None, evaluate, run=False),
     ]
