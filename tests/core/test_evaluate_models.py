@@ -15,8 +15,8 @@ from bertstudio.core.evaluate.evaluation import EvalRequest, evaluate, evaluate_
 from bertstudio.core.evaluate.readers import EvalColumns, read_dataset
 from bertstudio.core.models import LoadRequest, load_model
 from bertstudio.core.progress import TaskControl
-from tests.fixtures.trained_sentiment import trained_sentiment
 from tests.fixtures.trained_nsp_ner import trained_ner, trained_nsp
+from tests.fixtures.trained_sentiment import trained_sentiment
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "evaluate"
 
@@ -262,3 +262,12 @@ def test_rows_open_as_their_task_input_and_headers_read_cheaply() -> None:
     assert row_inputs("nsp", nsp).candidates == ("He kneaded the dough and let it rise for an hour.",)
     assert header_of(DATA / "choice.csv") == ["prompt", "ending0", "ending1", "ending2", "label", "source"]
     assert header_of(DATA / "ner_heldout.conll") == []
+
+
+def test_rows_longer_than_the_model_are_cut_and_named(real_models, tmp_path: Path) -> None:  # noqa: ANN001
+    table = tmp_path / "long.csv"
+    table.write_text("text,label\n" + "pasta " * 700 + ",food\nshort pasta recipe,food\n", encoding="utf-8")
+    loaded = load_model(LoadRequest(str(real_models["categorium-bert-tiny-topics-en"]), "classification"))
+    result = evaluate(loaded, read_dataset("classification", table))
+    assert result.n == 2 and [n.text for n in result.notes] == [
+        "1 row(s) were longer than the 512 tokens the model reads and were cut (lines 2)."]
