@@ -201,8 +201,9 @@ def test_masked_lm_only_for_architectures_without_nsp(tmp_path: Path, checkpoint
 def cached_run(name: str, config: TrainConfig) -> Path:
     """Train once per recipe (config + data + RECIPE_VERSION), reuse the saved model afterwards."""
     recipe = hashlib.sha256(RECIPE_VERSION.encode())
-    recipe.update(json.dumps(asdict(replace(config, output_dir="", model=Path(config.model).name)),
-                             sort_keys=True, default=str).encode())
+    settings = asdict(replace(config, output_dir="", model=Path(config.model).name))
+    settings.pop("overwrite")  # where the model goes, not what it learns
+    recipe.update(json.dumps(settings, sort_keys=True, default=str).encode())
     recipe.update(Path(config.train_file).read_bytes())
     if config.eval_file:
         recipe.update(Path(config.eval_file).read_bytes())

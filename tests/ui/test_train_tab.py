@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -57,6 +58,12 @@ def test_start_live_plots_stop_and_open_in_fill_mask(qtbot, window, checkpoint_f
     assert tab.open_buttons["nsp"].isVisibleTo(tab) == ("nsp" in window.task_tabs)  # offered where the tab exists
     assert not tab.open_buttons["classification"].isVisibleTo(tab)
     assert tab.plots.export_png(str(tmp_path / "plots.png")) and (tmp_path / "plots.png").stat().st_size > 0
+    checkpoints = tmp_path / "pretrained.checkpoints"  # after Stop: where it is, how large, and delete it
+    assert str(checkpoints) in tab.checkpoint_label.text()
+    assert re.search(r"\(\d+(\.\d)? (bytes|KB|MB|GB)\)", tab.checkpoint_label.text())
+    assert tab.delete_checkpoints.isVisibleTo(tab) and "Saving" not in tab.rate_label.text()
+    tab.delete_checkpoints.click()
+    assert not checkpoints.exists() and (tmp_path / "pretrained" / "model.safetensors").is_file()
 
     fill_mask = window.task_tabs["fill-mask"]
     with qtbot.waitSignal(fill_mask.model_bar.loaded, timeout=60_000):
