@@ -114,6 +114,13 @@ def main(argv: list[str] | None = None) -> int:
     except BrokenPipeError:  # `bertstudio ... | head`: the reader left, nothing more to say
         sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - keeps the interpreter's final flush quiet
         return 0
+    except OSError as error:  # the machine said no (permissions, disk full, a vanished file): not a bug
+        where = f": {error.filename}" if getattr(error, "filename", None) else ""
+        print(f"error: {error.strerror or error}{where}", file=sys.stderr)
+        return 1
+    except MemoryError:
+        print("error: out of memory (try a smaller model, batch or input)", file=sys.stderr)
+        return 1
     except Exception as error:  # noqa: BLE001 - a bug: one line and a crash log, not a traceback wall
         path = write_crash_log(error, argv)
         where = f"details in {path}" if path else "the crash log could not be written"

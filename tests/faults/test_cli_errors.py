@@ -81,3 +81,18 @@ def test_loading_custom_code_is_refused_with_the_reason(custom_code_models: Path
     assert main(["fill-mask", "--model", str(custom_code_models / "alien"), "a [MASK]"]) == 1
     err = capsys.readouterr().err
     assert "needs custom code" in err and "Traceback" not in err, err
+
+
+def test_an_os_error_is_a_message_not_a_bug(tmp_path: Path) -> None:
+    code = """
+import sys
+import bertstudio.core.catalog as catalog
+from bertstudio.cli import main
+def full(root):
+    raise OSError(28, "No space left on device", "/full/disk/x")
+catalog.list_local_models = full
+sys.exit(main(["models", "--models-dir", sys.argv[1]]))
+"""
+    done = bertstudio(str(tmp_path), tmp_path=tmp_path, code=code)
+    err = done.stderr.decode()
+    assert done.returncode == 1 and err.strip() == "error: No space left on device: /full/disk/x", err
