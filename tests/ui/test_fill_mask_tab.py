@@ -268,3 +268,13 @@ def test_notes_area_once_each_details_one_click_away(qtbot) -> None:
     assert area.levels() == ("error",) and not area.details_button.isVisible()
     area.clear()
     assert not area.isVisible() and area.text() == ""
+
+
+def test_every_template_tab_fits_the_default_window(window) -> None:
+    """1280 x 800 is the default size: no task tab's row of options may push the window wider."""
+    from bertstudio.ui.tabs.base import TaskTab
+
+    template = [tab for tab in window.task_tabs.values() if isinstance(tab, TaskTab) and tab.SPEC_KEY]
+    assert len(template) >= 6
+    for tab in template:
+        assert tab.minimumSizeHint().width() <= 1280 - 40, tab.TITLE

@@ -100,7 +100,7 @@ def _answers_table(headers: list[str]) -> QTableWidget:
 class QATab(TaskTab):
     SPEC_KEY = "qa"
     RUN_LABEL = "Answer"
-    INPUT_SHARE = 0.45  # the context is where the answer is shown: it gets room too
+    INPUT_SHARE = 0.3  # the context is where the answer is shown: it gets room too
 
     def build_inputs(self, box: QVBoxLayout) -> None:
         defaults = QAOptions()

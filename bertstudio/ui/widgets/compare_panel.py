@@ -52,7 +52,7 @@ class CompareSource(QWidget):
         self.enabled = QCheckBox("Compare with…")
         self.enabled.setToolTip("Run a second model on the same input and show both results side by side")
         self.combo = QComboBox(editable=True)
-        self.combo.setMinimumWidth(260)
+        self.combo.setMinimumWidth(200)
         self.combo.lineEdit().setPlaceholderText("second model: Hub id or local folder")
         self.combo.setEnabled(False)
         self.browse = QPushButton("Folder…")

@@ -3,7 +3,16 @@ the progress line above its results: the same widgets on every task tab, built o
 
 from __future__ import annotations
 
-from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QLineEdit, QProgressBar, QPushButton, QWidget
+from PySide6.QtWidgets import (
+    QComboBox,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QProgressBar,
+    QPushButton,
+    QVBoxLayout,
+    QWidget,
+)
 
 from bertstudio.core.progress import ProgressEvent
 from bertstudio.ui.widgets.compare_panel import CompareSource
@@ -33,15 +42,20 @@ class RunControls(QWidget):
         self.explain_button = QPushButton("Explain…")
         self.explain_button.setToolTip("Which input tokens and heads made this result")
         self.explain_button.setEnabled(False)
-        row = QHBoxLayout(self)
-        row.setContentsMargins(0, 0, 0, 0)
-        row.addLayout(self.options)
-        row.addWidget(self.examples_combo)
-        row.addWidget(self.compare_source, 1)
-        row.addWidget(QLabel("Heads off:"))
-        row.addWidget(self.heads_off)
+        # Two rows, so that a view with many options (QA) still fits a 1280-pixel window.
+        first, second = QHBoxLayout(), QHBoxLayout()
+        first.addLayout(self.options)
+        first.addWidget(self.examples_combo)
+        first.addStretch(1)
+        second.addWidget(self.compare_source, 1)
+        second.addWidget(QLabel("Heads off:"))
+        second.addWidget(self.heads_off)
         for button in (self.run_button, self.cancel_button, self.explain_button):
-            row.addWidget(button)
+            second.addWidget(button)
+        rows = QVBoxLayout(self)
+        rows.setContentsMargins(0, 0, 0, 0)
+        rows.addLayout(first)
+        rows.addLayout(second)
 
     def set_running(self, running: bool) -> None:
         self.run_button.setEnabled(not running)
