@@ -99,7 +99,7 @@ class CloseGuard(QObject):
             return False
         tab = training_tab(self.window)
         choice = ""
-        if training_running(tab):
+        if tab is not None and training_running(tab):
             choice = self.ask(self.window) if self.confirm else SAVE
             if choice == STAY:
                 event.ignore()

@@ -158,7 +158,7 @@ class TaskRunner(QObject):
         # _ignore_errors: _call reports failures itself; superqt would re-raise in the GUI thread.
         worker = create_worker(_call, job, _start_thread=False, _ignore_errors=True)
         worker.warned.connect(self._on_warned)
-        worker.finished.connect(self._on_worker_finished)
+        worker.finished.connect(self._on_worker_finished)  # type: ignore[arg-type]
         job.worker = worker
         self.started.emit()
         worker.start()
