@@ -38,7 +38,7 @@ from bertstudio.ui.widgets.attention_compare import ComparePage
 from bertstudio.ui.widgets.attention_export_bar import ExportBar
 from bertstudio.ui.widgets.attention_grid import AttentionGrid
 from bertstudio.ui.widgets.attention_heatmap import COLORMAPS
-from bertstudio.ui.widgets.attention_pages import DetailPage, HeadPage, StatisticsTable
+from bertstudio.ui.widgets.attention_pages import DetailPage, HeadPage, StatisticsTable, readout_label
 
 PAIR_SEPARATOR = " ||| "
 EMPTY_HEADS: tuple[tuple[int, int], ...] = ()
@@ -124,7 +124,7 @@ class AttentionTab(TaskTab):
         self.grid.ctrl_clicked.connect(self._grid_ctrl_clicked)
         self.grid.setToolTip("Layers by row, heads by column; each cell scaled to its own maximum. "
                              "Click to open a head (and select it); Ctrl+click to select several to switch off.")
-        self.selection = QLabel()
+        self.selection = readout_label("")
         self.clear_selection = QPushButton("Clear selection")
         self.clear_selection.clicked.connect(lambda: state.update(selected=EMPTY_HEADS))
         grid_page = QWidget()

@@ -10,7 +10,7 @@ from PySide6.QtWidgets import QLabel, QSplitter, QVBoxLayout, QWidget
 from bertstudio.core.tasks.attention_bundle import AttentionBundle, is_identity, shown
 from bertstudio.core.tasks.attention_state import VIEW_FIELDS, AttentionViewState
 from bertstudio.ui.widgets.attention_heatmap import DIVERGING, AttentionHeatmap
-from bertstudio.ui.widgets.attention_pages import StatePage
+from bertstudio.ui.widgets.attention_pages import StatePage, readout_label
 
 EMPTY = np.zeros((0, 0), dtype=np.float32)
 HINT = "Tick “Compare with…”, choose a second model and run: B - A per head shows here."
@@ -35,8 +35,7 @@ class ComparePage(StatePage):
         self.diff.arrow.connect(self._move)
         self.info = QLabel(HINT)
         self.info.setWordWrap(True)
-        self.readout = QLabel("Hover a cell")
-        self.readout.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.readout = readout_label("Hover a cell")
         self.summary.hovered.connect(self.readout.setText)
         self.diff.hovered.connect(self.readout.setText)
         splitter = QSplitter(Qt.Orientation.Horizontal)

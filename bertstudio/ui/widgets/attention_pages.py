@@ -18,6 +18,7 @@ from PySide6.QtWidgets import (
     QListWidgetItem,
     QPushButton,
     QScrollBar,
+    QSizePolicy,
     QSpinBox,
     QStackedWidget,
     QTableWidget,
@@ -31,6 +32,14 @@ from bertstudio.core.tasks.attention_state import VIEW_FIELDS, AttentionViewStat
 from bertstudio.core.tasks.attention_view import STAT_COLUMNS, STAT_TITLES, HeadStatistics
 from bertstudio.ui.widgets.attention_head_view import VISIBLE_TOKENS, HeadView, head_colour
 from bertstudio.ui.widgets.attention_heatmap import AttentionHeatmap
+
+
+def readout_label(text: str) -> QLabel:
+    """A one-line readout that never widens the window, however long the text (it is clipped)."""
+    label = QLabel(text)
+    label.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
+    label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+    return label
 
 
 class StatePage(QWidget):
@@ -91,8 +100,7 @@ class DetailPage(StatePage):
         self.heatmap = AttentionHeatmap()
         self.heatmap.arrow.connect(state.move)
         self.title = ""
-        self.readout = QLabel("Hover the heatmap: query -> key: weight   (←/→ or [ / ]: head, ↑/↓: layer)")
-        self.readout.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.readout = readout_label("Hover the heatmap: query -> key: weight   (←/→ or [ / ]: head, ↑/↓: layer)")
         self.heatmap.hovered.connect(self.readout.setText)
         layout = QVBoxLayout(self)  # the layer/head boxes sit in the tab's option row: the heatmap gets the room
         layout.setContentsMargins(0, 0, 0, 0)
@@ -140,7 +148,7 @@ class HeadPage(StatePage):
         self.head_list.itemChanged.connect(self._ticked)
         self.head_view = HeadView()
         self.head_view.focus_changed.connect(self._focus_clicked)
-        self.readout = QLabel("Hover a token to see only its lines; click it to keep them")
+        self.readout = readout_label("Hover a token to see only its lines; click it to keep them")
         self.head_view.hovered.connect(self.readout.setText)
         self.scroll = QScrollBar(Qt.Orientation.Vertical)
         self.scroll.valueChanged.connect(lambda value: self.head_view.scroll_to(value - 0.5))
