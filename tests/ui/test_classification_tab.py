@@ -149,3 +149,19 @@ def test_state_restore_and_set_inputs(qtbot, window, tmp_path) -> None:
     assert tab.inputs() == ClassificationBatchInput(path=path, column="review")
     tab.restore(tab.state())
     assert tab.inputs() == ClassificationBatchInput(path=path, column="review")
+
+
+def test_heads_off_side_by_side_like_a_compared_pair(qtbot, window, checkpoint_factory) -> None:
+    tab = _tab(window)
+    load_model_in(qtbot, tab, checkpoint_factory("bert", "SequenceClassification"))
+    tab.modes.setCurrentIndex(0)
+    tab.text.setPlainText("the cat sat on the mat")
+    tab.set_ablated_heads(((0, 0), (1, 1)))
+    _run(qtbot, tab)
+    outcome = tab.outcome
+    assert outcome.second is not None and outcome.second_source == "heads off: 0:0, 1:1"
+    assert outcome.result.first.scores != outcome.second.first.scores  # the heads really were off
+    assert tab.bars.side_b.isVisibleTo(tab) and "heads off" in tab.bars.title_b.text()
+    tab.compare_source.set_source(str(checkpoint_factory("roberta", "SequenceClassification")))
+    tab.run_button.click()  # both at once is refused before any work starts
+    assert "not both" in tab.message.text() and tab.outcome is None
