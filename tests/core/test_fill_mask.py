@@ -11,7 +11,7 @@ from bertstudio.core.tasks.fill_mask import predict
 ARCHS = ["bert", "distilbert", "roberta", "albert", "electra"]
 
 
-def _reference(folder, text, top_k):  # noqa: ANN001, ANN202
+def _reference(folder, text, top_k):
     from transformers import AutoModelForMaskedLM, AutoTokenizer, pipeline
 
     tokenizer = AutoTokenizer.from_pretrained(folder)
