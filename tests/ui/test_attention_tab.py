@@ -316,3 +316,18 @@ def test_detail_shows_every_query_label_at_20_tokens(qtbot, window, real_models)
         return texts
 
     qtbot.waitUntil(lambda: labels() == list(tab.result.tokens), timeout=5_000)
+
+
+def test_heads_off_compares_intact_and_ablated(qtbot, window, checkpoint_factory) -> None:
+    """The template's "heads off": B is model A with those heads switched off. A head's output is
+    zeroed after its attention is computed, so its own layer's attention is unchanged; later
+    layers read a changed input and attend differently."""
+    tab = _tab(window)
+    load_model_in(qtbot, tab, checkpoint_factory("bert", "Model"))
+    tab.heads_off.setText("0:0")
+    _run(qtbot, tab, "the cat sat on the mat")
+    comparison = tab.bundle.comparison
+    assert comparison is not None and comparison.source == "heads off: 0:0" and comparison.diff is not None
+    assert float(comparison.diff.mean_abs[0].max()) == 0.0
+    assert float(comparison.diff.mean_abs[1:].max()) > 0.0
+    assert "heads off: 0:0" in tab.compare_info.text()

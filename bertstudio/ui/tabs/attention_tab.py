@@ -61,6 +61,7 @@ class AttentionTab(TaskTab):
         self.pair.setPlaceholderText("Sentence B (optional): a second sentence, to study A↔B attention")
         box.addWidget(self.text)
         box.addWidget(self.pair)
+        self.explain_button.setVisible(False)  # token attributions explain a task's output, not attention
 
     def inputs(self) -> AttentionInput:
         return AttentionInput(self.text.toPlainText(), self.pair.text().strip() or None)
