@@ -164,10 +164,12 @@ class AttentionTab(TaskTab):
         state.subscribe(self._sync_controls, only=VIEW_FIELDS | {"source", "colours"})
         state.subscribe(lambda _c: self._describe(), only=VIEW_FIELDS)
         self.runner.progress.connect(self._progress)
-        for keys, move in (("]", (0, 1)), ("[", (0, -1)), ("Alt+Right", (0, 1)), ("Alt+Left", (0, -1)),
-                           ("Alt+Down", (1, 0)), ("Alt+Up", (-1, 0))):
-            QShortcut(QKeySequence(keys), self, functools.partial(self._move, *move),
-                      context=Qt.ShortcutContext.WidgetWithChildrenShortcut)
+        for keys, move, what in (("]", (0, 1), "Next head"), ("[", (0, -1), "Previous head"),
+                                 ("Alt+Right", (0, 1), "Next head"), ("Alt+Left", (0, -1), "Previous head"),
+                                 ("Alt+Down", (1, 0), "Next layer"), ("Alt+Up", (-1, 0), "Previous layer")):
+            shortcut = QShortcut(QKeySequence(keys), self, functools.partial(self._move, *move),
+                                 context=Qt.ShortcutContext.WidgetWithChildrenShortcut)
+            shortcut.setWhatsThis(what)
         self._show_selection()
 
     @property
