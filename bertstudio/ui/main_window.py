@@ -89,7 +89,7 @@ class MainWindow(QMainWindow):
         self._workspace_ready = True
 
     def save_last_workspace(self) -> None:
-        if self._workspace_ready:
+        if self._workspace_ready and not self.workspace.restoring:  # never a half-restored one
             try:
                 workspace.write(workspace.last_workspace_path(self.settings._store), workspace.capture(self))
             except OSError as error:

@@ -14,7 +14,7 @@ import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from PySide6.QtCore import QByteArray, QObject, QSettings, QStandardPaths, QTimer
+from PySide6.QtCore import QByteArray, QObject, QSettings, QStandardPaths, QTimer, Signal
 from PySide6.QtWidgets import QSplitter
 
 from bertstudio.core.errors import InputError
@@ -25,6 +25,7 @@ if TYPE_CHECKING:
 FORMAT = "bertstudio-workspace"
 VERSION = 1
 LAST_NAME = "last-workspace.json"
+WINDOW = ""  # the queue's key for the window layout (no task has an empty key)
 
 
 def last_workspace_path(store: QSettings) -> Path:
@@ -115,35 +116,70 @@ def read(path: str | Path) -> dict[str, Any]:
 
 
 class Workspace(QObject):
-    """Applies workspaces to the window and loads each tab's model when the tab is first shown."""
+    """Applies workspaces to the window and loads each tab's model when the tab is first shown.
+
+    Tabs are put back one per event-loop turn (a tab that reads a file to fill its column
+    choices takes ~30 ms; all ten at once would stall the window for ~150 ms).
+    """
+
+    restored = Signal()  # every tab of the last `apply` is back
 
     def __init__(self, window: MainWindow) -> None:
         super().__init__(window)
         self.window = window
         self.pending: dict[str, str] = {}  # task key -> model source to load when its tab is shown
+        self._queue: list[tuple[str, dict[str, Any]]] = []
+        self._current = ""
+        self._busy = False
         window.tabs.currentChanged.connect(lambda _index: QTimer.singleShot(0, self._load_current))
+
+    @property
+    def restoring(self) -> bool:
+        return self._busy
 
     def apply(self, data: dict[str, Any]) -> None:
         window = self.window
         layout = data.get("window") or {}
-        if layout.get("geometry"):
-            window.restoreGeometry(QByteArray.fromBase64(str(layout["geometry"]).encode("ascii")))
-        if layout.get("state"):
-            window.restoreState(QByteArray.fromBase64(str(layout["state"]).encode("ascii")))
         self.pending = {}
-        for key, state in (data.get("tabs") or {}).items():
-            tab = window.task_tabs.get(key)
-            if tab is None or not isinstance(state, dict):
-                continue
-            restore_tab(tab, state)
-            loaded = str(state.get("loaded") or "")
-            current = tab.model_info.request.source if tab.model_info is not None else ""
-            if loaded and loaded != current:
-                self.pending[key] = loaded
-        current_tab = window.task_tabs.get(str(data.get("current") or ""))
+        self._current = str(data.get("current") or "")
+        starting = not self._busy
+        self._busy = True
+        self._queue = [(WINDOW, {name: str(layout.get(name) or "") for name in ("geometry", "state")})]
+        self._queue += [(key, state) for key, state in (data.get("tabs") or {}).items()
+                        if key in window.task_tabs and isinstance(state, dict)]
+        if starting:
+            QTimer.singleShot(0, self._step)
+
+    def _step(self) -> None:
+        """Put back one tab; the last step shows the saved current tab and loads its model."""
+        if self._queue:
+            key, state = self._queue.pop(0)
+            tab = self.window.task_tabs.get(key)
+            if key == WINDOW:
+                self._restore_window(state)
+            elif tab is not None:
+                restore_tab(tab, state)
+                loaded = str(state.get("loaded") or "")
+                current = tab.model_info.request.source if tab.model_info is not None else ""
+                if loaded and loaded != current:
+                    self.pending[key] = loaded
+        QTimer.singleShot(0, self._step if self._queue else self._finish)
+
+    def _finish(self) -> None:
+        if self._queue:  # another apply() came in: it has its own steps
+            return
+        self._busy = False
+        current_tab = self.window.task_tabs.get(self._current)
         if current_tab is not None:
-            window.tabs.setCurrentWidget(current_tab)
+            self.window.tabs.setCurrentWidget(current_tab)
         self._load_current()
+        self.restored.emit()
+
+    def _restore_window(self, layout: dict[str, str]) -> None:
+        if layout["geometry"]:
+            self.window.restoreGeometry(QByteArray.fromBase64(layout["geometry"].encode("ascii")))
+        if layout["state"]:
+            self.window.restoreState(QByteArray.fromBase64(layout["state"].encode("ascii")))
 
     def _load_current(self) -> None:
         current = self.window.tabs.currentWidget()
