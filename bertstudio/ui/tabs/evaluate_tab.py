@@ -18,7 +18,6 @@ from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
     QLineEdit,
-    QProgressBar,
     QPushButton,
     QSpinBox,
     QTabWidget,
@@ -27,10 +26,11 @@ from PySide6.QtWidgets import (
 
 from bertstudio.core.errors import BertStudioError, InputError
 from bertstudio.core.models import LoadRequest, ModelInfo
-from bertstudio.core.progress import ProgressEvent, TaskControl
+from bertstudio.core.progress import TaskControl
 from bertstudio.ui.tabs.base import TaskTab, error_note
 from bertstudio.ui.widgets.compare_panel import CompareSource
 from bertstudio.ui.widgets.eval_results import ComparePage, ConfusionPage, MetricsPage, ProjectorPage, RowsBrowser
+from bertstudio.ui.widgets.run_controls import ProgressLine
 from bertstudio.workers.runner import TaskRunner
 
 # (spec key, what a person reads, the file types it reads)
@@ -108,11 +108,7 @@ class EvaluateTab(TaskTab):
         self.cancel_button = QPushButton("Cancel")
         self.cancel_button.setEnabled(False)
         self.cancel_button.clicked.connect(self.cancel)
-        self.progress = QProgressBar()
-        self.progress.setMaximumHeight(14)
-        self.progress.setTextVisible(False)
-        self.progress.setVisible(False)
-        self.progress_label = QLabel()
+        self.progress_line = ProgressLine()
 
         file_row = QHBoxLayout()
         for widget in (QLabel("Task:"), self.task_combo, QLabel("Data:"), self.data_file, browse,
@@ -122,13 +118,10 @@ class EvaluateTab(TaskTab):
         run_row.addWidget(self.compare_source, 1)
         run_row.addWidget(self.run_button)
         run_row.addWidget(self.cancel_button)
-        progress_row = QHBoxLayout()
-        progress_row.addWidget(self.progress_label)
-        progress_row.addWidget(self.progress, 1)
         self.body.addLayout(file_row)
         self.body.addLayout(self.columns_form)
         self.body.addLayout(run_row)
-        self.body.addLayout(progress_row)
+        self.body.addWidget(self.progress_line)
 
         self.metrics_page = MetricsPage()
         self.confusion_page = ConfusionPage()
@@ -147,7 +140,8 @@ class EvaluateTab(TaskTab):
 
         self.runner.started.connect(self._on_started)
         self.runner.finished.connect(self._on_finished)
-        self.runner.progress.connect(self._on_progress)
+        self.runner.progress.connect(self.progress_line.show_event)
+        self.runner.stopping.connect(self.progress_line.stopping)
         self.runner.result.connect(self._on_result)
         self.projector_runner = TaskRunner(self)
         self.projector_runner.result.connect(self.projector_page.show_projection)
@@ -260,22 +254,12 @@ class EvaluateTab(TaskTab):
         self.run_button.setEnabled(False)
         self.cancel_button.setEnabled(True)
         self.notes.clear()
-        self.progress.setRange(0, 0)
-        self.progress.setVisible(True)
+        self.progress_line.start()
 
     def _on_finished(self) -> None:
         self.run_button.setEnabled(True)
         self.cancel_button.setEnabled(False)
-        self.progress.setVisible(False)
-        self.progress_label.setText("")
-
-    def _on_progress(self, event: ProgressEvent) -> None:
-        if event.fraction is None:
-            self.progress.setRange(0, 0)
-        else:
-            self.progress.setRange(0, 1000)
-            self.progress.setValue(int(event.fraction * 1000))
-        self.progress_label.setText(event.message)
+        self.progress_line.stop()
 
     def _on_result(self, result: Any) -> None:
         from bertstudio.core.evaluate.evaluation import EvalComparison
