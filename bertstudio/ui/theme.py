@@ -90,6 +90,12 @@ class ThemeManager(QObject):
         self.mode = mode
         if remember and self._store is not None:
             self._store.setValue(SETTINGS_KEY, mode)
+        hints = QGuiApplication.styleHints()
+        if hasattr(hints, "setColorScheme"):  # Qt >= 6.8: native styles follow a forced scheme
+            if mode == "system":
+                hints.unsetColorScheme()  # back to what the platform says
+            else:
+                hints.setColorScheme(Qt.ColorScheme.Dark if mode == "dark" else Qt.ColorScheme.Light)
         self._apply()
 
     def _system_changed(self) -> None:
@@ -101,12 +107,6 @@ class ThemeManager(QObject):
         if app is None:
             return
         scheme = self.scheme()
-        hints = QGuiApplication.styleHints()
-        if hasattr(hints, "setColorScheme"):  # Qt >= 6.8: native styles follow the forced scheme
-            if self.mode == "system":
-                hints.unsetColorScheme()
-            else:
-                hints.setColorScheme(Qt.ColorScheme.Dark if scheme == "dark" else Qt.ColorScheme.Light)
         if self._light_palette is None:
             start = QGuiApplication.palette()
             self._light_palette = _light_fallback() if _is_dark(start) else start

@@ -177,3 +177,23 @@ def test_copy_as_python_and_export_after_a_run(qtbot, window, checkpoint_factory
     exported = json.loads((tmp_path / "result.json").read_text(encoding="utf-8"))
     assert exported["task"] == "fill-mask" and exported["model"] == folder
     assert exported["result"] == tab.result.to_json()
+
+
+def test_system_scheme_is_followed_unless_forced(qtbot, monkeypatch) -> None:
+    from bertstudio.ui.widgets.ranked_bars import RankedBars
+
+    bars = RankedBars()
+    qtbot.addWidget(bars)
+    manager = theme.manager()
+    manager.set_mode("system", remember=False)
+    system = {"scheme": "light"}
+    monkeypatch.setattr(manager, "system_scheme", lambda: system["scheme"])  # offscreen has no scheme
+    manager._system_changed()
+    assert bars.backgroundBrush().color().name() == theme.LIGHT.background
+    system["scheme"] = "dark"  # what QStyleHints.colorSchemeChanged reports
+    manager._system_changed()
+    assert bars.backgroundBrush().color().name() == theme.DARK.background
+    manager.set_mode("light", remember=False)  # forced: a system change is ignored
+    system["scheme"] = "dark"
+    manager._system_changed()
+    assert bars.backgroundBrush().color().name() == theme.LIGHT.background
