@@ -24,6 +24,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from bertstudio.ui import theme
+
 if TYPE_CHECKING:
     from bertstudio.ui.widgets.ranked_bars import RankedBars
 
@@ -179,7 +181,8 @@ class CompareBars(QWidget):
 def ranking_summary(diff: Any) -> str:
     """Rich text: whether the top-1 changed, and the largest score changes."""
     if diff.top_changed:
-        head = (f"<b style='color:#a40000'>Top-1 changed:</b> {html.escape(str(diff.top_a))} → "
+        red = "#ff7b72" if theme.manager().scheme() == "dark" else "#a40000"  # readable on both
+        head = (f"<b style='color:{red}'>Top-1 changed:</b> {html.escape(str(diff.top_a))} → "
                 f"{html.escape(str(diff.top_b))}")
     else:
         head = f"Top-1 unchanged: {html.escape(str(diff.top_a))}"
