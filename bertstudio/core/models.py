@@ -346,7 +346,10 @@ class ModelCache:
     def get(self, request: LoadRequest, control: TaskControl | None = None) -> LoadedModel:
         with self._lock:
             key_lock = self._key_locks.setdefault(request, threading.Lock())
-        with key_lock:
+        while not key_lock.acquire(timeout=0.1):  # another job loads the same model: wait, cancellably
+            if control is not None:
+                control.check()
+        try:
             with self._lock:
                 if request in self._models:
                     self._models.move_to_end(request)
@@ -357,6 +360,8 @@ class ModelCache:
                 while len(self._models) > self.capacity:
                     self._models.popitem(last=False)
             return loaded
+        finally:
+            key_lock.release()
 
     def cached(self, request: LoadRequest) -> LoadedModel | None:
         with self._lock:

@@ -106,3 +106,27 @@ def test_models_folder_lists_tasks_from_weights(real_models, monkeypatch) -> Non
     assert found["rxnmapper-albert-smiles-mlm"].tasks == ("fill-mask", "attention")
     assert "fill-mask" not in found["all-minilm-l6-v2"].tasks
     assert "classification" in found["categorium-bert-tiny-topics-en"].tasks
+
+
+def test_waiting_for_the_same_model_can_be_cancelled(checkpoint_factory) -> None:
+    """A second job asking for a model another job is loading waits for it, but not past a Cancel."""
+    import threading
+
+    from bertstudio.core.errors import TaskCancelled
+    from bertstudio.core.progress import TaskControl
+
+    cache = ModelCache()
+    request = LoadRequest(str(checkpoint_factory("bert")), "fill-mask")
+    with cache._lock:
+        key_lock = cache._key_locks.setdefault(request, threading.Lock())
+    key_lock.acquire()  # as if a first job were loading it right now
+    try:
+        control = TaskControl()
+        threading.Timer(0.2, control.request_stop).start()
+        start = time.monotonic()
+        with pytest.raises(TaskCancelled):
+            cache.get(request, control)
+        assert time.monotonic() - start < 1.0
+    finally:
+        key_lock.release()
+    assert cache.get(request).info.architecture == "BertForMaskedLM"
