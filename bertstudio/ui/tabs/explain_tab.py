@@ -147,6 +147,9 @@ class ExplainTab(TaskTab):
         self.input.setPlainText("\n".join(texts))
         self._handed = (texts, inputs)
         self._request = request
+        for combo, value in ((self.model_bar.device, request.device), (self.model_bar.dtype, request.dtype)):
+            if combo.findText(value) >= 0:
+                combo.setCurrentText(value)
         self.model_bar.load(request.source)  # the bar shows the model's facts; the job uses `request`
         self._fill_targets(targets_of(spec_key, result))
         self.run()
