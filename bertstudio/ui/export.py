@@ -37,21 +37,26 @@ def result_view(tab: Any) -> QWidget:
 
 
 def result_json(tab: Any) -> dict[str, Any]:
-    """The tab's last Outcome as plain JSON values; InputError when nothing has been run."""
+    """The tab's last result as plain JSON values; InputError when nothing has been run.
+
+    Task tabs keep an Outcome; the Evaluate tab its evaluation (or comparison), the Train tab
+    its run's result.
+    """
     outcome = getattr(tab, "outcome", None)
-    if outcome is None or getattr(outcome, "result", None) is None:
-        raise InputError("There is no result to export yet.", hint="Run the task first.")
     info = getattr(tab, "model_info", None)
-    data: dict[str, Any] = {
-        "task": getattr(tab, "TASK", ""),
-        "model": info.request.source if info is not None else "",
-        "result": jsonable(outcome.result),
-        "notes": jsonable(list(getattr(outcome, "notes", ()))),
-    }
-    if getattr(outcome, "second", None) is not None:
-        data.update(second_model=outcome.second_source, second=jsonable(outcome.second),
-                    differences=jsonable(outcome.diff))
-    return data
+    data: dict[str, Any] = {"task": getattr(tab, "TASK", ""), "model": info.request.source if info else ""}
+    if outcome is not None and getattr(outcome, "result", None) is not None:
+        data.update(result=jsonable(outcome.result), notes=jsonable(list(getattr(outcome, "notes", ()))))
+        if getattr(outcome, "second", None) is not None:
+            data.update(second_model=outcome.second_source, second=jsonable(outcome.second),
+                        differences=jsonable(outcome.diff))
+        return data
+    for name in ("comparison", "evaluation", "result"):
+        value = getattr(tab, name, None)
+        if value is not None:
+            data["result"] = jsonable(value)
+            return data
+    raise InputError("There is no result to export yet.", hint="Run the task first.")
 
 
 def _single_plot(view: QWidget) -> Any:
@@ -114,7 +119,7 @@ def export_json(data: dict[str, Any], path: str | Path) -> None:
     handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         with os.fdopen(handle, "w", encoding="utf-8") as stream:
-            json.dump(data, stream, indent=2, ensure_ascii=False)
+            json.dump(data, stream, indent=2, ensure_ascii=False, default=str)  # paths, dates
         os.replace(temporary, path)
     except BaseException:
         Path(temporary).unlink(missing_ok=True)
@@ -143,5 +148,6 @@ def export_tab(tab: Any, path: str | Path) -> Path:
 
 
 def require_result(tab: Any) -> None:
-    if getattr(tab, "outcome", "no such view") is None:  # a task tab that has not run (Train has none)
+    """A task tab that has not run has nothing to export (tabs without an Outcome export their view)."""
+    if getattr(tab, "outcome", "no such view") is None:
         raise InputError("There is no result to export yet.", hint="Run the task first.")

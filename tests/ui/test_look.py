@@ -197,3 +197,21 @@ def test_system_scheme_is_followed_unless_forced(qtbot, monkeypatch) -> None:
     system["scheme"] = "dark"
     manager._system_changed()
     assert bars.backgroundBrush().color().name() == theme.LIGHT.background
+
+
+def test_json_export_of_tabs_without_an_outcome(tmp_path: Path) -> None:
+    from types import SimpleNamespace
+
+    from bertstudio.core.errors import InputError
+    from bertstudio.ui.export import export_tab, result_json
+
+    class Evaluation:
+        def to_json(self) -> dict[str, object]:
+            return {"metrics": {"accuracy": 0.95}, "output": Path("/runs/x")}
+
+    evaluate = SimpleNamespace(TASK="evaluate", model_info=None, comparison=None, evaluation=Evaluation())
+    assert result_json(evaluate)["result"]["metrics"] == {"accuracy": 0.95}
+    written = export_tab(evaluate, tmp_path / "evaluation.json")
+    assert json.loads(written.read_text(encoding="utf-8"))["result"]["output"] == "/runs/x"
+    with pytest.raises(InputError, match="no result"):
+        result_json(SimpleNamespace(TASK="pretraining", model_info=None, result=None))
