@@ -63,33 +63,41 @@ def label_problem(loaded: LoadedModel, dataset: Dataset) -> tuple[dict[str, str]
 
 def classification(loaded: LoadedModel, examples: Sequence[Example], control: TaskControl,
                    options: EvalOptions, rename: dict[str, str]) -> tuple[list[Prediction], list[Any]]:
-    from bertstudio.core.tasks.classification import classify_batch
-
-    texts = [x.inputs[0] for x in examples]
-    pairs = [x.inputs[1] for x in examples]
-    if not any(pairs):
-        result = classify_batch(loaded, texts, control, batch_size=options.batch_size)
-        tops = [(row.top.label, row.top.score) for row in result.rows]
-        notes = [note.text for note in result.notes]  # Note objects since the frame (classification)
-    else:
-        tops, notes = _classify_pairs(loaded, texts, pairs, control, options.batch_size)
-    return [Prediction(rename.get(label, label), rename.get(label, label), score) for label, score in tops], notes
-
-
-def _classify_pairs(loaded: LoadedModel, texts: list[str], pairs: list[str | None], control: TaskControl,
-                    batch_size: int) -> tuple[list[tuple[str, float]], list[Any]]:
-    """Text pairs through the same pipeline (it takes {"text", "text_pair"} rows), cut to the model's length."""
-    rows = [{"text": t, "text_pair": p or ""} for t, p in zip(texts, pairs, strict=True)]
-    out: list[tuple[str, float]] = []
+    """The Classification task's pipeline (`loaded.pipeline("text-classification")`, as classify_batch
+    runs it) at top-1: evaluation needs only the predicted label and its score, not every label's."""
+    rows: list[Any] = [x.inputs[0] if not x.inputs[1] else {"text": x.inputs[0], "text_pair": x.inputs[1]}
+                       for x in examples]
+    cut = _too_long(loaded, examples)
+    out: list[Prediction] = []
     with loaded.lock:
         pipe = loaded.pipeline("text-classification")
-        for raw in pipe((row for row in rows), top_k=1, batch_size=batch_size, truncation=True,
+        # A generator makes the pipeline batch internally and hand rows back one by one: progress
+        # and cancelling between batches at no cost to throughput.
+        for raw in pipe((row for row in rows), top_k=1, batch_size=options.batch_size, truncation=True,
                         max_length=loaded.info.max_length):
             best = raw[0] if isinstance(raw, list) else raw
-            out.append((str(best["label"]), float(best["score"])))
-            if len(out) % batch_size == 0 or len(out) == len(rows):
+            label = rename.get(str(best["label"]), str(best["label"]))
+            out.append(Prediction(label, label, float(best["score"])))
+            if len(out) % options.batch_size == 0 or len(out) == len(rows):
                 _progress(control, len(out), len(rows), "Classified")
-    return out, []
+    lines = ", ".join(str(examples[i].line) for i in cut[:10]) + ("…" if len(cut) > 10 else "")
+    limit = loaded.info.max_length
+    return out, [f"{len(cut)} row(s) were longer than the {limit} tokens the model reads and were cut "
+                 f"(lines {lines})."] if cut else []
+
+
+def _too_long(loaded: LoadedModel, examples: Sequence[Example]) -> list[int]:
+    """Rows with more tokens than the model reads. No tokenizer makes more than two tokens per byte,
+    so only rows that might be too long are tokenized (one batched call), as the Classification task does."""
+    limit = loaded.info.max_length
+    doubtful = [i for i, x in enumerate(examples)
+                if 2 * sum(len(t.encode("utf-8")) for t in x.inputs if t) + 3 > limit]
+    if not doubtful:
+        return []
+    firsts = [examples[i].inputs[0] for i in doubtful]
+    seconds = [examples[i].inputs[1] for i in doubtful]
+    ids = loaded.tokenizer(firsts, seconds if all(seconds) else None, truncation=False)["input_ids"]
+    return [i for i, row in zip(doubtful, ids, strict=True) if len(row) > limit]
 
 
 # -- token classification ----------------------------------------------------------------------
