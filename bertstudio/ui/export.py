@@ -87,7 +87,7 @@ def grab(view: QWidget) -> QImage:
 
 def save_image(image: QImage, path: str | Path, control: Any = None) -> Path:
     """PNG encoding takes ~80 ms for a full view: it runs in a worker (QImage is safe off the GUI thread)."""
-    if not image.save(str(path), "PNG"):
+    if not image.save(str(path), "PNG"):  # type: ignore[call-overload]  # the stubs say bytes; str works
         raise InputError(f"Could not write {path}.")
     return Path(path)
 

@@ -96,7 +96,7 @@ class MainWindow(QMainWindow):
                 self.log.error(error, "saving the last workspace")
 
     def _build_menu(self) -> None:
-        menus.install(self)  # File (workspace, export), Edit (Copy as Python), View (theme, tabs), Help
+        self.menus = menus.install(self)  # File (workspace, export), Edit (Copy as Python), View (theme, tabs), Help
 
     def showEvent(self, event: QShowEvent) -> None:  # noqa: N802 - Qt override
         super().showEvent(event)

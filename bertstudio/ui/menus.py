@@ -14,6 +14,7 @@ from PySide6.QtWidgets import QDialog, QFileDialog, QLabel, QMenu, QTextBrowser,
 
 from bertstudio.core.errors import BertStudioError, InputError
 from bertstudio.ui import theme, workspace
+from bertstudio.workers.runner import TaskRunner
 
 if TYPE_CHECKING:
     from bertstudio.ui.main_window import MainWindow
@@ -38,7 +39,15 @@ def _action(window: MainWindow, menu: QMenu, text: str, slot: Any, *keys: Any, t
     return action
 
 
-def install(window: MainWindow) -> None:
+class Menus:
+    """What the window keeps of its menus: the theme choices and the export worker."""
+
+    def __init__(self, theme_actions: dict[str, QAction], export_runner: TaskRunner) -> None:
+        self.theme_actions = theme_actions
+        self.export_runner = export_runner
+
+
+def install(window: MainWindow) -> Menus:
     """Build File, Edit, View and Help on `window` (called once, before the first paint)."""
     bar = window.menuBar()
     file = bar.addMenu("&File")
@@ -67,21 +76,20 @@ def install(window: MainWindow) -> None:
         action.triggered.connect(lambda _on=False, m=mode: theme.manager().set_mode(m))
         group.addAction(action)
         themes.addAction(action)
-    window.theme_actions = {mode: action for mode, action in zip(theme.MODES, group.actions(), strict=True)}
+    theme_actions = {mode: action for mode, action in zip(theme.MODES, group.actions(), strict=True)}
     view.addSeparator()
     _action(window, view, "Next tab", lambda: step_tab(window, 1), "Ctrl+Tab", "Ctrl+PgDown")
     _action(window, view, "Previous tab", lambda: step_tab(window, -1), "Ctrl+Shift+Tab", "Ctrl+PgUp")
     for number in range(1, 10):  # Alt+1..9: straight to a tab
         QShortcut(QKeySequence(f"Alt+{number}"), window, lambda n=number: go_to_tab(window, n - 1))
 
-    from bertstudio.workers.runner import TaskRunner
-
-    window.export_runner = TaskRunner(window)
-    window.export_runner.result.connect(lambda written: window.show_status(f"Exported to {written}"))
-    window.export_runner.error.connect(lambda error: window.report_error(error, "export"))
+    export_runner = TaskRunner(window)
+    export_runner.result.connect(lambda written: window.show_status(f"Exported to {written}"))
+    export_runner.error.connect(lambda error: window.report_error(error, "export"))
 
     help_menu = bar.addMenu("&Help")
     _action(window, help_menu, "Keyboard shortcuts", lambda: show_shortcuts(window), "F1")
+    return Menus(theme_actions, export_runner)
 
 
 def step_tab(window: MainWindow, step: int) -> None:
@@ -134,7 +142,7 @@ def export_result(window: MainWindow, path: str | None = None) -> None:
     try:
         if target.suffix.lower() == ".png":  # grab here, encode in a worker: no stall on a big view
             export.require_result(tab)
-            window.export_runner.start(export.save_image, export.grab(export.result_view(tab)), target)
+            window.menus.export_runner.start(export.save_image, export.grab(export.result_view(tab)), target)
             return
         written = export.export_tab(tab, target)
     except (BertStudioError, OSError) as error:
@@ -171,7 +179,8 @@ def copy_as_python(window: MainWindow) -> str:
     source, inputs = last_run(tab)
     script = python_snippet(task, source, inputs)
     QGuiApplication.clipboard().setText(script)
-    window.show_status(f"Copied a {len(script.splitlines())}-line Python script for {tab.TITLE} to the clipboard")
+    title = getattr(tab, "TITLE", task)
+    window.show_status(f"Copied a {len(script.splitlines())}-line Python script for {title} to the clipboard")
     return script
 
 

@@ -125,9 +125,9 @@ def test_theme_switch_restyles_plots_and_is_remembered(qtbot, tmp_path: Path) ->
 
 
 def test_view_menu_forces_the_theme(window) -> None:
-    window.theme_actions["dark"].trigger()
+    window.menus.theme_actions["dark"].trigger()
     assert theme.manager().scheme() == "dark"
-    window.theme_actions["system"].trigger()
+    window.menus.theme_actions["system"].trigger()
     assert theme.manager().mode == "system"
 
 
@@ -167,7 +167,7 @@ def test_copy_as_python_and_export_after_a_run(qtbot, window, checkpoint_factory
     assert script == QGuiApplication.clipboard().text()
     assert repr(folder) in script and "'the cat [MASK] on the mat .'" in script and "top_k=5" in script
 
-    with qtbot.waitSignal(window.export_runner.result, timeout=30_000):  # PNG encoding runs in a worker
+    with qtbot.waitSignal(window.menus.export_runner.result, timeout=30_000):  # PNG encoding runs in a worker
         menus.export_result(window, str(tmp_path / "result"))  # no suffix: PNG
     for name in ("result.svg", "result.json"):
         menus.export_result(window, str(tmp_path / name))
