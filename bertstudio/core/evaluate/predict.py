@@ -181,6 +181,7 @@ def qa(loaded: LoadedModel, examples: Sequence[Example], control: TaskControl,
     notes = ["Some questions have no answer, so the empty answer was allowed to win (SQuAD 2.0)."] if no_answer else []
     out = []
     for i, example in enumerate(examples):
+        control.check()  # each question is its own forward pass (windows batched inside `answer`)
         best = answer(loaded, example.inputs[0], example.inputs[1], settings, TaskControl()).best
         text = best.answer if best is not None else ""
         out.append(Prediction(text, text or "(no answer)", best.score if best is not None else 0.0))
@@ -275,6 +276,7 @@ def choice(loaded: LoadedModel, examples: Sequence[Example], control: TaskContro
 
     out, cut = [], 0
     for i, example in enumerate(examples):
+        control.check()
         result = predict(loaded, example.inputs[0], example.inputs[1])
         cut += result.truncated
         out.append(Prediction(result.best.index, f"{result.best.index}: {result.best.choice}", result.best.score))
