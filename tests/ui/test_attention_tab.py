@@ -315,7 +315,7 @@ def test_detail_shows_every_query_label_at_20_tokens(qtbot, window, real_models)
         painter.end()
         return texts
 
-    qtbot.waitUntil(lambda: labels() == list(tab.result.tokens), timeout=5_000)
+    qtbot.waitUntil(lambda: labels() == list(tab.result.tokens), timeout=20_000)  # once the layout settled
 
 
 def test_heads_off_compares_intact_and_ablated(qtbot, window, checkpoint_factory) -> None:

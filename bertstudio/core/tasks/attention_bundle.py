@@ -234,7 +234,7 @@ def grid_cells(bundle: AttentionBundle, options: ViewOptions, cell_max: int) -> 
 
 
 LINE_BINS = (0.02, 0.05, 0.1, 0.2, 0.4, 1.01)  # weight bin edges of the head view; weaker lines are not drawn
-LINE_BUDGET = 8_000  # lines drawn at once: a paint stays well under 50 ms; the strongest are kept
+LINE_BUDGET = 6_000  # lines drawn at once: a paint stays well under 50 ms; the strongest are kept
 
 
 @dataclass(frozen=True, eq=False)

@@ -56,7 +56,7 @@ class AttentionTab(TaskTab):
         self.bundle: AttentionBundle | None = None
         self.text = QPlainTextEdit()
         self.text.setPlaceholderText("Sentence A: the text whose attention you want to see…")
-        self.text.setMaximumHeight(44)
+        self.text.setMaximumHeight(36)
         self.pair = QLineEdit()
         self.pair.setPlaceholderText("Sentence B (optional): a second sentence, to study A↔B attention")
         box.addWidget(self.text)
@@ -146,7 +146,10 @@ class AttentionTab(TaskTab):
         self.views.addTab(self.stats, "Statistics")
         self.compare_page = ComparePage(state)
         self.views.addTab(self.compare_page, "Compare")
-        self.views.currentChanged.connect(lambda _i: self.head_page.became_current())
+        self.views.currentChanged.connect(self._page_changed)
+        self.detail_page.readout.setMinimumWidth(480)
+        self.views.setCornerWidget(self.detail_page.readout, Qt.Corner.TopRightCorner)
+        self.detail_page.readout.setVisible(False)
         box.addLayout(options)
         box.addWidget(self.views, 1)
         # the names the tests and the window use
@@ -171,6 +174,10 @@ class AttentionTab(TaskTab):
                                  context=Qt.ShortcutContext.WidgetWithChildrenShortcut)
             shortcut.setWhatsThis(what)
         self._show_selection()
+
+    def _page_changed(self, _index: int) -> None:
+        self.detail_page.readout.setVisible(self.views.currentWidget() is self.detail_page)
+        self.head_page.became_current()
 
     @property
     def compare_head(self) -> tuple[int, int] | None:

@@ -100,13 +100,16 @@ class DetailPage(StatePage):
         self.heatmap = AttentionHeatmap()
         self.heatmap.arrow.connect(state.move)
         self.title = ""
+        self._colours = "viridis"  # the heatmap's own default
         self.readout = readout_label("Hover the heatmap: query -> key: weight   (←/→ or [ / ]: head, ↑/↓: layer)")
         self.heatmap.hovered.connect(self.readout.setText)
-        layout = QVBoxLayout(self)  # the layer/head boxes sit in the tab's option row: the heatmap gets the room
+        # the layer/head boxes sit in the tab's option row and the readout beside the page tabs, and
+        # the key tokens need no "key" caption: every pixel goes to the rows (20 labels at 1280x800)
+        self.heatmap.plot.getAxis("bottom").showLabel(False)
+        self.heatmap.ci.layout.setContentsMargins(2, 4, 2, 2)
+        layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
-        layout.setSpacing(2)
         layout.addWidget(self.heatmap, 1)
-        layout.addWidget(self.readout)
 
     def lazy(self) -> bool:
         return False  # the detail view is what tests and exports read: always current
@@ -120,13 +123,14 @@ class DetailPage(StatePage):
             box.setValue(value)
             box.blockSignals(False)
         self.head.setEnabled(s.source == "head")
-        self.heatmap.set_colormap(s.colours)
+        if s.colours != self._colours:  # a colour map change re-renders the bar: only when it changed
+            self._colours = s.colours
+            self.heatmap.set_colormap(s.colours)
         matrix, queries, keys, title = detail_matrix(bundle, s)
         # no plot title: the option row names the head, and the rows get the room (20 labels at 1280x800)
         self.heatmap.set_matrix(matrix, queries, keys)
         self.title = title
-        self.readout.setText(f"{title}: hover the heatmap for query -> key: weight   "
-                             "(←/→ or [ / ]: head, ↑/↓: layer)")
+        self.readout.setText(f"{title}: hover for query -> key: weight (←/→ or [ ]: head, ↑/↓: layer)")
 
 
 def _swatch(colour: str) -> QIcon:
