@@ -27,6 +27,7 @@ METHODS = ("gradient", "grad-x-input", "integrated-gradients")
 MAX_DOUBLINGS = 3  # converge: steps, 2x, 4x, 8x at most
 TOLERANCE = 0.01  # converged when |delta| <= 1 % of |F(input) - F(baseline)|
 ATTENTION_BUDGET = 2**20  # rows x tokens^2 per IG batch: 64 steps of 128 tokens, 4 of 512
+TOKEN_BUDGET = 8192  # tokens per IG batch: short inputs still check for Cancel every few hundred steps
 
 
 @dataclass(frozen=True)
@@ -94,7 +95,7 @@ def forward_of(loaded: LoadedModel, prepared: Prepared) -> tuple[Callable[..., A
 def steps_per_batch(prepared: Prepared, steps: int) -> int:
     ids = prepared.inputs["input_ids"]
     rows, width = max(1, ids.numel() // ids.shape[-1]), ids.shape[-1]
-    return max(1, min(steps, ATTENTION_BUDGET // (rows * width * width)))
+    return max(1, min(steps, ATTENTION_BUDGET // (rows * width * width), TOKEN_BUDGET // (rows * width)))
 
 
 def _per_token(method: str, attributions: Any) -> list[float]:
