@@ -210,6 +210,9 @@ def test_state_drives_every_view_and_comes_back(qtbot, window, checkpoint_factor
     # the statistics table starts at the first layer, first head
     assert (tab.stats.item(0, 0).text(), tab.stats.item(0, 1).text()) == ("0", "0")
     assert tab.stats.item(tab.stats.rowCount() - 1, 0).text() == str(result.layers - 1)
+    tab.view_state.update(layer=1, head=1)  # the table follows the state: that head's row is selected
+    selected = tab.stats.selectionModel().selectedRows()
+    assert [tab.stats.head_at(index.row()) for index in selected] == [(1, 1)]
     # one write to the state: the option widgets, the detail view and the grid follow, once each
     grid_draws = []
     tab.grid.image.sigImageChanged.connect(lambda: grid_draws.append(1))

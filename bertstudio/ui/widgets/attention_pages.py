@@ -265,6 +265,17 @@ class StatisticsTable(QTableWidget):
         self.horizontalHeader().setSortIndicator(0, Qt.SortOrder.AscendingOrder)
         self.setSortingEnabled(True)
         self.setToolTip("Averages over query tokens. Sort by a column; click a row to open that head.")
+        state.subscribe(lambda _changed: self.mark_current(), only={"layer", "head"})
+
+    def mark_current(self) -> None:
+        """Select the row of the head the other views show (wherever sorting put it)."""
+        wanted = (self.state.layer, self.state.head)
+        for row in range(self.rowCount()):
+            if self.item(row, 0) is not None and self.head_at(row) == wanted:
+                self.blockSignals(True)
+                self.selectRow(row)
+                self.blockSignals(False)
+                return
 
     def fill(self, statistics: HeadStatistics | None) -> None:
         self.setSortingEnabled(False)
@@ -277,6 +288,7 @@ class StatisticsTable(QTableWidget):
                 self.setItem(r, c, _NumberItem(value, f"{value:.3f}"))
         self.setSortingEnabled(True)  # re-sorts by the indicator: layer 0 first unless the person chose
         self.resizeColumnsToContents()
+        self.mark_current()
 
     def head_at(self, row: int) -> tuple[int, int]:
         return (int(self.item(row, 0).data(Qt.ItemDataRole.UserRole)),
