@@ -20,12 +20,10 @@ if TYPE_CHECKING:
     from bertstudio.ui.main_window import MainWindow
 
 WORKSPACE_FILTER = "BERT Studio workspace (*.bertstudio.json *.json)"
-# Shortcuts that live on the tabs (QShortcuts without a whatsThis), by key, for the help list:
-# every tab's (the template's), then one tab's own.
+# The template's shortcuts (every tab has them), for the help list; a tab's own shortcuts
+# say what they do in their whatsThis.
 KNOWN = {"Ctrl+Return": "Run the current tab", "Ctrl+Enter": "Run the current tab",
          "Esc": "Cancel the running job"}
-TAB_KEYS = {"attention": {"]": "Next head", "[": "Previous head", "Alt+Right": "Next head",
-                          "Alt+Left": "Previous head", "Alt+Down": "Next layer", "Alt+Up": "Previous layer"}}
 
 
 def _action(window: MainWindow, menu: QMenu, text: str, slot: Any, *keys: Any, tip: str = "") -> QAction:
@@ -198,7 +196,7 @@ def shortcut_rows(window: MainWindow) -> list[tuple[str, str]]:
     for tab in window.task_tabs.values():
         for shortcut in tab.findChildren(QShortcut):
             key = shortcut.key().toString()
-            what = shortcut.whatsThis() or KNOWN.get(key, "") or TAB_KEYS.get(tab.TASK, {}).get(key, "")
+            what = shortcut.whatsThis() or KNOWN.get(key, "")
             if what and (key, what) not in seen:
                 seen.add((key, what))
                 scope = "" if key in KNOWN else f" ({tab.TITLE})"
