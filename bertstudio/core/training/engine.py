@@ -71,7 +71,7 @@ def _load_model(config: TrainConfig, data: Data, control: TaskControl) -> tuple[
     disable_progress_bars()  # "Writing model shards" bars would break the CLI's clean output
     transformers.set_seed(config.seed)
     task = TRAINABLE[config.task]
-    if config.scratch is not None and not config.model and hasattr(task, "scratch"):
+    if config.scratch is not None and not config.model:
         control.report("Training a WordPiece vocabulary on the corpus…")
         model, tokenizer = task.scratch(config)
         return model, tokenizer, True

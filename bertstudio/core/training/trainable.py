@@ -48,6 +48,7 @@ class TrainableTask:
 
     key: ClassVar[str]
     open_in: ClassVar[tuple[str, ...]]
+    auto_class: ClassVar[str] = ""  # the transformers Auto class of the head
 
     def read(self, config: TrainConfig, nsp: bool = True) -> Data:
         raise NotImplementedError
@@ -66,7 +67,9 @@ class TrainableTask:
                                  label2id={v: k for k, v in id2label.items()}, ignore_mismatched_sizes=True)
         return model, False
 
-    auto_class: ClassVar[str] = ""
+    def scratch(self, config: TrainConfig) -> tuple[Any, Any]:
+        """(model, tokenizer) built from nothing: only pre-training can."""
+        raise InputError("Only pre-training can start from scratch.", hint="Choose a base model.")
 
     def encode(self, tokenizer: Any, rows: Any, labels: list[str], max_length: int,
                nsp: bool) -> tuple[list[dict[str, Any]], list[int]]:
