@@ -75,8 +75,10 @@ class HeadImportanceView(QWidget):
         self.pruned_label = QLabel()
         self.pruned_label.setWordWrap(True)
 
-        self.plot_widget = pg.GraphicsLayoutWidget()
-        self.plot = self.plot_widget.addPlot()
+        from bertstudio.ui import plot_style
+
+        self.plot_widget = pg.PlotWidget()
+        self.plot = self.plot_widget.getPlotItem()
         self.plot.invertY(True)
         self.plot.setLabel("left", "layer")
         self.plot.setLabel("bottom", "head")
@@ -88,6 +90,7 @@ class HeadImportanceView(QWidget):
                                         interactive=False)
         self.colorbar.setImageItem(self.image, insert_in=self.plot)
         self.colorbar.axis.enableAutoSIPrefix(False)
+        plot_style.style_plot(self.plot_widget)  # theme colours, no SI prefix, restyled with the theme
 
         self.intact = QTextBrowser()
         self.pruned = QTextBrowser()
