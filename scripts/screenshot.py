@@ -124,7 +124,8 @@ def shots() -> list[Shot]:
             ClassificationInput("The central bank raised interest rates to fight inflation."))),
         Shot("choice.png", "multiple-choice", minilm, inputs(ChoiceInput(
             "She opened the umbrella because", ("it started to rain.", "the soup was cold.", "the bus was late.")))),
-        Shot("explain.png", "explain", None, explain, run=False),
+        # docs/explain.png and explain_heads.png are the Explain tab's own (its tests' script).
+        Shot("explain-classification.png", "explain", None, explain, run=False),
         Shot("train.png", "pretraining", None, train, run=False),
         Shot("evaluate.png", "evaluate", None, evaluate, run=False),
     ]

@@ -43,6 +43,7 @@ class QAScoresPlot(pg.PlotWidget):
         self.region.setVisible(False)
         self.addItem(self.region)
         self.tokens: list[str] = []
+        self._marked = 0  # first token of the shaded span
         item.getViewBox().sigXRangeChanged.connect(lambda *_args: self._update_ticks())
         plot_style.style_plot(self)
         plot_style.probability_axis(self, "left", "probability")
@@ -62,6 +63,7 @@ class QAScoresPlot(pg.PlotWidget):
         self.start_curve.setData(x, np.asarray(start, dtype=float))
         self.end_curve.setData(x, np.asarray(end, dtype=float))
         self.region.setVisible(False)
+        self._marked = 0
         plot_style.probability_axis(self, "left", "probability")
         self.setXRange(-0.5, max(len(self.tokens), 1) - 0.5, padding=0)
         self._update_ticks()
@@ -82,8 +84,9 @@ class QAScoresPlot(pg.PlotWidget):
         metrics = QFontMetrics(axis.style.get("tickFont") or self.font())
         label_px = max(metrics.horizontalAdvance(t) for t in shown) + 12
         step = max(1, int(np.ceil(len(shown) * label_px / max(view.width(), 1.0))))
-        axis.setTicks([[(float(i), shown[i - first]) for i in range(first, last + 1) if i % step == 0],
-                       [(float(i), "") for i in range(first, last + 1) if i % step]])
+        phase = self._marked % step  # the answer's first token is always one of the labelled
+        axis.setTicks([[(float(i), shown[i - first]) for i in range(first, last + 1) if i % step == phase],
+                       [(float(i), "") for i in range(first, last + 1) if i % step != phase]])
 
     def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802 - Qt override
         super().resizeEvent(event)
@@ -97,6 +100,8 @@ class QAScoresPlot(pg.PlotWidget):
             return
         self.region.setRegion((first - 0.5, last + 0.5))
         self.region.setVisible(True)
+        self._marked = first
+        self._update_ticks()
         if len(self.tokens) > MAX_LABELLED_TOKENS:
             centre = (first + last) / 2
             self.setXRange(centre - 30, centre + 30, padding=0)
