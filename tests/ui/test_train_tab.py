@@ -64,6 +64,10 @@ def test_start_live_plots_stop_and_open_in_fill_mask(qtbot, window, checkpoint_f
     assert tab.delete_checkpoints.isVisibleTo(tab) and "Saving" not in tab.rate_label.text()
     tab.delete_checkpoints.click()
     assert not checkpoints.exists() and (tmp_path / "pretrained" / "model.safetensors").is_file()
+    calls: list[tuple] = []
+    window.open_evaluation = lambda *args: calls.append(args)  # the window's method, where it exists
+    tab.evaluate_result()
+    assert calls == [(tab.result.output_dir, tab.train_file.text(), "fill-mask")]
 
     fill_mask = window.task_tabs["fill-mask"]
     with qtbot.waitSignal(fill_mask.model_bar.loaded, timeout=60_000):
