@@ -106,12 +106,12 @@ def run_command(command: Command, args: argparse.Namespace) -> int:
         if outcome.second is None:
             print_json(as_json(outcome.result, args))
         else:
-            print_json({
-                "model": args.model, "result": as_json(outcome.result, args),
-                "compare": {"model": args.compare, "result": as_json(outcome.second, args),
-                            "differences": as_differences(outcome.diff, args)},
-                "notes": jsonable(outcome.notes),
-            })
+            compared = {"model": args.compare, "result": as_json(outcome.second, args),
+                        "differences": as_differences(outcome.diff, args)}
+            if getattr(outcome.diff, "message", ""):  # why `differences` is empty (kept from the old JSON)
+                compared["message"] = outcome.diff.message
+            print_json({"model": args.model, "result": as_json(outcome.result, args), "compare": compared,
+                        "notes": jsonable(outcome.notes)})
         return 0
     if outcome.second is None:
         command.print_result(outcome.result)

@@ -54,7 +54,9 @@ def run_task(
     control.check()
     second = run(other)
     found += tuple(n.prefixed("B: ") for n in model_notes(other) + result_notes(second))
-    return Outcome(result, second, compare_source, compare(result, second) if compare else None, _notes.unique(found))
+    diff = compare(result, second) if compare else None
+    found += result_notes(diff)  # why no difference could be computed (tokenizers that split differently)
+    return Outcome(result, second, compare_source, diff, _notes.unique(found))
 
 
 HeadSet = tuple[tuple[int, int], ...]  # (layer, head) pairs, 0-based

@@ -281,6 +281,7 @@ def test_cli_compare_json_and_npz(checkpoint_factory, tmp_path) -> None:
     assert done.returncode == 0, done.stderr
     assert "split the input differently" in done.stderr
     assert json.loads(done.stdout)["compare"]["differences"] is None
+    assert "split the input differently" in json.loads(done.stdout)["compare"]["message"]
     done = _cli("--model", folder_a, "the cat", "--compare", folder_b, "--out", str(tmp_path / "x.csv"))
     assert done.returncode == 1 and "CSV" in done.stderr
 
