@@ -108,32 +108,36 @@ model = {cls}.from_pretrained({source!r}{extra}).eval()
 '''
 
 
+def _paired(cls: str, source: str, first: tuple[str, str], second: tuple[str, list[str]], options: str) -> str:
+    """Load the model; encode `first` paired with each of `second` (one batch) under torch's no-grad."""
+    (a_name, a), (b_name, b) = first, second
+    return _LOAD.format(cls=cls, source=source, extra="") + f'''
+{a_name} = {a!r}
+{b_name} = {b!r}
+with torch.inference_mode():
+    encoding = tokenizer([{a_name}] * len({b_name}), {b_name}, return_tensors="pt", padding=True{options})
+'''
+
+
 def _nsp(source: str, inputs: Any) -> str:
     a = str(_field(inputs, "sentence_a", ""))
     candidates = _lines(_field(inputs, "candidates", ()))
-    return _LOAD.format(cls="AutoModelForNextSentencePrediction", source=source, extra="") + f'''
-a = {a!r}
-candidates = {candidates!r}
-with torch.inference_mode():
-    encoding = tokenizer([a] * len(candidates), candidates, return_tensors="pt", padding=True,
-                         truncation="longest_first", max_length=model.config.max_position_embeddings)
+    truncate = (",\n                         truncation=\"longest_first\", "
+                "max_length=model.config.max_position_embeddings")
+    return _paired("AutoModelForNextSentencePrediction", source, ("a", a), ("candidates", candidates), truncate) + '''\
     probabilities = torch.softmax(model(**encoding).logits.float(), dim=-1)
 for b, (is_next, not_next) in zip(candidates, probabilities.tolist()):  # label 0 = IsNext
-    print(f"{{is_next:.6f}}\\t{{not_next:.6f}}\\t{{b}}")
+    print(f"{is_next:.6f}\\t{not_next:.6f}\\t{b}")
 '''
 
 
 def _choice(source: str, inputs: Any) -> str:
     prompt = str(_field(inputs, "prompt", ""))
     choices = _lines(_field(inputs, "choices", ()))
-    return _LOAD.format(cls="AutoModelForMultipleChoice", source=source, extra="") + f'''
-prompt = {prompt!r}
-choices = {choices!r}
-with torch.inference_mode():
-    encoding = tokenizer([prompt] * len(choices), choices, padding=True, return_tensors="pt")
-    logits = model(**{{name: t.unsqueeze(0) for name, t in encoding.items()}}).logits[0].float()
+    return _paired("AutoModelForMultipleChoice", source, ("prompt", prompt), ("choices", choices), "") + '''\
+    logits = model(**{name: t.unsqueeze(0) for name, t in encoding.items()}).logits[0].float()
 for choice, p, z in zip(choices, torch.softmax(logits, -1).tolist(), logits.tolist()):
-    print(f"{{p:.6f}}\\t{{z:.4f}}\\t{{choice}}")
+    print(f"{p:.6f}\\t{z:.4f}\\t{choice}")
 '''
 
 

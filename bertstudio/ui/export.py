@@ -8,9 +8,6 @@ the same form as the CLI's --json, with the model sources and notes beside it.
 
 from __future__ import annotations
 
-import json
-import os
-import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -114,16 +111,10 @@ def export_svg(view: QWidget, path: str | Path) -> None:
 
 
 def export_json(data: dict[str, Any], path: str | Path) -> None:
-    """Atomic write, like the workspace: a temporary file beside the target, then os.replace."""
-    path = Path(path)
-    handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(handle, "w", encoding="utf-8") as stream:
-            json.dump(data, stream, indent=2, ensure_ascii=False, default=str)  # paths, dates
-        os.replace(temporary, path)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise
+    """Atomic, like the workspace; paths and other plain values as strings."""
+    from bertstudio.ui.workspace import write
+
+    write(path, data, default=str)
 
 
 def target(path: str | Path) -> Path:

@@ -11,6 +11,7 @@ import json
 import os
 import sys
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -85,14 +86,17 @@ def capture(window: MainWindow) -> dict[str, Any]:
     }
 
 
-def write(path: str | Path, data: dict[str, Any]) -> None:
-    """Atomic: a temporary file beside the target, then os.replace (no half-written workspace)."""
+def write(path: str | Path, data: dict[str, Any], default: Callable[[Any], Any] | None = None) -> None:
+    """Atomic: a temporary file beside the target, then os.replace (no half-written file).
+
+    `default` turns values JSON does not know into ones it does (export: paths as strings).
+    """
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         with os.fdopen(handle, "w", encoding="utf-8") as stream:
-            json.dump(data, stream, indent=2, ensure_ascii=False)
+            json.dump(data, stream, indent=2, ensure_ascii=False, default=default)
             stream.flush()
             os.fsync(stream.fileno())
         os.replace(temporary, path)
