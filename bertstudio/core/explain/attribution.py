@@ -114,9 +114,11 @@ def _scores(forward: Callable[..., Any], ids: Any, baseline: Any, extra: tuple[A
 
 def integrated_gradients(
     loaded: LoadedModel, prepared: Prepared, steps: int, control: TaskControl, batch_steps: int | None = None,
+    ends: list[float] | None = None,
 ) -> Any:
     """captum's LayerIntegratedGradients (Gauss-Legendre) over the word embeddings; control.check()
-    and progress between the internal batches (each batch is one call of the forward)."""
+    and progress between the internal batches (each batch is one call of the forward). captum's
+    first two calls run the input and the baseline whole: `ends` receives F(input), F(baseline)."""
     from captum.attr import LayerIntegratedGradients
 
     forward, extra = forward_of(loaded, prepared)
@@ -130,7 +132,10 @@ def integrated_gradients(
         control.check()
         control.report(f"Integrated Gradients, {steps} steps: pass {done[0] + 1} of {total}", done[0] / total)
         done[0] += 1
-        return forward(*args)
+        output = forward(*args)
+        if ends is not None and done[0] <= 2:
+            ends.append(float(output.detach()[0]))
+        return output
 
     ig = LayerIntegratedGradients(checked, loaded.model.get_input_embeddings())
     return ig.attribute(ids, baselines=baseline_ids(loaded, prepared), additional_forward_args=extra,
@@ -173,11 +178,12 @@ def explain(
             raw = gradients(loaded, prepared, times_input=method == "grad-x-input")
             score, _ = _scores(forward, ids, ids, extra)
             return _result(prepared, method, raw, score, notes=())
-        score, base = _scores(forward, ids, baseline_ids(loaded, prepared), extra)
-        gap = abs(score - base)
         tried = [steps * 2**k for k in range(MAX_DOUBLINGS + 1)] if converge else [steps]
         for count in tried:
-            raw = integrated_gradients(loaded, prepared, count, control)
+            ends: list[float] = []
+            raw = integrated_gradients(loaded, prepared, count, control, ends=ends)
+            score, base = ends if len(ends) == 2 else _scores(forward, ids, baseline_ids(loaded, prepared), extra)
+            gap = abs(score - base)
             delta = float(raw.sum()) - (score - base)
             if abs(delta) <= max(TOLERANCE * gap, 1e-6):
                 break
