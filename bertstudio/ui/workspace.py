@@ -164,7 +164,8 @@ class Workspace(QObject):
             elif tab is not None:
                 restore_tab(tab, state)
                 loaded = str(state.get("loaded") or "")
-                current = tab.model_info.request.source if tab.model_info is not None else ""
+                info = getattr(tab, "model_info", None)  # the Train tab has no model of its own
+                current = info.request.source if info is not None else ""
                 if loaded and loaded != current:
                     self.pending[key] = loaded
         QTimer.singleShot(0, self._step if self._queue else self._finish)
