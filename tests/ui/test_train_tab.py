@@ -173,7 +173,7 @@ def test_stop_during_final_evaluation_saves_without_blocking(qtbot, window, chec
 
     def held(self, *args, **kwargs):  # noqa: ANN001, ANN002, ANN003, ANN202
         entered.set()
-        gate.wait(30)  # hold the final evaluation until the test has pressed Stop
+        gate.wait(15)  # hold the final evaluation until the test has pressed Stop
         return real(self, *args, **kwargs)
 
     monkeypatch.setattr(Trainer, "prediction_step", held)
@@ -190,15 +190,15 @@ def test_stop_during_final_evaluation_saves_without_blocking(qtbot, window, chec
     ended: list[bool] = []
     tab.run_ended.connect(lambda: ended.append(True))
     tab.start()
-    assert tab.is_running()
-    qtbot.waitUntil(entered.is_set, timeout=120_000)
     try:
+        assert tab.is_running()
+        qtbot.waitUntil(entered.is_set, timeout=120_000)
         started = time.perf_counter()
         assert tab.stop_and_save()
         # the GUI thread never waits for the run: Stop returned while the evaluation is still held
         assert tab.is_running() and not ended and time.perf_counter() - started < 1.0
     finally:
-        gate.set()
+        gate.set()  # never leave the worker held, even when an assertion failed
     with qtbot.waitSignal(tab.run_ended, timeout=60_000):
         pass
     assert ended == [True] and not tab.is_running() and tab.result.stopped and tab.result.step == 3
