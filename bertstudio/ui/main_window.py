@@ -8,12 +8,12 @@ from PySide6.QtWidgets import QFileDialog, QMainWindow, QTabWidget
 
 from bertstudio.core.errors import BertStudioError
 from bertstudio.core.progress import TaskControl
-from bertstudio.ui import menus, theme, workspace
+from bertstudio.ui import gc_guard, menus, theme, wiring, workspace
 from bertstudio.ui.local_models import LocalModelsIndex
 from bertstudio.ui.log_panel import LogPanel
 from bertstudio.ui.settings import AppSettings
 from bertstudio.ui.tabs import FIRST_TAB_MODULE, tab_classes, tab_modules
-from bertstudio.ui.tabs.base import TaskTab
+from bertstudio.ui.tabs.frame import StudioTab
 from bertstudio.workers.runner import TaskRunner
 
 
@@ -36,6 +36,7 @@ class MainWindow(QMainWindow):
 
     def __init__(self, settings: AppSettings | None = None, confirm_close: bool = True) -> None:
         super().__init__()
+        gc_guard.install()  # before any worker can run: Qt objects must die on this thread
         self.setWindowTitle("BERT Studio")
         self.resize(1180, 780)
         self.settings = settings or AppSettings()
@@ -49,7 +50,7 @@ class MainWindow(QMainWindow):
         self.tabs = QTabWidget()
         self.tabs.setDocumentMode(True)
         self.setCentralWidget(self.tabs)
-        self.task_tabs: dict[str, TaskTab] = {}
+        self.task_tabs: dict[str, StudioTab] = {}
         self._add_tabs(tab_classes([FIRST_TAB_MODULE]))
         self._build_menu()
         self.workspace = workspace.Workspace(self)
@@ -68,6 +69,11 @@ class MainWindow(QMainWindow):
             index = sum(1 for other in self.task_tabs.values() if other.ORDER <= tab.ORDER)
             self.tabs.insertTab(index, tab, tab.TITLE)
             self.task_tabs[tab.TASK] = tab
+            wiring.connect_tab(self.tabs, self.task_tabs, tab)
+
+    def open_evaluation(self, model_source: str, data_file: str, task_key: str) -> None:
+        """The Train tab's "Evaluate": the trained model on its validation file, in the Evaluate tab."""
+        wiring.open_evaluation(self.tabs, model_source, data_file, task_key)
 
     def _finish_start(self) -> None:
         """After the first paint: the other tabs, then torch in the background, then the models folder."""
@@ -108,7 +114,7 @@ class MainWindow(QMainWindow):
     def _on_warm(self, found: tuple[list[str], dict[str, list[str]]]) -> None:
         devices, dtypes = found
         for tab in self.task_tabs.values():
-            tab.model_bar.set_devices(devices, dtypes)
+            tab.set_devices(devices, dtypes)
         self.show_status(f"Ready. Devices: {', '.join(devices)}")
         self.ready.emit()
 

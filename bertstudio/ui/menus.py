@@ -149,22 +149,6 @@ def export_result(window: MainWindow, path: str | None = None) -> None:
     window.show_status(f"Exported to {written}")
 
 
-def last_run(tab: Any) -> tuple[str, Any]:
-    """(model source, inputs) of the tab's last run; the current inputs if it has not run."""
-    inputs = getattr(tab, "last_inputs", None)
-    ran = getattr(tab, "_ran", None)  # the template tab's (request, inputs) of the last Run
-    if inputs is None and ran is not None:
-        return str(ran[0].source), ran[1]
-    info = getattr(tab, "model_info", None)
-    source = info.request.source if info is not None else tab.model_bar.source_text()
-    if inputs is None:
-        try:
-            inputs = tab.inputs()
-        except (BertStudioError, NotImplementedError, AttributeError):
-            inputs = tab.state() if callable(getattr(tab, "state", None)) else {}
-    return source, inputs
-
-
 def copy_as_python(window: MainWindow) -> str:
     """Put a script for the current tab on the clipboard; returns it ("" if the tab has none)."""
     from bertstudio.core.snippets import can_copy, python_snippet
@@ -174,7 +158,11 @@ def copy_as_python(window: MainWindow) -> str:
     if not can_copy(task):
         window.report_error(InputError(f"There is no Python snippet for the {getattr(tab, 'TITLE', task)} tab."))
         return ""
-    source, inputs = last_run(tab)
+    try:
+        source, inputs = tab.last_run()
+    except BertStudioError as error:
+        window.report_error(error, "Copy as Python")
+        return ""
     script = python_snippet(task, source, inputs)
     QGuiApplication.clipboard().setText(script)
     title = getattr(tab, "TITLE", task)

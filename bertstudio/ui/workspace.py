@@ -40,19 +40,9 @@ def _bytes(data: QByteArray) -> str:
     return bytes(data.toBase64().data()).decode("ascii")
 
 
-def _on_template(tab: Any) -> bool:
-    """Tabs on the template tab (SPEC_KEY) save compare, heads off and splitter themselves."""
-    return bool(getattr(tab, "SPEC_KEY", ""))
-
-
 def tab_state(tab: Any) -> dict[str, Any]:
-    """A tab's model, inputs and options; works for tabs on the template and legacy ones."""
-    full = getattr(tab, "workspace_state", None) if _on_template(tab) else None
-    if callable(full):
-        state = dict(full())
-    else:
-        view = getattr(tab, "state", None)
-        state = {"model": tab.model_bar.source_text(), "view": view() if callable(view) else {}}
+    """A tab's model, inputs and options (each kind of tab knows its own: see ui/tabs/frame.py)."""
+    state = dict(tab.workspace_state())
     info = getattr(tab, "model_info", None)
     state["loaded"] = info.request.source if info is not None else ""
     state["splitters"] = [s.sizes() for s in tab.findChildren(QSplitter)]
@@ -61,15 +51,7 @@ def tab_state(tab: Any) -> dict[str, Any]:
 
 def restore_tab(tab: Any, state: dict[str, Any]) -> None:
     """Put back inputs and options now; the model is loaded later (see Workspace)."""
-    full = getattr(tab, "restore_workspace", None) if _on_template(tab) else None
-    if callable(full):
-        full(state)
-    else:
-        view = getattr(tab, "restore", None)
-        if callable(view) and isinstance(state.get("view"), dict):
-            view(state["view"])
-        if state.get("model"):
-            tab.model_bar.source.setEditText(str(state["model"]))
+    tab.restore_workspace(state)
     for splitter, sizes in zip(tab.findChildren(QSplitter), state.get("splitters") or [], strict=False):
         if isinstance(sizes, list) and len(sizes) == splitter.count() and all(isinstance(s, int) for s in sizes):
             splitter.setSizes(sizes)

@@ -21,6 +21,9 @@ def _dangling_qthread_pool(qapp) -> Iterator[None]:  # noqa: ANN001
     """Fail a test that leaves a pool worker or a thread running, naming the job and where it was
     started (napari's _dangling_qthreads / _dangling_qthread_pool). Cleans up either way, so the
     next test starts with an empty pool."""
+    from bertstudio.ui import gc_guard
+
+    gc_guard.install()  # as the window does: Qt objects never die on a worker thread
     configure_pool()
     before = {t.ident for t in threading.enumerate()}
     yield

@@ -18,8 +18,8 @@ def tab_modules() -> list[str]:
 
 
 def tab_classes(modules: list[str] | None = None) -> list[type]:
-    """TaskTab subclasses of `modules` (default: every *_tab module here), by ORDER then title."""
-    from bertstudio.ui.tabs.base import TaskTab
+    """The tabs (StudioTab subclasses) of `modules` (default: every *_tab module here), by ORDER then title."""
+    from bertstudio.ui.tabs.frame import StudioTab
 
     found: list[type] = []
     for name in tab_modules() if modules is None else modules:
@@ -27,7 +27,7 @@ def tab_classes(modules: list[str] | None = None) -> list[type]:
             namespace = importlib.import_module(f"{__name__}.{name}")
             found += [
                 value for value in vars(namespace).values()
-                if isinstance(value, type) and issubclass(value, TaskTab) and value is not TaskTab
+                if isinstance(value, type) and issubclass(value, StudioTab)
                 and value.__module__ == namespace.__name__
             ]
     return sorted(found, key=lambda cls: (cls.ORDER, cls.TITLE))

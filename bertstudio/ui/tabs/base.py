@@ -27,12 +27,8 @@ from bertstudio.core.models import LoadRequest, ModelInfo
 from bertstudio.core.notes import Note
 from bertstudio.core.progress import TaskControl
 from bertstudio.core.tasks.spec import TaskSpec, spec_for
-from bertstudio.ui.local_models import LocalModelsIndex
-from bertstudio.ui.model_bar import ModelBar
-from bertstudio.ui.settings import AppSettings
-from bertstudio.ui.widgets.notes_area import NotesArea
+from bertstudio.ui.tabs.frame import ModelTab, error_note
 from bertstudio.ui.widgets.run_controls import ProgressLine, RunControls
-from bertstudio.workers.runner import TaskRunner
 
 if TYPE_CHECKING:
     from bertstudio.core.jobs import Outcome
@@ -57,26 +53,13 @@ def task_job(
     return run_spec(spec, request, inputs, control, compare_source, compare_ablated=ablated)
 
 
-def error_note(error: BaseException) -> Note:
-    text = getattr(error, "message", None) or f"{type(error).__name__}: {error}"
-    hint = getattr(error, "hint", "")
-    return Note("error", f"{text} {hint}".strip(), getattr(error, "details", "") or "")
+class TaskTab(ModelTab):
+    """The template for one task spec (see the module docstring)."""
 
-
-class TaskTab(QWidget):
-    SPEC_KEY: ClassVar[str] = ""  # the task spec this tab shows; empty only for legacy tabs
+    SPEC_KEY: ClassVar[str] = ""  # the task spec this tab shows
     RUN_LABEL: ClassVar[str] = "Run"
     INPUT_SHARE: ClassVar[float] = 0.0  # the inputs' share of the splitter at first; 0: just what they need
-    # Read from the spec for template tabs; legacy tabs (build() into self.body) set them by hand.
-    TASK: ClassVar[str]
-    TITLE: ClassVar[str]
-    ORDER: ClassVar[int] = 100
-    ATTN_IMPLEMENTATION: ClassVar[str | None] = None
-    # The task the model bar loads for when it is not TASK (Evaluate: TASK is the tab's own key).
-    MODEL_TASK: ClassVar[str] = ""
 
-    status = Signal(str)  # a short line for the status bar
-    failed = Signal(object)  # an exception for the status bar and the log panel
     explain_requested = Signal(object)  # ExplainRequest
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
@@ -86,35 +69,16 @@ class TaskTab(QWidget):
             cls.TASK, cls.TITLE, cls.ORDER = spec.key, spec.title, spec.order
             cls.ATTN_IMPLEMENTATION = spec.attn_implementation
 
-    def __init__(self, settings: AppSettings, index: LocalModelsIndex, parent: QWidget | None = None) -> None:
-        super().__init__(parent)
-        self.settings = settings
-        self.model_bar = ModelBar(self.MODEL_TASK or self.TASK, settings, index, self.ATTN_IMPLEMENTATION, self)
-        self.runner = TaskRunner(self)
-        self.notes = NotesArea()
-        self.message = self.notes  # legacy name: tests read tab.message.text()
-        self.model_bar.loaded.connect(self._on_model_loaded)
-        self.model_bar.failed.connect(self.failed)
-        self.runner.error.connect(self._on_error)
-        if not self.SPEC_KEY:
-            self._build_legacy()
-            return
+    def _setup(self) -> None:
+        super()._setup()
         self.spec = spec_for(self.SPEC_KEY)
         self.outcome: Any = None
         self.result: Any = None
         self._ran: tuple[LoadRequest, Any] | None = None
-        self._build_template()
 
     # -- layout ----------------------------------------------------------------------------
-    def _build_legacy(self) -> None:
-        """Tabs not yet on the template: model bar, their own `body`, the notes below."""
-        self.runner.started.connect(self.clear_message)
-        layout = QVBoxLayout(self)
-        layout.addWidget(self.model_bar)
-        self.body = QVBoxLayout()
-        layout.addLayout(self.body, 1)
-        layout.addWidget(self.notes)
-        self.build()
+    def _build_layout(self) -> None:
+        self._build_template()
 
     def _build_template(self) -> None:
         self.inputs_box = QVBoxLayout()
@@ -185,10 +149,6 @@ class TaskTab(QWidget):
         self.settings.set_splitter_sizes(self.TASK, self.splitter.sizes())
 
     # -- for views -------------------------------------------------------------------------
-    def build(self) -> None:
-        """Legacy tabs: add the tab's widgets to `self.body`."""
-        raise NotImplementedError
-
     def build_inputs(self, box: QVBoxLayout) -> None:
         """Add the input widgets (options may go into `self.options`)."""
         raise NotImplementedError
@@ -212,35 +172,12 @@ class TaskTab(QWidget):
         """Fill the widgets from an input dataclass (examples, a dataset row)."""
         raise NotImplementedError
 
-    def state(self) -> dict[str, Any]:
-        """The view's inputs and options, as JSON values (for a workspace file)."""
-        return {}
-
-    def restore(self, state: dict[str, Any]) -> None:
-        """Put back what `state()` returned."""
-
     def examples(self) -> list[tuple[str, Any]]:
         """(label, data) for the examples combo; `use_example(data)` fills the inputs."""
         return []
 
     def use_example(self, data: Any) -> None:
         self.set_inputs(data)
-
-    def model_loaded(self, info: ModelInfo) -> None:
-        """React to a newly loaded model (enable buttons, insert its mask token...)."""
-
-    # -- model -----------------------------------------------------------------------------
-    @property
-    def model_info(self) -> ModelInfo | None:
-        return self.model_bar.info
-
-    def model_request(self) -> LoadRequest | None:
-        info = self.model_bar.info
-        return info.request if info is not None else None
-
-    def open_model(self, source: str) -> None:
-        """Load `source` here (used by "Open in…" after training)."""
-        self.model_bar.load(source)
 
     def _on_model_busy(self, busy: bool) -> None:
         """Another model is coming: a running job belongs to the old one, so it stops, and
@@ -249,12 +186,10 @@ class TaskTab(QWidget):
             self.runner.cancel()
 
     def _on_model_loaded(self, info: ModelInfo) -> None:
-        self.status.emit(f"{self.TITLE}: loaded {info.architecture} from {info.request.source}")
-        if self.SPEC_KEY:
-            self.runner.cancel()
-            self._clear()
-            self.notes.clear()
-        self.model_loaded(info)
+        self.runner.cancel()
+        self._clear()
+        self.notes.clear()
+        super()._on_model_loaded(info)
 
     # -- running ---------------------------------------------------------------------------
     def ablated_heads(self) -> HeadSet:
@@ -293,15 +228,6 @@ class TaskTab(QWidget):
         if self.runner.busy and not self.runner.stop_requested:
             self.runner.cancel()
 
-    def run_job(self, func: Any, *args: Any, **kwargs: Any) -> bool:
-        """Legacy tabs: run `func(request, *args, control=...)` on the loaded model."""
-        request = self.model_request()
-        if request is None:
-            self.show_message("Load a model first.", error=True)
-            return False
-        self.runner.start(func, request, *args, **kwargs)
-        return True
-
     def _on_started(self) -> None:
         self.controls.set_running(True)
         self.notes.clear()
@@ -324,17 +250,23 @@ class TaskTab(QWidget):
         self.explain_button.setEnabled(True)
 
     def _on_error(self, error: BaseException) -> None:
-        if self.SPEC_KEY:
-            self._clear()
-            if isinstance(error, MissingHeadError):  # the bar's "meaningless" warning has the same cause
-                self.model_bar.warning_label.setVisible(False)
-        self.notes.set_notes([error_note(error)])
-        self.failed.emit(error)
+        self._clear()
+        if isinstance(error, MissingHeadError):  # the bar's "meaningless" warning has the same cause
+            self.model_bar.warning_label.setVisible(False)
+        super()._on_error(error)
 
     def _clear(self) -> None:
         self.outcome = self.result = None
         self.explain_button.setEnabled(False)
         self.clear_result()
+
+    def last_run(self) -> tuple[str, Any]:
+        """(model source, inputs) of the last Run; before any, the chosen model and the current inputs
+        (InputError when they cannot run). What Copy as Python reproduces."""
+        if self._ran is not None:
+            return self._ran[0].source, self._ran[1]
+        info = self.model_info
+        return (info.request.source if info is not None else self.model_bar.source_text()), self.inputs()
 
     def _explain(self) -> None:
         if self._ran is not None and self.result is not None:
@@ -367,10 +299,3 @@ class TaskTab(QWidget):
         self.restore(state.get("view") or {})
         if state.get("model"):
             self.model_bar.source.setEditText(str(state["model"]))
-
-    # -- messages --------------------------------------------------------------------------
-    def show_message(self, text: str, error: bool = False) -> None:
-        self.notes.set_notes([Note("error" if error else "warning", text)] if text else [])
-
-    def clear_message(self) -> None:
-        self.notes.clear()

@@ -27,7 +27,7 @@ from PySide6.QtWidgets import (
 from bertstudio.core.errors import BertStudioError, InputError
 from bertstudio.core.models import LoadRequest, ModelInfo
 from bertstudio.core.progress import TaskControl
-from bertstudio.ui.tabs.base import TaskTab, error_note
+from bertstudio.ui.tabs.frame import ModelTab, error_note
 from bertstudio.ui.widgets.compare_panel import CompareSource
 from bertstudio.ui.widgets.eval_results import ComparePage, ConfusionPage, MetricsPage, ProjectorPage, RowsBrowser
 from bertstudio.ui.widgets.run_controls import ProgressLine
@@ -68,7 +68,7 @@ def projection_job(request: LoadRequest, dataset: Any, layer: int, pooling: str,
     return projection(load_model(request, control), dataset, layer, pooling, method, control)
 
 
-class EvaluateTab(TaskTab):
+class EvaluateTab(ModelTab):
     TASK = "evaluate"
     TITLE = "Evaluate"
     ORDER = 95

@@ -25,7 +25,7 @@ from bertstudio.core.errors import BertStudioError, InputError
 from bertstudio.core.models import LoadRequest, ModelInfo
 from bertstudio.core.notes import Note
 from bertstudio.core.progress import ProgressEvent, TaskControl
-from bertstudio.ui.tabs.base import TaskTab, error_note
+from bertstudio.ui.tabs.frame import ModelTab, error_note
 from bertstudio.ui.widgets.attribution_view import AttributionView
 from bertstudio.ui.widgets.head_importance_view import HeadImportanceView
 from bertstudio.ui.widgets.layer_predictions import LayerPredictionsView
@@ -69,7 +69,7 @@ def prune_job(request: LoadRequest, task: str, inputs: Any, heads: tuple[tuple[i
     return "prune", run_spec(spec_for(task), request, inputs, control, compare_ablated=heads)
 
 
-class ExplainTab(TaskTab):
+class ExplainTab(ModelTab):
     TASK = "explain"
     TITLE = "Explain"
     ORDER = 90

@@ -36,7 +36,7 @@ from bertstudio.core.progress import ProgressEvent
 from bertstudio.core.training.config import TrainConfig
 from bertstudio.core.training.pretraining import ScratchConfig
 from bertstudio.resources import resource_path
-from bertstudio.ui.tabs.base import TaskTab
+from bertstudio.ui.tabs.frame import StudioTab
 from bertstudio.ui.train import output as output_mod
 from bertstudio.ui.train.form import ConfigForm
 from bertstudio.ui.train.jobs import PlannedRates, Preview, preview_job, train_job
@@ -53,15 +53,22 @@ NO_PAIR = "(none)"
 ALIASES = {"model": "base_model", "intermediate_size": "ffn", "hidden_size": "hidden"}
 
 
-class TrainTab(TaskTab):
+class TrainTab(StudioTab):
     TASK = "pretraining"
     TITLE = "Train"
     ORDER = 90
 
     run_ended = Signal()  # the run fully ended (saved, failed or cancelled): the window may close now
 
+    def set_devices(self, devices: list[str], dtypes: dict[str, list[str]]) -> None:
+        """The base model is a setting of the run, not a loaded model: the devices go to the form."""
+        current = self.device.currentText()
+        self.device.clear()
+        self.device.addItems(devices)
+        if current in devices:
+            self.device.setCurrentText(current)
+
     def build(self) -> None:
-        self.model_bar.setVisible(False)  # the base model is a setting of the run, not a loaded model
         self.result: Any = None
         self.plan_result: Any = None
         self._stop_event = threading.Event()
@@ -74,7 +81,6 @@ class TrainTab(TaskTab):
         self.form = ConfigForm((TrainConfig, ScratchConfig))
         for name, widget in self.form.widgets.items():
             setattr(self, ALIASES.get(name, name), widget)
-        self.device.setModel(self.model_bar.device.model())  # filled by the window once torch is up
         self.form.add_button("model", "…").clicked.connect(lambda: self._browse_folder(self.base_model))
         self.form.add_button("train_file", "…").clicked.connect(lambda: self._browse_file(self.train_file))
         self.demo_button = self.form.add_button(

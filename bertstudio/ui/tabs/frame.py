@@ -1,0 +1,156 @@
+"""The kinds of tab, from the least the window needs to the task template.
+
+- `StudioTab`: what the window needs of every tab: a title and place, a runner for its work,
+  one notes area, status and error signals, devices once torch is up, a workspace entry.
+  The Train tab is one: its model is a setting of the run, not a loaded model.
+- `ModelTab`: a StudioTab with a model bar (Explain, Evaluate lay out their own body).
+- `TaskTab` (ui/tabs/base.py): a ModelTab that is the template for one task spec.
+
+Each kind only has what it really uses, so no tab inherits a widget it hides or a method
+that would fail on it.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+from PySide6.QtCore import Signal
+from PySide6.QtWidgets import QVBoxLayout, QWidget
+
+from bertstudio.core.models import LoadRequest, ModelInfo
+from bertstudio.core.notes import Note
+from bertstudio.ui.local_models import LocalModelsIndex
+from bertstudio.ui.model_bar import ModelBar
+from bertstudio.ui.settings import AppSettings
+from bertstudio.ui.widgets.notes_area import NotesArea
+from bertstudio.workers.runner import TaskRunner
+
+
+def error_note(error: BaseException) -> Note:
+    text = getattr(error, "message", None) or f"{type(error).__name__}: {error}"
+    hint = getattr(error, "hint", "")
+    return Note("error", f"{text} {hint}".strip(), getattr(error, "details", "") or "")
+
+
+class StudioTab(QWidget):
+    TASK: ClassVar[str]  # the tab's key in the window (a task key, or its own: "evaluate")
+    TITLE: ClassVar[str]
+    ORDER: ClassVar[int] = 100  # position among the tabs, smaller first
+
+    status = Signal(str)  # a short line for the status bar
+    failed = Signal(object)  # an exception for the status bar and the log panel
+
+    def __init__(self, settings: AppSettings, index: LocalModelsIndex, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.settings = settings
+        self.index = index
+        self.runner = TaskRunner(self)
+        self.notes = NotesArea()
+        self.message = self.notes  # the name tests read: tab.message.text()
+        self.runner.error.connect(self._on_error)
+        self._setup()
+        self._build_layout()
+
+    # -- for subclasses ----------------------------------------------------------------------
+    def _setup(self) -> None:
+        """What a kind of tab adds before the layout (the model bar)."""
+
+    def _build_layout(self) -> None:
+        """The tab's own `body` above the notes; `build()` fills it."""
+        self.runner.started.connect(self.clear_message)
+        layout = QVBoxLayout(self)
+        self._add_header(layout)
+        self.body = QVBoxLayout()
+        layout.addLayout(self.body, 1)
+        layout.addWidget(self.notes)
+        self.build()
+
+    def _add_header(self, layout: QVBoxLayout) -> None:
+        """Widgets above the body (a model bar)."""
+
+    def build(self) -> None:
+        """Add the tab's widgets to `self.body`."""
+        raise NotImplementedError
+
+    def set_devices(self, devices: list[str], dtypes: dict[str, list[str]]) -> None:
+        """The devices torch found (known only after the background import)."""
+
+    def state(self) -> dict[str, Any]:
+        """The tab's inputs and options, as JSON values (for a workspace file)."""
+        return {}
+
+    def restore(self, state: dict[str, Any]) -> None:
+        """Put back what `state()` returned."""
+
+    def workspace_state(self) -> dict[str, Any]:
+        return {"view": self.state()}
+
+    def restore_workspace(self, state: dict[str, Any]) -> None:
+        view = state.get("view")
+        if isinstance(view, dict):
+            self.restore(view)
+
+    # -- messages --------------------------------------------------------------------------
+    def _on_error(self, error: BaseException) -> None:
+        self.notes.set_notes([error_note(error)])
+        self.failed.emit(error)
+
+    def show_message(self, text: str, error: bool = False) -> None:
+        self.notes.set_notes([Note("error" if error else "warning", text)] if text else [])
+
+    def clear_message(self) -> None:
+        self.notes.clear()
+
+
+class ModelTab(StudioTab):
+    ATTN_IMPLEMENTATION: ClassVar[str | None] = None
+    # The task the model bar loads for when it is not TASK (Evaluate: TASK is the tab's own key).
+    MODEL_TASK: ClassVar[str] = ""
+
+    def _setup(self) -> None:
+        self.model_bar = ModelBar(self.MODEL_TASK or self.TASK, self.settings, self.index,
+                                  self.ATTN_IMPLEMENTATION, self)
+        self.model_bar.loaded.connect(self._on_model_loaded)
+        self.model_bar.failed.connect(self.failed)
+
+    def _add_header(self, layout: QVBoxLayout) -> None:
+        layout.addWidget(self.model_bar)
+
+    def set_devices(self, devices: list[str], dtypes: dict[str, list[str]]) -> None:
+        self.model_bar.set_devices(devices, dtypes)
+
+    def model_loaded(self, info: ModelInfo) -> None:
+        """React to a newly loaded model (enable buttons, insert its mask token...)."""
+
+    @property
+    def model_info(self) -> ModelInfo | None:
+        return self.model_bar.info
+
+    def model_request(self) -> LoadRequest | None:
+        info = self.model_bar.info
+        return info.request if info is not None else None
+
+    def open_model(self, source: str) -> None:
+        """Load `source` here (used by "Open in…" after training, and by an evaluated row)."""
+        self.model_bar.load(source)
+
+    def _on_model_loaded(self, info: ModelInfo) -> None:
+        self.status.emit(f"{self.TITLE}: loaded {info.architecture} from {info.request.source}")
+        self.model_loaded(info)
+
+    def run_job(self, func: Any, *args: Any, **kwargs: Any) -> bool:
+        """Run `func(request, *args, control=...)` on the loaded model; False if none is loaded."""
+        request = self.model_request()
+        if request is None:
+            self.show_message("Load a model first.", error=True)
+            return False
+        self.runner.start(func, request, *args, **kwargs)
+        return True
+
+    def workspace_state(self) -> dict[str, Any]:
+        return {"model": self.model_bar.source_text(), "view": self.state()}
+
+    def restore_workspace(self, state: dict[str, Any]) -> None:
+        super().restore_workspace(state)
+        if state.get("model"):
+            self.model_bar.source.setEditText(str(state["model"]))

@@ -1,0 +1,74 @@
+"""How the tabs reach each other, in one place: no tab imports another tab.
+
+- a task tab's "Explain…" opens the Explain tab on that input and result;
+- heads chosen in the attention grid become every task tab's "heads off" (intact vs ablated);
+- a row double-clicked in the Evaluate tab opens in its task's tab, with the evaluated model;
+- the Train tab's "Evaluate" (through `MainWindow.open_evaluation`) starts the Evaluate tab.
+
+Tabs are found by the signals and methods they offer (duck typing), so a tab that is not
+there (a build without it) simply takes no part.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from PySide6.QtWidgets import QTabWidget, QWidget
+
+
+def _tab_with(tabs: QTabWidget, method: str) -> Any:
+    for index in range(tabs.count()):
+        widget = tabs.widget(index)
+        if callable(getattr(widget, method, None)):
+            return widget
+    return None
+
+
+def _show(tabs: QTabWidget, tab: QWidget) -> None:
+    tabs.setCurrentWidget(tab)
+
+
+def explain(tabs: QTabWidget, request: Any) -> None:
+    """A task tab's ExplainRequest (spec key, LoadRequest, inputs, result) -> the Explain tab."""
+    target = _tab_with(tabs, "explain")
+    if target is not None:
+        _show(tabs, target)
+        target.explain(request.spec_key, request.request, request.inputs, request.result)
+
+
+def switch_heads_off(task_tabs: dict[str, Any], heads: Any) -> None:
+    """Heads chosen in the attention grid: every task tab runs intact vs these heads off."""
+    for tab in task_tabs.values():
+        if callable(getattr(tab, "set_ablated_heads", None)) and getattr(tab, "SPEC_KEY", "") != "attention":
+            tab.set_ablated_heads(tuple(heads))
+
+
+def open_row(tabs: QTabWidget, task_tabs: dict[str, Any], spec_key: str, source: str, inputs: Any) -> None:
+    """An evaluated row in its task tab, with the evaluated model loaded there."""
+    tab = task_tabs.get(spec_key)
+    if tab is None:
+        return
+    _show(tabs, tab)
+    tab.set_inputs(inputs)
+    loaded = tab.model_request()
+    if loaded is None or loaded.source != source:
+        tab.open_model(source)
+
+
+def open_evaluation(tabs: QTabWidget, model_source: str, data_file: str, task_key: str) -> bool:
+    target = _tab_with(tabs, "open_evaluation")
+    if target is None:
+        return False
+    _show(tabs, target)
+    target.open_evaluation(model_source, data_file, task_key)
+    return True
+
+
+def connect_tab(tabs: QTabWidget, task_tabs: dict[str, Any], tab: QWidget) -> None:
+    """Wire one newly added tab to the others (tabs arrive in two batches at start-up)."""
+    if hasattr(tab, "explain_requested"):
+        tab.explain_requested.connect(lambda request: explain(tabs, request))
+    if hasattr(tab, "heads_selected"):
+        tab.heads_selected.connect(lambda heads: switch_heads_off(task_tabs, heads))
+    if hasattr(tab, "open_row"):
+        tab.open_row.connect(lambda key, source, inputs: open_row(tabs, task_tabs, key, source, inputs))
