@@ -1,3 +1,3 @@
-from bertstudio.cli import main
+from bertstudio.launch import main
 
 raise SystemExit(main())

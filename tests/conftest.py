@@ -45,7 +45,7 @@ def checkpoint_factory(tmp_path_factory: pytest.TempPathFactory) -> Callable[...
 
 @pytest.fixture(scope="session")
 def real_models() -> dict[str, Path]:
-    """The real checkpoints of docs/TEST-MODELS (pinned PyPI packages, sha256-checked, cached)."""
+    """The real checkpoints that scripts/get-test-models.sh assembles (pinned PyPI packages, sha256-checked, cached)."""
     missing = [n for n in REAL_MODEL_NAMES if not (REAL_MODELS_DIR / n / ".complete").is_file()]
     if missing:
         subprocess.run(

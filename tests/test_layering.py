@@ -1,12 +1,16 @@
-"""bertstudio.core must never depend on Qt or on the Qt layers (DESIGN.md)."""
+"""The layers, checked without import-linter too: core and the CLI never depend on Qt, and every
+tab module is in the contract that keeps tabs from importing each other (pyproject.toml)."""
 
 from __future__ import annotations
 
 import ast
+import tomllib
 from pathlib import Path
 
-FORBIDDEN = ("PySide6", "pyqtgraph", "superqt", "qtpy", "bertstudio.ui", "bertstudio.workers")
-CORE = Path(__file__).resolve().parents[1] / "bertstudio" / "core"
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+QT = ("PySide6", "pyqtgraph", "superqt", "qtpy", "bertstudio.ui", "bertstudio.workers")
 
 
 def _imports(path: Path) -> list[str]:
@@ -19,11 +23,21 @@ def _imports(path: Path) -> list[str]:
     return names
 
 
-def test_core_imports_no_qt() -> None:
+@pytest.mark.parametrize(("package", "forbidden"), [("core", QT), ("cli", (*QT, "bertstudio.app"))])
+def test_package_imports_no_qt(package: str, forbidden: tuple[str, ...]) -> None:
+    folder = ROOT / "bertstudio" / package
     offenders = [
-        f"{path.relative_to(CORE.parent.parent)} imports {name}"
-        for path in CORE.rglob("*.py")
+        f"{path.relative_to(ROOT)} imports {name}"
+        for path in folder.rglob("*.py")
         for name in _imports(path)
-        if name.split(".")[0] in FORBIDDEN or any(name.startswith(f) for f in FORBIDDEN)
+        if any(name == f or name.startswith(f + ".") for f in forbidden)
     ]
-    assert CORE.is_dir() and not offenders, offenders
+    assert folder.is_dir() and not offenders, offenders
+
+
+def test_every_tab_is_in_the_independence_contract() -> None:
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    contracts = config["tool"]["importlinter"]["contracts"]
+    listed = {m for c in contracts if c["type"] == "independence" for m in c["modules"]}
+    tabs = {f"bertstudio.ui.tabs.{p.stem}" for p in (ROOT / "bertstudio" / "ui" / "tabs").glob("*_tab.py")}
+    assert tabs and tabs <= listed, sorted(tabs - listed)

@@ -7,6 +7,7 @@ import importlib
 import os
 import pkgutil
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 from bertstudio import __version__
@@ -86,17 +87,21 @@ def _user_error(error: Exception) -> int:
     return 1
 
 
-def main(argv: list[str] | None = None) -> int:
+def main(argv: list[str] | None = None, open_window: Callable[[str | None], int] | None = None) -> int:
     """Exit codes: 0 done, 1 a user error (one message, no traceback), 2 a usage error or a bug
-    (one line and the path of a crash log with the traceback), 130 interrupted."""
+    (one line and the path of a crash log with the traceback), 130 interrupted.
+
+    Without a subcommand, `open_window(models_dir)` (bertstudio.launch passes the app's: this
+    package never imports Qt); with none given, the help."""
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
     argv = list(sys.argv[1:] if argv is None else argv)
     try:
         args = build_parser().parse_args(argv)
         if args.command is None:
-            from bertstudio.app import run_app
-
-            return run_app(models_dir=args.models_dir)
+            if open_window is None:
+                build_parser().print_help()
+                return 2
+            return open_window(args.models_dir)
         from bertstudio.core.errors import BertStudioError, InputError
 
         try:

@@ -69,30 +69,12 @@ def _clear_progress_line() -> None:
         print("\r" + " " * 100 + "\r", end="", file=sys.stderr)
 
 
-def require_utf8(args: argparse.Namespace) -> None:
-    """Arguments that are not valid UTF-8 reach Python as lone surrogates (PEP 383); the
-    tokenizers would fail on them deep inside. Say which argument it is instead."""
-    from bertstudio.core.errors import InputError
-
-    for name, value in vars(args).items():
-        for text in value if isinstance(value, list | tuple) else [value]:
-            if isinstance(text, str):
-                try:
-                    text.encode("utf-8")
-                except UnicodeEncodeError as error:
-                    shown = text.encode("utf-8", "replace").decode("utf-8")[:60]
-                    raise InputError(f"The argument {name} is not valid UTF-8 text: '{shown}'.",
-                                     hint="Pass text in UTF-8 (check the terminal's or script's encoding).",
-                                     details=repr(error)) from error
-
-
 def run_command(command: Command, args: argparse.Namespace) -> int:
     from bertstudio.core.jobs import run_spec
     from bertstudio.core.models import LoadRequest
     from bertstudio.core.tasks.spec import jsonable, spec_for
 
     spec = spec_for(command.task)
-    require_utf8(args)
     inputs = command.inputs(args)
     request = LoadRequest(args.model, spec.key, args.device, args.dtype, spec.attn_implementation)
     outcome = run_spec(spec, request, inputs, stderr_control(), args.compare, args.ablate_heads)
