@@ -5,8 +5,8 @@ worker thread (Python's automatic collection, or the explicit `gc.collect()` tha
 transformers make at the end of training), their C++ destructors run there and deadlock or crash
 (seen: Trainer.train -> Accelerator.free_memory -> gc.collect -> ~QObject waiting for the GIL,
 a training run that never ended). So automatic collection is off and the GUI thread collects on
-a timer (pyqtgraph's GarbageCollector); an explicit collect from another thread is left to that
-timer, a moment later.
+a timer, as pyqtgraph's GarbageCollector does (not imported here: pyqtgraph is loaded after the
+window's first paint); an explicit collect from another thread is left to that timer.
 """
 
 from __future__ import annotations
@@ -24,12 +24,29 @@ def _collect_on_gui_thread(generation: int = 2) -> int:
     return 0  # the GUI thread's timer collects it
 
 
+def _check() -> None:
+    """The generations whose counts passed Python's own thresholds, youngest first."""
+    collect = _installed["collect"]
+    counts, thresholds = gc.get_count(), _installed["thresholds"]
+    if counts[0] > thresholds[0]:
+        collect(0)
+        if counts[1] > thresholds[1]:
+            collect(1)
+            if counts[2] > thresholds[2]:
+                collect(2)
+
+
 def install(interval_s: float = 1.0) -> None:
     """Idempotent; call on the GUI thread once a QApplication exists."""
     if _installed:
         return
-    from pyqtgraph.util.garbage_collector import GarbageCollector
+    from PySide6.QtCore import QTimer
 
     _installed["collect"] = gc.collect
-    _installed["collector"] = GarbageCollector(interval=interval_s)  # disables automatic collection
+    _installed["thresholds"] = gc.get_threshold()
+    timer = QTimer()
+    timer.timeout.connect(_check)
+    timer.start(int(interval_s * 1000))
+    _installed["timer"] = timer
+    gc.disable()
     gc.collect = _collect_on_gui_thread  # type: ignore[assignment]

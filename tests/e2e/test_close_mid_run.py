@@ -1,4 +1,4 @@
-"""Closing the window while work runs (issue 10 items 2, 3; DESIGN "Shutdown").
+"""Closing the window while work runs.
 
 Each case runs the real app in a subprocess and measures from the close to the process exit:
 code 0, within a few seconds, nothing on stderr but expected lines (no traceback, no Qt thread

@@ -64,7 +64,7 @@ def label_problem(loaded: LoadedModel, dataset: Dataset) -> tuple[dict[str, str]
 def classification(loaded: LoadedModel, examples: Sequence[Example], control: TaskControl,
                    options: EvalOptions, rename: dict[str, str]) -> tuple[list[Prediction], list[Any]]:
     """The Classification task's pipeline (`loaded.pipeline("text-classification")`, as classify_batch
-    runs it) at top-1: evaluation needs only the predicted label and its score, not every label's."""
+    runs it) at its top-1 default: evaluation needs only the predicted label and its score."""
     rows: list[Any] = [x.inputs[0] if not x.inputs[1] else {"text": x.inputs[0], "text_pair": x.inputs[1]}
                        for x in examples]
     cut = _too_long(loaded, examples)
@@ -73,8 +73,11 @@ def classification(loaded: LoadedModel, examples: Sequence[Example], control: Ta
         pipe = loaded.pipeline("text-classification")
         # A generator makes the pipeline batch internally and hand rows back one by one: progress
         # and cancelling between batches at no cost to throughput.
-        for raw in pipe((row for row in rows), top_k=1, batch_size=options.batch_size, truncation=True,
-                        max_length=loaded.info.max_length):
+        # No top_k: the pipeline's default (legacy) top-1 path takes the argmax; top_k=1 would build
+        # and sort every label's score first (x1.3 on a small model).
+        # Truncation only when a row needs it, as classify_batch does (it costs every row time).
+        cutting = {"truncation": True, "max_length": loaded.info.max_length} if cut else {}
+        for raw in pipe((row for row in rows), batch_size=options.batch_size, **cutting):
             best = raw[0] if isinstance(raw, list) else raw
             label = rename.get(str(best["label"]), str(best["label"]))
             out.append(Prediction(label, label, float(best["score"])))

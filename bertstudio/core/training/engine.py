@@ -205,7 +205,7 @@ def _train_locked(config: TrainConfig, output: Path, control: TaskControl, stop_
             if main:
                 tokenizer.save_pretrained(str(partial))
                 (partial / "training_config.json").write_text(
-                    json.dumps(saving.jsonable(asdict(config)), indent=2), encoding="utf-8")
+                    json.dumps(asdict(config), indent=2, default=str), encoding="utf-8")
                 (partial / "metrics.json").write_text(json.dumps(metrics, indent=2), encoding="utf-8")
                 emit(TrainingEvent("done", step=step, max_steps=total, metrics=metrics, output_dir=str(output),
                                    message="Stopped early; saved what was trained." if callback.stopped

@@ -19,7 +19,6 @@ import socket
 import time
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 from bertstudio.core.errors import DeviceError, InputError
 
@@ -256,7 +255,3 @@ def resume_checkpoint(ckpt_dir: Path) -> tuple[Path, list[str]]:
     raise InputError(f"There is no complete checkpoint to resume in {ckpt_dir}.",
                      hint="Start a new run (a stopped run leaves one; pass --overwrite to replace the old one).",
                      details="\n".join(notes))
-
-
-def jsonable(value: Any) -> Any:
-    return json.loads(json.dumps(value, default=str))
