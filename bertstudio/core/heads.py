@@ -19,13 +19,21 @@ def parse_heads(text: str, layers: int | None = None, heads: int | None = None) 
         layer, sep, head = item.partition(":")
         if not sep or not layer.isdigit() or not head.isdigit():
             raise InputError(f"'{item}' is not LAYER:HEAD.", hint="Write 0-based numbers, e.g. 0:3, 2:1.")
-        pair = (int(layer), int(head))
-        if layers is not None and pair[0] >= layers:
-            raise InputError(f"Layer {pair[0]} does not exist: the model has layers 0-{layers - 1}.")
-        if heads is not None and pair[1] >= heads:
-            raise InputError(f"Head {pair[1]} does not exist: each layer has heads 0-{heads - 1}.")
-        found.append(pair)
-    return tuple(dict.fromkeys(found))
+        found.append((int(layer), int(head)))
+    pairs = tuple(dict.fromkeys(found))
+    check_range(pairs, layers, heads)
+    return pairs
+
+
+def check_range(pairs: HeadSet, layers: int | None, heads: int | None) -> None:
+    """InputError naming the valid range for the first head that does not exist (None: not known yet)."""
+    hint = "Layers and heads are counted from 0 (LAYER:HEAD, e.g. 0:3)."
+    for layer, head in pairs:
+        if layers is not None and not 0 <= layer < layers:
+            raise InputError(f"Layer {layer} does not exist: this model has layers 0-{layers - 1}.", hint=hint)
+        if heads is not None and not 0 <= head < heads:
+            raise InputError(f"Head {head} does not exist: this model has heads 0-{heads - 1} per layer.",
+                             hint=hint)
 
 
 def format_heads(pairs: HeadSet) -> str:

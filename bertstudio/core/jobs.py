@@ -11,6 +11,7 @@ from dataclasses import dataclass, replace
 from typing import Any, Generic, TypeVar
 
 from bertstudio.core import notes as _notes
+from bertstudio.core.heads import HeadSet, format_heads
 from bertstudio.core.models import LoadedModel, LoadRequest, load_model
 from bertstudio.core.notes import Note
 from bertstudio.core.progress import TaskControl
@@ -59,9 +60,6 @@ def run_task(
     return Outcome(result, second, compare_source, diff, _notes.unique(found))
 
 
-HeadSet = tuple[tuple[int, int], ...]  # (layer, head) pairs, 0-based
-
-
 def run_spec(
     spec: TaskSpec,
     request: LoadRequest,
@@ -93,7 +91,7 @@ def run_spec(
     loaded = load_model(request, control)
     control.check()
     intact, ablated = on(loaded, ()), on(loaded, compare_ablated)
-    label = "heads off: " + ", ".join(f"{layer}:{head}" for layer, head in compare_ablated)
+    label = f"heads off: {format_heads(compare_ablated)}"
     found = model_notes(loaded) + result_notes(intact)
     diff = spec.compare(intact, ablated) if spec.compare else None
     return Outcome(intact, ablated, label, diff, _notes.unique(found))

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from bertstudio.core.errors import InputError
+from bertstudio.core.heads import check_range
 
 
 @dataclass(frozen=True)
@@ -59,13 +60,7 @@ def head_layout(model: Any) -> HeadLayout:
 
 def check_heads(layout: HeadLayout, heads: tuple[tuple[int, int], ...]) -> None:
     """InputError naming the valid range for the first head that does not exist."""
-    for layer, head in heads:
-        if not 0 <= layer < layout.layers:
-            raise InputError(f"Layer {layer} does not exist: this model has layers 0-{layout.layers - 1}.",
-                             hint="Layers and heads are counted from 0 (LAYER:HEAD, e.g. 0:3).")
-        if not 0 <= head < layout.heads:
-            raise InputError(f"Head {head} does not exist: this model has heads 0-{layout.heads - 1} per layer.",
-                             hint="Layers and heads are counted from 0 (LAYER:HEAD, e.g. 0:3).")
+    check_range(heads, layout.layers, layout.heads)
 
 
 @contextmanager

@@ -16,7 +16,7 @@ from bertstudio.core import notes as _notes
 from bertstudio.core.notes import Note
 
 if TYPE_CHECKING:
-    from bertstudio.core.jobs import HeadSet
+    from bertstudio.core.heads import HeadSet
     from bertstudio.core.models import LoadRequest
     from bertstudio.core.progress import TaskControl
     from bertstudio.core.tasks.attention import AttentionComparison, AttentionInput, AttentionResult
