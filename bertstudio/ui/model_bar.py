@@ -20,6 +20,7 @@ from bertstudio.core.progress import ProgressEvent, TaskControl
 from bertstudio.core.tasks.spec import spec_for
 from bertstudio.ui.local_models import LocalModelsIndex
 from bertstudio.ui.settings import AppSettings
+from bertstudio.ui.widgets.run_controls import show_fraction
 from bertstudio.workers.runner import TaskRunner
 
 
@@ -228,11 +229,7 @@ class ModelBar(QWidget):
         self.busy_changed.emit(busy)
 
     def _on_progress(self, event: ProgressEvent) -> None:
-        if event.fraction is None:
-            self.progress.setRange(0, 0)
-        else:
-            self.progress.setRange(0, 1000)
-            self.progress.setValue(int(event.fraction * 1000))
+        show_fraction(self.progress, event.fraction)
         self.info_label.setText(event.message)
 
     def _on_loaded(self, info: ModelInfo) -> None:

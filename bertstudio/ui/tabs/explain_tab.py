@@ -24,11 +24,12 @@ from PySide6.QtWidgets import (
 from bertstudio.core.errors import BertStudioError, InputError
 from bertstudio.core.models import LoadRequest, ModelInfo
 from bertstudio.core.notes import Note
-from bertstudio.core.progress import ProgressEvent, TaskControl
+from bertstudio.core.progress import TaskControl
 from bertstudio.ui.tabs.frame import ModelTab, error_note
 from bertstudio.ui.widgets.attribution_view import AttributionView
 from bertstudio.ui.widgets.head_importance_view import HeadImportanceView
 from bertstudio.ui.widgets.layer_predictions import LayerPredictionsView
+from bertstudio.ui.widgets.run_controls import ProgressLine
 
 TASKS = (("fill-mask", "Fill-mask"), ("nsp", "Next sentence"), ("ner", "NER"), ("qa", "Question answering"),
          ("classification", "Classification"), ("multiple-choice", "Multiple choice"))
@@ -104,7 +105,10 @@ class ExplainTab(ModelTab):
         self.cancel_button = QPushButton("Cancel")
         self.cancel_button.setEnabled(False)
         self.cancel_button.clicked.connect(self.cancel)
-        self.progress_label = QLabel()
+        self.progress_line = ProgressLine()
+        policy = self.progress_line.sizePolicy()
+        policy.setRetainSizeWhenHidden(True)  # the row keeps its shape between runs
+        self.progress_line.setSizePolicy(policy)
 
         self.attributions = AttributionView()
         self.importance = HeadImportanceView()
@@ -123,8 +127,8 @@ class ExplainTab(ModelTab):
         first.addWidget(self.input_label, 1)
         second = QHBoxLayout()
         for widget in (QLabel("Target:"), self.target, QLabel("Method:"), self.method, self.steps, self.converge,
-                       self.run_button, self.cancel_button, self.progress_label):
-            second.addWidget(widget, 1 if widget is self.progress_label else 0)
+                       self.run_button, self.cancel_button, self.progress_line):
+            second.addWidget(widget, 1 if widget is self.progress_line else 0)
         self.body.addLayout(first)
         self.body.addWidget(self.input)
         self.body.addLayout(second)
@@ -132,7 +136,8 @@ class ExplainTab(ModelTab):
 
         self.runner.started.connect(lambda: self._set_running(True))
         self.runner.finished.connect(lambda: self._set_running(False))
-        self.runner.progress.connect(self._on_progress)
+        self.runner.progress.connect(self.progress_line.show_event)
+        self.runner.stopping.connect(self.progress_line.stopping)
         self.runner.result.connect(self._on_result)
         self.runner.cancelled.connect(lambda: self.notes.set_notes([Note("info", "Cancelled.")]))
         self._task_changed()
@@ -268,12 +273,9 @@ class ExplainTab(ModelTab):
         self.cancel_button.setEnabled(running)
         if running:
             self.notes.clear()
+            self.progress_line.start()
         else:
-            self.progress_label.clear()
-
-    def _on_progress(self, event: ProgressEvent) -> None:
-        fraction = f" ({event.fraction:.0%})" if event.fraction is not None else ""
-        self.progress_label.setText(f"{event.message}{fraction}")
+            self.progress_line.stop()
 
     def _on_result(self, tagged: tuple[str, Any]) -> None:
         kind, value = tagged

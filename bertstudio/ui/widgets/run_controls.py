@@ -64,6 +64,15 @@ class RunControls(QWidget):
             self.explain_button.setEnabled(False)
 
 
+def show_fraction(bar: QProgressBar, fraction: float | None) -> None:
+    """How far the work got, or a busy bar when it cannot say."""
+    if fraction is None:
+        bar.setRange(0, 0)
+    else:
+        bar.setRange(0, 1000)
+        bar.setValue(int(fraction * 1000))
+
+
 class ProgressLine(QWidget):
     """What the running job says it is doing, and how far it got (busy when it cannot say)."""
 
@@ -85,11 +94,7 @@ class ProgressLine(QWidget):
         self.setVisible(True)
 
     def show_event(self, event: ProgressEvent) -> None:
-        if event.fraction is None:
-            self.bar.setRange(0, 0)
-        else:
-            self.bar.setRange(0, 1000)
-            self.bar.setValue(int(event.fraction * 1000))
+        show_fraction(self.bar, event.fraction)
         self.label.setText(event.message)
 
     def stopping(self) -> None:
