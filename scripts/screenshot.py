@@ -98,8 +98,11 @@ def shots() -> list[Shot]:
     def evaluate(tab: Any) -> None:
         from bertstudio.resources import resource_path
 
-        tab.open_evaluation(str(fixture("minilm-reviews")), str(resource_path("datasets", "reviews_eval.csv")),
-                            "classification")
+        head = fixture("minilm-reviews") or fixture("minilm-sentiment")  # the test suite trains either
+        if head is None:
+            print("skip the evaluation: no trained sentiment head in the fixtures cache", file=sys.stderr)
+            return
+        tab.open_evaluation(str(head), str(resource_path("datasets", "reviews_eval.csv")), "classification")
 
     mlm = MODELS / "rxnmapper-albert-smiles-mlm"
     minilm = MODELS / "all-minilm-l6-v2"

@@ -87,9 +87,25 @@ def _user_error(error: Exception) -> int:
     return 1
 
 
+def _cancelled() -> int:
+    """Ctrl+C: one word, exit 130; a second Ctrl+C while we say it cannot print a traceback."""
+    import signal
+    import threading
+
+    previous = None
+    if threading.current_thread() is threading.main_thread():
+        previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        print("Cancelled.", file=sys.stderr, flush=True)
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGINT, previous)
+    return 130
+
+
 def main(argv: list[str] | None = None, open_window: Callable[[str | None], int] | None = None) -> int:
     """Exit codes: 0 done, 1 a user error (one message, no traceback), 2 a usage error or a bug
-    (one line and the path of a crash log with the traceback), 130 interrupted.
+    (one line and the path of a crash log with the traceback), 130 cancelled (Ctrl+C: "Cancelled.").
 
     Without a subcommand, `open_window(models_dir)` (bertstudio.launch passes the app's: this
     package never imports Qt); with none given, the help."""
@@ -102,7 +118,7 @@ def main(argv: list[str] | None = None, open_window: Callable[[str | None], int]
                 build_parser().print_help()
                 return 2
             return open_window(args.models_dir)
-        from bertstudio.core.errors import BertStudioError, InputError
+        from bertstudio.core.errors import BertStudioError, InputError, TaskCancelled
 
         try:
             bad = _not_utf8(args)
@@ -111,11 +127,12 @@ def main(argv: list[str] | None = None, open_window: Callable[[str | None], int]
                 raise InputError(f"The {bad[0].replace('_', ' ')} argument is not valid UTF-8 text: '{shown}'.",
                                  hint="Save or type the text as UTF-8 (or pass it in a UTF-8 file).")
             return int(args.func(args) or 0)
+        except TaskCancelled:
+            return _cancelled()
         except BertStudioError as error:
             return _user_error(error)
     except KeyboardInterrupt:
-        print("interrupted", file=sys.stderr)
-        return 130
+        return _cancelled()
     except BrokenPipeError:  # `bertstudio ... | head`: the reader left, nothing more to say
         sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - keeps the interpreter's final flush quiet
         return 0

@@ -48,6 +48,8 @@ def _print_differences(diffs: tuple[RankingDiff, ...]) -> None:
     for number, diff in enumerate(diffs, start=1):
         prefix = f"{number}. " if len(diffs) > 1 else ""
         top = f"top changed {diff.top_a} -> {diff.top_b}" if diff.top_changed else f"top unchanged ({diff.top_a})"
+        if diff.labels_note:
+            top = f"A's top {diff.top_a}, B's top {diff.top_b}: {diff.labels_note}"
         print(f"  {prefix}{top}; largest score change {diff.max_abs_delta:+.4f}")
 
 

@@ -45,18 +45,17 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def request_from_args(args: argparse.Namespace) -> tuple[Any, Any]:
-    from bertstudio.core.errors import InputError
     from bertstudio.core.evaluate.evaluation import EvalRequest
     from bertstudio.core.evaluate.predict import EvalOptions
     from bertstudio.core.evaluate.readers import EvalColumns
+    from bertstudio.core.limits import MAX_BATCH_SIZE, MAX_ROWS, check_count
     from bertstudio.core.models import LoadRequest
     from bertstudio.core.tasks.spec import spec_for_command
 
     spec = spec_for_command(args.task)
-    if args.limit is not None and args.limit < 1:
-        raise InputError(f"--limit must be at least 1, not {args.limit}.")
-    if args.batch_size < 1:
-        raise InputError(f"--batch-size must be at least 1, not {args.batch_size}.")
+    if args.limit is not None:
+        check_count(args.limit, "--limit", 1, MAX_ROWS)
+    check_count(args.batch_size, "--batch-size", 1, MAX_BATCH_SIZE)
     columns = EvalColumns(
         text=args.text_column, pair=args.pair_column, label=args.label_column, question=args.question_column,
         context=args.context_column, answer=args.answer_column, prompt=args.prompt_column,

@@ -20,6 +20,7 @@ from typing import Any
 
 from bertstudio.cli.common import print_json, stderr_control
 from bertstudio.cli.runner import head_list, print_notes
+from bertstudio.core.limits import MAX_IG_STEPS
 
 TASKS = ("fill-mask", "nsp", "ner", "qa", "classify", "choice")
 METHODS = ("gradient", "grad-x-input", "integrated-gradients")  # as core.explain.attribution, without torch
@@ -50,9 +51,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--method", default="integrated-gradients", choices=METHODS,
                         help="gradient (L2 norm), grad-x-input, integrated-gradients (default)")
     parser.add_argument("--target", metavar="T", help="the output to explain (default: see above)")
-    parser.add_argument("--steps", type=int, default=50, help="Integrated Gradients steps (default 50)")
+    parser.add_argument("--steps", default="50", metavar="N",
+                        help=f"Integrated Gradients steps, 1-{MAX_IG_STEPS} (default 50)")
     parser.add_argument("--converge", action="store_true",
-                        help="double the steps (at most 3 times) until |delta| <= 1%% of |F(input) - F(baseline)|")
+                        help=f"double the steps (at most 3 times, to {MAX_IG_STEPS} at most) until "
+                             "|delta| <= 1%% of |F(input) - F(baseline)|")
     parser.add_argument("--ablate-heads", metavar="L:H[,L:H...]", type=head_list, default=(),
                         help="explain the model with these attention heads switched off (0-based layer:head)")
     parser.set_defaults(func=run)
@@ -115,14 +118,15 @@ def run(args: argparse.Namespace) -> int:
     from contextlib import nullcontext
 
     from bertstudio.core.explain.ablation import heads_switched_off
-    from bertstudio.core.explain.attribution import explain
+    from bertstudio.core.explain.attribution import check_steps, explain
     from bertstudio.core.tasks.spec import spec_for_command
 
+    steps = check_steps(args.steps)  # before the model is loaded
     texts = task_texts(args, list(args.inputs))
     loaded = load(args)
     heads = heads_switched_off(loaded.model, args.ablate_heads) if args.ablate_heads else nullcontext()
     with loaded.lock, heads:
-        result = explain(loaded, spec_for_command(args.task).key, texts, args.method, args.target, args.steps,
+        result = explain(loaded, spec_for_command(args.task).key, texts, args.method, args.target, steps,
                          args.converge, stderr_control())
     if sys.stderr.isatty():
         print("\r" + " " * 100 + "\r", end="", file=sys.stderr)

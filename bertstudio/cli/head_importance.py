@@ -26,7 +26,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     add_input_options(parser)
     parser.add_argument("--data", metavar="FILE", help="the inputs, one per row (see above)")
     parser.add_argument("--raw", action="store_true", help="do not normalise each layer's importance")
-    parser.add_argument("--prune", type=int, default=0, metavar="K", help="name the K least important heads")
+    parser.add_argument("--prune", default="0", metavar="K", help="name the K least important heads")
     parser.set_defaults(func=run)
 
 
@@ -55,20 +55,22 @@ def _print(result: Any, prune: tuple[tuple[int, int], ...]) -> None:
 def run(args: argparse.Namespace) -> int:
     from bertstudio.core.errors import InputError
     from bertstudio.core.explain.importance import head_importance
+    from bertstudio.core.limits import as_int
     from bertstudio.core.tasks.spec import spec_for_command
 
+    prune_count = as_int(args.prune, "--prune")  # before the model is loaded
     task = spec_for_command(args.task).key
     examples = _examples(args, task)
     loaded = load(args)
     result = head_importance(loaded, task, examples, normalize=not args.raw, control=stderr_control())
     total = sum(len(row) for row in result.importance)
-    if not 0 <= args.prune < total:
-        raise InputError(f"--prune {args.prune} is out of range: this model has {total} heads.")
-    prune = result.least_important(args.prune)
+    if not 0 <= prune_count < total:
+        raise InputError(f"--prune {prune_count} is out of range: this model has {total} heads.")
+    prune = result.least_important(prune_count)
     print_notes(result.notes)
     if args.json:
         data = result.to_json()
-        if args.prune:
+        if prune_count:
             data["prune"] = [list(head) for head in prune]
         print_json(data)
     else:

@@ -24,6 +24,8 @@ def run(args: argparse.Namespace) -> int:
     if folder is None:
         raise InputError("No models folder given.", hint="Pass --models-dir DIR or set BERTSTUDIO_MODELS_DIR.")
     models = list_local_models(folder)
+    if models.note:
+        print(f"note: {models.note}", file=sys.stderr)
     if args.json:
         print_json([m.to_json() for m in models])
         return 0

@@ -1,4 +1,4 @@
-"""bertstudio ner --model SRC "text" [--aggregation simple] [--compare SRC2] [--json]
+"""bertstudio ner --model SRC "text" [--aggregation first] [--compare SRC2] [--json]
 
 --compare runs a second model on the same text and adds its entities and the differences
 (entities matched by character span: same, relabelled, removed (only A), added (only B)).
@@ -16,12 +16,15 @@ if TYPE_CHECKING:
     from bertstudio.core.tasks.ner import NerInput, NerResult
 
 STRATEGIES = ("none", "simple", "first", "average", "max")  # as core.tasks.ner, without importing torch
+DEFAULT_STRATEGY = "first"  # core.tasks.ner.DEFAULT_STRATEGY: whole words, not wordpieces
 
 
 def _arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("text", help="the text to tag")
-    parser.add_argument("--aggregation", default="simple", choices=STRATEGIES,
-                        help="how wordpieces are grouped into entities (default: simple)")
+    parser.add_argument("--aggregation", default=DEFAULT_STRATEGY, choices=STRATEGIES,
+                        help=f"how wordpieces are grouped into entities (default: {DEFAULT_STRATEGY}: a word takes "
+                             "its first wordpiece's label; simple: adjacent wordpieces of one type; none: each "
+                             "wordpiece)")
 
 
 def _inputs(args: argparse.Namespace) -> NerInput:

@@ -7,7 +7,6 @@ the differences of the two best answers (changed span, character overlap, score 
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from bertstudio.cli.runner import Command
@@ -34,19 +33,14 @@ def _arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _context(args: argparse.Namespace) -> str:
-    from bertstudio.core.errors import InputError
+    """--context, or --context-file read through core.files (a FIFO, a device, a folder, a file
+    over 16 MiB or one that is not UTF-8 text is one message)."""
+    from bertstudio.core.files import read_text
+    from bertstudio.core.limits import MAX_CONTEXT_BYTES
 
     if args.context is not None:
         return str(args.context)
-    path = Path(args.context_file).expanduser()
-    if path.is_dir():
-        raise InputError(f"The context file '{path}' is a folder.", hint="Give a UTF-8 text file.")
-    try:
-        return path.read_text(encoding="utf-8")
-    except FileNotFoundError as error:
-        raise InputError(f"The context file '{path}' does not exist.") from error
-    except (OSError, UnicodeDecodeError) as error:
-        raise InputError(f"The context file '{path}' cannot be read as UTF-8 text.", details=repr(error)) from error
+    return read_text(args.context_file, "context file", MAX_CONTEXT_BYTES)
 
 
 def _inputs(args: argparse.Namespace) -> QAInput:

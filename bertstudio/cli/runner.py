@@ -1,7 +1,8 @@
 """One runner for every task command: a command declares its arguments, how they become the
 task's inputs, and how a result prints; loading, notes, compare and JSON happen here.
 
-The same `core.jobs.run_spec` serves the tabs, so the CLI and the window cannot drift apart.
+The same `core.jobs.run_spec` serves the tabs, so the CLI and the window cannot drift apart;
+`--python` prints the same script as the window's Copy as Python instead of running.
 """
 
 from __future__ import annotations
@@ -43,6 +44,7 @@ def register_command(subparsers: argparse._SubParsersAction, command: Command) -
     parser.add_argument("--compare", metavar="SRC2", help="a second model to run on the same input and compare")
     parser.add_argument("--ablate-heads", metavar="L:H[,L:H...]", type=head_list, default=(),
                         help="switch these attention heads off (0-based layer:head) and show that result")
+    add_python_option(parser, command.task)
     parser.set_defaults(func=lambda args: run_command(command, args))
     return parser
 
@@ -57,6 +59,33 @@ def head_list(text: str) -> tuple[tuple[int, int], ...]:
         return parse_heads(text)
     except InputError as error:
         raise argparse.ArgumentTypeError(f"{error.message} {error.hint}".strip()) from error
+
+
+def add_python_option(parser: argparse.ArgumentParser, task: str) -> None:
+    """--python, for the tasks that Copy as Python can write a script for."""
+    from bertstudio.core.snippets import can_copy
+
+    if can_copy(task):
+        parser.add_argument("--python", action="store_true",
+                            help="print the transformers script that Copy as Python writes for these "
+                                 "arguments, instead of running (no model is loaded)")
+
+
+def print_python(task: str, args: argparse.Namespace, inputs: Any) -> int:
+    """The UI's Copy as Python script for one model and these inputs; nothing is loaded or run."""
+    import os
+
+    from bertstudio.core.errors import InputError
+    from bertstudio.core.snippets import python_snippet
+
+    unsupported = [option for option, given in (
+        ("--compare", args.compare), ("--ablate-heads", args.ablate_heads), ("--json", args.json),
+        ("--per-layer", getattr(args, "per_layer", False)), ("--out", getattr(args, "out", None)),
+    ) if given]
+    if unsupported:
+        raise InputError(f"--python writes a script for one model's plain result; leave out {unsupported[0]}.")
+    print(python_snippet(task, os.path.expanduser(args.model.strip()), inputs), end="")
+    return 0
 
 
 def print_notes(notes: Any) -> None:
@@ -76,6 +105,8 @@ def run_command(command: Command, args: argparse.Namespace) -> int:
 
     spec = spec_for(command.task)
     inputs = command.inputs(args)
+    if getattr(args, "python", False):
+        return print_python(spec.key, args, inputs)
     request = LoadRequest(args.model, spec.key, args.device, args.dtype, spec.attn_implementation)
     outcome = run_spec(spec, request, inputs, stderr_control(), args.compare, args.ablate_heads)
     _clear_progress_line()

@@ -4,7 +4,8 @@ The options are generated from the fields of `TrainConfig`, `Columns` and `Scrat
 (the Train form is generated from the same fields). With --json, stdout carries one JSON
 object per event line ({"event": "step", "step", "loss", "learning_rate", ...}) and ends
 with {"event": "result", "output_dir", "metrics"...}. The first Ctrl+C or SIGTERM stops
-after the current step and saves what was trained; a second Ctrl+C aborts.
+after the current step and saves what was trained (before the first step it cancels: exit 130);
+a second Ctrl+C aborts.
 """
 
 from __future__ import annotations
@@ -102,19 +103,22 @@ def run(args: argparse.Namespace) -> int:
             else:
                 print(_human(payload), file=sys.stderr, flush=True)
 
+    control = TaskControl(on_progress=show)
+
     def on_signal(signum: int, _frame: Any) -> None:
         if stop.is_set() and signum == signal.SIGINT:
             raise KeyboardInterrupt
         name = "Ctrl+C" if signum == signal.SIGINT else signal.Signals(signum).name
         print(f"{name}: stopping after this step and saving… (Ctrl+C again to abort)", file=sys.stderr, flush=True)
         stop.set()
+        control.request_stop()  # before the first step (reading, loading, tokenizing): cancel right away
 
     previous: dict[int, Any] = {}
     if threading.current_thread() is threading.main_thread():
         for signum in (signal.SIGINT, signal.SIGTERM):
             previous[signum] = signal.signal(signum, on_signal)
     try:
-        result = train(config, TaskControl(on_progress=show), stop_event=stop)
+        result = train(config, control, stop_event=stop)
     finally:
         for signum, handler in previous.items():
             signal.signal(signum, handler)

@@ -2,16 +2,20 @@
 
 from __future__ import annotations
 
-import json
 import os
 from dataclasses import dataclass
 from pathlib import Path
 
 from bertstudio.core.errors import BertStudioError, InputError
+from bertstudio.core.model_folder import check_folder, read_config
 from bertstudio.core.models import custom_code_reason, probe_heads
 from bertstudio.core.tasks.spec import all_specs
 
 MODELS_DIR_ENV = "BERTSTUDIO_MODELS_DIR"
+# A models folder is scanned two levels deep (org/name): bound the entries looked at and the
+# folders listed, so a home directory or a mount with millions of files cannot stall the listing.
+MAX_SCANNED_ENTRIES = 20_000
+MAX_MODEL_FOLDERS = 500
 
 
 @dataclass(frozen=True)
@@ -42,15 +46,47 @@ def models_dir_from_env(explicit: str | None = None) -> Path | None:
     return Path(value).expanduser() if value.strip() else None
 
 
-def _model_folders(root: Path) -> list[Path]:
-    """Folders holding a config.json: the root itself, its children and grandchildren (org/name)."""
-    found = [root] if (root / "config.json").is_file() else []
-    for child in sorted(p for p in root.iterdir() if p.is_dir() and not p.name.startswith(".")):
-        if (child / "config.json").is_file():
+class Listing(list):
+    """The LocalModels found, and `note` when the scan stopped at a bound (else "")."""
+
+    note: str = ""
+
+
+def _subfolders(folder: Path, budget: list[int]) -> list[Path]:
+    """`folder`'s visible subfolders, sorted; stops when the shared entry budget is spent."""
+    found = []
+    try:
+        for entry in folder.iterdir():
+            budget[0] -= 1
+            if budget[0] < 0:
+                break
+            if not entry.name.startswith(".") and entry.is_dir():
+                found.append(entry)
+    except OSError:  # unreadable child: skip it, list the others
+        pass
+    return sorted(found)
+
+
+def _has_config(folder: Path) -> bool:
+    try:
+        return (folder / "config.json").exists()  # a FIFO is listed with its problem, never read
+    except OSError:
+        return False
+
+
+def _model_folders(root: Path) -> tuple[list[Path], bool]:
+    """Folders holding a config.json: the root itself, its children and grandchildren (org/name);
+    True when a bound stopped the scan."""
+    budget = [MAX_SCANNED_ENTRIES]
+    found = [root] if _has_config(root) else []
+    for child in _subfolders(root, budget):
+        if len(found) >= MAX_MODEL_FOLDERS or budget[0] < 0:
+            return found, True
+        if _has_config(child):
             found.append(child)
         else:
-            found += sorted(g for g in child.iterdir() if g.is_dir() and (g / "config.json").is_file())
-    return found
+            found += [g for g in _subfolders(child, budget) if _has_config(g)]
+    return found[:MAX_MODEL_FOLDERS], len(found) > MAX_MODEL_FOLDERS or budget[0] < 0
 
 
 def supported_tasks(folder: Path) -> tuple[str, ...]:
@@ -66,32 +102,35 @@ def supported_tasks(folder: Path) -> tuple[str, ...]:
 
 
 def describe(folder: Path) -> LocalModel:
+    """One folder, judged without allocating a model: the validated config.json first (types,
+    bounds, custom code), then the folder (weights, tokenizer), then the heads on the meta device."""
     try:
-        config = json.loads((folder / "config.json").read_text(encoding="utf-8"))
-    except (OSError, ValueError) as error:
-        return LocalModel(folder.name, str(folder), "?", "?", (), f"unreadable config.json: {error}")
-    if not isinstance(config, dict):
-        return LocalModel(folder.name, str(folder), "?", "?", (), "config.json is not a JSON object")
+        config = read_config(folder)
+    except BertStudioError as error:
+        return LocalModel(folder.name, str(folder), "?", "?", (), error.message)
     architecture = ", ".join(config.get("architectures") or []) or "?"
     model_type = str(config.get("model_type", "?"))
     reason = custom_code_reason(config)
-    if reason and model_type not in _known_types():
+    if reason:  # auto_map included: the stock class would run other code than the checkpoint's
         return LocalModel(folder.name, str(folder), architecture, model_type, (), reason)
     try:
+        check_folder(folder)
         tasks = supported_tasks(folder)
+    except BertStudioError as error:
+        return LocalModel(folder.name, str(folder), architecture, model_type, (), error.message)
     except Exception as error:  # a broken folder must not hide the others
         return LocalModel(folder.name, str(folder), architecture, model_type, (), str(error))
-    # auto_map on a known type: the standard classes may still serve some tasks; if none, say why.
-    return LocalModel(folder.name, str(folder), architecture, model_type, tasks, "" if tasks else reason)
+    return LocalModel(folder.name, str(folder), architecture, model_type, tasks, "")
 
 
-def _known_types() -> set[str]:
-    from transformers import CONFIG_MAPPING
-
-    return set(CONFIG_MAPPING.keys())
-
-
-def list_local_models(root: Path) -> list[LocalModel]:
+def list_local_models(root: Path) -> Listing:
+    """Every model folder under `root` (at most MAX_MODEL_FOLDERS), each described by `describe`."""
     if not root.is_dir():
         raise InputError(f"Models folder '{root}' does not exist.", hint="Choose an existing folder.")
-    return [describe(folder) for folder in _model_folders(root)]
+    folders, stopped = _model_folders(root)
+    listing = Listing(describe(folder) for folder in folders)
+    if stopped:
+        listing.note = (f"Only the first {len(folders)} model folders are listed: the scan stops after "
+                        f"{MAX_MODEL_FOLDERS} folders or {MAX_SCANNED_ENTRIES:,} entries. Point the models "
+                        "folder at a smaller folder.")
+    return listing

@@ -8,7 +8,7 @@ classification, multiple choice, NSP), answer spans (QA), entities (NER) and att
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -70,10 +70,16 @@ class RankingDiff:
     top_a: str | None
     top_b: str | None
     deltas: tuple[ScoreDelta, ...]  # every label seen by either model, largest change first
+    labels_note: str = ""  # the two models name different label sets (classifiers): why tops do not compare
+
+    @property
+    def comparable(self) -> bool:
+        """False when the models' labels differ: "food" -> "positive" is no change of mind."""
+        return not self.labels_note
 
     @property
     def top_changed(self) -> bool:
-        return self.top_a != self.top_b
+        return self.comparable and self.top_a != self.top_b
 
     @property
     def max_abs_delta(self) -> float:
@@ -83,7 +89,9 @@ class RankingDiff:
         return next((d for d in self.deltas if d.label == label), None)
 
     def to_json(self) -> dict[str, object]:
-        return {"top_a": self.top_a, "top_b": self.top_b, "top_changed": self.top_changed,
+        return {"top_a": self.top_a, "top_b": self.top_b,
+                "top_changed": self.top_changed if self.comparable else None,
+                "labels_note": self.labels_note or None,
                 "max_abs_delta": self.max_abs_delta, "deltas": [d.to_json() for d in self.deltas]}
 
 
@@ -108,6 +116,25 @@ def compare_rankings(a: Iterable[Any], b: Iterable[Any]) -> RankingDiff:
         top_b=_name(items_b[0]) if items_b else None,
         deltas=tuple(deltas),
     )
+
+
+def label_sets_note(labels_a: Iterable[str], labels_b: Iterable[str]) -> str:
+    """"" when two classifiers name the same labels; else a sentence saying how their labels differ
+    (a head trained for other labels: its top label and scores are not a change of A's)."""
+    set_a, set_b = set(labels_a), set(labels_b)
+    if set_a == set_b:
+        return ""
+    shared = len(set_a & set_b)
+    return (f"The two models have different labels (A: {len(set_a)}, B: {len(set_b)}, {shared} shared): "
+            "their top labels cannot be compared"
+            + (", and score changes are shown for the shared labels only." if shared else "."))
+
+
+def with_label_sets(diffs: Sequence[RankingDiff], labels_a: Iterable[str], labels_b: Iterable[str]) -> tuple[
+        RankingDiff, ...]:
+    """The diffs, each saying so when the two models' label sets differ."""
+    note = label_sets_note(labels_a, labels_b)
+    return tuple(replace(d, labels_note=note) for d in diffs) if note else tuple(diffs)
 
 
 def compare_ranking_lists(a: Sequence[Iterable[Any]], b: Sequence[Iterable[Any]]) -> tuple[RankingDiff, ...]:

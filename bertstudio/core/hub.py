@@ -26,7 +26,8 @@ HUB_ID = re.compile(r"^[A-Za-z0-9][\w.\-]*(/[\w.\-]+)?$")
 # Everything a model folder needs, without TF/Flax/ONNX copies of the weights.
 WANTED = re.compile(
     r"^(config\.json|generation_config\.json|tokenizer(_config)?\.json|special_tokens_map\.json"
-    r"|added_tokens\.json|vocab\.(txt|json)|merges\.txt|spiece\.model|sentencepiece\.bpe\.model"
+    r"|added_tokens\.json|vocab\.(txt|json)|merges\.txt|spiece\.model|sentencepiece\.bpe\.model|spm\.model"
+    r"|tokenizer\.model"
     r"|model(-\d+-of-\d+)?\.safetensors(\.index\.json)?)$"
 )
 PICKLE_WEIGHTS = re.compile(r"^pytorch_model(-\d+-of-\d+)?\.bin(\.index\.json)?$")

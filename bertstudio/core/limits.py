@@ -25,6 +25,10 @@ MAX_HIDDEN = 65_536
 MAX_PARAMETERS = 20_000_000_000
 # JSON nesting accepted in a data or workspace file (Python's json recurses).
 MAX_JSON_DEPTH = 64
+# A text read whole as one input (a QA context file): a long book is a few MiB.
+MAX_CONTEXT_BYTES = 16 * 1024 * 1024
+# Rows per forward pass of an evaluation (padded to the longest: memory grows with it).
+MAX_BATCH_SIZE = 4096
 
 
 def as_int(value: Any, what: str) -> int:

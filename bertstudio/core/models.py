@@ -7,7 +7,6 @@ that class the checkpoint lacked, so random heads are never passed off as result
 
 from __future__ import annotations
 
-import json
 import threading
 from collections import OrderedDict
 from dataclasses import dataclass, field
@@ -17,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 from bertstudio.core import devices
 from bertstudio.core.errors import BertStudioError, MissingHeadError, ModelSourceError, OutOfMemory
 from bertstudio.core.hub import hub_folder, is_hub_id
+from bertstudio.core.model_folder import TOKENIZER_HINT, check_folder, read_config
 from bertstudio.core.progress import TaskControl
 from bertstudio.core.tasks.spec import spec_for
 
@@ -119,18 +119,26 @@ def resolve_source(source: str, control: TaskControl | None = None) -> Path:
     if path.exists():
         if not path.is_dir():
             raise ModelSourceError(f"'{text}' is a file, not a model folder.", hint="Choose its folder instead.")
-        if not (path / "config.json").is_file():
+        if not (path / "config.json").exists():  # a FIFO or a huge one is refused by check_folder
             raise ModelSourceError(
                 f"'{text}' is not a model folder: it has no config.json.",
                 hint="Choose the folder that holds config.json, the weights (model.safetensors) and the tokenizer.",
             )
-        return path.resolve()
+        return _checked(path.resolve())
     if text.startswith(("/", "./", "../", "~")) or not is_hub_id(text):
         raise ModelSourceError(
             f"'{text}' is neither a folder on this machine nor a Hugging Face Hub id.",
             hint="Check the path, or use an id such as google-bert/bert-base-uncased.",
         )
-    return hub_folder(text, control or TaskControl())
+    return _checked(hub_folder(text, control or TaskControl()))
+
+
+def _checked(folder: Path) -> Path:
+    """Every caller (loading, training) gets a folder our reader passed: config types and bounds,
+    no custom code, no FIFOs, weights and tokenizer present; before transformers allocates."""
+    _checked_config(folder)
+    check_folder(folder)
+    return folder
 
 
 def quiet_transformers() -> None:
@@ -163,30 +171,35 @@ def custom_code_reason(config: dict[str, object]) -> str:
 
     model_type = str(config.get("model_type") or "")
     if config.get("auto_map"):
+        stock = f"; the stock {model_type} class would compute something else" if model_type in CONFIG_MAPPING else ""
         return (f"needs custom code (auto_map in config.json{f', model type {model_type}' if model_type else ''}), "
-                "which BERT Studio never runs")
+                f"which BERT Studio never runs{stock}")
     if model_type not in CONFIG_MAPPING:
         known = f"model type '{model_type}' is unknown to transformers" if model_type else "no model_type"
         return f"needs custom code ({known}), which BERT Studio never runs"
     return ""
 
 
+def _checked_config(folder: Path) -> dict[str, Any]:
+    """config.json through our reader (types, bounds), refused if it needs custom code."""
+    config = read_config(folder)
+    reason = custom_code_reason(config)
+    if reason:
+        raise ModelSourceError(
+            f"The model in '{folder}' {reason}.",
+            hint="Choose a model of a standard architecture (BERT, DistilBERT, RoBERTa, ALBERT, ELECTRA).",
+        )
+    return config
+
+
 def _checkpoint_config(folder: Path) -> Any:
+    """transformers' config, after our reader checked types, sizes and custom code (never run)."""
     from transformers import AutoConfig
 
+    _checked_config(folder)
     try:
         return AutoConfig.from_pretrained(folder, trust_remote_code=False)
     except Exception as error:
-        try:
-            reason = custom_code_reason(json.loads((folder / "config.json").read_text(encoding="utf-8")))
-        except (OSError, ValueError, AttributeError):
-            reason = ""
-        if reason:
-            raise ModelSourceError(
-                f"The model in '{folder}' {reason}.",
-                hint="Choose a model of a standard architecture (BERT, DistilBERT, RoBERTa, ALBERT, ELECTRA).",
-                details=repr(error),
-            ) from error
         raise ModelSourceError(
             f"The config.json in '{folder}' cannot be read as a transformers model.",
             hint="Check that the folder holds a BERT-family model saved with save_pretrained.",
@@ -194,10 +207,12 @@ def _checkpoint_config(folder: Path) -> Any:
         ) from error
 
 
-def _has_weights(folder: Path) -> bool:
-    return any(folder.glob("*.safetensors")) or any(folder.glob("*.safetensors.index.json")) or any(
-        folder.glob("pytorch_model*.bin")
-    )
+def _check_tokenizer(tokenizer: Any, folder: Path) -> None:
+    """An empty vocabulary (only special tokens) makes every word [UNK]: refuse it, never compute on it."""
+    if len(tokenizer) <= len(set(tokenizer.all_special_tokens)) + 1:
+        raise ModelSourceError(
+            f"The tokenizer in '{folder}' has no vocabulary ({len(tokenizer)} tokens, all special): every "
+            "word would become [UNK] and the results would be meaningless.", hint=TOKENIZER_HINT)
 
 
 def _head_report(info: dict[str, Any], task: str, config: Any) -> HeadReport:
@@ -218,7 +233,7 @@ def _head_report(info: dict[str, Any], task: str, config: Any) -> HeadReport:
 def probe_heads(folder: Path, task: str) -> HeadReport:
     """The head report for `task` without reading tensor data (weights placed on the meta device)."""
     quiet_transformers()
-    config = _checkpoint_config(folder)
+    config = _checkpoint_config(folder)  # checked and bounded first: the meta model stays small to build
     _check_task_supported(task, config)
     try:
         _, info = _model_class(task).from_pretrained(
@@ -282,13 +297,8 @@ def load_uncached(request: LoadRequest, control: TaskControl | None = None) -> L
     folder = resolve_source(request.source, control)
     control.check()
     quiet_transformers()
-    config = _checkpoint_config(folder)
+    config = _checkpoint_config(folder)  # resolve_source checked the folder: nothing allocated before
     _check_task_supported(request.task, config)
-    if not _has_weights(folder):
-        raise ModelSourceError(
-            f"'{folder}' has a config.json but no PyTorch weights (model.safetensors or pytorch_model.bin).",
-            hint="TensorFlow/Flax-only checkpoints must be converted first.",
-        )
     device = devices.normalise_device(request.device)
     dtype = devices.torch_dtype(device, request.dtype)
     from transformers import AutoTokenizer
@@ -302,6 +312,7 @@ def load_uncached(request: LoadRequest, control: TaskControl | None = None) -> L
             hint="The folder needs tokenizer files (tokenizer.json, or vocab.txt / vocab.json + merges.txt).",
             details=repr(error),
         ) from error
+    _check_tokenizer(tokenizer, folder)
     control.check()
     control.report(f"Loading weights of {request.source}…", None)
     kwargs: dict[str, Any] = {"output_loading_info": True, "trust_remote_code": False, "dtype": dtype}

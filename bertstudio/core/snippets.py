@@ -2,14 +2,23 @@
 
 Pipelines where the app uses one (fill-mask, NER, classification), the plain model and a
 softmax where it does not (next sentence, multiple choice, QA, attention). Inputs are read
-with getattr from the task's input dataclass (or a dict of the same fields), so a snippet
-can be built from whatever a tab last ran. Each snippet prints one line per score.
+with getattr from the task's input dataclass (or a dict of the same fields, as a workspace
+file holds them), so a snippet can be built from whatever a tab last ran. Each snippet prints
+one line per score.
+
+Safety: a model source, a text or a path may come from a workspace file someone shared, so
+every value we did not write ourselves enters the script through `literal` only, as a
+separate statement (`TEXT = '...'`); never inside a comment or an f-string of the script.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from typing import Any
+
+from bertstudio.core.errors import InputError
+from bertstudio.core.limits import check_count
 
 _NAMES = {  # input field -> other names it goes by in task inputs and tab states
     "text": ("text", "sentence", "texts"),
@@ -23,6 +32,37 @@ _NAMES = {  # input field -> other names it goes by in task inputs and tab state
     "prompt": ("prompt",),
     "choices": ("choices", "endings"),
 }
+MAX_ANSWER_LEN = 100_000  # tokens; only a bound against absurd workspace values
+HEADER = "# BERT Studio: {task}\n# pip install torch transformers\n"
+
+
+def literal(value: Any) -> str:
+    """`value` as a Python literal: the one way a value we did not write enters generated code.
+
+    str's own repr escapes newlines (\\n, \\r, U+2028...), quotes, backslashes, NUL and lone
+    surrogates, so the text cannot end the literal it sits in; the base types' reprs are called
+    so that a subclass cannot substitute its own. A float must be finite (repr(nan) is a name)."""
+    if value is None or isinstance(value, bool):
+        return repr(None if value is None else bool(value))
+    if isinstance(value, str):
+        return str.__repr__(value)
+    if isinstance(value, int):
+        return int.__repr__(value)
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            raise InputError(f"A number in the script must be finite (got {float.__repr__(value)}).")
+        return float.__repr__(value)
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(literal(item) for item in value) + "]"
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{literal(str(k))}: {literal(v)}" for k, v in value.items()) + "}"
+    raise TypeError(f"no literal for a {type(value).__name__}")
+
+
+def _script(template: str, **values: Any) -> str:
+    """`template` (our code, with `{{` for a brace the script keeps) with each {name} slot
+    filled by literal(value): str.format never re-reads what it substitutes."""
+    return template.format(**{name: literal(value) for name, value in values.items()})
 
 
 def _field(inputs: Any, name: str, default: Any = None) -> Any:
@@ -33,98 +73,132 @@ def _field(inputs: Any, name: str, default: Any = None) -> Any:
     return default
 
 
+def _text(inputs: Any, name: str) -> str:
+    value = _field(inputs, name, "")
+    return value if isinstance(value, str) else str(value)
+
+
 def _lines(value: Any) -> list[str]:
     """A list of strings from a list, or from text with one item per line."""
     if isinstance(value, str):
         return [line.strip() for line in value.splitlines() if line.strip()]
-    return [str(item) for item in value or ()]
+    if not isinstance(value, (list, tuple)):
+        value = [] if value is None else [value]
+    return [item if isinstance(item, str) else str(item) for item in value]
 
 
 def _fill_mask(source: str, inputs: Any) -> str:
-    text, top_k = str(_field(inputs, "text", "")), int(_field(inputs, "top_k", 5))
-    return f'''from transformers import pipeline
+    from bertstudio.core.tasks.fill_mask import MAX_TOP_K
 
-fill = pipeline("fill-mask", model={source!r})
-text = {text!r}
-found = fill(text, top_k={top_k})
+    top_k = check_count(_field(inputs, "top_k", 5), "Top k", 1, MAX_TOP_K)
+    return _script('''from transformers import pipeline
+
+MODEL = {model}
+TEXT = {text}
+
+fill = pipeline("fill-mask", model=MODEL)
+found = fill(TEXT, top_k={top_k})
 for number, candidates in enumerate(found if isinstance(found[0], list) else [found], 1):
     for c in candidates:  # one block per mask, best first
         print(f"mask {{number}}\\t{{c['token_str']}}\\t{{c['score']:.6f}}")
+''', model=source, text=_text(inputs, "text"), top_k=top_k)
+
+
+_CLASSIFIER = '''from transformers import pipeline
+
+MODEL = {model}
+classify = pipeline("text-classification", model=MODEL)
 '''
-
-
 _BATCH = '''for text, scores in zip(texts, classify(texts, top_k=None)):
     print(text)
     for s in scores:
         print(f"  {s['label']}\\t{s['score']:.6f}")
 '''
+_ONE = '''for s in classify(TEXT, top_k=None):  # every label, best first
+    print(f"{s['label']}\\t{s['score']:.6f}")
+'''
 
 
 def _table_reader(path: str, column: Any) -> str:
     """Python that reads the rows the app read: lines of a .txt, a CSV/TSV column ('text' or the first)."""
-    if path.lower().endswith(".txt"):
-        return "texts = [line.strip() for line in open(path, encoding='utf-8') if line.strip()]\n"
+    if path.lower().endswith(".txt") and not column:
+        return _script("PATH = {path}\n"
+                       "texts = [line.strip() for line in open(PATH, encoding='utf-8') if line.strip()]\n",
+                       path=path)
     delimiter = "\t" if path.lower().endswith((".tsv", ".tab")) else ","
-    pick = f"row[{str(column)!r}]" if column else "row.get('text', next(iter(row.values())))"
-    return (f"rows = csv.DictReader(open(path, encoding='utf-8', newline=''), delimiter={delimiter!r})\n"
-            f"texts = [{pick} for row in rows]\n")
+    reader = ("PATH = {path}\n"
+              "rows = csv.DictReader(open(PATH, encoding='utf-8', newline=''), delimiter={delimiter})\n")
+    if not column:
+        return _script(reader + "texts = [row.get('text', next(iter(row.values()))) for row in rows]\n",
+                       path=path, delimiter=delimiter)
+    return _script(reader + "COLUMN = {column}\ntexts = [row[COLUMN] for row in rows]\n",
+                   path=path, delimiter=delimiter, column=str(column))
 
 
 def _classification(source: str, inputs: Any) -> str:
-    texts = _field(inputs, "text", "")
-    pair = _field(inputs, "pair")
-    path = _field(inputs, "path")
-    head = f'''from transformers import pipeline
-
-classify = pipeline("text-classification", model={source!r})
-'''
+    texts, pair, path = _field(inputs, "text", ""), _field(inputs, "pair"), _field(inputs, "path")
+    head = _script(_CLASSIFIER, model=source)
     if path and not texts:  # a table the app read in its worker: the same rows, read with csv
-        return f"import csv\n{head}path = {str(path)!r}\n" + _table_reader(str(path), _field(inputs, "column")) + _BATCH
+        return "import csv\n" + head + _table_reader(str(path), _field(inputs, "column")) + _BATCH
     if isinstance(texts, (list, tuple)) and len(texts) != 1:
-        return head + f"texts = {list(map(str, texts))!r}\n" + _BATCH
-    text = texts[0] if isinstance(texts, (list, tuple)) else str(texts)
-    call = f"{{'text': {text!r}, 'text_pair': {str(pair)!r}}}" if pair and str(pair).strip() else repr(text)
-    return head + f'''for s in classify({call}, top_k=None):  # every label, best first
-    print(f"{{s['label']}}\\t{{s['score']:.6f}}")
-'''
+        return head + _script("texts = {texts}\n", texts=_lines(texts)) + _BATCH
+    text = str(texts[0]) if isinstance(texts, (list, tuple)) else str(texts)
+    if pair and str(pair).strip():
+        return head + _script("TEXT = {{'text': {text}, 'text_pair': {pair}}}\n", text=text, pair=str(pair)) + _ONE
+    return head + _script("TEXT = {text}\n", text=text) + _ONE
 
 
 def _ner(source: str, inputs: Any) -> str:
-    text, aggregation = str(_field(inputs, "text", "")), str(_field(inputs, "aggregation", "simple"))
-    return f'''from transformers import pipeline
+    from bertstudio.core.tasks.ner import DEFAULT_STRATEGY, STRATEGIES
 
-tag = pipeline("token-classification", model={source!r}, aggregation_strategy={aggregation!r})
-for e in tag({text!r}):
+    aggregation = _field(inputs, "aggregation", DEFAULT_STRATEGY)
+    if aggregation not in STRATEGIES:
+        raise InputError(f"Unknown aggregation strategy {str(aggregation)[:40]!r}.",
+                         hint=f"Choose one of {', '.join(STRATEGIES)}.")
+    return _script('''from transformers import pipeline
+
+MODEL = {model}
+TEXT = {text}
+
+tag = pipeline("token-classification", model=MODEL, aggregation_strategy={aggregation})
+for e in tag(TEXT):
     label = e.get("entity_group", e.get("entity"))
     print(f"{{label}}\\t{{e['word']}}\\t{{e['start']}}-{{e['end']}}\\t{{e['score']:.6f}}")
-'''
+''', model=source, text=_text(inputs, "text"), aggregation=aggregation)
 
 
 _LOAD = '''import torch
 from transformers import {cls}, AutoTokenizer
 
-tokenizer = AutoTokenizer.from_pretrained({source!r})
-model = {cls}.from_pretrained({source!r}{extra}).eval()
+MODEL = {{model}}
+tokenizer = AutoTokenizer.from_pretrained(MODEL)
+model = {cls}.from_pretrained(MODEL{extra}).eval()
 '''
+
+
+def _load(cls: str, source: str, extra: str = "") -> str:
+    """The tokenizer and the model (`cls`, `extra` are ours); the source goes in as a literal."""
+    return _script(_LOAD.format(cls=cls, extra=extra), model=source)
 
 
 def _paired(cls: str, source: str, first: tuple[str, str], second: tuple[str, list[str]], options: str) -> str:
-    """Load the model; encode `first` paired with each of `second` (one batch) under torch's no-grad."""
+    """Load the model; encode `first` paired with each of `second` (one batch) under torch's no-grad.
+    The names and `options` are ours; the texts go in as literals."""
     (a_name, a), (b_name, b) = first, second
-    return _LOAD.format(cls=cls, source=source, extra="") + f'''
-{a_name} = {a!r}
-{b_name} = {b!r}
+    return _load(cls, source) + _script(f'''
+{a_name} = {{a}}
+{b_name} = {{b}}
 with torch.inference_mode():
     encoding = tokenizer([{a_name}] * len({b_name}), {b_name}, return_tensors="pt", padding=True{options})
-'''
+''', a=a, b=b)
 
 
 def _nsp(source: str, inputs: Any) -> str:
-    a = str(_field(inputs, "sentence_a", ""))
-    candidates = _lines(_field(inputs, "candidates", ()))
     truncate = (",\n                         truncation=\"longest_first\", "
                 "max_length=model.config.max_position_embeddings")
-    return _paired("AutoModelForNextSentencePrediction", source, ("a", a), ("candidates", candidates), truncate) + '''\
+    first = ("a", _text(inputs, "sentence_a"))
+    second = ("candidates", _lines(_field(inputs, "candidates", ())))
+    return _paired("AutoModelForNextSentencePrediction", source, first, second, truncate) + '''\
     probabilities = torch.softmax(model(**encoding).logits.float(), dim=-1)
 for b, (is_next, not_next) in zip(candidates, probabilities.tolist()):  # label 0 = IsNext
     print(f"{is_next:.6f}\\t{not_next:.6f}\\t{b}")
@@ -132,40 +206,50 @@ for b, (is_next, not_next) in zip(candidates, probabilities.tolist()):  # label 
 
 
 def _choice(source: str, inputs: Any) -> str:
-    prompt = str(_field(inputs, "prompt", ""))
-    choices = _lines(_field(inputs, "choices", ()))
-    return _paired("AutoModelForMultipleChoice", source, ("prompt", prompt), ("choices", choices), "") + '''\
+    first = ("prompt", _text(inputs, "prompt"))
+    second = ("choices", _lines(_field(inputs, "choices", ())))
+    return _paired("AutoModelForMultipleChoice", source, first, second, "") + '''\
     logits = model(**{name: t.unsqueeze(0) for name, t in encoding.items()}).logits[0].float()
 for choice, p, z in zip(choices, torch.softmax(logits, -1).tolist(), logits.tolist()):
     print(f"{p:.6f}\\t{z:.4f}\\t{choice}")
 '''
 
 
+def _max_answer_len(inputs: Any) -> int:
+    options = _field(inputs, "options")
+    value = options.get("max_answer_len") if isinstance(options, dict) else getattr(options, "max_answer_len", None)
+    return check_count(15 if value is None else value, "Maximum answer length", 1, MAX_ANSWER_LEN)
+
+
 def _qa(source: str, inputs: Any) -> str:
-    question, context = str(_field(inputs, "question", "")), str(_field(inputs, "context", ""))
-    longest = int(getattr(_field(inputs, "options"), "max_answer_len", 15))
-    return _LOAD.format(cls="AutoModelForQuestionAnswering", source=source, extra="") + f'''
-question = {question!r}
-context = {context!r}
-encoding = tokenizer(question, context, truncation="only_second", return_offsets_mapping=True,
+    return _load("AutoModelForQuestionAnswering", source) + _script('''
+QUESTION = {question}
+CONTEXT = {context}
+MAX_ANSWER_LEN = {longest}  # tokens
+encoding = tokenizer(QUESTION, CONTEXT, truncation="only_second", return_offsets_mapping=True,
                      return_tensors="pt")
 offsets = encoding.pop("offset_mapping")[0].tolist()
 in_context = torch.tensor([s == 1 for s in encoding.sequence_ids(0)])
+allowed = in_context.clone()
+allowed[0] = True  # the first token ([CLS], "no answer") shares the softmax, as in the app
 with torch.inference_mode():
     out = model(**encoding)
-start = out.start_logits[0].float().masked_fill(~in_context, float("-inf")).softmax(-1)
-end = out.end_logits[0].float().masked_fill(~in_context, float("-inf")).softmax(-1)
-spans = torch.triu(start[:, None] * end[None, :]).tril({longest - 1})  # start <= end, at most {longest} tokens
+start = out.start_logits[0].double().masked_fill(~allowed, float("-inf")).softmax(-1).masked_fill(~in_context, 0)
+end = out.end_logits[0].double().masked_fill(~allowed, float("-inf")).softmax(-1).masked_fill(~in_context, 0)
+spans = torch.triu(start[:, None] * end[None, :]).tril(MAX_ANSWER_LEN - 1)  # start <= end, not too long
 first, last = divmod(int(spans.argmax()), spans.shape[1])
-print(f"{{float(spans.max()):.6f}}\\t{{context[offsets[first][0]:offsets[last][1]]}}")
-'''
+print(f"{{float(spans.max()):.6f}}\\t{{CONTEXT[offsets[first][0]:offsets[last][1]]}}")
+''', question=_text(inputs, "question"), context=_text(inputs, "context"), longest=_max_answer_len(inputs))
 
 
 def _attention(source: str, inputs: Any) -> str:
-    text, pair = str(_field(inputs, "text", "")), _field(inputs, "pair")
-    arguments = f"{text!r}, {str(pair)!r}" if pair else repr(text)
-    return _LOAD.format(cls="AutoModel", source=source, extra=', attn_implementation="eager"') + f'''
-encoding = tokenizer({arguments}, return_tensors="pt")
+    text, pair = _text(inputs, "text"), _field(inputs, "pair")
+    if pair:
+        given = _script("TEXT = {text}\nPAIR = {pair}\nencoding = tokenizer(TEXT, PAIR, return_tensors=\"pt\")\n",
+                        text=text, pair=str(pair))
+    else:
+        given = _script("TEXT = {text}\nencoding = tokenizer(TEXT, return_tensors=\"pt\")\n", text=text)
+    return _load("AutoModel", source, ', attn_implementation="eager"') + "\n" + given + '''\
 with torch.inference_mode():
     attentions = model(**encoding, output_attentions=True).attentions  # per layer: (1, heads, q, k)
 tokens = tokenizer.convert_ids_to_tokens(encoding["input_ids"][0])
@@ -174,7 +258,7 @@ for layer, a in enumerate(attentions):
         row = a[0, head]
         q = int(row.max(dim=-1).values.argmax())
         k = int(row[q].argmax())
-        print(f"layer {{layer}} head {{head}}: strongest {{tokens[q]}} -> {{tokens[k]}} {{float(row[q, k]):.4f}}")
+        print(f"layer {layer} head {head}: strongest {tokens[q]} -> {tokens[k]} {float(row[q, k]):.4f}")
 '''
 
 
@@ -189,8 +273,12 @@ def can_copy(task: str) -> bool:
 
 
 def python_snippet(task: str, source: str, inputs: Any) -> str:
-    """A runnable script for `task` on the model at `source` with `inputs` (a task input or a dict)."""
+    """A runnable script for `task` on the model at `source` with `inputs` (a task input or a dict).
+
+    The header names only the task (one of ours); the source is the script's MODEL literal.
+    Raises InputError for a value no script can hold (a top k of "abc", an unknown strategy)."""
     if task not in BUILDERS:
         raise ValueError(f"no Python snippet for {task!r} (have: {', '.join(BUILDERS)})")
-    header = f"# BERT Studio: {task} on {source}\n# pip install torch transformers\n"
-    return header + BUILDERS[task](source, inputs)
+    if not isinstance(source, str):
+        source = str(source)
+    return HEADER.format(task=task) + BUILDERS[task](source, inputs)

@@ -13,8 +13,10 @@ from bertstudio.workers.runner import TaskRunner
 
 def _scan(folder: str, control: TaskControl) -> list:
     from bertstudio.core.catalog import list_local_models
+    from bertstudio.core.lazy_imports import import_transformers
 
     control.report(f"Scanning {folder}…")
+    import_transformers()  # waits for a start-up import in another thread instead of racing it
     return list_local_models(Path(folder))
 
 
@@ -41,5 +43,10 @@ class LocalModelsIndex(QObject):
             self._on_result([])
 
     def _on_result(self, models: list) -> None:
-        self.models = models
-        self.changed.emit(models)
+        self.models = list(models)
+        self.changed.emit(self.models)
+        note = getattr(models, "note", "")  # the scan stopped at its bound: say so, once, in the log
+        if note:
+            from bertstudio.core.errors import InputError
+
+            self.failed.emit(InputError(note))

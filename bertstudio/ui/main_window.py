@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtGui import QCloseEvent, QShowEvent
-from PySide6.QtWidgets import QFileDialog, QMainWindow, QTabWidget
+from PySide6.QtWidgets import QFileDialog, QMainWindow, QMessageBox, QTabWidget
 
-from bertstudio.core.errors import BertStudioError
+from bertstudio.core.errors import BertStudioError, InputError
 from bertstudio.core.progress import TaskControl
-from bertstudio.ui import gc_guard, menus, theme, wiring, workspace
+from bertstudio.ui import gc_guard, menus, theme, wheel_guard, wiring, workspace
 from bertstudio.ui.local_models import LocalModelsIndex
 from bertstudio.ui.log_panel import LogPanel
 from bertstudio.ui.settings import AppSettings
@@ -20,11 +20,11 @@ from bertstudio.workers.runner import TaskRunner
 def warm_up(control: TaskControl) -> tuple[list[str], dict[str, list[str]]]:
     """Import torch and transformers in the background; report the devices found."""
     control.report("Loading torch and transformers…")
-    import transformers  # noqa: F401  # the slow import, done here and not at start-up
-
     from bertstudio.core import devices
+    from bertstudio.core.lazy_imports import import_transformers
     from bertstudio.core.models import quiet_transformers
 
+    import_transformers()  # the slow import, here and not at start-up; on this one thread (see lazy_imports)
     quiet_transformers()
     found = devices.available_devices()
     return found, {device: devices.dtypes_for(device) for device in found}
@@ -37,6 +37,7 @@ class MainWindow(QMainWindow):
     def __init__(self, settings: AppSettings | None = None, confirm_close: bool = True) -> None:
         super().__init__()
         gc_guard.install()  # before any worker can run: Qt objects must die on this thread
+        wheel_guard.install()  # before any field exists: the wheel scrolls, it changes only a focused field
         self.setWindowTitle("BERT Studio")
         self.resize(1180, 780)
         self.settings = settings or AppSettings()
@@ -57,7 +58,8 @@ class MainWindow(QMainWindow):
         self._workspace_ready = False  # the last workspace is saved on close only once all tabs exist
         self._warm_runner = TaskRunner(self)
         self._warm_runner.result.connect(self._on_warm)
-        self._warm_runner.error.connect(lambda error: self.report_error(error, "start-up"))
+        self._warm_runner.error.connect(self._on_warm_failed)
+        self.workspace.problems.connect(self._workspace_problems)
         self.statusBar().showMessage("Ready. Loading torch in the background…")
 
     def _add_tabs(self, classes: list[type]) -> None:
@@ -76,29 +78,45 @@ class MainWindow(QMainWindow):
         wiring.open_evaluation(self.tabs, model_source, data_file, task_key)
 
     def _finish_start(self) -> None:
-        """After the first paint: the other tabs, then torch in the background, then the models folder."""
+        """After the first paint: the other tabs, torch in the background, the last workspace.
+
+        The models folder scan and every model load wait until the warm-up has imported
+        transformers (`_after_warm`): started beside it, they raced its lazy import."""
         if not self.isVisible():  # closed before the event loop got here
             return
         self._add_tabs(tab_classes([m for m in tab_modules() if m != FIRST_TAB_MODULE]))
         self._warm_runner.start(warm_up)
-        self.models_index.rescan()
         self._restore_last_workspace()
 
     def _restore_last_workspace(self) -> None:
         """Sources, inputs and layout now; each model loads in the background when its tab is shown."""
         path = workspace.last_workspace_path(self.settings._store)
-        if path.is_file():
+        self._workspace_ready = True  # whatever the file holds, closing saves the window as it is then
+        if path.exists():
             try:
                 self.workspace.apply(workspace.read(path))
             except BertStudioError as error:
                 self.report_error(error, "last workspace")
-        self._workspace_ready = True
+
+    def _workspace_problems(self, checked: workspace.workspace_file.Checked) -> None:
+        """Fields left out of a workspace: one line in the status bar and the log (every field in its
+        details), and a note that does not block (the rest is back and the window is usable)."""
+        message, details = checked.message(), "\n".join(checked.problems)
+        self.report_error(InputError(message, details=details), "workspace")
+        note = QMessageBox(QMessageBox.Icon.Warning, "Workspace", message, QMessageBox.StandardButton.Ok, self)
+        note.setDetailedText(details)
+        note.setModal(False)
+        note.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        self.workspace_note = note
+        note.show()
 
     def save_last_workspace(self) -> None:
-        if self._workspace_ready and not self.workspace.restoring:  # never a half-restored one
+        """On close: the window as it is now (never a half-restored one). Nothing here may stop the
+        close: a full disk, or a bug in a tab's state, is one line in the log and the window still goes."""
+        if self._workspace_ready and not self.workspace.restoring:
             try:
                 workspace.write(workspace.last_workspace_path(self.settings._store), workspace.capture(self))
-            except OSError as error:
+            except Exception as error:  # see the docstring: closing must not fail
                 self.log.error(error, "saving the last workspace")
 
     def _build_menu(self) -> None:
@@ -116,7 +134,17 @@ class MainWindow(QMainWindow):
         for tab in self.task_tabs.values():
             tab.set_devices(devices, dtypes)
         self.show_status(f"Ready. Devices: {', '.join(devices)}")
+        self._after_warm()
         self.ready.emit()
+
+    def _on_warm_failed(self, error: BaseException) -> None:
+        self.report_error(error, "start-up")
+        self._after_warm()  # loads and the scan then say what is wrong, each in its place
+
+    def _after_warm(self) -> None:
+        """transformers is imported: now the models folder and the restored models may load."""
+        self.models_index.rescan()
+        self.workspace.allow_loads()
 
     def _choose_models_dir(self) -> None:
         folder = QFileDialog.getExistingDirectory(self, "Folder of model folders", self.settings.models_dir)

@@ -24,6 +24,9 @@ WORKSPACE_FILTER = "BERT Studio workspace (*.bertstudio.json *.json)"
 # say what they do in their whatsThis.
 KNOWN = {"Ctrl+Return": "Run the current tab", "Ctrl+Enter": "Run the current tab",
          "Esc": "Cancel the running job"}
+# Straight to tab 1, 2, ...: the number row, 1 to 9, 0, then - and = (eleven tabs outgrew Alt+1..9).
+# Any further tab is in View → Go to tab (with a mnemonic) and behind Ctrl+PgUp / Ctrl+PgDown.
+TAB_KEYS = tuple(f"Alt+{key}" for key in "1234567890-=")
 
 
 def _action(window: MainWindow, menu: QMenu, text: str, slot: Any, *keys: Any, tip: str = "") -> QAction:
@@ -40,9 +43,12 @@ def _action(window: MainWindow, menu: QMenu, text: str, slot: Any, *keys: Any, t
 class Menus:
     """What the window keeps of its menus: the theme choices and the export worker."""
 
-    def __init__(self, theme_actions: dict[str, QAction], export_runner: TaskRunner) -> None:
+    def __init__(self, theme_actions: dict[str, QAction], export_runner: TaskRunner,
+                 tab_menu: QMenu | None = None, tab_actions: list[QAction] | None = None) -> None:
         self.theme_actions = theme_actions
         self.export_runner = export_runner
+        self.tab_menu = tab_menu
+        self.tab_actions = tab_actions or []
 
 
 def install(window: MainWindow) -> Menus:
@@ -78,8 +84,17 @@ def install(window: MainWindow) -> Menus:
     view.addSeparator()
     _action(window, view, "Next tab", lambda: step_tab(window, 1), "Ctrl+Tab", "Ctrl+PgDown")
     _action(window, view, "Previous tab", lambda: step_tab(window, -1), "Ctrl+Shift+Tab", "Ctrl+PgUp")
-    for number in range(1, 10):  # Alt+1..9: straight to a tab
-        QShortcut(QKeySequence(f"Alt+{number}"), window, lambda n=number: go_to_tab(window, n - 1))
+    tab_menu = view.addMenu("&Go to tab")
+    tab_actions = []
+    for index, key in enumerate(TAB_KEYS):
+        action = QAction(f"Tab {index + 1}", window)
+        action.setShortcut(QKeySequence(key))
+        action.triggered.connect(lambda _on=False, i=index: go_to_tab(window, i))
+        window.addAction(action)  # live before the menu is first opened and while the tabs arrive
+        tab_menu.addAction(action)  # never an empty menu; titled by refresh_tab_menu
+        tab_actions.append(action)
+    tab_menu.aboutToShow.connect(lambda: refresh_tab_menu(window))
+    window.ready.connect(lambda: refresh_tab_menu(window))  # every tab exists by then
 
     export_runner = TaskRunner(window)
     export_runner.result.connect(lambda written: window.show_status(f"Exported to {written}"))
@@ -87,7 +102,7 @@ def install(window: MainWindow) -> Menus:
 
     help_menu = bar.addMenu("&Help")
     _action(window, help_menu, "Keyboard shortcuts", lambda: show_shortcuts(window), "F1")
-    return Menus(theme_actions, export_runner)
+    return Menus(theme_actions, export_runner, tab_menu, tab_actions)
 
 
 def step_tab(window: MainWindow, step: int) -> None:
@@ -99,6 +114,24 @@ def step_tab(window: MainWindow, step: int) -> None:
 def go_to_tab(window: MainWindow, index: int) -> None:
     if 0 <= index < window.tabs.count():
         window.tabs.setCurrentIndex(index)
+
+
+def refresh_tab_menu(window: MainWindow) -> None:
+    """View → Go to tab lists every tab as it is now (tabs arrive after the first paint)."""
+    menu, actions = window.menus.tab_menu, window.menus.tab_actions
+    if menu is None:
+        return
+    menu.clear()  # the keyed actions belong to the window and survive; the extra ones go
+    for index in range(window.tabs.count()):
+        title = window.tabs.tabText(index).replace("&", "&&")
+        if index < len(actions):
+            action = actions[index]
+        else:
+            action = QAction(menu)
+            action.triggered.connect(lambda _on=False, i=index: go_to_tab(window, i))
+        mnemonics = "1234567890abcdefghijklmnopqrstuvwxyz"
+        action.setText(f"&{mnemonics[index]}  {title}" if index < len(mnemonics) else title)
+        menu.addAction(action)
 
 
 # -- workspace -------------------------------------------------------------------------------------
@@ -160,10 +193,10 @@ def copy_as_python(window: MainWindow) -> str:
         return ""
     try:
         source, inputs = tab.last_run()
+        script = python_snippet(task, source, inputs)  # a workspace's "abc" top k: a message
     except BertStudioError as error:
         window.report_error(error, "Copy as Python")
         return ""
-    script = python_snippet(task, source, inputs)
     QGuiApplication.clipboard().setText(script)
     title = getattr(tab, "TITLE", task)
     window.show_status(f"Copied a {len(script.splitlines())}-line Python script for {title} to the clipboard")
@@ -174,12 +207,13 @@ def copy_as_python(window: MainWindow) -> str:
 def shortcut_rows(window: MainWindow) -> list[tuple[str, str]]:
     """(keys, what) for every menu action and tab shortcut, menus first."""
     rows: list[tuple[str, str]] = []
+    refresh_tab_menu(window)  # every tab's key, under its title
     for menu in window.menuBar().findChildren(QMenu):
         for action in menu.actions():
             keys = ", ".join(k.toString(QKeySequence.SequenceFormat.NativeText) for k in action.shortcuts())
             if keys:
-                rows.append((keys, f"{menu.title().replace('&', '')} → {action.text()}"))
-    rows.append(("Alt+1 … Alt+9", "Go to tab 1 … 9"))
+                text = action.text().replace("&&", "\0").replace("&", "").replace("\0", "&")
+                rows.append((keys, f"{menu.title().replace('&', '')} → {' '.join(text.split())}"))
     seen: set[tuple[str, str]] = set()
     for tab in window.task_tabs.values():
         for shortcut in tab.findChildren(QShortcut):

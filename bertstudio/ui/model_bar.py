@@ -26,8 +26,10 @@ from bertstudio.workers.runner import TaskRunner
 
 def load_job(request: LoadRequest, control: TaskControl) -> ModelInfo:
     """Worker side of Load: only the frozen ModelInfo travels back to the GUI thread."""
+    from bertstudio.core.lazy_imports import import_transformers
     from bertstudio.core.models import load_model
 
+    import_transformers()  # waits for a start-up import in another thread instead of racing it
     return load_model(request, control).info
 
 
@@ -68,6 +70,9 @@ class ModelBar(QWidget):
         self._runner = TaskRunner(self)
 
         self.source = QComboBox(editable=True)
+        # Enter must not add the typed text as an item: such an item has no folder data, and
+        # source_text() then answered 'None' for that path from then on (issue 19.2).
+        self.source.setInsertPolicy(QComboBox.InsertPolicy.NoInsert)
         self.source.setMinimumWidth(320)
         self.source.setToolTip("A Hugging Face Hub id (online) or a local model folder")
         self.source.lineEdit().setPlaceholderText(spec_for(task).default_model)
@@ -171,8 +176,9 @@ class ModelBar(QWidget):
     def source_text(self) -> str:
         """The chosen source: a listed model's folder, or what the user typed."""
         index = self.source.currentIndex()
-        if index >= 0 and self.source.itemText(index) == self.source.currentText():
-            return str(self.source.itemData(index))
+        data = self.source.itemData(index) if index >= 0 else None
+        if data and self.source.itemText(index) == self.source.currentText():
+            return str(data)
         return self.source.currentText().strip()
 
     def _choose_folder(self) -> None:

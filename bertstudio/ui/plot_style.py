@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import math
 import weakref
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 
 import pyqtgraph as pg
 from PySide6.QtCore import Qt
@@ -23,7 +23,8 @@ from bertstudio.ui import theme
 PROBABILITY_TICKS = [(1e-6, "0"), (0.25, "0.25"), (0.5, "0.5"), (0.75, "0.75"), (1 - 1e-6, "1")]
 AXES = ("left", "bottom", "right", "top")
 
-_STYLED: weakref.WeakSet[pg.PlotWidget] = weakref.WeakSet()
+_STYLED: weakref.WeakSet[pg.GraphicsView] = weakref.WeakSet()
+_CALLBACKS: weakref.WeakKeyDictionary[pg.GraphicsView, weakref.WeakMethod] = weakref.WeakKeyDictionary()
 _CONNECTED = False
 
 
@@ -103,6 +104,22 @@ def _guides(plot: pg.PlotWidget, horizontal: bool, visible: bool) -> None:
         line.setVisible(visible)
 
 
+def align_axes(plots: Sequence[pg.PlotWidget], side: str = "left") -> None:
+    """One width for the label axis of plots stacked in a column, so that their value axes line up."""
+    axes = [plot.getPlotItem().getAxis(side) for plot in plots]
+    widths = [axis.fixedWidth if axis.fixedWidth is not None else axis.width() for axis in axes]
+    if axes:
+        width = int(max(widths))
+        for axis in axes:
+            axis.setWidth(width)
+
+
+def empty_ranges(plot: pg.PlotWidget) -> None:
+    """Before there is anything to show: 0-1 on both axes and no ticks on a label axis, instead
+    of pyqtgraph's meaningless -0.4..0.4."""
+    plot.getPlotItem().setRange(xRange=(0.0, 1.0), yRange=(0.0, 1.0), padding=0)
+
+
 def shared_value_range(*value_lists: Iterable[float]) -> tuple[float, float]:
     """One range for every list (A and B): zero included, room for the printed values."""
     values = [float(v) for values in value_lists for v in values if math.isfinite(float(v))]
@@ -122,10 +139,24 @@ def legend_outside(plot: pg.PlotWidget, entries: Sequence[tuple[str, str, str]])
     plot.getPlotItem().setTitle("&nbsp;&nbsp;&nbsp;".join(parts), size="9pt")
 
 
-def style_plot(plot: pg.PlotWidget) -> None:
-    """Theme colours, no SI prefix, and a restyle whenever the theme changes."""
+def set_title(plot: pg.PlotWidget | pg.PlotItem, text: str, size: str = "9pt") -> None:
+    """A plot title in the theme's text colour (restyled with the theme)."""
+    item = plot.getPlotItem() if isinstance(plot, pg.PlotWidget) else plot
+    item.setTitle(text or None, size=size, color=theme.colors().foreground)
+
+
+def style_plot(plot: pg.GraphicsView, on_theme: Callable[[theme.Colors], None] | None = None) -> None:
+    """Theme colours, no SI prefix, and a restyle whenever the theme changes.
+
+    Any pyqtgraph view: a PlotWidget, a GraphicsLayoutWidget (every PlotItem and axis in it,
+    colour bars included), a bare GraphicsView. Call it once, after the items are added; a
+    view with an `apply_theme(colors)` method gets it called too, for its own items, and so does
+    `on_theme` (a bound method of the widget that holds the view; kept weakly)."""
     global _CONNECTED
-    no_si_prefix(plot)
+    if on_theme is not None:
+        _CALLBACKS[plot] = weakref.WeakMethod(on_theme)  # type: ignore[arg-type]
+    for item in _plot_items(plot):
+        no_si_prefix(item)
     _apply(plot)
     _STYLED.add(plot)
     if not _CONNECTED:
@@ -133,16 +164,39 @@ def style_plot(plot: pg.PlotWidget) -> None:
         _CONNECTED = True
 
 
-def _apply(plot: pg.PlotWidget) -> None:
+style_view = style_plot  # the name for views that are not a PlotWidget
+
+
+def background_of(view: pg.GraphicsView) -> str:
+    """The colour a view paints behind its items ("#rrggbb"), for tests and the walkthrough."""
+    return view.backgroundBrush().color().name()
+
+
+def _plot_items(view: pg.GraphicsView) -> list[pg.PlotItem]:
+    if isinstance(view, pg.PlotWidget):
+        return [view.getPlotItem()]
+    scene = view.scene()
+    return [item for item in scene.items() if isinstance(item, pg.PlotItem)] if scene is not None else []
+
+
+def _axes(view: pg.GraphicsView) -> list[pg.AxisItem]:
+    """Every axis in the view: the plots' and the colour bars'."""
+    scene = view.scene()
+    return [item for item in scene.items() if isinstance(item, pg.AxisItem)] if scene is not None else []
+
+
+def _apply(plot: pg.GraphicsView) -> None:
     colors = theme.colors()
     plot.setBackground(colors.background)
-    item = plot.getPlotItem()
-    for name in AXES:
-        axis = item.getAxis(name)
+    for axis in _axes(plot):
         axis.setPen(pg.mkPen(colors.muted))
         axis.setTextPen(pg.mkPen(colors.foreground))
         if axis.label is not None and axis.labelText:
             axis.setLabel(axis.labelText, units=axis.labelUnits, color=colors.foreground)
+    for item in _plot_items(plot):
+        title = item.titleLabel
+        if title is not None and title.text and not getattr(plot, "_legend_entries", None):
+            title.setText(title.text, color=colors.foreground)
     for line in getattr(plot, "_guides", None) or ():
         line.setPen(pg.mkPen(colors.muted, width=1, style=Qt.PenStyle.DotLine))
     entries = getattr(plot, "_legend_entries", None)
@@ -151,13 +205,16 @@ def _apply(plot: pg.PlotWidget) -> None:
     restyle = getattr(plot, "apply_theme", None)
     if callable(restyle):
         restyle(colors)
+    callback = _CALLBACKS.get(plot)
+    if callback is not None and callback() is not None:
+        callback()(colors)  # type: ignore[misc]
 
 
 def restyle_all() -> None:
     for plot in list(_STYLED):
         try:
-            if plot.getPlotItem() is None:  # closed: pyqtgraph dropped its plot item
+            if isinstance(plot, pg.PlotWidget) and plot.getPlotItem() is None:  # closed: no plot item
                 raise RuntimeError("closed")
             _apply(plot)
-        except RuntimeError:  # closed, or its C++ object is gone
+        except (RuntimeError, AttributeError):  # closed, or its C++ object is gone
             _STYLED.discard(plot)

@@ -4,6 +4,10 @@ from __future__ import annotations
 
 from PySide6.QtCore import QObject, QSettings, Signal
 
+from bertstudio.core.errors import InputError
+from bertstudio.core.limits import check_count
+from bertstudio.core.workspace_file import MAX_PIXELS
+
 
 class AppSettings(QObject):
     """The models folder, the last source per task, the device. Tests pass their own QSettings."""
@@ -43,9 +47,10 @@ class AppSettings(QObject):
     def splitter_sizes(self, key: str) -> list[int]:
         """The sizes a splitter was left at (a tab's inputs vs results), [] if never moved."""
         value = self._store.value(f"splitter/{key}", "") or ""
+        text = ",".join(map(str, value)) if isinstance(value, list) else str(value)  # ini reads "1,2" as a list
         try:
-            return [int(size) for size in str(value).split(",") if size.strip()]
-        except ValueError:
+            return [check_count(size, "a splitter size", 0, MAX_PIXELS) for size in text.split(",") if size.strip()]
+        except InputError:  # a hand-edited settings file: the default layout, not an overflow in Qt
             return []
 
     def set_splitter_sizes(self, key: str, sizes: list[int]) -> None:

@@ -27,10 +27,31 @@ class Colors:
     series_b: str  # model B, end probabilities
     inside_text: str  # a value label drawn on top of a long bar
     highlight: tuple[int, int, int, int]  # shaded regions (RGBA)
+    # text colours for notes and marks, readable on the window's background (issue 8)
+    info: str = "#3c4a5c"
+    warning: str = "#7a5800"
+    error: str = "#a40000"
+    warning_background: str = "#fff4ce"
+    error_background: str = "#fde7e9"
+    mark: str = "#1a56b0"  # a predicted word in the filled sentence
+    mark_background: str = "#e3ecfa"
+    answer_background: str = "#ffd54f"  # the QA answer (dark text on it in both themes)
+    window_background: str = "#eef3fb"  # the QA window the answer came from
+    b_background: str = "#fbd9c4"  # model B's answer
 
 
 LIGHT = Colors("light", "#ffffff", "#222222", "#8a8a8a", "#3f6fc4", "#d0703f", "#ffffff", (255, 213, 79, 90))
-DARK = Colors("dark", "#1f2227", "#e3e3e3", "#8f959e", "#6f9ce8", "#f0935e", "#111111", (255, 213, 79, 70))
+DARK = Colors("dark", "#1f2227", "#e3e3e3", "#8f959e", "#6f9ce8", "#f0935e", "#111111", (255, 213, 79, 70),
+              info="#b8c2cf", warning="#e3b341", error="#ff7b72", warning_background="#3a3000",
+              error_background="#4a1f22", mark="#9cc0ff", mark_background="#253650",
+              answer_background="#ffd54f", window_background="#2c3a4f", b_background="#fbd9c4")
+
+
+def ink_on(background: str) -> str:
+    """Black or white, whichever reads on `background` (text on a highlight, in either theme)."""
+    colour = QColor(background)
+    luminance = 0.2126 * colour.redF() + 0.7152 * colour.greenF() + 0.0722 * colour.blueF()
+    return "#111111" if luminance > 0.45 else "#ffffff"
 
 
 def _dark_palette() -> QPalette:

@@ -1,8 +1,11 @@
 """How the tabs reach each other, in one place: no tab imports another tab.
 
 - a task tab's "Explain…" opens the Explain tab on that input and result;
-- heads chosen in the attention grid become every task tab's "heads off" (intact vs ablated);
-- a row double-clicked in the Evaluate tab opens in its task's tab, with the evaluated model;
+- heads selected in the attention grid become every task tab's "heads off" (intact vs ablated),
+  only when the person presses the attention tab's "Switch these heads off in the task tabs";
+  each field then says where its heads came from and has its own Clear;
+- a row double-clicked in the Evaluate tab opens in its task's tab, with the evaluated model,
+  and runs there once that model is ready (never the previous text's result under the new text);
 - the Train tab's "Evaluate" (through `MainWindow.open_evaluation`) starts the Evaluate tab.
 
 Tabs are found by the signals and methods they offer (duck typing), so a tab that is not
@@ -36,11 +39,18 @@ def explain(tabs: QTabWidget, request: Any) -> None:
         target.explain(request.spec_key, request.request, request.inputs, request.result)
 
 
+def heads_origin(heads: Any, where: str = "Attention") -> str:
+    count = len(heads)
+    return f"from {where}, {count} head{'s' if count != 1 else ''}"
+
+
 def switch_heads_off(task_tabs: dict[str, Any], heads: Any) -> None:
-    """Heads chosen in the attention grid: every task tab runs intact vs these heads off."""
+    """The attention tab's explicit "switch these heads off in the task tabs": every other task tab
+    runs intact vs these heads off, and its field says they came from Attention."""
+    heads = tuple(heads)
     for tab in task_tabs.values():
         if callable(getattr(tab, "set_ablated_heads", None)) and getattr(tab, "SPEC_KEY", "") != "attention":
-            tab.set_ablated_heads(tuple(heads))
+            tab.set_ablated_heads(heads, heads_origin(heads))
 
 
 def open_row(tabs: QTabWidget, task_tabs: dict[str, Any], spec_key: str, source: str, inputs: Any) -> None:
@@ -51,8 +61,10 @@ def open_row(tabs: QTabWidget, task_tabs: dict[str, Any], spec_key: str, source:
     _show(tabs, tab)
     tab.set_inputs(inputs)
     loaded = tab.model_request()
-    if loaded is None or loaded.source != source:
-        tab.open_model(source)
+    if loaded is None or loaded.source != source or getattr(tab.model_bar, "busy", False):
+        tab.open_model(source)  # (another model on its way would otherwise run the row)
+    if callable(getattr(tab, "run_when_ready", None)):
+        tab.run_when_ready()
 
 
 def open_evaluation(tabs: QTabWidget, model_source: str, data_file: str, task_key: str) -> bool:
@@ -68,7 +80,7 @@ def connect_tab(tabs: QTabWidget, task_tabs: dict[str, Any], tab: QWidget) -> No
     """Wire one newly added tab to the others (tabs arrive in two batches at start-up)."""
     if hasattr(tab, "explain_requested"):
         tab.explain_requested.connect(lambda request: explain(tabs, request))
-    if hasattr(tab, "heads_selected"):
-        tab.heads_selected.connect(lambda heads: switch_heads_off(task_tabs, heads))
+    if hasattr(tab, "heads_off_requested"):
+        tab.heads_off_requested.connect(lambda heads: switch_heads_off(task_tabs, heads))
     if hasattr(tab, "open_row"):
         tab.open_row.connect(lambda key, source, inputs: open_row(tabs, task_tabs, key, source, inputs))

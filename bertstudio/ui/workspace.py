@@ -1,8 +1,9 @@
 """Workspaces: every tab's model, inputs and options and the window layout, in one JSON file.
 
 File → Save workspace…/Open workspace…, and the last one saved on close and put back at
-start. Putting back never blocks: sources and inputs are set at once, but a model is only
-loaded (in the model bar's worker) when its tab is first shown.
+start. A file is read and validated by core/workspace_file.py before anything is applied.
+Putting back never blocks: sources and inputs are set at once, but a model is only loaded
+(in the model bar's worker) when its tab is first shown, and an explicit load wins over it.
 """
 
 from __future__ import annotations
@@ -18,13 +19,14 @@ from typing import TYPE_CHECKING, Any
 from PySide6.QtCore import QByteArray, QObject, QSettings, QStandardPaths, QTimer, Signal
 from PySide6.QtWidgets import QSplitter
 
-from bertstudio.core.errors import InputError
+from bertstudio.core import workspace_file
+from bertstudio.core.workspace_file import FORMAT, VERSION
 
 if TYPE_CHECKING:
     from bertstudio.ui.main_window import MainWindow
 
-FORMAT = "bertstudio-workspace"
-VERSION = 1
+__all__ = ["FORMAT", "VERSION", "Workspace", "capture", "read", "write"]
+
 LAST_NAME = "last-workspace.json"
 WINDOW = ""  # the queue's key for the window layout (no task has an empty key)
 
@@ -88,27 +90,23 @@ def write(path: str | Path, data: dict[str, Any], default: Callable[[Any], Any] 
 
 
 def read(path: str | Path) -> dict[str, Any]:
-    try:
-        data = json.loads(Path(path).read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise InputError(f"There is no workspace file {path}.") from None
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
-        raise InputError(f"{path} could not be read as a workspace: {error}.") from None
-    if not isinstance(data, dict) or data.get("format") != FORMAT or not isinstance(data.get("tabs"), dict):
-        raise InputError(f"{path} is not a BERT Studio workspace.", hint="Choose a file saved with Save workspace…")
-    if int(data.get("version", 0)) > VERSION:
-        raise InputError(f"{path} was saved by a newer BERT Studio (workspace version {data['version']}).")
-    return data
+    """The file as JSON, refused if it is no workspace at all; `Workspace.apply` validates the fields."""
+    return workspace_file.read(path)
 
 
 class Workspace(QObject):
     """Applies workspaces to the window and loads each tab's model when the tab is first shown.
 
-    Tabs are put back one per event-loop turn (a tab that reads a file to fill its column
-    choices takes ~30 ms; all ten at once would stall the window for ~150 ms).
+    The file is validated first (core/workspace_file.py): wrong fields are left out and named
+    in one message, the rest comes back. Tabs are put back one per event-loop turn (a tab that
+    reads a file to fill its column choices takes ~30 ms; all ten at once would stall the
+    window), the current tab first, so its model starts loading before the others are back.
+    Whatever a step raises, the restore ends: `restoring` never stays True, so saving on close
+    and the next Open workspace keep working.
     """
 
     restored = Signal()  # every tab of the last `apply` is back
+    problems = Signal(object)  # a workspace_file.Checked: what was left out of the last `apply`
 
     def __init__(self, window: MainWindow) -> None:
         super().__init__(window)
@@ -117,59 +115,121 @@ class Workspace(QObject):
         self._queue: list[tuple[str, dict[str, Any]]] = []
         self._current = ""
         self._busy = False
+        self._generation = 0  # each apply() runs its own chain of steps; a newer one ends the older
+        self._problems: list[str] = []
+        self._explicit: set[str] = set()  # tabs asked for a model since the last apply(): that request wins
+        self._watched: set[str] = set()
+        self._loads_allowed = False  # set once transformers is imported (see MainWindow._on_warm)
         window.tabs.currentChanged.connect(lambda _index: QTimer.singleShot(0, self._load_current))
 
     @property
     def restoring(self) -> bool:
         return self._busy
 
-    def apply(self, data: dict[str, Any]) -> None:
-        window = self.window
-        layout = data.get("window") or {}
+    def allow_loads(self) -> None:
+        """transformers is imported: loads no longer race its lazy import (see main_window.warm_up)."""
+        self._loads_allowed = True
+        self._load_current()
+
+    def apply(self, data: dict[str, Any]) -> workspace_file.Checked:
+        """Validate `data`, then put back its valid parts over the next event-loop turns."""
+        self._watch_model_bars()
+        checked = workspace_file.validate(data, self._examples())
+        clean = checked.data
         self.pending = {}
-        self._current = str(data.get("current") or "")
-        starting = not self._busy
+        self._explicit = set()
+        self._problems = list(checked.problems)
+        self._current = clean.get("current", "")
+        tabs = clean.get("tabs", {})
+        order = sorted(tabs, key=lambda key: key != self._current)  # the current tab first
+        self._queue = [(WINDOW, clean.get("window", {}))] + [(key, tabs[key]) for key in order]
         self._busy = True
-        self._queue = [(WINDOW, {name: str(layout.get(name) or "") for name in ("geometry", "state")})]
-        self._queue += [(key, state) for key, state in (data.get("tabs") or {}).items()
-                        if key in window.task_tabs and isinstance(state, dict)]
-        if starting:
-            QTimer.singleShot(0, self._step)
+        self._generation += 1
+        generation = self._generation
+        QTimer.singleShot(0, lambda: self._step(generation))
+        return checked
 
-    def _step(self) -> None:
-        """Put back one tab; the last step shows the saved current tab and loads its model."""
-        if self._queue:
-            key, state = self._queue.pop(0)
-            tab = self.window.task_tabs.get(key)
-            if key == WINDOW:
-                self._restore_window(state)
-            elif tab is not None:
-                restore_tab(tab, state)
-                loaded = str(state.get("loaded") or "")
-                info = getattr(tab, "model_info", None)  # the Train tab has no model of its own
-                current = info.request.source if info is not None else ""
-                if loaded and loaded != current:
-                    self.pending[key] = loaded
-        QTimer.singleShot(0, self._step if self._queue else self._finish)
+    def _examples(self) -> dict[str, Any]:
+        """What each tab writes today: the schema its saved inputs are checked against."""
+        examples = {}
+        for key, tab in self.window.task_tabs.items():
+            try:
+                examples[key] = tab.state()
+            except Exception as error:  # a tab that cannot say its state is left as it is
+                self.window.log.error(error, f"reading the {key} tab's state")
+        return examples
 
-    def _finish(self) -> None:
-        if self._queue:  # another apply() came in: it has its own steps
+    def _step(self, generation: int) -> None:
+        """Put back one part; a part that fails is named, and the restore goes on."""
+        if generation != self._generation:  # a newer apply() took over
+            return
+        if not self._queue:
+            self._finish(generation)
+            return
+        key, state = self._queue.pop(0)
+        try:
+            self._restore_part(key, state)
+        except Exception as error:  # a tab's bug must not leave the window "restoring" for good
+            what = f"tabs.{key}" if key else "window"
+            self._problems.append(f"{what} could not be restored ({type(error).__name__}: {error})")
+            self.window.log.error(error, "restoring the workspace")
+        finally:
+            next_step = self._step if self._queue else self._finish
+            QTimer.singleShot(0, lambda: next_step(generation))
+
+    def _restore_part(self, key: str, state: dict[str, Any]) -> None:
+        if key == WINDOW:
+            self._restore_window(state)
+            current_tab = self.window.task_tabs.get(self._current)
+            if current_tab is not None:  # at once: the user sees the right tab while the rest comes back
+                self.window.tabs.setCurrentWidget(current_tab)
+            return
+        tab = self.window.task_tabs.get(key)
+        if tab is None:
+            return
+        restore_tab(tab, state)
+        loaded = state.get("loaded", "")
+        info = getattr(tab, "model_info", None)  # the Train tab has no model of its own
+        current = info.request.source if info is not None else ""
+        if loaded and loaded != current and key not in self._explicit:
+            self.pending[key] = loaded
+            tab.show_pending_model(loaded)
+            if tab is self.window.tabs.currentWidget():
+                self._load_current()
+
+    def _finish(self, generation: int) -> None:
+        if generation != self._generation:
             return
         self._busy = False
-        current_tab = self.window.task_tabs.get(self._current)
-        if current_tab is not None:
-            self.window.tabs.setCurrentWidget(current_tab)
+        problems, self._problems = self._problems, []
+        if problems:
+            self.problems.emit(workspace_file.Checked({}, tuple(problems)))
         self._load_current()
         self.restored.emit()
 
     def _restore_window(self, layout: dict[str, str]) -> None:
-        if layout["geometry"]:
+        if layout.get("geometry"):
             self.window.restoreGeometry(QByteArray.fromBase64(layout["geometry"].encode("ascii")))
-        if layout["state"]:
+        if layout.get("state"):
             self.window.restoreState(QByteArray.fromBase64(layout["state"].encode("ascii")))
 
+    def _watch_model_bars(self) -> None:
+        """A model asked for explicitly (Open in…, Load, an evaluated row) wins over a pending restore."""
+        for key, tab in self.window.task_tabs.items():
+            bar = getattr(tab, "model_bar", None)
+            if bar is not None and key not in self._watched:
+                self._watched.add(key)
+                bar.busy_changed.connect(lambda busy, key=key: self._on_load_started(key) if busy else None)
+
+    def _on_load_started(self, key: str) -> None:
+        self._explicit.add(key)
+        self.pending.pop(key, None)
+
     def _load_current(self) -> None:
+        if not self._loads_allowed:
+            return
         current = self.window.tabs.currentWidget()
         for key, tab in self.window.task_tabs.items():
             if tab is current and key in self.pending:
-                tab.model_bar.load(self.pending.pop(key))  # the bar's worker: never blocks the window
+                source = self.pending.pop(key)
+                tab.model_bar.load(source)  # the bar's worker: never blocks the window

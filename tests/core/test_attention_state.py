@@ -32,7 +32,9 @@ def test_state_notifies_changed_fields_once() -> None:
         state.update(layer=1)
         state.update(head=3, quadrant="A->B")
         assert len(seen) == 2  # nothing announced inside a batch
-    assert seen[-1] == {"layer", "head", "quadrant"} and detail[-1] == {"layer", "head", "quadrant"}
+    # the head view follows the detail head (one head in view): heads_shown changed with it
+    assert seen[-1] == {"layer", "head", "heads_shown", "quadrant"} and detail[-1] == seen[-1]
+    assert state.heads_shown == (3,)
     assert (state.layer, state.head, state.quadrant) == (1, 3, "A->B")
     assert state.settings.options(pair=False) == ViewOptions(False, True, "all")
     with pytest.raises(InputError, match="quadrant"):

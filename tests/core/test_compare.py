@@ -11,6 +11,8 @@ from bertstudio.core.compare import (
     compare_ranking_lists,
     compare_rankings,
     compare_spans,
+    label_sets_note,
+    with_label_sets,
 )
 from bertstudio.core.errors import InputError
 from bertstudio.core.tasks.fill_mask import Candidate
@@ -25,6 +27,20 @@ def test_rankings_top_change_deltas_and_ranks() -> None:
     assert pos.delta == pytest.approx(-0.3) and (pos.rank_a, pos.rank_b) == (1, 2)
     assert diff.max_abs_delta == pytest.approx(0.3)
     assert diff.to_json()["top_changed"] is True
+
+
+def test_classifiers_with_different_labels_claim_no_top_change() -> None:
+    """27 topics against positive/negative: "food -> positive" is no change of mind, and says why."""
+    a = [("food", 0.9), ("sports", 0.1)]
+    b = [("positive", 0.6), ("negative", 0.4)]
+    (diff,) = with_label_sets(compare_ranking_lists([a], [b]), ["food", "sports"], ["positive", "negative"])
+    assert not diff.comparable and not diff.top_changed and (diff.top_a, diff.top_b) == ("food", "positive")
+    assert "different labels (A: 2, B: 2, 0 shared)" in diff.labels_note
+    data = diff.to_json()
+    assert data["top_changed"] is None and data["labels_note"] == diff.labels_note
+    same = with_label_sets(compare_ranking_lists([a], [a[::-1]]), ["food", "sports"], ["sports", "food"])
+    assert same[0].comparable and same[0].to_json()["labels_note"] is None
+    assert "shared labels only" in label_sets_note(["a", "b", "c"], ["a", "x"])
 
 
 def test_rankings_of_fill_mask_candidates_with_labels_only_one_side_has() -> None:

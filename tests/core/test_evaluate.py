@@ -162,7 +162,7 @@ def test_malformed_files_name_their_lines(tmp_path: Path, task: str, name: str, 
 def test_missing_file_and_unknown_task(tmp_path: Path) -> None:
     with pytest.raises(InputError, match="does not exist"):
         read_dataset("classification", tmp_path / "none.csv")
-    with pytest.raises(InputError, match="is a folder, not a data file"):
+    with pytest.raises(InputError, match="is a folder, not a file"):
         read_dataset("ner", tmp_path)
     (tmp_path / "x.txt").write_text("a\n", encoding="utf-8")
     with pytest.raises(InputError, match="does not support the task 'attention'"):

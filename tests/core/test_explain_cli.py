@@ -104,3 +104,27 @@ def test_head_importance(checkpoint_factory, capsys, tmp_path) -> None:  # noqa:
     assert nsp["examples"] == 2
     assert main(["head-importance", "--model", model, "--task", "classify", "--data", str(data), "text"]) == 1
     assert "not both" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("task", "head", "inputs", "target", "message"),
+    [
+        ("fill-mask", "MaskedLM", ["the cat sat on the [MASK] ."], "99999999", "Token id 99,999,999 is not in"),
+        ("fill-mask", "MaskedLM", ["the cat sat on the [MASK] ."], "²", "is not one token"),
+        ("classify", "SequenceClassification", ["a good film ."], "99999999", "Unknown label"),
+        ("classify", "SequenceClassification", ["a good film ."], "²", "Unknown label"),
+        ("ner", "TokenClassification", ["john lives in paris ."], "99999999", "is not a token index"),
+        ("ner", "TokenClassification", ["john lives in paris ."], "²:O", "is not a token index"),
+        ("choice", "MultipleChoice", ["--prompt", "the cat", "--choice", "sat .", "--choice", "ran ."], "²",
+         "Unknown choice"),
+        ("choice", "MultipleChoice", ["--prompt", "the cat", "--choice", "sat .", "--choice", "ran ."],
+         "99999999999999999999999999999999", "Unknown choice"),
+    ],
+)
+def test_explain_targets_out_of_range_or_not_ascii_digits(checkpoint_factory, capsys, task: str, head: str,  # noqa: ANN001
+                                                          inputs: list[str], target: str, message: str) -> None:
+    """A number past the vocabulary or the tokens, or "²" (a digit to isdigit, not to int): one message, exit 1."""
+    model = str(checkpoint_factory("bert", head))
+    code = main(["explain", "--model", model, "--task", task, "--method", "gradient", *inputs, "--target", target])
+    err = capsys.readouterr().err
+    assert code == 1 and message in err and "Traceback" not in err and "internal error" not in err, err

@@ -55,3 +55,11 @@ def test_bounded_call_gives_up_on_silence_but_not_on_a_slow_download(monkeypatch
         _bounded(lambda: never.wait(5), TaskControl(), "listing x")
     assert time.monotonic() - start < 1.5
     never.set()
+
+
+def test_every_tokenizer_file_the_folder_check_accepts_is_downloaded() -> None:
+    from bertstudio.core.hub import WANTED
+
+    for name in ("tokenizer.json", "vocab.txt", "vocab.json", "merges.txt", "spiece.model", "spm.model",
+                 "sentencepiece.bpe.model", "tokenizer.model"):
+        assert WANTED.match(name), name

@@ -6,7 +6,7 @@ import pytest
 
 from bertstudio.core.errors import InputError
 from bertstudio.core.models import LoadRequest, load_model
-from bertstudio.core.tasks.ner import STRATEGIES, entity_type, label_hint, tag
+from bertstudio.core.tasks.ner import DEFAULT_STRATEGY, STRATEGIES, NerInput, entity_type, label_hint, tag
 
 TEXT = "my name is klaus and i live in vienna , anna works in rome ."
 
@@ -128,6 +128,31 @@ def test_untrained_head_and_generic_labels_are_flagged(checkpoint_factory, real_
     assert loaded.info.head_warning
 
 
+def _inside_a_word(text: str, entities) -> list[str]:  # noqa: ANN001
+    """Entities that start or end inside a word ('##iv' of "live"): what a person does not call an entity."""
+    return [e.word for e in entities
+            if (e.start > 0 and text[e.start - 1].isalnum()) or (e.end < len(text) and text[e.end].isalnum())]
+
+
+def test_default_strategy_tags_whole_words(checkpoint_factory, capsys) -> None:
+    """The issue: the default 'simple' listed wordpieces as entities ('Mer' + 'kel'). The random head
+    tags "live" (l ##i ##v ##e) with pieces of different types: 'simple' splits it, the default does not."""
+    import json
+
+    from bertstudio.cli import main
+    from bertstudio.cli.ner import DEFAULT_STRATEGY as CLI_DEFAULT
+
+    assert DEFAULT_STRATEGY == CLI_DEFAULT == NerInput("x").aggregation == "first"
+    folder = checkpoint_factory("bert", "TokenClassification")
+    loaded = load_model(LoadRequest(str(folder), "ner"))
+    result = tag(loaded, TEXT)
+    assert result.aggregation == "first" and result.entities and not _inside_a_word(TEXT, result.entities)
+    assert _inside_a_word(TEXT, result.comparison["simple"])  # the old default: pieces of "live"
+    assert main(["ner", "--model", str(folder), TEXT, "--json"]) == 0  # the CLI's default too
+    rows = json.loads(capsys.readouterr().out)
+    assert [(r["start"], r["end"]) for r in rows] == [(e.start, e.end) for e in result.entities]
+
+
 def test_helpers() -> None:
     assert entity_type("B-PER") == "PER" and entity_type("I-LOC") == "LOC" and entity_type("LABEL_3") == "LABEL_3"
     assert entity_type("O") == "O" and entity_type("MISC") == "MISC"
@@ -186,7 +211,7 @@ def test_cli_compare_json(checkpoint_factory, tmp_path, capsys) -> None:
     assert out["model"] == str(first) and out["compare"]["model"] == str(second)
     for rows, folder in ((out["result"], first), (out["compare"]["result"], second)):
         assert [(r["entity_group"], r["start"], r["end"]) for r in rows] == [
-            (t["entity_group"], t["start"], t["end"]) for t in _reference(folder, TEXT, "simple")]
+            (t["entity_group"], t["start"], t["end"]) for t in _reference(folder, TEXT, DEFAULT_STRATEGY)]
     diff = out["compare"]["differences"]
     spans_a = {(r["start"], r["end"]): r["entity_group"] for r in out["result"]}
     spans_b = {(r["start"], r["end"]): r["entity_group"] for r in out["compare"]["result"]}

@@ -331,6 +331,6 @@ def test_cli_refuses_bad_inputs_in_one_line(checkpoint_factory, tmp_path, capsys
     folder = str(checkpoint_factory("bert", "QuestionAnswering"))
     assert main(["qa", "--model", folder, "--question", QUESTION, "--context-file", str(binary)]) == 1
     err = capsys.readouterr().err
-    assert "cannot be read as UTF-8" in err and str(binary) in err
+    assert "not UTF-8 text" in err and str(binary) in err
     assert main(["qa", "--model", folder, "--question", QUESTION, "--context-file", str(tmp_path)]) == 1
     assert "is a folder" in capsys.readouterr().err

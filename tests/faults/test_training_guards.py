@@ -171,3 +171,17 @@ def test_validate_needs_no_model(tmp_path: Path) -> None:
                 replace(config, max_steps=-5), replace(config, scheduler="sideways"), replace(config, task="x")):
         with pytest.raises(InputError):
             bad.validate()
+
+
+@pytest.mark.parametrize("make", ["self", "pair"])
+def test_output_at_a_symlink_loop_is_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str], make: str) -> None:
+    loop = tmp_path / "loop"
+    if make == "self":
+        loop.symlink_to(loop)
+    else:
+        (tmp_path / "other").symlink_to(loop)
+        loop.symlink_to(tmp_path / "other")
+    for output in (str(loop), str(loop / "model")):
+        code, err = cli(capsys, output=output, tmp=tmp_path)
+        assert code == 1 and "symbolic link that points to itself (a loop)" in err, err
+        assert len(err.strip().splitlines()) == 2 and "internal error" not in err  # error: ... and hint: ...

@@ -55,6 +55,41 @@ def test_signal_stops_and_saves(tmp_path: Path, checkpoint_factory, signum: int)
     assert result["checkpoints_dir"] and any(Path(result["checkpoints_dir"]).glob(f"checkpoint-{result['step']}"))
 
 
+# The CLI's main in a real process; one line on stderr when the model starts loading.
+LOADING = textwrap.dedent("""
+    import sys
+    from bertstudio.core import progress
+    report = progress.TaskControl.report
+    def watched(self, message, fraction=None, payload=None):
+        if message.startswith("Loading "):
+            print("LOADING", file=sys.stderr, flush=True)
+        report(self, message, fraction, payload)
+    progress.TaskControl.report = watched
+    from bertstudio.cli import main
+    raise SystemExit(main(sys.argv[1:]))
+""")
+
+
+def test_ctrl_c_before_the_first_step_cancels_at_once(tmp_path: Path, checkpoint_factory) -> None:  # noqa: ANN001
+    """Reading, loading and tokenizing are no step to finish: Ctrl+C there cancels (exit 130) and
+    leaves nothing (no model folder, no checkpoints folder, no lock)."""
+    import time
+
+    output = tmp_path / "out"
+    command = [sys.executable, "-c", LOADING, *_args(checkpoint_factory("bert", "Model"),
+                                                     toy_csv(tmp_path / "toy.csv", 32), output, "--max-steps", "50")]
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=ENV, cwd=ROOT)
+    assert process.stderr is not None
+    assert process.stderr.readline().strip() == "LOADING"
+    sent = time.monotonic()
+    process.send_signal(signal.SIGINT)
+    out, err = process.communicate(timeout=120)
+    assert process.returncode == 130, out + err
+    assert err.strip().splitlines()[-1] == "Cancelled." and "Traceback" not in err, err
+    assert "step 1/" not in err and time.monotonic() - sent < 10
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["toy.csv"]
+
+
 KILLER = textwrap.dedent("""
     import os, signal, sys
     import torch

@@ -95,3 +95,28 @@ def test_head_list_is_a_colour_legend(qtbot, window, checkpoint_factory) -> None
     assert tab.view_state.focus == (1, 2) and tab.head_view.pinned == (1, 2)
     tab.head_page._focus_clicked(None)
     assert tab.view_state.focus is None and tab.head_view.pinned is None
+
+
+def test_head_view_and_detail_show_one_head(qtbot, window, checkpoint_factory) -> None:  # noqa: ANN001
+    """The issue: the Head view opened on head 0 while the Detail spin box said head 1 (or 2)."""
+    from PySide6.QtCore import Qt
+
+    from tests.ui.conftest import load_model_in
+    from tests.ui.test_attention_tab import _run
+
+    tab = window.task_tabs["attention"]
+    window.tabs.setCurrentWidget(tab)
+    load_model_in(qtbot, tab, checkpoint_factory("bert", "Model"))
+    _run(qtbot, tab, "the cat sat on the mat")
+    tab.views.setCurrentWidget(tab.detail_page)
+    tab.head.setValue(1)  # the Detail spin box
+    tab.views.setCurrentWidget(tab.head_page)
+    assert tab.view_state.heads_shown == (1,)
+    assert [head for head, _m in tab.head_view.matrices] == [1]
+    assert tab.head_list.item(1).checkState() == Qt.CheckState.Checked
+    assert tab.head_list.item(0).checkState() == Qt.CheckState.Unchecked
+    # ticking a second head keeps both; unticking the detail's head moves the detail to the one left
+    tab.head_list.item(0).setCheckState(Qt.CheckState.Checked)
+    assert tab.view_state.heads_shown == (0, 1) and tab.head.value() == 1
+    tab.head_list.item(1).setCheckState(Qt.CheckState.Unchecked)
+    assert tab.view_state.heads_shown == (0,) and tab.head.value() == 0

@@ -253,13 +253,22 @@ def test_grid_selects_heads_to_switch_off(qtbot, window, checkpoint_factory) -> 
     seen = []
     tab.heads_selected.connect(seen.append)
     grid = tab.grid
+    sent = []
+    tab.heads_off_requested.connect(sent.append)
     qtbot.mouseClick(grid.viewport(), Qt.MouseButton.LeftButton,
                      pos=_viewport_pos(grid, grid.plot, grid.cell_center(1, 1)))
-    assert seen[-1] == ((1, 1),) and (tab.layer.value(), tab.head.value()) == (1, 1)
+    # a plain click opens the head and selects nothing (issue: it switched the head off everywhere)
+    assert (tab.layer.value(), tab.head.value()) == (1, 1) and tab.views.currentWidget() is tab.detail_page
+    assert seen == [] and tab.view_state.selected == () and not tab.send_heads.isEnabled()
     tab.views.setCurrentWidget(tab.grid_page)
     qtbot.mouseClick(grid.viewport(), Qt.MouseButton.LeftButton, Qt.KeyboardModifier.ControlModifier,
                      pos=_viewport_pos(grid, grid.plot, grid.cell_center(0, 0)))
+    qtbot.mouseClick(grid.viewport(), Qt.MouseButton.LeftButton, Qt.KeyboardModifier.ControlModifier,
+                     pos=_viewport_pos(grid, grid.plot, grid.cell_center(1, 1)))
     assert seen[-1] == ((0, 0), (1, 1)) and tab.views.currentWidget() is tab.grid_page
+    assert sent == []  # selecting sends nothing: only the explicit button does
+    tab.send_heads.click()
+    assert sent == [((0, 0), (1, 1))]
     assert "L0 H0, L1 H1" in tab.selection.text()
     xs, ys = grid.outline.getData()
     assert np.isnan(xs).sum() == 2  # two outlined cells
@@ -334,3 +343,27 @@ def test_heads_off_compares_intact_and_ablated(qtbot, window, checkpoint_factory
     assert float(comparison.diff.mean_abs[0].max()) == 0.0
     assert float(comparison.diff.mean_abs[1:].max()) > 0.0
     assert "heads off: 0:0" in tab.compare_info.text()
+
+
+def test_model_view_follows_the_dark_theme(qtbot, window, checkpoint_factory) -> None:
+    """The all-layers grid (and the detail and head views) took a white background in the dark theme."""
+    from bertstudio.core.tasks.attention_bundle import GAP_INDEX
+    from bertstudio.ui import theme
+
+    tab = _tab(window)
+    window.tabs.setCurrentWidget(tab)
+    load_model_in(qtbot, tab, checkpoint_factory("bert", "Model"))
+    _run(qtbot, tab, "the cat sat on the mat")
+    manager = theme.manager()
+    try:
+        manager.set_mode("dark", remember=False)
+        for view in (tab.grid, tab.heatmap, tab.head_view):
+            assert view.backgroundBrush().color().name() == theme.DARK.background, type(view).__name__
+        assert tab.grid.plot.getAxis("left").textPen().color().name() == theme.DARK.foreground
+        gap = tuple(int(v) for v in tab.grid.image.lut[GAP_INDEX][:3])
+        assert "#{:02x}{:02x}{:02x}".format(*gap) == theme.DARK.background  # the gaps between cells too
+        assert not tab.heatmap.plot.getAxis("bottom").label.isVisible()  # the hidden "key" caption stays hidden
+        manager.set_mode("light", remember=False)
+        assert tab.grid.backgroundBrush().color().name() == theme.LIGHT.background
+    finally:
+        manager.set_mode("system", remember=False)

@@ -151,6 +151,27 @@ def test_state_restore_and_set_inputs(qtbot, window, tmp_path) -> None:
     assert tab.inputs() == ClassificationBatchInput(path=path, column="review")
 
 
+def test_compare_classifiers_with_different_labels(qtbot, window, checkpoint_factory, real_models) -> None:
+    """27 topics beside a 2-label head: B keeps its own labels and its 0-1 scale in sight (not two bars
+    stretched to the height of 27), and the summary says the labels differ instead of "Top-1 changed"."""
+    tab = _tab(window)
+    window.tabs.setCurrentWidget(tab)
+    load_model_in(qtbot, tab, real_models["categorium-bert-tiny-topics-en"])
+    second = checkpoint_factory("bert", "SequenceClassification")
+    tab.compare_source.set_source(str(second))
+    tab.text.setPlainText("This pasta recipe with tomato sauce is ready in twenty minutes.")
+    _run(qtbot, tab)
+    bars_b = tab.bars.bars_b
+    labels_b = [s.label for s in tab.outcome.second.first.scores]
+    assert bars_b.labels == labels_b  # its own labels, none of them marked "(new)"
+    assert bars_b.getPlotItem().getAxis("left")._tickLevels == [[(float(i), label) for i, label in enumerate(labels_b)]]
+    assert bars_b.x_range() == (0.0, 1.0)
+    assert bars_b.height() < tab.bars.bars_a.height() / 2  # sized to its 2 labels, scale visible
+    summary = tab.bars.summary.text()
+    assert "Top-1 changed" not in summary and "different labels" in summary
+    assert not tab.outcome.diff[0].top_changed
+
+
 def test_heads_off_side_by_side_like_a_compared_pair(qtbot, window, checkpoint_factory) -> None:
     tab = _tab(window)
     load_model_in(qtbot, tab, checkpoint_factory("bert", "SequenceClassification"))

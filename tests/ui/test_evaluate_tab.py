@@ -162,3 +162,55 @@ def test_ten_thousand_rows_stay_responsive(qtbot, tab: EvaluateTab) -> None:  # 
     gold, predicted = "positive", "negative"
     tab.confusion_page.show_cell(gold, predicted)
     assert tab.confusion_page.cell_rows.visible_rows() == evaluation.confusion.matrix[2][0]
+
+
+def _top(widget) -> int:  # noqa: ANN001
+    from PySide6.QtCore import QPoint
+
+    return widget.mapTo(widget.window(), QPoint(0, 0)).y()
+
+
+def _settle() -> None:
+    from PySide6.QtWidgets import QApplication
+
+    for _ in range(3):
+        QApplication.sendPostedEvents()
+        QApplication.processEvents()
+
+
+def test_columns_row_keeps_its_place(qtbot, tab: EvaluateTab) -> None:  # noqa: ANN001
+    """Issue 10: the Columns row appeared after a path was typed and everything below jumped."""
+    tab.show()
+    qtbot.waitExposed(tab)
+    _settle()
+    before = (_top(tab.run_button), _top(tab.progress_line), _top(tab.pages))
+    tab.data_file.setText(str(DATA / "topics.csv"))
+    tab.data_file.editingFinished.emit()
+    _settle()
+    assert set(tab.column_combos) == {"text", "pair", "label"} and tab.column_combos["text"].isVisible()
+    assert (_top(tab.run_button), _top(tab.progress_line), _top(tab.pages)) == before
+    tab.task_combo.setCurrentIndex(tab.task_combo.findData("ner"))  # no columns for CoNLL: the row stays
+    _settle()
+    assert not tab.column_combos and (_top(tab.run_button), _top(tab.progress_line), _top(tab.pages)) == before
+
+
+def test_compare_model_comes_back_with_the_workspace(qtbot, window, tmp_path: Path) -> None:  # noqa: ANN001
+    """Issue 11: after a restart Evaluate's compare model was not restored."""
+    from bertstudio.ui import menus
+    from tests.ui.test_workspace import _new_window
+
+    evaluate = window.task_tabs["evaluate"]
+    evaluate.model_bar.source.setEditText("/models/model-a")
+    evaluate.compare_source.set_source("/models/model-b")
+    path = tmp_path / "mine.bertstudio.json"
+    menus.save_workspace(window, str(path))
+    other = _new_window(qtbot, tmp_path / "other")
+    try:
+        with qtbot.waitSignal(other.workspace.restored, timeout=30_000):
+            menus.open_workspace(other, str(path))
+        restored = other.task_tabs["evaluate"]
+        assert restored.compare_source.enabled.isChecked()
+        assert restored.compare_source.source() == "/models/model-b"
+        assert restored.model_bar.source_text() == "/models/model-a"
+    finally:
+        other.close()

@@ -99,3 +99,64 @@ def test_cancel_mid_explanation(qtbot, tab, checkpoint_factory) -> None:  # noqa
         tab.cancel()  # what Cancel (or Esc) does; the job stops at its next check
     assert "Cancelled" in tab.notes.text()
     assert tab.run_button.isEnabled()
+
+
+def _settle() -> None:
+    """Let the layouts apply their pending geometry (no sleep: posted events only)."""
+    from PySide6.QtWidgets import QApplication
+
+    for _ in range(3):
+        QApplication.sendPostedEvents()
+        QApplication.processEvents()
+
+
+def _top(widget) -> int:  # noqa: ANN001
+    from PySide6.QtCore import QPoint
+
+    return widget.mapTo(widget.window(), QPoint(0, 0)).y()
+
+
+def test_switching_the_task_reloads_the_model_for_it(qtbot, tab, checkpoint_factory) -> None:  # noqa: ANN001
+    """Issue 9: the bar kept the old task's class and head warning, and Explain said "Load a model
+    for Fill-mask first". Issue 10: the rows below the warning stay where they are."""
+    tab.set_task("classification")
+    load_model_in(qtbot, tab, checkpoint_factory("bert", "SequenceClassification"))
+    _settle()
+    assert not tab.model_bar.warning_label.isVisible()
+    run_top, pages_top = _top(tab.run_button), _top(tab.pages)
+    with qtbot.waitSignal(tab.model_bar.loaded, timeout=60_000):
+        tab.set_task("fill-mask")  # the same checkpoint has no masked-LM head
+    info = tab.model_info
+    assert info.request.task == "fill-mask" and info.architecture == "BertForMaskedLM" and info.head_warning
+    assert "no trained fill-mask head" in tab.model_bar.warning_label.text()
+    _settle()
+    assert tab.model_bar.warning_label.isVisible()
+    assert (_top(tab.run_button), _top(tab.pages)) == (run_top, pages_top)  # the warning took reserved room
+    tab.input.setPlainText("the cat [MASK] on the mat .")
+    tab.steps.setValue(4)
+    _wait(qtbot, tab, tab.run_button.click)
+    assert "Load a model" not in tab.notes.text() and tab.attributions.explanation is not None
+    with qtbot.waitSignal(tab.model_bar.loaded, timeout=60_000):
+        tab.set_task("classification")
+    _settle()
+    assert not tab.model_bar.warning_label.isVisible() and tab.model_info.request.task == "classification"
+    assert (_top(tab.run_button), _top(tab.pages)) == (run_top, pages_top)  # and vanished without a jump
+
+
+def test_escape_cancels_and_steps_are_bounded(qtbot, tab, checkpoint_factory) -> None:  # noqa: ANN001
+    from PySide6.QtCore import Qt
+
+    from bertstudio.core.limits import MAX_IG_STEPS
+
+    tab.steps.setValue(10 ** 6)
+    assert tab.steps.value() == MAX_IG_STEPS  # the core's bound, not more
+    tab.set_task("classification")
+    load_model_in(qtbot, tab, checkpoint_factory("bert", "SequenceClassification"))
+    tab.input.setPlainText("a good film about a big dog .")
+    tab.activateWindow()
+    tab.input.setFocus()
+    with qtbot.waitSignal(tab.runner.cancelled, timeout=60_000):
+        tab.run_button.click()
+        assert tab.runner.busy
+        qtbot.keyClick(tab.input, Qt.Key.Key_Escape)
+    assert "Cancelled" in tab.notes.text() and tab.run_button.isEnabled()

@@ -215,3 +215,70 @@ def test_json_export_of_tabs_without_an_outcome(tmp_path: Path) -> None:
     assert json.loads(written.read_text(encoding="utf-8"))["result"]["output"] == "/runs/x"
     with pytest.raises(InputError, match="no result"):
         result_json(SimpleNamespace(TASK="pretraining", model_info=None, result=None))
+
+
+def test_fill_mask_panels_line_up_their_probability_axes(qtbot, window, checkpoint_factory) -> None:
+    tab = window.task_tabs["fill-mask"]
+    window.tabs.setCurrentWidget(tab)
+    load_model_in(qtbot, tab, str(checkpoint_factory("bert")))
+    tab.text.setPlainText("a [MASK] b supercalifragilistic [MASK] .")  # tokens of different widths per mask
+    with qtbot.waitSignal(tab.runner.result, timeout=30_000):
+        tab.run()
+    assert len(tab.bars) == 2
+    widths = {bars.bars_a.getPlotItem().getAxis("left").fixedWidth for bars in tab.bars}
+    assert len(widths) == 1 and None not in widths, widths  # one label width: the 0-1 axes start at one x
+
+
+def test_empty_plots_show_0_1_not_pyqtgraphs_default(qtbot) -> None:
+    from bertstudio.ui.widgets.confusion_matrix import ConfusionMatrixView
+    from bertstudio.ui.widgets.head_importance_view import HeadImportanceView
+    from bertstudio.ui.widgets.qa_scores_plot import QAScoresPlot
+    from bertstudio.ui.widgets.ranked_bars import RankedBars
+
+    bars, qa, matrix, heads = RankedBars(), QAScoresPlot(), ConfusionMatrixView(), HeadImportanceView()
+    for widget in (bars, qa, matrix, heads):
+        qtbot.addWidget(widget)
+    for plot in (bars, qa, matrix.plot, heads.plot_widget):
+        (x0, x1), (y0, y1) = plot.getPlotItem().getViewBox().viewRange()
+        assert (round(x0, 6), round(x1, 6), round(y0, 6), round(y1, 6)) == (0, 1, 0, 1), type(plot).__name__
+    assert bars.getPlotItem().getAxis("left")._tickLevels == [[]]  # no "-0.4 … 0.4" labels
+    assert heads.plot.getAxis("left")._tickLevels == [[]]  # no "layer 0.2" either
+
+
+def test_confusion_matrix_shows_every_cell_and_the_colour_bar_end(qtbot) -> None:
+    from bertstudio.ui.widgets.confusion_matrix import ConfusionMatrixView
+
+    view = ConfusionMatrixView()
+    qtbot.addWidget(view)
+    view.resize(500, 400)
+    view.show()
+    view.set_matrix(["negative", "positive", "neutral"], [[50, 3, 2], [4, 40, 1], [0, 2, 9]])
+    (x0, x1), (y0, y1) = view.plot.getPlotItem().getViewBox().viewRange()
+    assert x0 < 0 and x1 > 3 and y0 < 0 and y1 > 3  # every cell, edges included
+    from PySide6.QtGui import QFontMetrics
+
+    qtbot.waitUntil(lambda: view.plot.getPlotItem().vb.sceneBoundingRect().height() > 100)
+    label_half = QFontMetrics(view.colour_bar.axis.style.get("tickFont") or view.font()).height() / 2
+    top = view.plot.getPlotItem().vb.sceneBoundingRect().top()
+    assert top >= label_half, (top, label_half)  # the colour bar's "1.0", centred on its top, is not cut off
+
+
+def test_results_do_not_jump_when_a_run_starts_or_ends(qtbot, window) -> None:
+    """The progress line keeps its room while hidden: a click aimed at a result lands on it."""
+    from PySide6.QtCore import QPoint
+
+    tab = window.task_tabs["fill-mask"]
+    window.tabs.setCurrentWidget(tab)
+    qtbot.waitUntil(tab.results_widget.isVisible)
+
+    def top() -> int:
+        return tab.results_widget.mapTo(tab, QPoint(0, 0)).y()
+
+    before = top()
+    tab.progress.start()
+    qtbot.waitUntil(lambda: tab.progress.isVisible())
+    qtbot.wait(1)
+    assert top() == before
+    tab.progress.stop()
+    qtbot.wait(1)
+    assert top() == before

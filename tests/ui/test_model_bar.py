@@ -40,3 +40,26 @@ def test_out_of_memory_offers_retry_on_cpu(qtbot, window, monkeypatch) -> None:
         bar.load("anything")
     assert bar.retry_cpu_button.isVisibleTo(bar)
     assert "ran out of memory" in window.log.text()
+
+
+def test_enter_in_the_model_field_then_load_loads_that_path(qtbot, window, checkpoint_factory) -> None:  # noqa: ANN001
+    """Enter once made the combo box keep the typed path as an item with no data: Load then
+    asked for 'None', and that path never loaded again in that tab."""
+    from PySide6.QtCore import Qt
+
+    bar = window.task_tabs["fill-mask"].model_bar
+    folder = str(checkpoint_factory("bert"))
+    bar.source.lineEdit().clear()
+    qtbot.keyClicks(bar.source.lineEdit(), folder)
+    with qtbot.waitSignal(bar._runner.finished, timeout=60_000):  # loaded or failed
+        qtbot.keyClick(bar.source.lineEdit(), Qt.Key.Key_Return)
+    assert not bar.error_label.isVisibleTo(bar), bar.error_label.text()
+    assert bar.info is not None and bar.info.request.source == folder
+    for _ in range(2):  # Load after Enter, and again: the same path every time
+        bar.info = None
+        with qtbot.waitSignal(bar._runner.finished, timeout=60_000):
+            bar.load_button.click()
+        assert not bar.error_label.isVisibleTo(bar), bar.error_label.text()
+        assert bar.info is not None and bar.info.request.source == folder
+        assert bar.source_text() == folder
+    assert all(bar.source.itemData(i) is not None for i in range(bar.source.count()))

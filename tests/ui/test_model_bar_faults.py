@@ -53,3 +53,33 @@ def test_models_list_says_why_custom_code_has_no_tasks(qtbot, window, checkpoint
     assert "needs custom code" not in items["bert"]
     for name in ("alien", "remote"):
         assert "needs custom code" in items[name] and "never runs" in items[name], items
+
+
+def test_a_folder_without_tokenizer_says_so_in_the_bar(qtbot, window, checkpoint_factory, tmp_path) -> None:  # noqa: ANN001
+    """Issue 17.7: such a folder once loaded with an empty tokenizer, every word [UNK], no word said."""
+    import shutil
+
+    folder = tmp_path / "no-tokenizer"
+    folder.mkdir()
+    for name in ("config.json", "model.safetensors"):
+        shutil.copy(checkpoint_factory("bert") / name, folder / name)
+    bar = window.task_tabs["fill-mask"].model_bar
+    with qtbot.waitSignal(bar.failed, timeout=30_000):
+        bar.load(str(folder))
+    shown = bar.error_label.text()
+    assert bar.error_label.isVisibleTo(bar) and "no tokenizer files" in shown and "vocab.txt" in shown
+    assert bar.info is None
+
+
+def test_a_models_folder_past_the_bound_is_listed_in_part_and_says_so(qtbot, window, monkeypatch,  # noqa: ANN001
+                                                                      tmp_path) -> None:
+    from bertstudio.core import catalog
+
+    monkeypatch.setattr(catalog, "MAX_MODEL_FOLDERS", 2)
+    for index in range(4):
+        (tmp_path / f"m{index}").mkdir()
+        (tmp_path / f"m{index}" / "config.json").write_text('{"model_type": "alien-net"}')
+    with qtbot.waitSignals([window.models_index.changed, window.models_index.failed], timeout=30_000):
+        window.settings.set_models_dir(str(tmp_path))
+    assert [m.name for m in window.models_index.models] == ["m0", "m1"]
+    assert "Only the first 2 model folders" in window.log.text()

@@ -133,3 +133,13 @@ def test_state_restore_and_table_layout(qtbot, window) -> None:
     header = tab.entities.horizontalHeader()  # the entity's text gets the room, not its "end"
     assert header.sectionResizeMode(0) == QHeaderView.ResizeMode.Stretch and not header.stretchLastSection()
     assert tab.changes.horizontalHeader().sectionResizeMode(1) == QHeaderView.ResizeMode.Stretch
+
+
+def test_the_tab_starts_on_whole_words(window) -> None:
+    """'first' (a word takes its first wordpiece's label), not 'simple' (wordpieces as entities)."""
+    tab = _tab(window)
+    assert tab.current_strategy() == "first" and tab.inputs().aggregation == "first"
+    tab.restore({"text": "x"})  # a workspace without an aggregation: the default
+    assert tab.current_strategy() == "first"
+    assert [tab.strategy.itemText(i) for i in range(tab.strategy.count())] == ["none", "simple", "first", "average",
+                                                                               "max"]  # all still selectable

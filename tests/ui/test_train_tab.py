@@ -241,3 +241,109 @@ def test_workspace_state_round_trips(qtbot, window) -> None:  # noqa: ANN001
     tab.restore(state)
     assert (tab.task_key, tab.from_scratch.isChecked(), tab.learning_rate.value(), tab.layers.value(),
             tab.train_file.text()) == ("pretraining", True, 0.0003, 4, "corpus.txt")
+
+
+def test_plan_is_drawn_after_a_restart_without_any_edit(qtbot, tmp_path: Path) -> None:  # noqa: ANN001
+    from tests.ui.test_workspace import _new_window
+
+    first = _new_window(qtbot, tmp_path / "app")
+    tab = _tab(first)
+    tab.task.setCurrentIndex(tab.task.findData("text-classification"))
+    with qtbot.waitSignal(tab.plan_runner.result, timeout=30_000):
+        tab.use_demo_data()
+        tab.max_steps.setValue(40)
+    first.close()
+    second = _new_window(qtbot, tmp_path / "app")  # the same settings folder: the last workspace comes back
+    try:
+        restored = _tab(second)
+        if second.workspace.restoring:
+            qtbot.waitSignal(second.workspace.restored, timeout=10_000).wait()
+        assert restored.task_key == "text-classification" and restored.max_steps.value() == 40
+        qtbot.waitUntil(lambda: restored.plots.planned_lr.xData is not None
+                        and len(restored.plots.planned_lr.xData) == 40, timeout=30_000)
+        assert "40 steps" in restored.plan_label.text()
+    finally:
+        second.close()
+
+
+def test_form_is_read_only_during_a_run(qtbot, window, monkeypatch, tmp_path: Path) -> None:  # noqa: ANN001
+    """Issue 7: the run uses what was set at Start; no wheel or key may seem to change it."""
+    from types import SimpleNamespace
+
+    from bertstudio.ui.tabs import train_tab
+    from tests.ui.test_wheel_guard import _scroll
+
+    def held_run(config, stop_event, control):  # noqa: ANN001, ANN202
+        while not stop_event.wait(0.02):
+            control.check()
+        return SimpleNamespace(stopped=True, step=0, max_steps=config.max_steps, output_dir=config.output_dir,
+                               metrics={}, checkpoints_dir=None, open_in=())
+
+    monkeypatch.setattr(train_tab, "train_job", held_run)
+    tab = _tab(window)
+    window.tabs.setCurrentWidget(tab)
+    tab.base_model.setText("some-model")
+    tab.use_demo_data()
+    tab.output_dir.setText(str(tmp_path / "run"))
+    tab.weight_decay.setValue(0.01)
+    with qtbot.waitSignal(tab.runner.started, timeout=10_000):
+        tab.start()
+    assert not tab.form.isEnabled() and not tab.weight_decay.isEnabled() and not tab.demo_button.isEnabled()
+    assert "Read-only" in tab.form.toolTip()
+    _scroll(tab.weight_decay, notches=-3)
+    assert tab.weight_decay.value() == 0.01
+    with qtbot.waitSignal(tab.run_ended, timeout=10_000):
+        tab.stop()
+    assert tab.form.isEnabled() and tab.weight_decay.isEnabled() and tab.form.toolTip() == ""
+
+
+def _planned(tab: TrainTab) -> int:
+    x = tab.plots.planned_lr.xData
+    return 0 if x is None else len(x)
+
+
+def test_an_error_clears_the_plan(qtbot, window, tmp_path: Path) -> None:  # noqa: ANN001
+    """Issue 17: switching the task with the old file still set drew the old plan under the new error."""
+    tab = _tab(window)
+    tab.task.setCurrentIndex(tab.task.findData("text-classification"))
+    with qtbot.waitSignal(tab.plan_runner.result, timeout=30_000):
+        tab.use_demo_data()
+    assert _planned(tab) > 0 and tab.plan_result is not None
+    bad = tmp_path / "broken.csv"
+    bad.write_text("text,label\n", encoding="utf-8")  # a header and no rows
+    with qtbot.waitSignal(tab.plan_runner.error, timeout=30_000):
+        tab.train_file.setText(str(bad))
+    assert tab.plan_result is None and _planned(tab) == 0
+    assert not tab.progress.isTextVisible() and tab.plan_label.text()  # the error, and no plan under it
+    with qtbot.waitSignal(tab.plan_runner.result, timeout=30_000):
+        tab.use_demo_data()
+    assert _planned(tab) > 0
+    # the task switched with the classification file still set: the old plan goes at once
+    tab.task.setCurrentIndex(tab.task.findData("token-classification"))
+    assert tab.plan_result is None and _planned(tab) == 0
+    with qtbot.waitSignal(tab.plan_runner.error, timeout=30_000):  # the CSV is no CoNLL file
+        pass
+    assert tab.plan_result is None and _planned(tab) == 0 and "malformed" in tab.plan_label.text()
+
+
+def test_plots_follow_the_dark_theme(qtbot, window) -> None:  # noqa: ANN001
+    """Issue 8: the dark theme left the Train plots white."""
+    from bertstudio.ui import plot_style, theme
+    from bertstudio.ui.widgets.training_plots import CURVES
+
+    plots = _tab(window).plots
+    manager = theme.manager()
+    mode = manager.mode
+    try:
+        manager.set_mode("dark", remember=False)
+        for view in (plots.loss_plot, plots.lr_plot, plots.metric_plot):
+            assert plot_style.background_of(view) == theme.DARK.background
+            axis = view.getPlotItem().getAxis("left")
+            assert axis.textPen().color().name() == theme.DARK.foreground
+        assert plots.smooth_loss.item.opts["pen"].color().name() == CURVES["dark"][1]
+        assert CURVES["dark"][1] in plots.loss_plot.getPlotItem().titleLabel.text
+        manager.set_mode("light", remember=False)
+        assert plot_style.background_of(plots.loss_plot) == theme.LIGHT.background
+        assert plots.smooth_loss.item.opts["pen"].color().name() == CURVES["light"][1]
+    finally:
+        manager.set_mode(mode, remember=False)

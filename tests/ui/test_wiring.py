@@ -21,11 +21,19 @@ def test_explain_button_opens_the_explain_tab_on_that_result(qtbot, window, chec
     assert explain_tab.model_bar.source.currentText() == tab.model_request().source
 
 
-def test_heads_chosen_in_the_grid_switch_off_in_every_task_tab(window) -> None:
+def test_heads_selected_in_the_grid_stay_there_until_sent(window) -> None:
+    """Selecting heads (Ctrl+click) touches no other tab; the explicit button sends them, with their origin."""
     attention = window.task_tabs["attention"]
-    attention.heads_selected.emit(((0, 1), (1, 0)))
+    attention.view_state.update(selected=((0, 1), (1, 0)))
+    assert attention.send_heads.isEnabled()
     for key in ("fill-mask", "nsp", "ner", "qa", "classification", "multiple-choice"):
-        assert window.task_tabs[key].heads_off.text().replace(" ", "") == "0:1,1:0", key
+        assert window.task_tabs[key].heads_off.text() == "", key
+    attention.send_heads.click()
+    for key in ("fill-mask", "nsp", "ner", "qa", "classification", "multiple-choice"):
+        tab = window.task_tabs[key]
+        assert tab.heads_off.text().replace(" ", "") == "0:1,1:0", key
+        assert tab.controls.heads_origin.text() == "from Attention, 2 heads", key
+        assert not tab.controls.heads_origin.isHidden() and not tab.controls.heads_clear.isHidden(), key
     assert attention.heads_off.text() == ""  # the grid's own tab keeps its heads on
 
 
@@ -38,6 +46,15 @@ def test_an_evaluated_row_opens_in_its_task_tab(qtbot, window, checkpoint_factor
     assert window.tabs.currentWidget() is tab
     assert tab.inputs() == ClassificationInput("a row from the file", None)
     assert tab.model_request().source == folder
+    # it runs once the model is ready: the chart shows this row's result, not the previous text's
+    qtbot.waitUntil(lambda: tab.result is not None and not tab.runner.busy, timeout=30_000)
+    assert tab.last_run() == (folder, ClassificationInput("a row from the file", None))
+    first = tab.result
+    # a second row, same model (already loaded): it runs at once; the first row's result does not stay
+    with qtbot.waitSignal(tab.runner.result, timeout=30_000):
+        evaluate.open_row.emit("classification", folder, ClassificationInput("another row", None))
+    assert tab.result is not first and tab.last_run()[1] == ClassificationInput("another row", None)
+    assert tab.stale_reason() == "" and tab.stale_banner.isHidden()
 
 
 def test_train_tab_evaluate_reaches_the_evaluate_tab(window, monkeypatch) -> None:

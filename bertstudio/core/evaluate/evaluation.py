@@ -10,6 +10,7 @@ from __future__ import annotations
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from bertstudio.core import notes as _notes
@@ -17,6 +18,7 @@ from bertstudio.core.evaluate import metrics as scores
 from bertstudio.core.evaluate.predict import PREDICTORS, EvalOptions, Prediction, check_ner_tags, label_problem
 from bertstudio.core.evaluate.predict import classification as predict_classification
 from bertstudio.core.evaluate.readers import Dataset, EvalColumns, Example, read_dataset
+from bertstudio.core.limits import MAX_BATCH_SIZE, check_count
 from bertstudio.core.models import LoadedModel, LoadRequest, load_model
 from bertstudio.core.notes import Note
 from bertstudio.core.progress import TaskControl
@@ -199,10 +201,7 @@ def evaluate(loaded: LoadedModel, dataset: Dataset, control: TaskControl | None 
     """Predict every row of `dataset` with `loaded` and score the predictions against the gold."""
     control = control or TaskControl()
     options = options or EvalOptions()
-    if options.batch_size < 1:
-        from bertstudio.core.errors import InputError
-
-        raise InputError(f"The batch size must be at least 1, not {options.batch_size}.")
+    check_count(options.batch_size, "The batch size", 1, MAX_BATCH_SIZE)
     task, started = dataset.task, time.perf_counter()
     found: list[Note] = [_notes.info(text) for text in dataset.notes]
     labels: list[str] = []
@@ -291,7 +290,8 @@ def evaluate_job(request: LoadRequest, evaluation: EvalRequest, control: TaskCon
     """Read the file (errors before any model loads), evaluate model A, then B on the same rows."""
     from dataclasses import replace
 
-    dataset = read_dataset(request.task, evaluation.data, evaluation.columns).limited(evaluation.limit)
+    control.report(f"Reading {Path(evaluation.data).name}…", None)
+    dataset = read_dataset(request.task, evaluation.data, evaluation.columns, control).limited(evaluation.limit)
     loaded = load_model(request, control)
     result = _with_load_notes(evaluate(loaded, dataset, control, evaluation.options), loaded)
     if not compare_source:

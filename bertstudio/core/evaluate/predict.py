@@ -10,9 +10,9 @@ for cancellation and reports progress once per batch.
 from __future__ import annotations
 
 import random
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 from bertstudio.core.errors import InputError
 from bertstudio.core.evaluate.metrics import MaskedStats
@@ -21,6 +21,10 @@ from bertstudio.core.models import LoadedModel
 from bertstudio.core.progress import TaskControl
 
 BATCH_SIZE = 32
+T = TypeVar("T")
+# Rows per tokenizer call before the model runs: one call over 200,000 rows took seconds in which
+# neither Cancel nor Ctrl+C (a signal waits for the call to return) was seen.
+TOKENIZE_CHUNK = 1024
 
 
 @dataclass(frozen=True)
@@ -67,7 +71,7 @@ def classification(loaded: LoadedModel, examples: Sequence[Example], control: Ta
     runs it) at its top-1 default: evaluation needs only the predicted label and its score."""
     rows: list[Any] = [x.inputs[0] if not x.inputs[1] else {"text": x.inputs[0], "text_pair": x.inputs[1]}
                        for x in examples]
-    cut = _too_long(loaded, examples)
+    cut = _too_long(loaded, examples, control)
     out: list[Prediction] = []
     with loaded.lock:
         pipe = loaded.pipeline("text-classification")
@@ -89,18 +93,29 @@ def classification(loaded: LoadedModel, examples: Sequence[Example], control: Ta
                  f"(lines {lines})."] if cut else []
 
 
-def _too_long(loaded: LoadedModel, examples: Sequence[Example]) -> list[int]:
+def _too_long(loaded: LoadedModel, examples: Sequence[Example], control: TaskControl) -> list[int]:
     """Rows with more tokens than the model reads. No tokenizer makes more than two tokens per byte,
-    so only rows that might be too long are tokenized (one batched call), as the Classification task does."""
+    so only rows that might be too long are tokenized (in chunks that check for a cancel), as the
+    Classification task does."""
     limit = loaded.info.max_length
     doubtful = [i for i, x in enumerate(examples)
                 if 2 * sum(len(t.encode("utf-8")) for t in x.inputs if t) + 3 > limit]
-    if not doubtful:
-        return []
-    firsts = [examples[i].inputs[0] for i in doubtful]
-    seconds = [examples[i].inputs[1] for i in doubtful]
-    ids = loaded.tokenizer(firsts, seconds if all(seconds) else None, truncation=False)["input_ids"]
-    return [i for i, row in zip(doubtful, ids, strict=True) if len(row) > limit]
+    found: list[int] = []
+    for _start, part in _chunks(doubtful, control, "Checking the length of"):
+        firsts = [examples[i].inputs[0] for i in part]
+        seconds = [examples[i].inputs[1] for i in part]
+        ids = loaded.tokenizer(firsts, seconds if all(seconds) else None, truncation=False)["input_ids"]
+        found += [i for i, row in zip(part, ids, strict=True) if len(row) > limit]
+    return found
+
+
+def _chunks(items: Sequence[T], control: TaskControl, verb: str) -> Iterator[tuple[int, Sequence[T]]]:
+    """(start, slice) of TOKENIZE_CHUNK items, with a cancel check and progress before each."""
+    for start in range(0, len(items), TOKENIZE_CHUNK):
+        control.check()
+        control.report(f"{verb} {start} of {len(items)} rows", start / len(items))
+        yield start, items[start:start + TOKENIZE_CHUNK]
+    control.check()
 
 
 # -- token classification ----------------------------------------------------------------------
@@ -211,11 +226,13 @@ def masked_lm(loaded: LoadedModel, examples: Sequence[Example], control: TaskCon
     tokenizer, model = loaded.tokenizer, loaded.model
     if tokenizer.mask_token_id is None:
         raise InputError(f"{loaded.info.architecture}'s tokenizer has no mask token, so it cannot fill masks.")
-    encoded = tokenizer([x.inputs for x in examples], truncation=True, max_length=loaded.info.max_length,
-                        return_special_tokens_mask=True)
     jobs: list[tuple[int, int, list[int]]] = []  # (example, position, ids)
-    for n, (ids, special) in enumerate(zip(encoded["input_ids"], encoded["special_tokens_mask"], strict=True)):
-        jobs += [(n, p, ids) for p in masked_positions(special, first_row + n, options)]
+    for start, part in _chunks(examples, control, "Tokenized"):
+        encoded = tokenizer([x.inputs for x in part], truncation=True, max_length=loaded.info.max_length,
+                            return_special_tokens_mask=True)
+        for n, (ids, special) in enumerate(zip(encoded["input_ids"], encoded["special_tokens_mask"], strict=True),
+                                           start=start):
+            jobs += [(n, p, ids) for p in masked_positions(special, first_row + n, options)]
     found: list[list[tuple[int, int, int, float]]] = [[] for _ in examples]  # (gold id, top1 id, in top5, nll)
     pad = tokenizer.pad_token_id or 0
     with loaded.lock, torch.inference_mode():

@@ -8,22 +8,22 @@ other column of a table kept per row, so metrics can be sliced by it.
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from bertstudio.core.datafiles import first_line_header, read_lines, read_table, tick
 from bertstudio.core.errors import InputError
+from bertstudio.core.files import regular_file
+from bertstudio.core.progress import TaskControl
 from bertstudio.core.training.data import (
     Columns,
     RowIssue,
-    _read_text,
-    _table_rows,
+    classification_rows,
     detect_columns,
     raise_issues,
-    read_classification,
     read_conll,
 )
 
@@ -104,9 +104,9 @@ def _extra(row: Mapping[str, Any], used: Sequence[str | None]) -> dict[str, str]
     return {k: "" if v is None else str(v) for k, v in row.items() if k not in used and not isinstance(v, list | dict)}
 
 
-def _table(path: Path) -> tuple[list[str], list[tuple[int, dict[str, Any]]]]:
+def _table(path: Path, control: TaskControl | None) -> tuple[list[str], list[tuple[int, dict[str, Any]]]]:
     """Header and well-formed rows; malformed ones stop the run with their line numbers."""
-    header, rows = _table_rows(path)
+    header, rows = read_table(path, control=control)
     raise_issues(path, [RowIssue(line, problem) for line, row, problem in rows if row is None])
     return header, [(line, row) for line, row, _ in rows if row is not None]
 
@@ -121,20 +121,20 @@ def _finish(task: str, path: Path, examples: list[Example], issues: list[RowIssu
 
 
 # -- classification -----------------------------------------------------------------------------
-def read_classification_file(path: Path, columns: EvalColumns) -> Dataset:
+def read_classification_file(path: Path, columns: EvalColumns, control: TaskControl | None = None) -> Dataset:
     """inputs = (text, pair or None), gold = label text. The training reader checks every row."""
     chosen = None
+    header, table = read_table(path, control=control)
     if columns.text or columns.label or columns.pair:
-        header, _ = _table_rows(path)
         guess = detect_columns(header)
         chosen = Columns(text=columns.text or guess.text, label=columns.label or guess.label,
                          text_pair=columns.pair or (guess.text_pair if not columns.text else None))
-    data = read_classification(path, chosen)
-    header, rows = _table(path)
-    by_line = dict(rows)
+    data = classification_rows(path, header, table, chosen, control)
+    by_line = {line: row for line, row, _ in table if row is not None}
     used = (data.columns.text, data.columns.label, data.columns.text_pair)
     examples = []
     for i, (text, label, line) in enumerate(zip(data.texts, data.labels, data.lines, strict=True)):
+        tick(control, i)
         pair = data.pairs[i] if data.pairs is not None else None
         shown = f"{text} ||| {pair}" if pair else text
         examples.append(Example(line, shown, (text, pair), label, _extra(by_line.get(line, {}), used)))
@@ -142,9 +142,9 @@ def read_classification_file(path: Path, columns: EvalColumns) -> Dataset:
 
 
 # -- token classification -----------------------------------------------------------------------
-def read_ner_file(path: Path) -> Dataset:
+def read_ner_file(path: Path, control: TaskControl | None = None) -> Dataset:
     """inputs = words, gold = IOB2 tags (CoNLL: 'word ... tag' per line, blank line between sentences)."""
-    sentences = read_conll(path)
+    sentences = read_conll(path, control)
     issues = []
     for sentence in sentences:
         for offset, (previous, tag) in enumerate(zip(("O",) + sentence.tags, sentence.tags, strict=False)):
@@ -157,50 +157,27 @@ def read_ner_file(path: Path) -> Dataset:
 
 
 # -- question answering ---------------------------------------------------------------------------
-def _line_of(raw: str, needle: str) -> int:
-    at = raw.find(json.dumps(needle)[1:-1]) if needle else -1
-    return raw.count("\n", 0, at) + 1 if at >= 0 else 0
+def _squad(path: Path) -> Dataset:
+    from bertstudio.core.evaluate.squad import read_squad
+
+    questions, problems = read_squad(path)
+    raise_issues(path, [RowIssue(line, problem) for line, problem in problems])
+    examples = [Example(q.line, q.question, (q.question, q.context), q.answers, {"title": q.title} if q.title else {})
+                for q in questions]
+    return _finish("qa", path, examples, [], (), ("title",) if any(x.fields for x in examples) else ())
 
 
-def _squad(path: Path, raw: str) -> Dataset:
-    try:
-        document = json.loads(raw)
-    except json.JSONDecodeError as error:
-        raise InputError(f"{path.name} is not valid JSON (line {error.lineno}: {error.msg}).") from error
-    entries = document.get("data") if isinstance(document, dict) else None
-    if not isinstance(entries, list):
-        raise InputError(f"{path.name} is not SQuAD JSON: it needs a top-level \"data\" list.",
-                         hint='Shape: {"data": [{"paragraphs": [{"context", "qas": [{"question", "answers"}]}]}]}.')
-    examples, issues = [], []
-    for e, entry in enumerate(entries):
-        for p, paragraph in enumerate(entry.get("paragraphs", []) if isinstance(entry, dict) else []):
-            context = str(paragraph.get("context") or "") if isinstance(paragraph, dict) else ""
-            for q, qa in enumerate(paragraph.get("qas", []) if isinstance(paragraph, dict) else []):
-                where = f"data[{e}].paragraphs[{p}].qas[{q}]"
-                question = str(qa.get("question") or "").strip() if isinstance(qa, dict) else ""
-                line = _line_of(raw, question) or _line_of(raw, context[:40])
-                answers = qa.get("answers", [] if qa.get("is_impossible") else None) if isinstance(qa, dict) else None
-                if not question or not context.strip() or not isinstance(answers, list):
-                    issues.append(RowIssue(line, f"{where} needs a question, a context and an answers list"))
-                    continue
-                texts = tuple(str(a.get("text", "")) for a in answers if isinstance(a, dict))
-                if qa.get("is_impossible"):
-                    texts = ()
-                fields = {"title": str(entry.get("title", ""))} if entry.get("title") else {}
-                examples.append(Example(line, question, (question, context), texts, fields))
-    return _finish("qa", path, examples, issues, (), ("title",) if any(x.fields for x in examples) else ())
-
-
-def read_qa_file(path: Path, columns: EvalColumns) -> Dataset:
+def read_qa_file(path: Path, columns: EvalColumns, control: TaskControl | None = None) -> Dataset:
     """inputs = (question, context), gold = answer texts (empty: no answer). SQuAD JSON, or a table."""
     if path.suffix.lower() == ".json":
-        return _squad(path, _read_text(path))
-    header, rows = _table(path)
+        return _squad(path)
+    header, rows = _table(path, control)
     question = _pick(header, columns.question, QUESTION_NAMES, "question", path)
     context = _pick(header, columns.context, CONTEXT_NAMES, "context", path, (question,))
     answer = _pick(header, columns.answer, ANSWER_NAMES, "answer", path, (question, context))
     examples, issues = [], []
     for line, row in rows:
+        tick(control, line)
         q, c, a = (str(row.get(name) or "").strip() for name in (question, context, answer))
         if not q or not c:
             issues.append(RowIssue(line, f"empty {'question' if not q else 'context'}"))
@@ -215,10 +192,9 @@ def read_qa_file(path: Path, columns: EvalColumns) -> Dataset:
 
 
 # -- masked LM, NSP, multiple choice --------------------------------------------------------------
-def read_text_file(path: Path) -> Dataset:
+def read_text_file(path: Path, control: TaskControl | None = None) -> Dataset:
     """inputs = one text per non-blank line, gold = None (the masked tokens are the gold)."""
-    examples = [Example(n, line.strip(), line.strip(), None)
-                for n, line in enumerate(_read_text(path).splitlines(), start=1) if line.strip()]
+    examples = [Example(n, line, line, None) for n, line in read_lines(path, "data file", control=control)]
     bad = [RowIssue(x.line, "control characters in the line (is this a binary file?)")
            for x in examples if any(ord(c) < 32 and c != "\t" for c in x.text)]
     return _finish("fill-mask", path, examples, bad, (), ())
@@ -229,14 +205,15 @@ def nsp_label(value: Any) -> str | None:
     return _NSP_WORDS.get(re.sub(r"[^a-z0-9]", "", str(value).lower()))
 
 
-def read_nsp_file(path: Path, columns: EvalColumns) -> Dataset:
+def read_nsp_file(path: Path, columns: EvalColumns, control: TaskControl | None = None) -> Dataset:
     """inputs = (sentence A, sentence B), gold = IsNext / NotNext (label 0 / 1 as BERT was trained)."""
-    header, rows = _table(path)
+    header, rows = _table(path, control)
     label = _pick(header, columns.label, NSP_LABEL_NAMES, "label", path)
     first = _pick(header, columns.text, SENTENCE_A_NAMES, "sentence A", path, (label,))
     second = _pick(header, columns.pair, SENTENCE_B_NAMES, "sentence B", path, (label, first))
     examples, issues = [], []
     for line, row in rows:
+        tick(control, line)
         a, b = str(row.get(first) or "").strip(), str(row.get(second) or "").strip()
         gold = nsp_label(row.get(label, ""))
         if not a or not b:
@@ -260,14 +237,15 @@ def _choice_columns(header: Sequence[str], given: Sequence[str], path: Path) -> 
     return tuple(h for _, h in numbered) or ("choices",)
 
 
-def read_choice_file(path: Path, columns: EvalColumns) -> Dataset:
+def read_choice_file(path: Path, columns: EvalColumns, control: TaskControl | None = None) -> Dataset:
     """inputs = (prompt, choices), gold = the correct choice's 0-based index."""
-    header, rows = _table(path)
+    header, rows = _table(path, control)
     choices = _choice_columns(header, columns.choices, path)
     label = _pick(header, columns.label, CHOICE_LABEL_NAMES, "label", path, choices)
     prompt = _pick(header, columns.prompt or columns.text, PROMPT_NAMES, "prompt", path, (*choices, label))
     examples, issues = [], []
     for line, row in rows:
+        tick(control, line)
         text = str(row.get(prompt) or "").strip()
         listed = row.get("choices") if choices == ("choices",) else [row.get(c) for c in choices]
         options = tuple(str(c).strip() for c in (listed if isinstance(listed, list) else []) if str(c or "").strip())
@@ -281,47 +259,29 @@ def read_choice_file(path: Path, columns: EvalColumns) -> Dataset:
     return _finish("multiple-choice", path, examples, issues, (prompt, label, *choices), header)
 
 
-def read_dataset(task: str, path: str | Path, columns: EvalColumns | None = None) -> Dataset:
-    """The labelled examples of `path` for the task `task` (a spec key)."""
-    path = Path(path)
-    if path.is_dir():
-        raise InputError(f"'{path}' is a folder, not a data file.", hint="Choose the labelled file inside it.")
-    if not path.is_file():
-        raise InputError(f"Data file '{path}' does not exist.", hint="Choose an existing file.")
+def read_dataset(task: str, path: str | Path, columns: EvalColumns | None = None,
+                 control: TaskControl | None = None) -> Dataset:
+    """The labelled examples of `path` for the task `task` (a spec key); `control` is checked
+    every few thousand rows (a big file takes seconds to read)."""
+    path = regular_file(path, "data file")  # a FIFO, a device, a folder: said before anything is read
     columns = columns or EvalColumns()
     if task == "classification":
-        return read_classification_file(path, columns)
+        return read_classification_file(path, columns, control)
     if task == "ner":
-        return read_ner_file(path)
+        return read_ner_file(path, control)
     if task == "qa":
-        return read_qa_file(path, columns)
+        return read_qa_file(path, columns, control)
     if task == "fill-mask":
-        return read_text_file(path)
+        return read_text_file(path, control)
     if task == "nsp":
-        return read_nsp_file(path, columns)
+        return read_nsp_file(path, columns, control)
     if task == "multiple-choice":
-        return read_choice_file(path, columns)
+        return read_choice_file(path, columns, control)
     raise InputError(f"Evaluation does not support the task '{task}'.",
                      hint="Choose classify, ner, qa, fill-mask, nsp or choice.")
 
 
 def header_of(path: str | Path) -> list[str]:
-    """The column names of a table file from its first line only (cheap enough for the GUI thread)."""
-    path = Path(path)
-    if path.suffix.lower() not in {".csv", ".tsv", ".tab", ".jsonl", ".ndjson"} or not path.is_file():
-        return []
-    try:
-        with path.open(encoding="utf-8-sig") as handle:
-            first = next((line for line in handle if line.strip()), "")
-    except (OSError, UnicodeDecodeError):
-        return []
-    if path.suffix.lower() in {".jsonl", ".ndjson"}:
-        try:
-            value = json.loads(first)
-        except json.JSONDecodeError:
-            return []
-        return [str(k) for k in value] if isinstance(value, dict) else []
-    import csv
-
-    delimiter = "\t" if path.suffix.lower() in {".tsv", ".tab"} else ","
-    return [h.strip() for h in next(csv.reader([first], delimiter=delimiter), [])]
+    """The column names of a table file from its first line only (cheap enough for the GUI thread:
+    at most 64 KiB read, special files give no columns)."""
+    return first_line_header(path)

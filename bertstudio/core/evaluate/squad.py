@@ -6,14 +6,22 @@ restated here: `normalize_answer`, `compute_exact`, `compute_f1` from the SQuAD 
 evaluation script (identical to v1.1's for answerable questions). A gold answer list that is
 empty (or holds only "") means "no answer": only an empty prediction scores, as in v2.0.
 Scores are 0..1 per question; the dataset numbers are their mean x 100 (SQuAD convention).
+`read_squad` reads the file format, checking the type of every level.
 """
 
 from __future__ import annotations
 
 import collections
+import json
 import re
 import string
 from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from bertstudio.core.errors import InputError
+from bertstudio.core.limits import MAX_ROWS
 
 _ARTICLES = re.compile(r"\b(a|an|the)\b", re.UNICODE)
 _PUNCTUATION = frozenset(string.punctuation)
@@ -83,3 +91,88 @@ def squad_scores(golds: Sequence[Sequence[str]], predictions: Sequence[str]) -> 
                 scores[f"{name}_f1"] = 100.0 * sum(f1s[i] for i in part) / len(part)
                 scores[f"{name}_total"] = float(len(part))
     return scores
+
+
+# -- the file: SQuAD JSON, every level checked ----------------------------------------------------
+SQUAD_SHAPE = 'Shape: {"data": [{"paragraphs": [{"context", "qas": [{"question", "answers": [{"text"}]}]}]}]}.'
+
+
+@dataclass(frozen=True)
+class SquadQuestion:
+    line: int
+    question: str
+    context: str
+    answers: tuple[str, ...]  # empty: no answer (is_impossible, or an empty list)
+    title: str = ""
+
+
+class _Lines:
+    """Line numbers of questions found in file order: one forward scan in all, not one per question."""
+
+    def __init__(self, raw: str) -> None:
+        self.raw, self.at, self.line = raw, 0, 1
+
+    def of(self, text: object) -> int:
+        if not isinstance(text, str) or not text:
+            return self.line
+        found = self.raw.find(json.dumps(text)[1:-1][:200], self.at)
+        if found >= 0:
+            self.line += self.raw.count("\n", self.at, found)
+            self.at = found
+        return self.line
+
+
+def _answers(qa: dict[str, Any], where: str) -> tuple[str, ...] | str:
+    """The answer texts, or the problem (a string) when the entry is malformed."""
+    impossible = qa.get("is_impossible", False)
+    if not isinstance(impossible, bool):
+        return f"{where}.is_impossible must be true or false"
+    answers = qa.get("answers", [] if impossible else None)
+    if not isinstance(answers, list):
+        return f"{where} needs an \"answers\" list"
+    if not all(isinstance(a, dict) and isinstance(a.get("text"), str) for a in answers):
+        return f"{where}.answers must be objects with a \"text\" string"
+    return () if impossible else tuple(a["text"] for a in answers)
+
+
+def read_squad(path: Path) -> tuple[list[SquadQuestion], list[tuple[int, str]]]:
+    """Every question of a SQuAD JSON file, and (line, problem) for every malformed entry: a wrong
+    type at any level is a problem of that entry, never a crash. Bounded in size, depth and rows."""
+    from bertstudio.core.datafiles import parse_json, too_many_rows
+    from bertstudio.core.files import read_text
+
+    raw = read_text(path, "data file")
+    document = parse_json(raw, path.name)
+    entries = document.get("data") if isinstance(document, dict) else None
+    if not isinstance(entries, list):
+        raise InputError(f"{path.name} is not SQuAD JSON: it needs a top-level \"data\" list.", hint=SQUAD_SHAPE)
+    lines = _Lines(raw)
+    found: list[SquadQuestion] = []
+    issues: list[tuple[int, str]] = []
+    for e, entry in enumerate(entries):
+        paragraphs = entry.get("paragraphs") if isinstance(entry, dict) else None
+        if not isinstance(paragraphs, list):
+            issues.append((lines.line, f"data[{e}] needs a \"paragraphs\" list"))
+            continue
+        title = entry.get("title")
+        for p, paragraph in enumerate(paragraphs):
+            where = f"data[{e}].paragraphs[{p}]"
+            context = paragraph.get("context") if isinstance(paragraph, dict) else None
+            qas = paragraph.get("qas") if isinstance(paragraph, dict) else None
+            if not isinstance(context, str) or not context.strip() or not isinstance(qas, list):
+                issues.append((lines.of(context), f"{where} needs a \"context\" text and a \"qas\" list"))
+                continue
+            for q, qa in enumerate(qas):
+                question = qa.get("question") if isinstance(qa, dict) else None
+                line = lines.of(question)
+                answers = _answers(qa, f"{where}.qas[{q}]") if isinstance(qa, dict) else ()
+                if not isinstance(question, str) or not question.strip():
+                    issues.append((line, f"{where}.qas[{q}] needs a \"question\" text"))
+                elif isinstance(answers, str):
+                    issues.append((line, answers))
+                elif len(found) >= MAX_ROWS:
+                    raise too_many_rows(path)
+                else:
+                    found.append(SquadQuestion(line, question.strip(), context, answers,
+                                               title if isinstance(title, str) else ""))
+    return found, issues

@@ -19,6 +19,7 @@ from typing import Any
 from bertstudio.core import notes
 from bertstudio.core.errors import InputError
 from bertstudio.core.explain.targets import Prepared, prepare
+from bertstudio.core.limits import MAX_IG_STEPS, check_count
 from bertstudio.core.models import LoadedModel
 from bertstudio.core.notes import Note
 from bertstudio.core.progress import TaskControl
@@ -60,6 +61,18 @@ class Explanation:
             data["rows"] = list(self.rows)
         data["notes"] = [n.to_json() for n in self.notes]
         return data
+
+
+def check_steps(steps: object) -> int:
+    """Integrated Gradients steps within [1, MAX_IG_STEPS]: captum computes its quadrature nodes
+    (numpy's leggauss, far worse than linear) before the first forward pass, where neither Cancel
+    nor Ctrl+C can stop it; at the bound that takes under a second."""
+    return check_count(steps, "Integrated Gradients steps (--steps)", 1, MAX_IG_STEPS)
+
+
+def converge_steps(steps: int) -> list[int]:
+    """The step counts 'converge' tries: doubling at most MAX_DOUBLINGS times, never past the bound."""
+    return [steps * 2**k for k in range(MAX_DOUBLINGS + 1) if steps * 2**k <= MAX_IG_STEPS]
 
 
 def baseline_ids(loaded: LoadedModel, prepared: Prepared) -> Any:
@@ -167,8 +180,7 @@ def explain(
     control = control or TaskControl()
     if method not in METHODS:
         raise InputError(f"Unknown attribution method {method!r}.", hint=f"Choose one of {', '.join(METHODS)}.")
-    if not 1 <= steps <= 10_000:
-        raise InputError(f"Steps must be between 1 and 10000, not {steps}.")
+    steps = check_steps(steps)
     found: list[Note] = []
     with loaded.lock, torch.inference_mode(False), torch.enable_grad():
         prepared = prepare(loaded, task, tuple(texts), target)
@@ -178,7 +190,7 @@ def explain(
             raw = gradients(loaded, prepared, times_input=method == "grad-x-input")
             score, _ = _scores(forward, ids, ids, extra)
             return _result(prepared, method, raw, score, notes=())
-        tried = [steps * 2**k for k in range(MAX_DOUBLINGS + 1)] if converge else [steps]
+        tried = converge_steps(steps) if converge else [steps]
         for count in tried:
             ends: list[float] = []
             raw = integrated_gradients(loaded, prepared, count, control, ends=ends)

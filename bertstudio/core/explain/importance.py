@@ -110,13 +110,9 @@ def read_examples(path: str | Path, task: str) -> list[Example]:
             return [Example((t, p) if p else (t,), label)
                     for t, p, label in zip(data.texts, pairs, data.labels, strict=True)]
         return [Example((text,)) for text in read_texts(path) if text.strip()]
-    try:
-        lines = path.read_text(encoding="utf-8").splitlines()
-    except FileNotFoundError as error:
-        raise InputError(f"The file '{path}' does not exist.") from error
-    except (OSError, UnicodeDecodeError) as error:
-        raise InputError(f"'{path}' cannot be read as UTF-8 text.", details=repr(error)) from error
-    examples = [Example(tuple(part.strip() for part in line.split("\t"))) for line in lines if line.strip()]
+    from bertstudio.core.datafiles import read_lines  # special files, size and rows bounded
+
+    examples = [Example(tuple(part.strip() for part in line.split("\t"))) for _, line in read_lines(path, "data file")]
     if not examples:
         raise InputError(f"'{path}' holds no inputs.", hint="Write one input per line (parts separated by tabs).")
     return examples

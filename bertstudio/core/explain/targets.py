@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from bertstudio.core.errors import InputError
+from bertstudio.core.limits import as_int
 from bertstudio.core.models import LoadedModel
 from bertstudio.core.text_limits import require_text
 
@@ -72,17 +73,32 @@ def _logits(loaded: LoadedModel, inputs: dict[str, Any]) -> Any:
         return loaded.model(**inputs)
 
 
-def _token_id(loaded: LoadedModel, target: str) -> int:
-    """A vocabulary token for --target: the token itself, or a word that is one token."""
+def _number(target: str) -> int | None:
+    """`target` as a whole number if it is one in ASCII digits ("²" is a digit to str.isdigit, not to int)."""
+    text = target.strip()
+    if not (text.isascii() and text.isdigit()):
+        return None
+    try:
+        return as_int(text, "The target")
+    except InputError:
+        return None
+
+
+def _token_id(loaded: LoadedModel, target: str, size: int) -> int:
+    """A vocabulary token for --target: a token id below `size`, the token itself, or a word that is one token."""
     tokenizer = loaded.tokenizer
-    if target.isdigit():
-        return int(target)
+    number = _number(target)
+    if number is not None:
+        if number >= size:
+            raise InputError(f"Token id {number:,} is not in this model's vocabulary (ids 0-{size - 1:,}).",
+                             hint="Choose one of the fill-mask candidates.")
+        return number
     vocab = tokenizer.get_vocab()
     if target in vocab:
         return int(vocab[target])
     for text in (" " + target, target):
         ids = tokenizer(text, add_special_tokens=False)["input_ids"]
-        if len(ids) == 1:
+        if len(ids) == 1 and ids[0] != tokenizer.unk_token_id:  # unknown text is one token too: [UNK]
             return int(ids[0])
     raise InputError(f"'{target}' is not one token of this model's vocabulary, so it cannot be a mask's target.",
                      hint="Choose one of the fill-mask candidates.")
@@ -101,7 +117,7 @@ def fill_mask(loaded: LoadedModel, texts: tuple[str, ...], target: str | None) -
     position = positions[0]
     probabilities = _logits(loaded, inputs).logits[0, position].float().softmax(-1)
     top = probabilities.topk(min(10, probabilities.numel()))
-    token_id = _token_id(loaded, target) if target else int(top.indices[0])
+    token_id = _token_id(loaded, target, probabilities.numel()) if target else int(top.indices[0])
     word = str(tokenizer.decode([token_id])).strip()
 
     def probability(outputs: Any) -> Any:
@@ -146,10 +162,11 @@ def ner(loaded: LoadedModel, texts: tuple[str, ...], target: str | None) -> Prep
     entities = [i for i in ordinary if labels.get(predicted[i], "O") != "O"]
     if target:
         where, _, name = str(target).partition(":")
-        if not where.strip().isdigit() or not 0 <= int(where) < len(tokens):
+        index = _number(where)
+        if index is None or not 0 <= index < len(tokens):
             raise InputError(f"NER target {target!r} is not a token index 0-{len(tokens) - 1}.",
                              hint="Give INDEX or INDEX:LABEL (index as in `bertstudio ner --aggregation none`).")
-        position = int(where)
+        position = index
         by_name = {v: k for k, v in labels.items()}
         if name and name not in by_name:
             raise InputError(f"Unknown label {name!r}.", hint=f"Labels: {', '.join(labels.values())}.")
@@ -229,8 +246,8 @@ def classification(loaded: LoadedModel, texts: tuple[str, ...], target: str | No
         by_name = {v: k for k, v in labels.items()}
         if target in by_name:
             label = by_name[target]
-        elif target.isdigit() and int(target) in labels:
-            label = int(target)
+        elif (number := _number(target)) is not None and number in labels:
+            label = number
         else:
             raise InputError(f"Unknown label {target!r}.", hint=f"Labels: {', '.join(labels.values())}.")
 
@@ -260,8 +277,8 @@ def multiple_choice(loaded: LoadedModel, texts: tuple[str, ...], target: str | N
         index = int(_logits(loaded, inputs).logits[0].argmax())
     elif target in choices:
         index = choices.index(target)
-    elif target.isdigit() and int(target) < len(choices):
-        index = int(target)
+    elif (number := _number(target)) is not None and number < len(choices):
+        index = number
     else:
         raise InputError(f"Unknown choice {target!r}.", hint=f"Give an index 0-{len(choices) - 1} or an ending.")
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import json
 import os
+import tempfile
 from pathlib import Path
 
 import numpy as np
@@ -19,8 +20,9 @@ JSON_VALUE_LIMIT = 2_000_000  # above this, JSON on stdout is unreadable: ask fo
 
 def check_output(path: Path | str, comparison: bool = False) -> Path:
     """Refuse, before any model is loaded, a file that could not be written: a wrong extension,
-    a missing or read-only folder, a folder given as the file."""
-    path = Path(path)
+    a missing or read-only folder, a folder, pipe or device given as the file. Every message
+    names the file the user gave (never the `.partial` one we write first)."""
+    path = Path(path).expanduser()
     if path.is_dir():
         raise InputError(f"Cannot write '{path}': it is a folder.", hint="Give a file name, e.g. attention.npz.")
     suffix = path.suffix.lower()
@@ -28,6 +30,9 @@ def check_output(path: Path | str, comparison: bool = False) -> Path:
         raise InputError(f"Cannot write '{path.name}': use a .npz, .csv or .json file name.")
     if comparison and suffix == ".csv":
         raise InputError("A comparison cannot be written as CSV.", hint="Use a .npz or .json file name.")
+    if path.exists() and not path.is_file():
+        raise InputError(f"Cannot write '{path}': it is not a regular file (a pipe or a device).",
+                         hint="Give the name of a new or ordinary file.")
     folder = path.parent if str(path.parent) else Path(".")
     if not folder.exists():
         raise InputError(f"Cannot write '{path}': the folder '{folder}' does not exist.",
@@ -36,7 +41,17 @@ def check_output(path: Path | str, comparison: bool = False) -> Path:
         raise InputError(f"Cannot write '{path}': '{folder}' is a file, not a folder.")
     if not os.access(folder, os.W_OK | os.X_OK) or (path.exists() and not os.access(path, os.W_OK)):
         raise InputError(f"Cannot write '{path}': permission denied.", hint="Choose a folder you can write to.")
+    try:  # os.access says yes to root everywhere, and /proc or a read-only mount still say no
+        with tempfile.NamedTemporaryFile(dir=folder, prefix=".bertstudio-probe-"):
+            pass
+    except OSError as error:
+        raise _cannot_write(path, error) from None
     return path
+
+
+def _cannot_write(path: Path, error: OSError) -> InputError:
+    return InputError(f"Cannot write '{path}': {error.strerror or error}.",
+                      hint="Choose a folder you can write to (and check the free space).")
 
 
 def _selection(result: AttentionResult, layer: int | None, head: int | None) -> np.ndarray:
@@ -189,10 +204,12 @@ def save(
     comparison: AttentionComparison | None = None, model: str = "", control: TaskControl | None = None,
 ) -> None:
     """Write by extension: .npz, .csv or .json (a comparison goes into .npz and .json only)."""
-    path = Path(path)
+    path = Path(path).expanduser()
     suffix = path.suffix.lower()
     if suffix not in FORMATS:
         raise InputError(f"Cannot write '{path.name}': use a .npz, .csv or .json file name.")
+    if path.exists() and not path.is_file():
+        raise InputError(f"Cannot write '{path}': it is not a regular file (a pipe or a device).")
     if comparison is not None and suffix == ".csv":
         raise InputError("A comparison cannot be written as CSV.", hint="Use a .npz or .json file name.")
     # written next to the target and renamed at the end: a cancelled or failed export leaves
@@ -208,6 +225,9 @@ def save(
         else:
             save_csv(partial, result, layer, head, control)
         os.replace(partial, path)
+    except OSError as error:  # named as the user's file: the .partial one is ours
+        partial.unlink(missing_ok=True)
+        raise _cannot_write(path, error) from None
     except BaseException:
         partial.unlink(missing_ok=True)
         raise

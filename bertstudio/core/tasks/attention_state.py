@@ -33,7 +33,7 @@ class ViewSettings:
     renormalise: bool = True
     colours: str = "viridis"
     focus: tuple[int, int] | None = None  # (0 query / 1 key, position in the full input): lines kept shown
-    heads_shown: tuple[int, ...] = (0,)  # the head view's heads
+    heads_shown: tuple[int, ...] = (0,)  # the head view's heads; `head` is always among them when any
     selected: tuple[tuple[int, int], ...] = ()  # (layer, head) chosen in the grid to switch off
 
     def options(self, pair: bool = True) -> ViewOptions:
@@ -88,7 +88,7 @@ class AttentionViewState:
         unknown = set(changes) - known
         if unknown:
             raise AttributeError(f"no view setting {', '.join(sorted(unknown))}")
-        new = self._valid(replace(self._settings, **changes))
+        new = self._follow(self._valid(replace(self._settings, **changes)), changes)
         changed = frozenset(k for k in known if getattr(new, k) != getattr(self._settings, k))
         self._settings = new
         if changed:
@@ -162,6 +162,18 @@ class AttentionViewState:
             heads_shown=tuple(h for h in s.heads_shown if 0 <= h < heads),
             selected=tuple(h for h in s.selected if 0 <= h[0] < layers and 0 <= h[1] < heads),
         )
+
+    def _follow(self, new: ViewSettings, changes: dict[str, Any]) -> ViewSettings:
+        """One head in view: the head view always draws the detail view's head. A new head replaces
+        the old one among the heads shown; unticking the detail head there moves the detail view."""
+        old = self._settings
+        if "head" in changes and "heads_shown" not in changes and new.head != old.head:
+            others = {h for h in new.heads_shown if h != old.head} if len(new.heads_shown) > 1 else set()
+            return replace(new, heads_shown=tuple(sorted(others | {new.head})))
+        if "heads_shown" in changes and "head" not in changes and new.heads_shown \
+                and new.head not in new.heads_shown:
+            return replace(new, head=new.heads_shown[0])
+        return new
 
     def _notify(self, changed: frozenset[str]) -> None:
         for listener, only in list(self._listeners):

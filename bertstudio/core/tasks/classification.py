@@ -8,7 +8,6 @@ errors, visible truncation, CSV/TSV batches and CSV export.
 from __future__ import annotations
 
 import csv
-import io
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -122,14 +121,20 @@ def _surely_fits(loaded: LoadedModel, text: str, pair: str | None = None) -> boo
     return 2 * size + loaded.tokenizer.num_special_tokens_to_add(pair=pair is not None) <= loaded.info.max_length
 
 
-def _too_long(loaded: LoadedModel, texts: Sequence[str]) -> list[bool]:
-    """Which texts have more tokens than the model reads (one batched tokenizer call for the doubtful)."""
+def _too_long(loaded: LoadedModel, texts: Sequence[str], control: TaskControl | None = None) -> list[bool]:
+    """Which texts have more tokens than the model reads: the doubtful ones tokenized in chunks of
+    1,024 with a cancel check between (one call over 100,000 rows kept Cancel and Ctrl+C waiting)."""
+    control = control or TaskControl()
     doubtful = [i for i, text in enumerate(texts) if not _surely_fits(loaded, text)]
     flags = [False] * len(texts)
-    if doubtful:
-        ids = loaded.tokenizer([texts[i] for i in doubtful], truncation=False)["input_ids"]
-        for i, row in zip(doubtful, ids, strict=True):
+    for start in range(0, len(doubtful), 1024):
+        control.check()
+        control.report(f"Checking the length of {start} of {len(doubtful)} rows", start / len(doubtful))
+        part = doubtful[start:start + 1024]
+        ids = loaded.tokenizer([texts[i] for i in part], truncation=False)["input_ids"]
+        for i, row in zip(part, ids, strict=True):
             flags[i] = len(row) > loaded.info.max_length
+    control.check()
     return flags
 
 
@@ -174,7 +179,7 @@ def classify_batch(
             hint="Remove empty rows or fill them in.",
         )
     kind = score_kind(loaded.model.config)
-    long = _too_long(loaded, rows)
+    long = _too_long(loaded, rows, control)
     kwargs = {"truncation": True, "max_length": loaded.info.max_length} if any(long) else {}
     out: list[Classification] = []
     with loaded.lock:
@@ -191,41 +196,21 @@ def classify_batch(
 
 
 # -- tables in, tables out -------------------------------------------------------------------------
-def _delimiter(path: Path, sample: str) -> str:
-    if path.suffix.lower() in {".tsv", ".tab"}:
-        return "\t"
-    if path.suffix.lower() == ".csv":
-        return ","
-    try:
-        return csv.Sniffer().sniff(sample, delimiters=",\t;").delimiter
-    except csv.Error:
-        return ","
+def _read(path: str | Path, control: TaskControl | None = None) -> tuple[list[str], list[list[str]]]:
+    """Header and rows of a CSV/TSV (through core.datafiles: special files, size, field length
+    and row count bounded); short rows are kept, a missing cell reads as empty."""
+    from bertstudio.core.datafiles import csv_records, delimiter_of, tick, too_many_rows
+    from bertstudio.core.files import read_text
 
-
-def read_text_file(path: str | Path) -> str:
-    """A UTF-8 text file's contents; an InputError naming the file for anything else (a binary
-    file, a folder, a missing or unreadable file)."""
     path = Path(path).expanduser()
-    if path.is_dir():
-        raise InputError(f"'{path}' is a folder, not a file.", hint="Choose a CSV, TSV or .txt file.")
-    try:
-        text = path.read_text(encoding="utf-8-sig")
-    except FileNotFoundError as error:
-        raise InputError(f"The file '{path}' does not exist.") from error
-    except UnicodeDecodeError as error:
-        raise InputError(f"'{path}' is not a UTF-8 text file.", hint="Save it as UTF-8 CSV or TSV.") from error
-    except OSError as error:
-        raise InputError(f"'{path}' cannot be read: {error.strerror}.") from error
-    if "\x00" in text:
-        raise InputError(f"'{path}' is not a text file (it holds binary data).", hint="Save it as UTF-8 CSV or TSV.")
-    return text
-
-
-def _read(path: str | Path) -> tuple[list[str], list[list[str]]]:
-    path = Path(path)
-    text = read_text_file(path)
-    reader = csv.reader(io.StringIO(text), delimiter=_delimiter(path, text[:4096]))
-    table = [row for row in reader if any(cell.strip() for cell in row)]
+    text = read_text(path, "file")
+    table: list[list[str]] = []
+    for _line, row in csv_records(text, delimiter_of(path, text), path):
+        if any(cell.strip() for cell in row):
+            if len(table) > MAX_ROWS:
+                raise too_many_rows(path, MAX_ROWS)
+            tick(control, len(table))
+            table.append(row)
     if not table:
         raise InputError(f"'{path}' is empty.", hint="A CSV/TSV needs a header line and one row per text.")
     header = [cell.strip() for cell in table[0]]
@@ -237,9 +222,9 @@ def table_columns(path: str | Path) -> list[str]:
     return _read(path)[0]
 
 
-def read_texts(path: str | Path, column: str | None = None) -> list[str]:
+def read_texts(path: str | Path, column: str | None = None, control: TaskControl | None = None) -> list[str]:
     """The texts of one column (by default 'text' if there is one, else the first column)."""
-    header, rows = _read(path)
+    header, rows = _read(path, control)
     if column is None:
         column = "text" if "text" in header else header[0]
     if column not in header:
@@ -259,11 +244,13 @@ def lines_to_texts(pasted: str) -> list[str]:
     return [line.strip() for line in pasted.splitlines() if line.strip()]
 
 
-def texts_of_file(path: str | Path, column: str | None = None) -> list[str]:
+def texts_of_file(path: str | Path, column: str | None = None, control: TaskControl | None = None) -> list[str]:
     """The rows of a batch file: a .txt holds one text per line; a CSV/TSV a column of texts."""
     if Path(path).suffix.lower() == ".txt" and column is None:
-        return lines_to_texts(read_text_file(path))
-    return read_texts(path, column)
+        from bertstudio.core.datafiles import read_lines
+
+        return [text for _line, text in read_lines(Path(path).expanduser(), "file", MAX_ROWS, control)]
+    return read_texts(path, column, control)
 
 
 def result_rows(result: ClassificationResult) -> list[dict[str, object]]:
@@ -284,7 +271,11 @@ def result_rows(result: ClassificationResult) -> list[dict[str, object]]:
 
 
 def export_csv(result: ClassificationResult, path: str | Path) -> None:
-    """Write the batch result as CSV (readable by spreadsheets and pandas)."""
+    """Write the batch result as CSV (readable by spreadsheets and pandas). An existing pipe or
+    device is refused: opening a FIFO nobody reads would wait for ever."""
+    if Path(path).exists() and not Path(path).is_file():
+        raise InputError(f"Cannot write '{path}': it is not a regular file (a pipe or a device).",
+                         hint="Give the name of a new or ordinary file.")
     records = result_rows(result)
     fields = list(dict.fromkeys(key for record in records for key in record))
     try:
@@ -297,10 +288,13 @@ def export_csv(result: ClassificationResult, path: str | Path) -> None:
 
 
 def compare(a: ClassificationResult, b: ClassificationResult) -> tuple[RankingDiff, ...]:
-    """Row-by-row differences of two models' results on the same input (core.compare.RankingDiff)."""
-    from bertstudio.core.compare import compare_ranking_lists
+    """Row-by-row differences of two models' results on the same input (core.compare.RankingDiff);
+    classifiers with different label sets are said to be so (their top labels do not compare)."""
+    from bertstudio.core.compare import compare_ranking_lists, with_label_sets
 
-    return compare_ranking_lists([row.scores for row in a.rows], [row.scores for row in b.rows])
+    diffs = compare_ranking_lists([row.scores for row in a.rows], [row.scores for row in b.rows])
+    return with_label_sets(diffs, (s.label for row in a.rows for s in row.scores),
+                           (s.label for row in b.rows for s in row.scores))
 
 
 def run(
@@ -311,7 +305,7 @@ def run(
     texts = inputs.texts
     if inputs.path is not None:
         control.report(f"Reading {Path(inputs.path).name}…")
-        texts = tuple(texts_of_file(inputs.path, inputs.column))
+        texts = tuple(texts_of_file(inputs.path, inputs.column, control))
         control.check()
     return classify_batch(loaded, texts, control)
 

@@ -25,13 +25,16 @@ from bertstudio.core.text_limits import Truncation, fit_to_model, require_text
 
 STRATEGIES = ("none", "simple", "first", "average", "max")
 WORD_STRATEGIES = frozenset({"first", "average", "max"})  # need the tokenizer's word boundaries
+# Whole words, as a person reads entities: 'simple' splits "Merkel" into "Mer" + "kel" whenever the
+# wordpieces' tags disagree; 'first' gives each word its first wordpiece's label.
+DEFAULT_STRATEGY = "first"
 _GENERIC_LABEL = re.compile(r"^LABEL_\d+$")
 
 
 @dataclass(frozen=True)
 class NerInput:
     text: str
-    aggregation: str = "simple"
+    aggregation: str = DEFAULT_STRATEGY
     views: bool = True  # the tab's extra views (wordpieces, every strategy); the CLI skips them
 
 
@@ -96,7 +99,7 @@ def _entities(raw: list[dict[str, Any]]) -> tuple[Entity, ...]:
     )
 
 
-def tag(loaded: LoadedModel, text: str, aggregation: str = "simple", views: bool = True) -> NerResult:
+def tag(loaded: LoadedModel, text: str, aggregation: str = DEFAULT_STRATEGY, views: bool = True) -> NerResult:
     """Entities of `text` with the chosen strategy; with `views`, also the wordpiece view and every
     strategy's entities (the tab's extra views, one forward pass; the CLI skips them)."""
     from transformers.pipelines import AggregationStrategy

@@ -8,8 +8,6 @@ Nothing is dropped silently: a bad row stops the run with a message that names t
 
 from __future__ import annotations
 
-import csv
-import json
 import math
 import random
 import re
@@ -17,9 +15,12 @@ import statistics
 from collections.abc import Sequence
 from dataclasses import MISSING, dataclass, field
 from pathlib import Path
-from typing import Any
 
+from bertstudio.core.datafiles import TableRow, read_table, tick, too_many_rows
 from bertstudio.core.errors import InputError
+from bertstudio.core.files import read_text
+from bertstudio.core.limits import MAX_ROWS
+from bertstudio.core.progress import TaskControl
 from bertstudio.core.training.options import opt
 
 TEXT_NAMES = ("text", "sentence", "sentence1", "text_a", "review", "content", "document", "question")
@@ -49,24 +50,6 @@ def raise_issues(path: Path, issues: Sequence[RowIssue]) -> None:
         hint="Fix these lines and start again; no row is skipped silently.",
         details="\n".join(str(i) for i in issues),
     )
-
-
-def _read_text(path: Path) -> str:
-    if path.is_dir():
-        raise InputError(f"Data file '{path}' is a folder.", hint="Choose the data file inside it.")
-    if not path.is_file():
-        raise InputError(f"Data file '{path}' does not exist.", hint="Choose an existing file.")
-    try:
-        raw = path.read_bytes()
-    except OSError as error:
-        raise InputError(f"Data file '{path}' cannot be read: {error.strerror or error}.") from error
-    try:
-        return raw.decode("utf-8-sig")
-    except UnicodeDecodeError as error:
-        line = raw[: error.start].count(b"\n") + 1
-        raise InputError(
-            f"{path.name} is not UTF-8 text (line {line}).", hint="Save the file as UTF-8."
-        ) from error
 
 
 # -- text classification ----------------------------------------------------------------------
@@ -105,45 +88,6 @@ class ClassificationData:
         )
 
 
-def _table_rows(path: Path) -> tuple[list[str], list[tuple[int, dict[str, Any] | None, str]]]:
-    """Header and (line, row or None, problem) for CSV, TSV and JSONL files."""
-    text = _read_text(path)
-    rows: list[tuple[int, dict[str, Any] | None, str]] = []
-    if path.suffix.lower() in {".jsonl", ".json", ".ndjson"}:
-        header: list[str] = []
-        for number, line in enumerate(text.splitlines(), start=1):
-            if not line.strip():
-                continue
-            try:
-                value = json.loads(line)
-            except json.JSONDecodeError as error:
-                rows.append((number, None, f"not valid JSON ({error.msg})"))
-                continue
-            if not isinstance(value, dict):
-                rows.append((number, None, "not a JSON object"))
-                continue
-            header += [k for k in value if k not in header]
-            rows.append((number, value, ""))
-        return header, rows
-    delimiter = "\t" if path.suffix.lower() in {".tsv", ".tab"} else ","
-    reader = csv.reader(text.splitlines(), delimiter=delimiter)
-    header = []
-    for fields in reader:
-        number = reader.line_num
-        if not header:
-            header = [h.strip() for h in fields]
-            if not any(header):
-                raise InputError(f"{path.name} has no header row.", hint="The first line must name the columns.")
-            continue
-        if not fields or not any(f.strip() for f in fields):
-            continue
-        if len(fields) != len(header):
-            rows.append((number, None, f"{len(fields)} fields where the header has {len(header)}"))
-            continue
-        rows.append((number, dict(zip(header, fields, strict=True)), ""))
-    return header, rows
-
-
 def detect_columns(header: Sequence[str]) -> Columns:
     """A first guess the user confirms: well-known names, else first column text and last label."""
     lower = {h.lower(): h for h in header}
@@ -158,20 +102,28 @@ def detect_columns(header: Sequence[str]) -> Columns:
 
 def file_columns(path: str | Path) -> tuple[list[str], Columns]:
     """The columns of a table file and the detected roles (for the UI to confirm)."""
-    header, _rows = _table_rows(Path(path))
+    header, _rows = read_table(path)
     return header, detect_columns(header)
 
 
 def read_classification(path: str | Path, columns: Columns | None = None) -> ClassificationData:
+    """Every row of a CSV/TSV/JSONL file checked: a text (and pair) and a label, or its line is reported."""
     path = Path(path)
-    header, rows = _table_rows(path)
+    header, rows = read_table(path)
+    return classification_rows(path, header, rows, columns)
+
+
+def classification_rows(path: Path, header: Sequence[str], rows: Sequence[TableRow],
+                        columns: Columns | None = None, control: TaskControl | None = None) -> ClassificationData:
+    """`read_classification` on a table already read (evaluation reads a file once)."""
     columns = columns or detect_columns(header)
     for name in (columns.text, columns.label, columns.text_pair):
         if name is not None and name not in header:
             raise InputError(f"{path.name} has no column '{name}'.", hint=f"Its columns: {', '.join(header)}.")
     issues: list[RowIssue] = []
     texts, pairs, labels, lines = [], [], [], []
-    for number, row, problem in rows:
+    for count, (number, row, problem) in enumerate(rows):
+        tick(control, count)
         if row is None:
             issues.append(RowIssue(number, problem))
             continue
@@ -229,7 +181,7 @@ class TaggedSentence:
     line: int  # first line of the sentence
 
 
-def read_conll(path: str | Path) -> list[TaggedSentence]:
+def read_conll(path: str | Path, control: TaskControl | None = None) -> list[TaggedSentence]:
     """CoNLL: 'token [other columns] tag' per line, blank line between sentences; -DOCSTART- skipped."""
     path = Path(path)
     issues: list[RowIssue] = []
@@ -244,7 +196,8 @@ def read_conll(path: str | Path) -> list[TaggedSentence]:
         tokens.clear()
         tags.clear()
 
-    for number, line in enumerate(_read_text(path).splitlines(), start=1):
+    for number, line in enumerate(read_text(path, "data file").splitlines(), start=1):
+        tick(control, number)
         fields = line.split()
         if not fields:
             flush()
@@ -259,6 +212,8 @@ def read_conll(path: str | Path) -> list[TaggedSentence]:
             issues.append(RowIssue(number, f"tag '{fields[-1]}' is not O, B-X or I-X"))
             continue
         if not tokens:
+            if len(sentences) >= MAX_ROWS:
+                raise too_many_rows(path)
             start = number
         tokens.append(fields[0])
         tags.append(fields[-1])
@@ -281,7 +236,7 @@ def read_corpus(path: str | Path) -> list[list[str]]:
     path = Path(path)
     issues: list[RowIssue] = []
     documents: list[list[str]] = [[]]
-    for number, line in enumerate(_read_text(path).splitlines(), start=1):
+    for number, line in enumerate(read_text(path, "training text").splitlines(), start=1):
         text = line.strip()
         if not text:
             if documents[-1]:

@@ -114,14 +114,23 @@ def train(config: TrainConfig, control: TaskControl | None = None,
     if main:
         output = saving.check_output(config.output_dir, replace=config.overwrite or config.resume)
     else:
-        output = Path(config.output_dir).expanduser().resolve()
+        output = saving.resolved(config.output_dir)
     lock = saving.run_lock(output, config.task) if main else contextlib.nullcontext()
-    with lock:
-        return _train_locked(config, output, control, stop_event, main)
+    ckpt_dir = saving.checkpoints_dir(output)
+    with lock as held:
+        # this run makes the checkpoints folder: it is new, or an earlier run's that --overwrite replaces
+        created = main and (not ckpt_dir.exists() or config.overwrite and not config.resume
+                            and saving.is_ours(ckpt_dir))
+        try:
+            return _train_locked(config, output, control, stop_event, main, held.note if held else "")
+        except BaseException:
+            if main:  # a failed run leaves no empty checkpoints folder of its own (a complete checkpoint stays)
+                saving.remove_if_created(ckpt_dir, created)
+            raise
 
 
 def _train_locked(config: TrainConfig, output: Path, control: TaskControl, stop_event: threading.Event | None,
-                  main: bool) -> TrainResult:
+                  main: bool, lock_note: str) -> TrainResult:
     ckpt_dir = saving.checkpoints_dir(output)
     task = TRAINABLE[config.task]
     resume_from: str | None = None
@@ -157,10 +166,11 @@ def _train_locked(config: TrainConfig, output: Path, control: TaskControl, stop_
     from bertstudio.core.training.schedules import decay_split
 
     decayed, tensors = decay_split(model)
-    if main:
-        saving.write_marker(ckpt_dir, "checkpoints", config.task)
     log_path = ckpt_dir / EVENTS_FILE
-    log_file = log_path.open("a" if resume_from else "w", encoding="utf-8") if main else open(os.devnull, "w")  # noqa: SIM115
+    with saving.saving_to(None, "the training log", where=ckpt_dir):
+        if main:
+            saving.write_marker(ckpt_dir, "checkpoints", config.task)
+        log_file = log_path.open("a" if resume_from else "w", encoding="utf-8") if main else open(os.devnull, "w")  # noqa: SIM115
     write_lock = threading.Lock()
 
     def emit(event: TrainingEvent) -> None:
@@ -172,7 +182,7 @@ def _train_locked(config: TrainConfig, output: Path, control: TaskControl, stop_
         fraction = event.step / event.max_steps if event.max_steps else None
         control.report(describe(event), fraction, payload=event)
 
-    notes = " ".join((*data.notes, *resume_notes))
+    notes = " ".join(note for note in (lock_note, *data.notes, *resume_notes) if note)
     emit(TrainingEvent(
         "plan", step=0, max_steps=total,
         message=(f"{len(train_rows)} training and {len(eval_rows or [])} validation examples; {total} steps, "
@@ -198,7 +208,7 @@ def _train_locked(config: TrainConfig, output: Path, control: TaskControl, stop_
             emit(TrainingEvent("saving", step=step, max_steps=total, message="Saving…"))
             saving.remove_ours(partial)
         trainer.accelerator.wait_for_everyone()
-        with saving.saving_to(partial):
+        with saving.saving_to(partial, where=output.parent):
             if main:
                 saving.write_marker(partial, "model", config.task)
             trainer.save_model(str(partial))  # every process takes part (sharded models gather here)
@@ -227,10 +237,10 @@ def _train_locked(config: TrainConfig, output: Path, control: TaskControl, stop_
 def _fit(trainer: Any, resume_from: str | None, ckpt_dir: Path) -> dict[str, float]:
     """trainer.train with a stop during a mid-run evaluation still leaving a resumable checkpoint."""
     try:
-        with saving.saving_to(None, "a checkpoint"):
+        with saving.saving_to(None, "a checkpoint", where=ckpt_dir):
             return dict(trainer.train(resume_from_checkpoint=resume_from).metrics)
     except EvaluationStopped:
-        with contextlib.suppress(Exception), saving.saving_to(None, "a checkpoint"):
+        with contextlib.suppress(Exception), saving.saving_to(None, "a checkpoint", where=ckpt_dir):
             trainer._save_checkpoint(trainer.model, trial=None)  # noqa: SLF001 - Trainer's own checkpoint writer
         return {}
     except RuntimeError as error:

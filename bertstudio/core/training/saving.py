@@ -15,21 +15,37 @@ import json
 import os
 import pickle
 import shutil
-import socket
+import stat
 import time
 from collections.abc import Iterator
 from pathlib import Path
 
-from bertstudio.core.errors import DeviceError, InputError
+from bertstudio.core.errors import BertStudioError, DeviceError, InputError
+from bertstudio.core.training import locks
 
 MARKER = "bertstudio-run.json"
 CHECKPOINT_FILES = ("config.json", "trainer_state.json", "optimizer.pt", "scheduler.pt")
 PICKLED = ("optimizer.pt", "scheduler.pt", "rng_state*.pth")
 
 
+MAX_MARKER_BYTES = 4096
+DISK_FULL_WORDS = ("No space left on device", "StorageFull", "Disk quota exceeded", "os error 28", "code: 28")
+
+
+def resolved(output_dir: str | Path) -> Path:
+    """The absolute output folder; a symlink loop or an unknown ~user is an InputError, not a crash."""
+    try:
+        return Path(output_dir).expanduser().resolve()
+    except (OSError, RuntimeError) as error:
+        loop = isinstance(error, RuntimeError) and "loop" in str(error).lower() or getattr(
+            error, "errno", None) == errno.ELOOP
+        what = "is a symbolic link that points to itself (a loop)" if loop else f"cannot be used ({error})"
+        raise InputError(f"The output '{output_dir}' {what}.", hint="Choose another folder.") from None
+
+
 def checkpoints_dir(output_dir: str | Path) -> Path:
     """Resumable Trainer checkpoints and the live event log, beside the model folder."""
-    output = Path(output_dir).expanduser().resolve()
+    output = resolved(output_dir)
     return output.with_name(output.name + ".checkpoints")
 
 
@@ -41,15 +57,43 @@ def lock_path(output: Path) -> Path:
     return output.with_name(output.name + ".lock")
 
 
+def read_marker(folder: Path) -> dict[str, str] | None:
+    """The folder's run marker, or None unless it is one: a small regular file (not a link) holding
+    a JSON object with app "bertstudio" and a non-empty text kind and task. Empty, binary, wrong
+    types, other nesting or oversized markers are not ours, so their folder is never replaced."""
+    path = folder / MARKER
+    try:
+        info = path.lstat()
+        if not stat.S_ISREG(info.st_mode) or info.st_size > MAX_MARKER_BYTES:
+            return None
+        with path.open("rb") as stream:
+            data = json.loads(stream.read(MAX_MARKER_BYTES + 1).decode("utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError, RecursionError):
+        return None
+    if not isinstance(data, dict) or data.get("app") != "bertstudio":
+        return None
+    fields = {name: data.get(name) for name in ("kind", "task")}
+    if not all(isinstance(v, str) and 0 < len(v) <= 100 for v in fields.values()):
+        return None
+    created = data.get("created")
+    return {"app": "bertstudio", **fields, "created": created[:40] if isinstance(created, str) else ""}  # type: ignore[dict-item]
+
+
 def is_ours(folder: Path) -> bool:
-    return (folder / MARKER).is_file()
+    return read_marker(folder) is not None
 
 
 def write_marker(folder: Path, kind: str, task: str) -> None:
-    """Mark a folder as created by BERT Studio (only such folders are ever replaced or removed)."""
+    """Mark a folder as created by BERT Studio (only such folders are ever replaced or removed).
+    Written beside and renamed into place, so a full disk never leaves an empty marker."""
     folder.mkdir(parents=True, exist_ok=True)
-    (folder / MARKER).write_text(json.dumps({"app": "bertstudio", "kind": kind, "task": task,
-                                             "created": time.strftime("%Y-%m-%dT%H:%M:%S")}), encoding="utf-8")
+    temporary = folder / f".{MARKER}.{os.getpid()}"
+    try:
+        temporary.write_text(json.dumps({"app": "bertstudio", "kind": kind, "task": task,
+                                         "created": time.strftime("%Y-%m-%dT%H:%M:%S")}), encoding="utf-8")
+        os.replace(temporary, folder / MARKER)
+    finally:
+        temporary.unlink(missing_ok=True)
 
 
 def _writable(folder: Path) -> str | None:
@@ -75,7 +119,7 @@ def check_output(output_dir: str, replace: bool) -> Path:
 
     `replace`: an earlier BERT Studio run there may be replaced (--overwrite, or --resume of it).
     """
-    output = Path(output_dir).expanduser().resolve()
+    output = resolved(output_dir)
     cwd, home = Path.cwd().resolve(), Path.home().resolve()
     if output == output.parent or output == home or output in cwd.parents or output == cwd:
         raise InputError(f"'{output}' cannot be the output folder: it holds other files and would be replaced.",
@@ -106,50 +150,10 @@ def check_output(output_dir: str, replace: bool) -> Path:
     return output
 
 
-# -- the lock ------------------------------------------------------------------------------------
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
-@contextlib.contextmanager
-def run_lock(output: Path, task: str) -> Iterator[Path]:
-    """`<output>.lock` for the length of the run; a second run on the same output is refused,
-    naming the first. A lock left by a process that no longer exists (kill -9) is taken over."""
-    path = lock_path(output)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    me = {"pid": os.getpid(), "host": socket.gethostname(), "task": task,
-          "started": time.strftime("%Y-%m-%d %H:%M:%S")}
-    for _attempt in range(2):
-        try:
-            fd = os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
-        except FileExistsError:
-            try:
-                other = json.loads(path.read_text(encoding="utf-8"))
-            except (OSError, ValueError):
-                other = {}
-            pid, host = int(other.get("pid", 0) or 0), other.get("host")
-            if pid and host == me["host"] and not _alive(pid):
-                path.unlink(missing_ok=True)  # stale: its process is gone
-                continue
-            raise InputError(
-                f"Another run is writing to '{output}' (process {pid or '?'} on {host or '?'}, "
-                f"started {other.get('started', '?')}).",
-                hint=f"Wait for it to end or choose another output folder (lock file: {path}).") from None
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            json.dump(me, handle)
-        break
-    try:
-        yield path
-    finally:
-        with contextlib.suppress(OSError, ValueError):
-            if json.loads(path.read_text(encoding="utf-8")).get("pid") == me["pid"]:
-                path.unlink()
+# -- the lock (locks.py) ---------------------------------------------------------------------------
+def run_lock(output: Path, task: str) -> contextlib.AbstractContextManager[locks.HeldLock]:
+    """`<output>.lock` for the length of the run (see locks.py: stale locks are taken over)."""
+    return locks.run_lock(output, lock_path(output), task)
 
 
 # -- saving ---------------------------------------------------------------------------------------
@@ -172,19 +176,63 @@ def remove_ours(folder: Path) -> bool:
     return False
 
 
+def disk_full(error: BaseException, folder: Path | None = None) -> bool:
+    """Whether a failed write ran out of space. safetensors raises its own SafetensorError and
+    torch.save a RuntimeError ("file write failed"), not an OSError: we read their words, the
+    errors they were raised from, and, as a last resort, the free space left where we wrote."""
+    seen: BaseException | None = error
+    for _depth in range(4):
+        if seen is None:
+            break
+        if isinstance(seen, OSError) and seen.errno in (errno.ENOSPC, errno.EDQUOT):
+            return True
+        if any(word in str(seen) for word in DISK_FULL_WORDS):
+            return True
+        seen = seen.__cause__ or seen.__context__
+    if folder is None or not isinstance(error, (OSError, RuntimeError)):
+        return False
+    existing = folder
+    while not existing.exists() and existing != existing.parent:
+        existing = existing.parent
+    try:
+        return shutil.disk_usage(existing).free < 1024 * 1024
+    except OSError:
+        return False
+
+
 @contextlib.contextmanager
-def saving_to(partial: Path | None, what: str = "the model") -> Iterator[None]:
-    """Turn a failed write into one message and remove the half-written `.partial` folder."""
+def saving_to(partial: Path | None, what: str = "the model", where: Path | None = None) -> Iterator[None]:
+    """Turn a failed write into one message and remove the half-written `.partial` folder
+    (on any failure, Ctrl+C included). `where`: the folder written to, for the free-space check."""
     try:
         yield
-    except OSError as error:
+    except BaseException as error:
+        full = not isinstance(error, BertStudioError) and disk_full(error, where or partial)
         if partial is not None:
             shutil.rmtree(partial, ignore_errors=True)
-        if error.errno in (errno.ENOSPC, errno.EDQUOT):
+        if full:
             raise DeviceError(f"The disk is full: {what} could not be saved; nothing half-written was left.",
-                              hint="Free some space and resume (a stopped run's checkpoint is kept).") from error
-        raise InputError(f"{what[0].upper()}{what[1:]} could not be saved: {error.strerror or error}.",
-                         details=repr(error)) from error
+                              hint="Free some space and resume (a stopped run's checkpoint is kept).",
+                              details=repr(error)[:2000]) from error
+        if isinstance(error, OSError):
+            raise InputError(f"{what[0].upper()}{what[1:]} could not be saved: {error.strerror or error}.",
+                             details=repr(error)) from error
+        raise
+
+
+def remove_if_created(folder: Path, created: bool) -> bool:
+    """After a failed run: remove the checkpoints folder this run created, unless it holds a complete
+    checkpoint (the user may resume from it). A folder that was there before is never touched."""
+    if not created or not folder.is_dir():
+        return False
+    for candidate in folder.glob("checkpoint-*"):
+        try:
+            if candidate.is_dir() and checkpoint_problem(candidate) is None:
+                return False
+        except Exception:  # noqa: BLE001 - a checkpoint we cannot judge is kept
+            return False
+    shutil.rmtree(folder, ignore_errors=True)
+    return True
 
 
 def folder_size(folder: Path) -> int:

@@ -39,6 +39,7 @@ from bertstudio.ui.widgets.attention_export_bar import ExportBar
 from bertstudio.ui.widgets.attention_grid import AttentionGrid
 from bertstudio.ui.widgets.attention_heatmap import COLORMAPS
 from bertstudio.ui.widgets.attention_pages import DetailPage, HeadPage, StatisticsTable, readout_label
+from bertstudio.ui.widgets.elided_label import ElidedLabel
 
 PAIR_SEPARATOR = " ||| "
 EMPTY_HEADS: tuple[tuple[int, int], ...] = ()
@@ -48,7 +49,8 @@ class AttentionTab(TaskTab):
     SPEC_KEY = "attention"
     RUN_LABEL = "Show attention"
 
-    heads_selected = Signal(object)  # tuple of (layer, head): the heads chosen in the grid to switch off
+    heads_selected = Signal(object)  # tuple of (layer, head): the grid's selection changed (Ctrl+click)
+    heads_off_requested = Signal(object)  # the selection, sent to the other task tabs' "Heads off" on request
 
     # -- inputs ----------------------------------------------------------------------------
     def build_inputs(self, box: QVBoxLayout) -> None:
@@ -109,7 +111,7 @@ class AttentionTab(TaskTab):
         self.export_bar = ExportBar(self)
         self.export_button = self.export_bar.button
         self.detail_page = DetailPage(state)
-        self.note = QLabel()
+        self.note = ElidedLabel()  # a long note is elided, never widens the window
         self.note.setStyleSheet("QLabel { color: #555; }")
         options = QHBoxLayout()
         for widget in (QLabel("Show"), self.source, self.detail_page.layer, self.detail_page.head, self.hide_special,
@@ -124,16 +126,21 @@ class AttentionTab(TaskTab):
         self.grid.clicked.connect(self._grid_clicked)
         self.grid.ctrl_clicked.connect(self._grid_ctrl_clicked)
         self.grid.setToolTip("Layers by row, heads by column; each cell scaled to its own maximum. "
-                             "Click to open a head (and select it); Ctrl+click to select several to switch off.")
+                             "Click to open a head; Ctrl+click to select heads to switch off.")
         self.selection = readout_label("")
         self.clear_selection = QPushButton("Clear selection")
         self.clear_selection.clicked.connect(lambda: state.update(selected=EMPTY_HEADS))
+        self.send_heads = QPushButton("Switch these heads off in the task tabs")
+        self.send_heads.setToolTip("Fill-mask, NSP, NER, QA, Classification and Multiple choice then run intact "
+                                   "and with these heads off; each tab's Heads off field says so and can be cleared")
+        self.send_heads.clicked.connect(lambda: self.heads_off_requested.emit(self.view_state.selected))
         grid_page = QWidget()
         grid_layout = QVBoxLayout(grid_page)
         grid_layout.setContentsMargins(0, 0, 0, 0)
         selection_row = QHBoxLayout()
         selection_row.addWidget(self.selection, 1)
         selection_row.addWidget(self.clear_selection)
+        selection_row.addWidget(self.send_heads)
         grid_layout.addWidget(self.grid, 1)
         grid_layout.addLayout(selection_row)
         self.grid_page = grid_page
@@ -279,9 +286,8 @@ class AttentionTab(TaskTab):
             self.view_state.move(layers, heads)
 
     def _grid_clicked(self, layer: int, column: int) -> None:
+        """A plain click only opens the head: selecting heads to switch off takes Ctrl."""
         heads = self.bundle.result.heads if self.bundle else 0
-        if column < heads:
-            self.view_state.toggle_selected(layer, column, add=False)
         self.open_head(layer, column if column < heads else None)
 
     def _grid_ctrl_clicked(self, layer: int, column: int) -> None:
@@ -292,9 +298,10 @@ class AttentionTab(TaskTab):
         selected = self.view_state.selected
         self.grid.set_selected(selected)
         self.clear_selection.setEnabled(bool(selected))
+        self.send_heads.setEnabled(bool(selected))
         self.selection.setText(
-            "Heads selected to switch off: " + ", ".join(f"L{layer} H{head}" for layer, head in selected)
-            if selected else "Click a head to open it; Ctrl+click heads to select several to switch off.")
+            "Heads selected: " + ", ".join(f"L{layer} H{head}" for layer, head in selected)
+            if selected else "Click a head to open it; Ctrl+click heads to select them to switch off.")
         self.heads_selected.emit(selected)
 
     # -- workspace -------------------------------------------------------------------------

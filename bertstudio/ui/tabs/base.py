@@ -6,6 +6,8 @@ writes only its own part: `build_inputs`/`build_results` (its widgets), `inputs(
 input dataclass; InputError for bad input), `render(outcome)`, `clear_result()`,
 `state()`/`restore()` (workspace files) and `set_inputs()` (open a dataset row). Running,
 cancelling, comparing, ablating, notes and progress happen here, the same for every task.
+So does keeping a result honest: once the input, the model, the heads off or the compared model
+differ from what the shown result was computed from, it is marked out of date (banner, faded).
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtGui import QKeySequence, QShortcut
 from PySide6.QtWidgets import (
     QSplitter,
@@ -28,7 +30,8 @@ from bertstudio.core.notes import Note
 from bertstudio.core.progress import TaskControl
 from bertstudio.core.tasks.spec import TaskSpec, spec_for
 from bertstudio.ui.tabs.frame import ModelTab, error_note
-from bertstudio.ui.widgets.run_controls import ProgressLine, RunControls
+from bertstudio.ui.tabs.run_state import INVALID, RunState, changed, watch_inputs
+from bertstudio.ui.widgets.run_controls import ProgressLine, RunControls, StaleBanner
 
 if TYPE_CHECKING:
     from bertstudio.core.jobs import Outcome
@@ -75,6 +78,10 @@ class TaskTab(ModelTab):
         self.outcome: Any = None
         self.result: Any = None
         self._ran: tuple[LoadRequest, Any] | None = None
+        self._started_for: RunState | None = None  # what the running job computes
+        self._shown_for: RunState | None = None  # what the shown result was computed from
+        self._run_on_load = False  # an opened dataset row: run it once its model has loaded
+        self.heads_origin = ""  # where the heads-off text came from ("from Attention, 2 heads"); "" typed
 
     # -- layout ----------------------------------------------------------------------------
     def _build_layout(self) -> None:
@@ -95,8 +102,16 @@ class TaskTab(ModelTab):
         self.cancel_button.clicked.connect(self.cancel)
         self.explain_button.clicked.connect(self._explain)
         self.progress = ProgressLine()
+        self.controls.add_progress(self.progress)
         self.results_box = QVBoxLayout()
         self.results_box.setContentsMargins(0, 0, 0, 0)
+        self.results_widget = QWidget()  # dimmed while the result is out of date
+        self.results_widget.setLayout(self.results_box)
+        self.stale_banner = StaleBanner(self.results_widget)
+        self._stale_timer = QTimer(self)
+        self._stale_timer.setSingleShot(True)
+        self._stale_timer.setInterval(0)
+        self._stale_timer.timeout.connect(self._update_stale)
 
         top = QWidget()
         top_layout = QVBoxLayout(top)
@@ -106,9 +121,9 @@ class TaskTab(ModelTab):
         bottom = QWidget()
         bottom_layout = QVBoxLayout(bottom)
         bottom_layout.setContentsMargins(0, 0, 0, 0)
-        bottom_layout.addWidget(self.progress)
         bottom_layout.addWidget(self.notes)
-        bottom_layout.addLayout(self.results_box, 1)
+        bottom_layout.addWidget(self.stale_banner)
+        bottom_layout.addWidget(self.results_widget, 1)
         self.splitter = QSplitter(Qt.Orientation.Vertical)
         self.splitter.setChildrenCollapsible(False)
         self.splitter.addWidget(top)
@@ -132,6 +147,11 @@ class TaskTab(ModelTab):
         else:
             self.splitter.setSizes([top.sizeHint().height(), 10_000])
         self.splitter.splitterMoved.connect(self._save_splitter)
+        # any change of an input widget (compare and heads off included) may make the result stale
+        watch_inputs(top, lambda *_args: self._stale_timer.start(0), skip=(self.examples_combo,))
+        self.heads_off.textEdited.connect(self._heads_typed)
+        self.heads_off.textChanged.connect(self._check_heads)
+        self.controls.heads_clear.clicked.connect(lambda: self.set_ablated_heads((), ""))
 
         QShortcut(QKeySequence("Ctrl+Return"), self, self.run, context=Qt.ShortcutContext.WidgetWithChildrenShortcut)
         QShortcut(QKeySequence("Ctrl+Enter"), self, self.run, context=Qt.ShortcutContext.WidgetWithChildrenShortcut)
@@ -184,20 +204,84 @@ class TaskTab(ModelTab):
         whatever it would still return is dropped (never shown under the new model's bar)."""
         if busy and self.runner.busy:
             self.runner.cancel()
+        if not busy:
+            self._run_on_load = False  # loaded (it ran already), failed or cancelled: nothing to run
+        self._stale_timer.start(0)
 
     def _on_model_loaded(self, info: ModelInfo) -> None:
         self.runner.cancel()
         self._clear()
         self.notes.clear()
         super()._on_model_loaded(info)
+        self._check_heads()
+        if self._run_on_load:
+            self._run_on_load = False
+            self.run()
+
+    def run_when_ready(self) -> None:
+        """Run now if the model is loaded and no other is coming, else once it has loaded
+        (a row opened from Evaluate never shows the previous text's result)."""
+        if self.model_info is not None and not self.model_bar.busy:
+            self.run()
+        else:
+            self._run_on_load = True
+
+    # -- what a result belongs to ----------------------------------------------------------
+    def _run_state(self) -> RunState:
+        try:
+            inputs = self.inputs()
+        except BertStudioError:
+            inputs = INVALID
+        try:
+            heads: Any = parse_heads(self.heads_off.text())
+        except BertStudioError:
+            heads = self.heads_off.text()
+        return RunState(self.model_request(), inputs, heads, self.compare_source.source())
+
+    def stale_reason(self) -> str:
+        """What changed since the shown result was computed ("input", "model", "heads off"...); "" if current."""
+        if self._shown_for is None:
+            return ""
+        if self.model_bar.busy:
+            return "model"
+        return changed(self._shown_for, self._run_state())
+
+    def _update_stale(self) -> None:
+        self.stale_banner.show_for(self.stale_reason())
+
+    def redrawn_for(self, change: Callable[[Any], Any]) -> None:
+        """A view re-drew its result for changed inputs without a run (NER: another strategy, all
+        computed by one run); `change(inputs)` gives the inputs the shown result now belongs to."""
+        if self._shown_for is not None and self._ran is not None:
+            inputs = change(self._shown_for.inputs)
+            self._shown_for = self._shown_for._replace(inputs=inputs)
+            self._ran = (self._ran[0], inputs)
+        self._update_stale()
+
+    # -- heads off ---------------------------------------------------------------------------
+    def _heads_typed(self, _text: str) -> None:
+        self.heads_origin = ""  # typed by hand: the field no longer holds what another tab sent
+        self._check_heads()
+
+    def _check_heads(self) -> None:
+        """Heads that the loaded model does not have are named at once, not only when Run fails."""
+        problem = ""
+        try:
+            self.ablated_heads()
+        except BertStudioError as error:
+            problem = getattr(error, "message", "") or str(error)
+        self.controls.show_heads(self.heads_origin, problem)
 
     # -- running ---------------------------------------------------------------------------
     def ablated_heads(self) -> HeadSet:
         info = self.model_info
         return parse_heads(self.heads_off.text(), info.layers if info else None, info.heads if info else None)
 
-    def set_ablated_heads(self, heads: HeadSet) -> None:
+    def set_ablated_heads(self, heads: HeadSet, origin: str = "") -> None:
+        """Heads off set from elsewhere; `origin` says where ("from Attention, 2 heads"), shown beside them."""
+        self.heads_origin = origin if heads else ""
         self.heads_off.setText(format_heads(heads))
+        self._check_heads()
 
     def run(self) -> None:
         request = self.model_request()
@@ -217,6 +301,7 @@ class TaskTab(ModelTab):
             self.notes.set_notes([error_note(error)])
             return
         self._ran = (request, inputs)
+        self._started_for = RunState(request, inputs, heads, compare_source)
         self.runner.start(self.job(), self.spec, request, inputs, compare_source, heads)
 
     def job(self) -> Callable[..., Any]:
@@ -245,6 +330,8 @@ class TaskTab(ModelTab):
         self.outcome = outcome
         self.result = outcome.result
         self.render(outcome)
+        self._shown_for = self._started_for
+        self._update_stale()
         shown_by_bar = self.model_info.head_warning if self.model_info else ""
         self.notes.set_notes(n for n in outcome.notes if n.text != shown_by_bar)
         self.explain_button.setEnabled(True)
@@ -257,8 +344,10 @@ class TaskTab(ModelTab):
 
     def _clear(self) -> None:
         self.outcome = self.result = None
+        self._shown_for = None
         self.explain_button.setEnabled(False)
         self.clear_result()
+        self._update_stale()
 
     def last_run(self) -> tuple[str, Any]:
         """(model source, inputs) of the last Run; before any, the chosen model and the current inputs
@@ -292,7 +381,10 @@ class TaskTab(ModelTab):
 
     def restore_workspace(self, state: dict[str, Any]) -> None:
         self.compare_source.set_source(state.get("compare") or None)
-        self.heads_off.setText(str(state.get("heads_off", "")))
+        heads = str(state.get("heads_off", ""))
+        self.heads_origin = "from the saved workspace" if heads.strip() else ""
+        self.heads_off.setText(heads)
+        self._check_heads()
         sizes = state.get("splitter") or []
         if len(sizes) == 2:
             self.splitter.setSizes([int(size) for size in sizes])

@@ -32,6 +32,7 @@ from bertstudio.resources import examples
 from bertstudio.ui.tabs.base import TaskTab
 from bertstudio.ui.widgets.batch_table import BatchTable
 from bertstudio.ui.widgets.compare_panel import CompareBars
+from bertstudio.ui.widgets.elided_label import ElidedLabel
 from bertstudio.workers.runner import TaskRunner
 
 PAIR_SEPARATOR = " ||| "
@@ -80,7 +81,7 @@ class ClassificationTab(TaskTab):
         self.column = QComboBox()
         self.column.setToolTip("The column that holds the texts")
         self.column.setEnabled(False)
-        self.table_label = QLabel()
+        self.table_label = ElidedLabel()  # a long file name never widens the window
         self.file_runner = TaskRunner(self)  # reads a chosen file's columns off the GUI thread
         self.file_runner.result.connect(self._columns_read)
         self.file_runner.error.connect(self._on_error)
@@ -88,6 +89,10 @@ class ClassificationTab(TaskTab):
         for widget in (self.open_table, QLabel("column:"), self.column, self.table_label):
             file_row.addWidget(widget)
         file_row.addStretch(1)
+        self.export_button = QPushButton("Export CSV…")  # here, not under the table: the table keeps 10 rows
+        self.export_button.setEnabled(False)
+        self.export_button.clicked.connect(self._choose_export)
+        file_row.addWidget(self.export_button)
         batch_layout = QVBoxLayout(batch)
         batch_layout.setContentsMargins(4, 4, 4, 4)
         batch_layout.addWidget(self.lines)
@@ -95,14 +100,11 @@ class ClassificationTab(TaskTab):
         self.modes.addTab(single, "Text / pair")
         self.modes.addTab(batch, "Batch")
         self.modes.setMaximumHeight(200)
-        self.kind_label = QLabel()
+        self.kind_label = ElidedLabel()  # eight long label names never widen the window
         box.addWidget(self.modes)
         box.addWidget(self.kind_label)
 
     def build_results(self, box: QVBoxLayout) -> None:
-        self.export_button = QPushButton("Export CSV…")
-        self.export_button.setEnabled(False)
-        self.export_button.clicked.connect(self._choose_export)
         self.table = BatchTable()
         self.table.currentCellChanged.connect(lambda row, *_: self._show_row(row))
         self.bars = CompareBars()
@@ -110,7 +112,6 @@ class ClassificationTab(TaskTab):
         side = QVBoxLayout(self.table_side)
         side.setContentsMargins(0, 0, 0, 0)
         side.addWidget(self.table, 1)
-        side.addWidget(self.export_button, 0, Qt.AlignmentFlag.AlignRight)
         self.results_split = QSplitter(Qt.Orientation.Horizontal)
         self.results_split.addWidget(self.table_side)
         self.results_split.addWidget(self.bars)

@@ -3,14 +3,16 @@
 The model bar loads for the chosen task; Run reads the file and scores every row through the
 core (`core.evaluate`), progress and Cancel on the tab's runner. Results are rendered by the
 pages in `widgets/eval_results.py`; double-clicking a row emits `open_row(spec key, model
-source, the task's input)` for the window to open it in the task's own tab.
+source, the task's input)` for the window to open it in the task's own tab. The Columns row is
+always there (its choices change, its place does not), so typing a path moves nothing below it.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from PySide6.QtCore import Signal
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QKeySequence, QShortcut
 from PySide6.QtWidgets import (
     QComboBox,
     QFileDialog,
@@ -102,6 +104,11 @@ class EvaluateTab(ModelTab):
         self.choice_columns = QLineEdit()
         self.choice_columns.setPlaceholderText("choice0, choice1… (detected)")
         self.columns_form = QFormLayout()
+        self.columns_row = QWidget()  # always in the form: choices come and go, the row stays put
+        self.columns_row.setLayout(QHBoxLayout())
+        self.columns_row.layout().setContentsMargins(0, 0, 0, 0)
+        self.columns_row.setMinimumHeight(max(QComboBox().sizeHint().height(), QLineEdit().sizeHint().height()))
+        self.columns_form.addRow("Columns:", self.columns_row)
         self.compare_source = CompareSource(self.model_bar.source)
         self.run_button = QPushButton("Evaluate")
         self.run_button.clicked.connect(self.run)
@@ -148,6 +155,8 @@ class EvaluateTab(ModelTab):
         self.projector_runner.result.connect(lambda _: self.projector_page.compute.setEnabled(True))
         self.projector_runner.error.connect(self._on_projection_error)
         self.projector_runner.progress.connect(lambda e: self.projector_page.status.setText(e.message))
+        for keys, slot in (("Ctrl+Return", self.run), ("Ctrl+Enter", self.run), ("Esc", self.cancel)):
+            QShortcut(QKeySequence(keys), self, slot, context=Qt.ShortcutContext.WidgetWithChildrenShortcut)
         self._task_changed()
 
     # -- inputs ----------------------------------------------------------------------------
@@ -162,16 +171,23 @@ class EvaluateTab(ModelTab):
     def _refresh_columns(self) -> None:
         from bertstudio.core.evaluate.readers import header_of
 
-        while self.columns_form.rowCount():
-            self.columns_form.removeRow(0)
+        row = self.columns_row.layout()
+        assert isinstance(row, QHBoxLayout)
+        while row.count():
+            item = row.takeAt(0)
+            if item is not None and item.widget() is not None:
+                item.widget().deleteLater()
         self.column_combos = {}
         self.choice_columns = QLineEdit()
         self.choice_columns.setPlaceholderText("choice0, choice1… (detected)")
         header = header_of(self.data_file.text().strip())
         roles = ROLES[self.task_key]
         if not roles or not header:
+            note = QLabel("none to choose for this task" if not roles else "detected when a file is chosen")
+            note.setEnabled(False)
+            row.addWidget(note)
+            row.addStretch(1)
             return
-        row = QHBoxLayout()
         for field, label in roles:
             combo = QComboBox()
             combo.addItem(DETECTED, None)
@@ -184,10 +200,6 @@ class EvaluateTab(ModelTab):
             row.addWidget(QLabel("Choices:"))
             row.addWidget(self.choice_columns, 1)
         row.addStretch(1)
-        holder = QWidget()
-        holder.setLayout(row)
-        row.setContentsMargins(0, 0, 0, 0)
-        self.columns_form.addRow("Columns:", holder)
 
     def _browse(self) -> None:
         filters = next(f for key, _, f in TASKS if key == self.task_key)
@@ -301,6 +313,15 @@ class EvaluateTab(ModelTab):
 
     def model_loaded(self, info: ModelInfo) -> None:
         self.status.emit(f"Evaluate: {info.architecture} ready for {self.task_key}")
+
+    def workspace_state(self) -> dict[str, Any]:
+        """The model, the compare model (as every task tab keeps it) and the inputs."""
+        return {**super().workspace_state(), "compare": self.compare_source.source() or ""}
+
+    def restore_workspace(self, state: dict[str, Any]) -> None:
+        super().restore_workspace(state)
+        compare = state.get("compare")
+        self.compare_source.set_source(compare if isinstance(compare, str) and compare.strip() else None)
 
     def state(self) -> dict[str, Any]:
         return {"task": self.task_key, "data": self.data_file.text(), "limit": self.limit.value(),

@@ -3,13 +3,19 @@
 A task tab's "Explain…" calls `explain(spec_key, request, inputs, result)`: the task, model, input
 and the result's targets are filled in and the attributions computed at once. The tab also works
 on its own: choose a task, load a model, type the input (one part per line). All work runs in
-the tab's TaskRunner (progress, Cancel); the core is `core.explain`.
+the tab's TaskRunner (progress, Cancel or Esc); the core is `core.explain`.
+
+Switching the task reloads the bar's model for the new task (its class and head warning are the
+new task's, and Explain works without a second Load); the warning row keeps its place, so
+nothing below it moves when a warning comes or goes.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QKeySequence, QShortcut
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
@@ -22,11 +28,13 @@ from PySide6.QtWidgets import (
 )
 
 from bertstudio.core.errors import BertStudioError, InputError
+from bertstudio.core.limits import MAX_IG_STEPS
 from bertstudio.core.models import LoadRequest, ModelInfo
 from bertstudio.core.notes import Note
 from bertstudio.core.progress import TaskControl
 from bertstudio.ui.tabs.frame import ModelTab, error_note
 from bertstudio.ui.widgets.attribution_view import AttributionView
+from bertstudio.ui.widgets.elided_label import ElidedLabel
 from bertstudio.ui.widgets.head_importance_view import HeadImportanceView
 from bertstudio.ui.widgets.layer_predictions import LayerPredictionsView
 from bertstudio.ui.widgets.run_controls import ProgressLine
@@ -70,6 +78,19 @@ def prune_job(request: LoadRequest, task: str, inputs: Any, heads: tuple[tuple[i
     return "prune", run_spec(spec_for(task), request, inputs, control, compare_ablated=heads)
 
 
+def keep_place(label: QLabel) -> None:
+    """A row that comes and goes (a head warning) keeps two lines of room, so the rows
+    under it do not jump when it appears or vanishes (a click meant for them landed elsewhere)."""
+    policy = label.sizePolicy()
+    policy.setRetainSizeWhenHidden(True)
+    label.setSizePolicy(policy)
+    label.ensurePolished()  # its style sheet's padding and border count
+    text = label.text()
+    label.setText("⚠ a head warning\nwraps to two lines")  # as it does in a window of usual width
+    label.setMinimumHeight(label.sizeHint().height())
+    label.setText(text)
+
+
 class ExplainTab(ModelTab):
     TASK = "explain"
     TITLE = "Explain"
@@ -95,7 +116,7 @@ class ExplainTab(ModelTab):
             self.method.addItem(label, key)
         self.method.currentIndexChanged.connect(lambda: self.steps.setEnabled(self._method() == METHODS[0][0]))
         self.steps = QSpinBox()
-        self.steps.setRange(1, 10_000)
+        self.steps.setRange(1, MAX_IG_STEPS)  # the core's bound (explain refuses more)
         self.steps.setValue(50)
         self.steps.setPrefix("steps ")
         self.converge = QCheckBox("Converge")
@@ -123,7 +144,7 @@ class ExplainTab(ModelTab):
         first = QHBoxLayout()
         first.addWidget(QLabel("Task:"))
         first.addWidget(self.task_combo)
-        self.input_label = QLabel()
+        self.input_label = ElidedLabel()  # never widens the window
         first.addWidget(self.input_label, 1)
         second = QHBoxLayout()
         for widget in (QLabel("Target:"), self.target, QLabel("Method:"), self.method, self.steps, self.converge,
@@ -140,6 +161,9 @@ class ExplainTab(ModelTab):
         self.runner.stopping.connect(self.progress_line.stopping)
         self.runner.result.connect(self._on_result)
         self.runner.cancelled.connect(lambda: self.notes.set_notes([Note("info", "Cancelled.")]))
+        for keys, slot in (("Ctrl+Return", self.run), ("Ctrl+Enter", self.run), ("Esc", self.cancel)):
+            QShortcut(QKeySequence(keys), self, slot, context=Qt.ShortcutContext.WidgetWithChildrenShortcut)
+        keep_place(self.model_bar.warning_label)
         self._task_changed()
 
     # -- public ------------------------------------------------------------------------------
@@ -148,6 +172,7 @@ class ExplainTab(ModelTab):
         from bertstudio.core.explain.inputs import targets_of, texts_of
 
         texts = texts_of(spec_key, inputs)
+        self._request = request  # set first: the task switch keeps it (and reloads nothing)
         self.set_task(spec_key)
         self.input.setPlainText("\n".join(texts))
         self._handed = (texts, inputs)
@@ -181,6 +206,16 @@ class ExplainTab(ModelTab):
         self._request = None if self._request is None or self._request.task != self.task_key else self._request
         self._fill_targets(())
         self.pages.setTabEnabled(2, self.task_key == "fill-mask")
+        self._reload_for_task()
+
+    def _reload_for_task(self) -> None:
+        """The bar's model was loaded for another task: its class and head warning were that
+        task's. Load the same model for this one (the shared cache makes it quick)."""
+        info = self.model_bar.info
+        if info is None or info.request.task == self.task_key or self._request is not None:
+            return
+        self.model_bar.warning_label.setVisible(False)  # the old task's warning is no longer true
+        self.model_bar.load(info.request.source)
 
     def _fill_targets(self, targets: tuple[tuple[str, str], ...]) -> None:
         current = self.target.currentData() if self.target.currentIndex() > 0 else None
@@ -226,11 +261,16 @@ class ExplainTab(ModelTab):
         handed = self._request
         if info.request.task == self.task_key and (handed is None or handed.source != info.request.source):
             self._request = info.request
+        elif info.request.task != self.task_key:  # a load that began before the task was switched
+            self._reload_for_task()
 
     # -- running -------------------------------------------------------------------------------
     def _start(self, func: Any, *args: Any) -> None:
         request = self.request()
         try:
+            if request is None and self.model_bar.busy:
+                raise InputError(f"The model for {self.task_combo.currentText()} is still loading.",
+                                 hint="Explain again when it is loaded.")
             if request is None:
                 raise InputError(f"Load a model for {self.task_combo.currentText()} first.")
             self.runner.start(func, request, self.task_key, *args)

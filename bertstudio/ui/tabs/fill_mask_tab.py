@@ -14,6 +14,7 @@ from bertstudio.core.jobs import Outcome
 from bertstudio.core.models import ModelInfo
 from bertstudio.core.tasks.fill_mask import FillMaskInput, FillMaskResult, MaskPrediction
 from bertstudio.resources import examples
+from bertstudio.ui import theme
 from bertstudio.ui.tabs.base import TaskTab
 from bertstudio.ui.widgets.compare_panel import CompareBars
 
@@ -65,7 +66,10 @@ class FillMaskTab(TaskTab):
         self.filled = QLabel()
         self.filled.setWordWrap(True)
         self.filled.setTextFormat(Qt.TextFormat.RichText)
-        self.filled.setStyleSheet("QLabel { font-size: 15px; padding: 6px; }")
+        font = self.filled.font()  # a font and margins, not a style sheet: styled widgets miss a theme switch
+        font.setPixelSize(15)
+        self.filled.setFont(font)
+        self.filled.setContentsMargins(6, 6, 6, 6)
         self.bars_box = QVBoxLayout()
         self.bars_box.addStretch(1)
         holder = QWidget()
@@ -139,12 +143,15 @@ class FillMaskTab(TaskTab):
         if outcome.second is not None:
             filled = f"<b>A</b> {filled}<br><b>B</b> {_highlighted(outcome.second)}"
         self.filled.setText(filled)
+        from bertstudio.ui import plot_style  # pyqtgraph: imported once there is a result
+
         source = self.model_info.request.source if self.model_info else ""
         for number, mask in enumerate(result.masks):
             bars = CompareBars()
             bars.setMinimumHeight(60 + 26 * len(mask.candidates))
             title = f"mask {number + 1} (characters {mask.start}–{mask.end})" if len(result.masks) > 1 else ""
-            bars.bars_a.setTitle(title)
+            for side in (bars.bars_a, bars.bars_b):  # both sides: A's and B's bars start at one height
+                plot_style.set_title(side, title)
             labels, scores = _ranking(mask)
             tooltips = [f"{c.token!r}  id {c.token_id}  p={c.score:.4f}" for c in mask.candidates]
             if outcome.second is None:
@@ -154,6 +161,8 @@ class FillMaskTab(TaskTab):
                               _ranking(outcome.second.masks[number]), outcome.diff[number])
             self.bars_box.insertWidget(self.bars_box.count() - 1, bars)
             self.bars.append(bars)
+        for side in ("bars_a", "bars_b"):  # one label-axis width per column: the 0-1 axes line up
+            plot_style.align_axes([getattr(bars, side) for bars in self.bars])
         top = ", ".join(m.candidates[0].token for m in result.masks)
         self.status.emit(f"Fill-mask: {len(result.masks)} mask(s); best: {top}")
 
@@ -165,10 +174,12 @@ def _ranking(mask: MaskPrediction) -> tuple[list[str], list[float]]:
 def _highlighted(result: FillMaskResult) -> str:
     """The filled sentence as rich text, the predicted words marked."""
     pieces, cursor = [], 0
+    colors = theme.colors()  # readable in both themes
     for start, end in result.filled_spans:
         pieces.append(html.escape(result.filled_text[cursor:start]))
         pieces.append(
-            f"<b style='color:#1a56b0; background:#e3ecfa'>{html.escape(result.filled_text[start:end])}</b>"
+            f"<b style='color:{colors.mark}; background:{colors.mark_background}'>"
+            f"{html.escape(result.filled_text[start:end])}</b>"
         )
         cursor = end
     pieces.append(html.escape(result.filled_text[cursor:]))

@@ -82,6 +82,9 @@ class StudioTab(QWidget):
     def restore(self, state: dict[str, Any]) -> None:
         """Put back what `state()` returned."""
 
+    def show_pending_model(self, source: str) -> None:
+        """A workspace will load `source` here when the tab is shown (a tab with a model bar says so)."""
+
     def workspace_state(self) -> dict[str, Any]:
         return {"view": self.state()}
 
@@ -133,6 +136,11 @@ class ModelTab(StudioTab):
     def open_model(self, source: str) -> None:
         """Load `source` here (used by "Open in…" after training, and by an evaluated row)."""
         self.model_bar.load(source)
+
+    def show_pending_model(self, source: str) -> None:
+        """"Loading <model>…" rather than "No model loaded." while a restore is queued for this tab."""
+        if self.model_bar.info is None and not self.model_bar.busy:
+            self.model_bar.info_label.setText(f"Loading {source}…")
 
     def _on_model_loaded(self, info: ModelInfo) -> None:
         self.status.emit(f"{self.TITLE}: loaded {info.architecture} from {info.request.source}")

@@ -7,6 +7,7 @@ entities are highlighted beside A's and a table marks each one same / relabelled
 from __future__ import annotations
 
 import html
+from dataclasses import replace
 from typing import Any
 
 from PySide6.QtCore import Qt
@@ -28,10 +29,11 @@ from PySide6.QtWidgets import (
 from bertstudio.core.compare import Entity, EntityDiff, entity_type
 from bertstudio.core.jobs import Outcome
 from bertstudio.core.models import ModelInfo
-from bertstudio.core.tasks.ner import STRATEGIES, NerInput, NerResult, label_hint
+from bertstudio.core.tasks.ner import DEFAULT_STRATEGY, STRATEGIES, NerInput, NerResult, label_hint
 from bertstudio.core.tasks.ner import compare as compare_entities_of
 from bertstudio.resources import examples
 from bertstudio.ui.tabs.base import TaskTab
+from bertstudio.ui.theme import ink_on
 from bertstudio.ui.widgets.compare_panel import COLOR_A, COLOR_B
 from bertstudio.ui.widgets.span_text import Span, SpanText
 
@@ -101,7 +103,7 @@ class NerTab(TaskTab):
         for name in STRATEGIES:
             self.strategy.addItem(name, name)
             self.strategy.setItemData(self.strategy.count() - 1, STRATEGY_HELP[name], Qt.ItemDataRole.ToolTipRole)
-        self.strategy.setCurrentText("simple")
+        self.strategy.setCurrentText(DEFAULT_STRATEGY)
         self.strategy.setToolTip("How wordpieces are grouped into entities (transformers' aggregation_strategy)")
         self.strategy.currentIndexChanged.connect(self._strategy_changed)
         self.labels_note = QLabel()
@@ -168,7 +170,7 @@ class NerTab(TaskTab):
         return {"text": self.text.toPlainText(), "aggregation": self.current_strategy()}
 
     def restore(self, state: dict[str, Any]) -> None:
-        self.set_inputs(NerInput(str(state.get("text", "")), str(state.get("aggregation", "simple"))))
+        self.set_inputs(NerInput(str(state.get("text", "")), str(state.get("aggregation", DEFAULT_STRATEGY))))
 
     def _strategy_changed(self) -> None:
         strategy = self.current_strategy()
@@ -179,6 +181,7 @@ class NerTab(TaskTab):
             if outcome is not None and outcome.second is not None:
                 second = outcome.second.comparison[strategy]
                 self._show_second(outcome, second, compare_entities_of(self.shown_entities, second))
+            self.redrawn_for(lambda inputs: replace(inputs, aggregation=strategy))  # not out of date
         elif self.model_info is not None and self.text.toPlainText().strip():
             self.run()
 
@@ -219,6 +222,7 @@ class NerTab(TaskTab):
                     e = entities[row]
                     item = _item(f"{e.word}  {e.label}  {e.score:.2f}")
                     item.setBackground(QColor(self.highlight.colour(e.entity_type)))
+                    item.setForeground(QColor(ink_on(self.highlight.colour(e.entity_type))))  # readable when dark
                     item.setToolTip(f"characters {e.start}–{e.end}")
                 else:
                     item = _item("")
@@ -254,6 +258,7 @@ class NerTab(TaskTab):
             for c, value in enumerate(values):
                 item = _item(value)
                 item.setBackground(QColor(CHANGE_COLOURS[values[0]]))
+                item.setForeground(QColor(ink_on(CHANGE_COLOURS[values[0]])))
                 self.changes.setItem(r, c, item)
         if diff.changed:
             self.changes_summary.setText(
@@ -288,6 +293,7 @@ class NerTab(TaskTab):
                 item = _item(value)
                 if kind and c in (0, 1):
                     item.setBackground(QColor(self.highlight.colour(kind)))
+                    item.setForeground(QColor(ink_on(self.highlight.colour(kind))))
                 table.setItem(r, c, item)
 
     def _select_from(self, table: QTableWidget) -> None:

@@ -35,7 +35,9 @@ from bertstudio.core.jobs import Outcome
 from bertstudio.core.models import ModelInfo
 from bertstudio.core.tasks.qa import Answer, QAInput, QAOptions, QAResult
 from bertstudio.resources import examples
+from bertstudio.ui import theme
 from bertstudio.ui.tabs.base import TaskTab
+from bertstudio.ui.theme import ink_on
 from bertstudio.ui.widgets.compare_panel import COLOR_A, COLOR_B
 from bertstudio.ui.widgets.qa_context import QAContextEdit
 from bertstudio.ui.widgets.qa_scores_plot import QAScoresPlot
@@ -58,7 +60,7 @@ def span_summary(diff: SpanDiff) -> str:
         return "(no answer)" if span is None else f"“{html.escape(text)}” [{span[0]}:{span[1]}]"
 
     if diff.changed:
-        head = (f"<b style='color:#a40000'>Best span changed:</b> {shown(diff.span_a, diff.text_a)} → "
+        head = (f"<b style='color:{theme.colors().error}'>Best span changed:</b> {shown(diff.span_a, diff.text_a)} → "
                 f"{shown(diff.span_b, diff.text_b)}")
     else:
         head = f"Best span unchanged: {shown(diff.span_a, diff.text_a)}"
@@ -264,7 +266,8 @@ class QATab(TaskTab):
         source_a = self.model_request().source if self.model_request() else "A"
         self.title_a.setText(f"<b style='color:{COLOR_A}'>A</b> {html.escape(_short(source_a))}")
         self.title_b.setText(f"<b style='color:{COLOR_B}'>B</b> {html.escape(_short(outcome.second_source))} "
-                             "<span style='background:#fbd9c4'>(underlined in the context)</span>")
+                             f"<span style='background:#fbd9c4; color:{ink_on('#fbd9c4')}'>(underlined in the "
+                             "context)</span>")
         answers = outcome.second.answers
         self.table_b.blockSignals(True)
         self.table_b.setRowCount(len(answers))
@@ -280,7 +283,7 @@ class QATab(TaskTab):
                 if column == 4:
                     cell.setToolTip("This span's rank among model A's answers and its score change (B − A)")
                     if rank is None:
-                        cell.setForeground(QColor("#a40000"))
+                        cell.setForeground(QColor(theme.colors().error))
                 self.table_b.setItem(row, column, cell)
         self.table_b.blockSignals(False)
         self.compare_summary.setText(span_summary(outcome.diff))
@@ -332,6 +335,7 @@ class QATab(TaskTab):
         cursor.setPosition(end, QTextCursor.MoveMode.KeepAnchor)
         fmt = QTextCharFormat()
         fmt.setBackground(B_BACKGROUND)
+        fmt.setForeground(QColor(ink_on(B_BACKGROUND.name())))  # dark text on the light mark, in both themes
         fmt.setFontUnderline(True)
         fmt.setUnderlineStyle(QTextCharFormat.UnderlineStyle.SingleUnderline)
         fmt.setUnderlineColor(QColor(COLOR_B))

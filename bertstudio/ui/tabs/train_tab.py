@@ -4,7 +4,8 @@ The settings form is generated from the core's `TrainConfig` fields (ui/train/fo
 the `train` CLI is. Reading the data files for the plan happens in a worker, debounced,
 never on the GUI thread. Stop sets an event the engine checks after each step and at each
 evaluation batch, so the run ends soon and saves; the window's close uses the same path
-through `is_running()`, `stop_and_save()` and the `run_ended` signal.
+through `is_running()`, `stop_and_save()` and the `run_ended` signal. The settings are read-only
+while a run is going (it uses what was set at Start), and any error clears the drawn plan.
 """
 
 from __future__ import annotations
@@ -22,8 +23,6 @@ from PySide6.QtWidgets import (
     QFormLayout,
     QGroupBox,
     QHBoxLayout,
-    QLabel,
-    QLineEdit,
     QProgressBar,
     QPushButton,
     QScrollArea,
@@ -39,8 +38,10 @@ from bertstudio.resources import resource_path
 from bertstudio.ui.tabs.frame import StudioTab
 from bertstudio.ui.train import output as output_mod
 from bertstudio.ui.train.form import ConfigForm
-from bertstudio.ui.train.jobs import PlannedRates, Preview, preview_job, train_job
+from bertstudio.ui.train.jobs import PlannedRates, Preview, ResumedHistory, preview_job, train_job
+from bertstudio.ui.train.lines import NO_PAIR, NO_PLAN, fill_columns, plan_text, rate_text
 from bertstudio.ui.train.result_panel import ResultPanel
+from bertstudio.ui.widgets.elided_label import ElidedLabel
 from bertstudio.ui.widgets.training_plots import TrainingPlots
 from bertstudio.workers.runner import TaskRunner
 
@@ -49,7 +50,6 @@ DEMO_FILES = {
     "token-classification": ("ner_train.conll", "ner_eval.conll"),
     "pretraining": ("pretraining_corpus.txt", ""),
 }
-NO_PAIR = "(none)"
 ALIASES = {"model": "base_model", "intermediate_size": "ffn", "hidden_size": "hidden"}
 
 
@@ -67,6 +67,8 @@ class TrainTab(StudioTab):
         self.device.addItems(devices)
         if current in devices:
             self.device.setCurrentText(current)
+        if self.plan_result is None:  # torch is imported now: a plan that failed on the way may work
+            self._settings_changed()
 
     def build(self) -> None:
         self.result: Any = None
@@ -81,12 +83,12 @@ class TrainTab(StudioTab):
         self.form = ConfigForm((TrainConfig, ScratchConfig))
         for name, widget in self.form.widgets.items():
             setattr(self, ALIASES.get(name, name), widget)
-        self.form.add_button("model", "…").clicked.connect(lambda: self._browse_folder(self.base_model))
-        self.form.add_button("train_file", "…").clicked.connect(lambda: self._browse_file(self.train_file))
+        self.form.add_button("model", "…").clicked.connect(lambda: output_mod.browse_folder(self, self.base_model))
+        self.form.add_button("train_file", "…").clicked.connect(lambda: output_mod.browse_file(self, self.train_file))
         self.demo_button = self.form.add_button(
             "train_file", "Demo data", "Use the small demo dataset for this task (about a minute on CPU)")
         self.demo_button.clicked.connect(self.use_demo_data)
-        self.form.add_button("eval_file", "…").clicked.connect(lambda: self._browse_file(self.eval_file))
+        self.form.add_button("eval_file", "…").clicked.connect(lambda: output_mod.browse_file(self, self.eval_file))
         self.form.add_button("output_dir", "…").clicked.connect(self._browse_output)
         self.output_dir.setPlaceholderText("new folder for the trained model (default: ~/bertstudio-runs/…)")
         self.from_scratch = QCheckBox("From scratch (new WordPiece vocabulary from the corpus)")
@@ -105,12 +107,11 @@ class TrainTab(StudioTab):
         scroll.setWidget(self.form)
         scroll.setMinimumWidth(self.form.sizeHint().width() + 24)
 
-        self.plan_label = QLabel("Choose a training file to see the plan.")
-        self.plan_label.setWordWrap(True)
+        self.plan_label = ElidedLabel(NO_PLAN)  # never widens the window (the whole text in its tooltip)
         self.plots = TrainingPlots()
         self.progress = QProgressBar()
         self.progress.setFormat("step %v / %m")
-        self.rate_label = QLabel("")
+        self.rate_label = ElidedLabel("")
         self.start_button = QPushButton("Start")
         self.start_button.clicked.connect(self.start)
         self.stop_button = QPushButton("Stop")
@@ -150,6 +151,8 @@ class TrainTab(StudioTab):
             combo.currentIndexChanged.connect(self._settings_changed)
         self.task.currentIndexChanged.connect(self._task_changed)
         self.from_scratch.toggled.connect(self._task_changed)
+        self.runner.started.connect(lambda: self._set_running(True))
+        self.runner.finished.connect(lambda: self._set_running(False))
         self.runner.progress.connect(self._on_progress)
         self.runner.result.connect(self._on_result)
         self.runner.finished.connect(self._on_finished)
@@ -169,6 +172,7 @@ class TrainTab(StudioTab):
         self.base_model.setEnabled(not scratch)
         self.columns_box.setVisible(self.task_key == "text-classification")
         self._columns_path = ""
+        self._clear_plan("Reading the data for the plan…" if self.train_file.text().strip() else NO_PLAN)
         self._settings_changed()
 
     def use_demo_data(self) -> None:
@@ -183,6 +187,7 @@ class TrainTab(StudioTab):
     def restore(self, state: dict[str, Any]) -> None:
         self.form.restore({k: v for k, v in state.items() if k not in ("overwrite", "resume")})
         self.from_scratch.setChecked(bool(state.get("from_scratch", False)))
+        self._settings_changed()  # the plan of what came back, drawn without waiting for an edit
 
     def _settings_changed(self) -> None:
         self._replan.start()
@@ -211,41 +216,37 @@ class TrainTab(StudioTab):
 
     # -- the plan (before Start), read in a worker -------------------------------------------
     def update_plan(self) -> None:
-        if self.runner.busy or not self.train_file.text().strip():
+        if self.runner.busy:
+            return
+        if not self.train_file.text().strip():
+            self.plan_runner.cancel(emit=False)
+            self._clear_plan(NO_PLAN)
             return
         self.plan_runner.start(preview_job, self.config(), self.task_key == "text-classification")
 
+    def _clear_plan(self, text: str) -> None:
+        """No plan drawn under an error or for other settings than those shown."""
+        self.plan_result = None
+        self.plots.set_plan([])
+        self.progress.setRange(0, 1)
+        self.progress.setValue(0)
+        self.progress.setTextVisible(False)  # no "step 0 / 1" for a plan that is not there
+        self.plan_label.setText(text)
+
     def _on_plan(self, preview: Preview) -> None:
         if preview.header is not None and preview.path != self._columns_path:
-            self._fill_columns(preview.header, preview.detected)
+            fill_columns(self.text_column, self.pair_column, self.label_column, preview.header, preview.detected)
             self._columns_path = preview.path
         steps = preview.plan
         self.plan_result = (steps, preview.lrs)
         self.plots.set_plan(preview.lrs)
         self.progress.setRange(0, steps.total_steps)
         self.progress.setValue(0)
-        held = f"{steps.eval_examples} validation" if steps.eval_examples else "no validation"
-        self.plan_label.setText(
-            f"{steps.train_examples} training and {held} examples; {steps.steps_per_epoch} steps per epoch; "
-            f"{steps.total_steps} steps with {steps.warmup_steps} warmup ({self.scheduler.currentText()})."
-            + "".join(f" {note}" for note in steps.notes))
-
-    def _fill_columns(self, header: list[str], detected: Any) -> None:
-        boxes = (self.text_column, self.pair_column, self.label_column)
-        for box in boxes:
-            box.blockSignals(True)
-            box.clear()
-        self.text_column.addItems(header)
-        self.pair_column.addItems([NO_PAIR, *header])
-        self.label_column.addItems(header)
-        self.text_column.setCurrentText(detected.text)
-        self.pair_column.setCurrentText(detected.text_pair or NO_PAIR)
-        self.label_column.setCurrentText(detected.label)
-        for box in boxes:
-            box.blockSignals(False)
+        self.progress.setTextVisible(True)
+        self.plan_label.setText(plan_text(steps, self.scheduler.currentText()))
 
     def _on_plan_error(self, error: BaseException) -> None:
-        self.plan_label.setText(getattr(error, "message", None) or str(error))
+        self._clear_plan(getattr(error, "message", None) or str(error))
 
     # -- running ---------------------------------------------------------------------------
     def start(self) -> None:
@@ -297,6 +298,12 @@ class TrainTab(StudioTab):
         self.stop()
         return True
 
+    def _set_running(self, running: bool) -> None:
+        """The settings are read-only during a run: it uses what was set at Start (a wheel or a
+        keystroke must not look as if it changed the run)."""
+        self.form.setEnabled(not running)
+        self.form.setToolTip("Read-only while the run is going; Stop to change the settings." if running else "")
+
     def stop(self) -> None:
         """End after the current step (or evaluation batch); the engine saves and returns the result."""
         self._stop_event.set()
@@ -310,11 +317,15 @@ class TrainTab(StudioTab):
         if isinstance(payload, PlannedRates):
             self.plots.set_plan(payload.values)
             return
+        if isinstance(payload, ResumedHistory):
+            self.plots.add_history(payload.history.steps, payload.history.evals)
+            return
         if not isinstance(payload, TrainingEvent):
             self.rate_label.setText(event.message)
             return
         if payload.kind == "plan":
             self.progress.setRange(0, payload.max_steps)
+            self.progress.setTextVisible(True)
             self.plan_label.setText(payload.message)
         elif payload.kind == "step":
             self.plots.add_step(payload.step, payload.loss, payload.learning_rate)
@@ -364,17 +375,6 @@ class TrainTab(StudioTab):
         window.open_evaluation(self.result.output_dir, data, self.result.open_in[0])
 
     # -- helpers ---------------------------------------------------------------------------
-    def _browse_file(self, target: QLineEdit) -> None:
-        path, _ = QFileDialog.getOpenFileName(self, "Choose a data file", target.text(),
-                                              "Data (*.csv *.tsv *.jsonl *.json *.conll *.txt);;All files (*)")
-        if path:
-            target.setText(path)
-
-    def _browse_folder(self, target: QLineEdit) -> None:
-        folder = QFileDialog.getExistingDirectory(self, "Choose a folder", target.text())
-        if folder:
-            target.setText(folder)
-
     def _browse_output(self) -> None:
         folder = QFileDialog.getExistingDirectory(self, "Where to save the model", self.output_dir.text())
         if folder:
@@ -395,18 +395,3 @@ class TrainTab(StudioTab):
         path, _ = QFileDialog.getSaveFileName(self, "Export plots", "training.png", "PNG image (*.png)")
         if path:
             self.plots.export_png(path)
-
-
-def rate_text(event: Any) -> str:
-    """Samples/s and ETA as the engine measured them over its recent window of steps."""
-    rate = f"{event.samples_per_second:.1f} samples/s" if event.samples_per_second else ""
-    eta = f"ETA {_duration(event.eta_seconds)}" if event.eta_seconds is not None else ""
-    return "  ".join(x for x in (rate, eta) if x)
-
-
-def _duration(seconds: float | None) -> str:
-    if seconds is None:
-        return ""
-    minutes, secs = divmod(int(round(seconds)), 60)
-    return f"{minutes}:{secs:02d}" if minutes < 60 else f"{minutes // 60}:{minutes % 60:02d}:{secs:02d}"
-

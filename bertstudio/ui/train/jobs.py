@@ -25,8 +25,11 @@ class Preview:
 
 def preview_job(config: TrainConfig, want_columns: bool, control: TaskControl) -> Preview:
     """Columns, step plan and planned learning rates, computed off the GUI thread."""
+    from bertstudio.core.lazy_imports import import_transformers
     from bertstudio.core.training import plan, planned_lr
     from bertstudio.core.training.data import file_columns
+
+    import_transformers()  # waits for a start-up import in another thread instead of racing it
 
     header = detected = None
     if want_columns:
@@ -47,9 +50,27 @@ class PlannedRates:
     values: Any
 
 
+@dataclass(frozen=True)
+class ResumedHistory:
+    """What a resumed run had logged before its checkpoint (read in the worker), for the plots."""
+
+    history: Any
+
+
+def resumed_history(config: TrainConfig) -> Any:
+    """The log history of the checkpoint this run resumes from: by the plan event the engine has
+    chosen it and removed newer incomplete ones, so it is the newest left (bounded, validated read)."""
+    from bertstudio.core.training.log_history import newest_checkpoint, read_history
+    from bertstudio.core.training.saving import checkpoints_dir
+
+    checkpoint = newest_checkpoint(checkpoints_dir(config.output_dir))
+    return read_history(checkpoint) if checkpoint is not None else None
+
+
 class _PlanRelay(TaskControl):
     """Passes everything through to the runner's control, adding the exact LR plan once the
-    engine's plan event fixes the step count (computed here, in the worker)."""
+    engine's plan event fixes the step count, and after a resume the steps logged before it
+    (both computed here, in the worker)."""
 
     def __init__(self, outer: TaskControl, config: TrainConfig) -> None:
         super().__init__()
@@ -63,6 +84,9 @@ class _PlanRelay(TaskControl):
             warmup = int(payload.metrics.get("warmup_steps", 0))
             lrs = planned_lr(self.config.scheduler, self.config.learning_rate, payload.max_steps, warmup)
             self.outer.report("planned learning rate", None, PlannedRates(lrs))
+            history = resumed_history(self.config) if self.config.resume else None
+            if history:
+                self.outer.report("steps before the resume", None, ResumedHistory(history))
 
     @property
     def stop_requested(self) -> bool:

@@ -7,7 +7,7 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from PySide6.QtWidgets import QMessageBox, QWidget
+from PySide6.QtWidgets import QFileDialog, QLineEdit, QMessageBox, QWidget
 
 from bertstudio.core.training.saving import checkpoints_dir, folder_size, is_ours
 
@@ -51,3 +51,16 @@ def checkpoint_note(output_dir: str) -> tuple[Path, str] | None:
     if not folder.is_dir() or not is_ours(folder):
         return None
     return folder, f"Resumable checkpoint kept in {folder} ({human_size(folder_size(folder))})."
+
+
+def browse_file(parent: QWidget, target: QLineEdit) -> None:
+    path, _ = QFileDialog.getOpenFileName(parent, "Choose a data file", target.text(),
+                                          "Data (*.csv *.tsv *.jsonl *.json *.conll *.txt);;All files (*)")
+    if path:
+        target.setText(path)
+
+
+def browse_folder(parent: QWidget, target: QLineEdit) -> None:
+    folder = QFileDialog.getExistingDirectory(parent, "Choose a folder", target.text())
+    if folder:
+        target.setText(folder)

@@ -1,6 +1,7 @@
 """What a finished or stopped run leaves: its metrics, where the resumable checkpoint folder
 is and how large (with a button that deletes that folder and nothing else), "Open in…" the
-tabs that load the model, and "Evaluate…" where the window offers it."""
+tabs that load the model, and "Evaluate…" where the window offers it. The lines that hold a path
+are elided (whole in the tooltip): a long output folder never widens the window."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
 
 from bertstudio.ui.train import output as output_mod
+from bertstudio.ui.widgets.elided_label import ElidedLabel
 
 OPEN_LABELS = {"fill-mask": "Fill-mask", "nsp": "NSP", "ner": "NER", "classification": "Classification"}
 
@@ -26,10 +28,10 @@ class ResultPanel(QWidget):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.result: Any = None
+        self.summary_label = ElidedLabel("")  # where it was saved: a path, one line
         self.metrics_label = QLabel("")
         self.metrics_label.setWordWrap(True)
-        self.checkpoint_label = QLabel("")
-        self.checkpoint_label.setWordWrap(True)
+        self.checkpoint_label = ElidedLabel("")
         self.delete_checkpoints = QPushButton("Delete checkpoints")
         self.delete_checkpoints.setToolTip("Delete the resumable checkpoint folder this run left (nothing else)")
         self.delete_checkpoints.clicked.connect(self.delete_checkpoint_folder)
@@ -50,6 +52,7 @@ class ResultPanel(QWidget):
         checkpoint_row.addWidget(self.delete_checkpoints)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(self.summary_label)
         layout.addWidget(self.metrics_label)
         layout.addLayout(checkpoint_row)
         layout.addLayout(open_row)
@@ -57,6 +60,7 @@ class ResultPanel(QWidget):
 
     def clear(self) -> None:
         self.result = None
+        self.summary_label.setText("")
         self.metrics_label.setText("")
         self.checkpoint_label.setText("")
         for button in (*self.open_buttons.values(), self.evaluate_button, self.delete_checkpoints):
@@ -68,9 +72,8 @@ class ResultPanel(QWidget):
     def show_result(self, result: Any, can_open: Callable[[str], bool], can_evaluate: bool) -> None:
         self.result = result
         state = "Stopped early at" if result.stopped else "Finished at"
-        self.metrics_label.setText(
-            f"{state} step {result.step}/{result.max_steps}; saved to {result.output_dir}\n"
-            + format_metrics(result.metrics))
+        self.summary_label.setText(f"{state} step {result.step}/{result.max_steps}; saved to {result.output_dir}")
+        self.metrics_label.setText(format_metrics(result.metrics))
         note = output_mod.checkpoint_note(result.output_dir) if result.checkpoints_dir else None
         self.checkpoint_label.setText(note[1] + " Resume with the Resume box, or delete it." if note else "")
         self.delete_checkpoints.setVisible(note is not None)

@@ -19,6 +19,8 @@ import pyqtgraph as pg
 from PySide6.QtCore import QPointF, QRectF, Qt, Signal
 
 from bertstudio.core.tasks.attention_bundle import CELL_MAX, GAP_INDEX, mosaic_indices, pooled
+from bertstudio.ui import plot_style, theme
+from bertstudio.ui.theme import Colors
 from bertstudio.ui.widgets.attention_heatmap import colormap
 
 CELL_MIN = 48  # pooling below this loses too much even when the window is small
@@ -26,11 +28,11 @@ GAP_FRACTION = 0.08  # blank space between cells, as a share of a cell
 SELECTED_PEN = "#ff2d00"  # outline of the heads selected to switch off
 
 
-def index_lut(name: str) -> np.ndarray:
-    """256 RGBA colours: 0..254 the colour map, 255 (the gap) white."""
+def index_lut(name: str, gap: str = "#ffffff") -> np.ndarray:
+    """256 RGBA colours: 0..254 the colour map, 255 (the gap) the background's colour."""
     lut = np.empty((256, 4), dtype=np.uint8)
     lut[:255] = colormap(name).getLookupTable(0.0, 1.0, nPts=255, alpha=True)
-    lut[GAP_INDEX] = (255, 255, 255, 255)
+    lut[GAP_INDEX] = pg.mkColor(gap).getRgb()
     return lut
 
 
@@ -43,7 +45,6 @@ class AttentionGrid(pg.GraphicsLayoutWidget):
 
     def __init__(self, parent=None) -> None:  # noqa: ANN001
         super().__init__(parent)
-        self.setBackground("w")
         self.plot = self.addPlot()
         self.plot.invertY(True)
         self.plot.setMenuEnabled(False)
@@ -51,11 +52,9 @@ class AttentionGrid(pg.GraphicsLayoutWidget):
         self.plot.setMouseEnabled(x=False, y=False)
         self.plot.showAxis("top")
         self.plot.hideAxis("bottom")
-        for name in ("left", "top"):
-            self.plot.getAxis(name).setPen(pg.mkPen("#444"))
-            self.plot.getAxis(name).setTextPen(pg.mkPen("#222"))
+        self.colormap_name = "viridis"
         self.image = pg.ImageItem(axisOrder="row-major")
-        self.image.setLookupTable(index_lut("viridis"))
+        self.image.setLookupTable(index_lut(self.colormap_name, theme.colors().background))
         self.plot.addItem(self.image)
         self.outline = pg.PlotCurveItem(pen=pg.mkPen(SELECTED_PEN, width=3), connect="finite")
         self.outline.setZValue(10)
@@ -69,9 +68,18 @@ class AttentionGrid(pg.GraphicsLayoutWidget):
         self.pitch = (1.0, 1.0)  # view units from one cell's start to the next (rows, columns)
         self.scene().sigMouseMoved.connect(self._mouse_moved)
         self.scene().sigMouseClicked.connect(self._mouse_clicked)
+        plot_style.style_plot(self)  # the theme's background and axes, again whenever the theme changes
+
+    def getPlotItem(self) -> pg.PlotItem:  # noqa: N802 - what plot_style expects of a plot widget
+        return self.plot
+
+    def apply_theme(self, colors: Colors) -> None:
+        """The gaps between cells take the background's colour (white cells' frames on dark were glaring)."""
+        self.image.setLookupTable(index_lut(self.colormap_name, colors.background))
 
     def set_colormap(self, name: str) -> None:
-        self.image.setLookupTable(index_lut(name))
+        self.colormap_name = name
+        self.image.setLookupTable(index_lut(name, theme.colors().background))
 
     def cell_pixels(self, layers: int, columns: int) -> int:
         """How many device pixels a cell gets now: pooling finer than this draws nothing more."""
@@ -144,7 +152,7 @@ class AttentionGrid(pg.GraphicsLayoutWidget):
         cell = self._cell_from_scene(scene_pos)
         if cell is not None:
             self.hovered.emit(f"layer {cell[0]}, {self.column_labels[cell[1]]}: "
-                              "click to open (and select), Ctrl+click to select several")
+                              "click to open, Ctrl+click to select to switch off")
 
     def _mouse_clicked(self, event) -> None:  # noqa: ANN001
         if event.button() != Qt.MouseButton.LeftButton:

@@ -19,6 +19,7 @@ from PySide6.QtGui import QColor, QFontMetrics
 from PySide6.QtWidgets import QApplication
 
 from bertstudio.core.tasks.attention_bundle import LINE_BINS, LINE_BUDGET, Lines, binned, lines_in_view
+from bertstudio.ui import plot_style, theme
 from bertstudio.ui.widgets.attention_heatmap import TokenAxis
 
 HEAD_COLOURS = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#17becf", "#8c564b", "#e377c2",
@@ -37,13 +38,10 @@ class HeadView(pg.GraphicsLayoutWidget):
 
     def __init__(self, parent=None) -> None:  # noqa: ANN001
         super().__init__(parent)
-        self.setBackground("w")
         label_px = QFontMetrics(QApplication.font()).height()  # taller than the axis text (its own font is smaller)
         self.left_axis, self.right_axis = TokenAxis("left"), TokenAxis("right")
         for axis in (self.left_axis, self.right_axis):
             axis.LABEL_PX = label_px  # one label per text height at most: labels never overprint
-            axis.setPen(pg.mkPen("#888"))
-            axis.setTextPen(pg.mkPen("#222"))
         self.plot = self.addPlot(axisItems={"left": self.left_axis, "right": self.right_axis})
         self.plot.showAxis("right")
         self.plot.hideAxis("bottom")
@@ -74,6 +72,10 @@ class HeadView(pg.GraphicsLayoutWidget):
         self.plot.vb.sigYRangeChanged.connect(self._range_moved)
         self.scene().sigMouseMoved.connect(self._mouse_moved)
         self.scene().sigMouseClicked.connect(self._mouse_clicked)
+        plot_style.style_plot(self)  # the theme's background and token axes, again when the theme changes
+
+    def getPlotItem(self) -> pg.PlotItem:  # noqa: N802 - what plot_style expects of a plot widget
+        return self.plot
 
     def set_heads(self, queries: list[str], keys: list[str], matrices: list[tuple[int, np.ndarray]]) -> None:
         """Draw the given heads' matrices: query tokens on the left, key tokens on the right."""
@@ -188,7 +190,8 @@ class HeadView(pg.GraphicsLayoutWidget):
             best = int(np.argmax(weights))
             other_tokens = self.keys if side == 0 else self.tokens
             texts.append(f"head {head}: strongest {other_tokens[best]} ({weights[best]:.3f})")
-        self._highlight.setData(np.array(xs), np.array(ys), connect="pairs", pen=pg.mkPen("#000", width=2))
+        pen = pg.mkPen(theme.colors().foreground, width=2)  # black on light, light on dark
+        self._highlight.setData(np.array(xs), np.array(ys), connect="pairs", pen=pen)
         for curve in self._curves:
             curve.setOpacity(0.12)
         role = "query" if side == 0 else "key"

@@ -15,6 +15,9 @@ import pyqtgraph as pg
 from PySide6.QtCore import QPointF, QRectF, Qt, Signal
 from PySide6.QtGui import QKeyEvent, QPainter
 
+from bertstudio.ui import plot_style
+from bertstudio.ui.theme import Colors
+
 COLORMAPS = ("viridis", "inferno", "magma", "plasma", "cividis", "CET-L1", "CET-L4")
 DIVERGING = "CET-D1"  # blue - white - red: for differences B - A, zero in the middle
 ARROWS = {Qt.Key.Key_Left: (0, -1), Qt.Key.Key_Right: (0, 1), Qt.Key.Key_Up: (-1, 0), Qt.Key.Key_Down: (1, 0)}
@@ -93,7 +96,6 @@ class AttentionHeatmap(pg.GraphicsLayoutWidget):
 
     def __init__(self, parent=None) -> None:  # noqa: ANN001
         super().__init__(parent)
-        self.setBackground("w")
         self.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
         self.left = TokenAxis("left")
         self.bottom = TokenAxis("bottom", rotate=True)
@@ -104,9 +106,6 @@ class AttentionHeatmap(pg.GraphicsLayoutWidget):
         self.plot.hideButtons()
         self.plot.setLabel("left", "query")
         self.plot.setLabel("bottom", "key")
-        for axis in (self.left, self.bottom):
-            axis.setPen(pg.mkPen("#444"))
-            axis.setTextPen(pg.mkPen("#222"))
         self.image = pg.ImageItem(axisOrder="row-major")
         self.plot.addItem(self.image)
         self.bar = pg.ColorBarItem(values=(0.0, 1.0), colorMap=colormap("viridis"), interactive=True, width=14)
@@ -126,6 +125,22 @@ class AttentionHeatmap(pg.GraphicsLayoutWidget):
         )
         self.scene().sigMouseMoved.connect(self._mouse_moved)
         self.scene().sigMouseClicked.connect(self._mouse_clicked)
+        self.hidden_labels: set[str] = set()  # axis captions a view hid: a theme change keeps them hidden
+        plot_style.style_plot(self)
+
+    def getPlotItem(self) -> pg.PlotItem:  # noqa: N802 - what plot_style expects of a plot widget
+        return self.plot
+
+    def apply_theme(self, colors: Colors) -> None:
+        axis = self.bar.axis
+        axis.setPen(pg.mkPen(colors.muted))
+        axis.setTextPen(pg.mkPen(colors.foreground))
+        for side in self.hidden_labels:
+            self.plot.getAxis(side).showLabel(False)
+
+    def hide_label(self, side: str) -> None:
+        self.hidden_labels.add(side)
+        self.plot.getAxis(side).showLabel(False)
 
     def set_colormap(self, name: str) -> None:
         self.bar.setColorMap(colormap(name))

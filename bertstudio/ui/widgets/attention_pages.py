@@ -105,7 +105,7 @@ class DetailPage(StatePage):
         self.heatmap.hovered.connect(self.readout.setText)
         # the layer/head boxes sit in the tab's option row and the readout beside the page tabs, and
         # the key tokens need no "key" caption: every pixel goes to the rows (20 labels at 1280x800)
-        self.heatmap.plot.getAxis("bottom").showLabel(False)
+        self.heatmap.hide_label("bottom")
         self.heatmap.ci.layout.setContentsMargins(2, 4, 2, 2)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)

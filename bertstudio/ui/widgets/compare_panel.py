@@ -117,8 +117,10 @@ class CompareBars(QWidget):
         column_a, column_b = QVBoxLayout(), QVBoxLayout()
         column_a.addWidget(self.title_a)
         column_a.addWidget(self.bars_a, 1)
+        column_a.addStretch(0)  # takes the room a capped (shorter) list leaves, so the bars stay on top
         column_b.addWidget(self.title_b)
         column_b.addWidget(self.bars_b, 1)
+        column_b.addStretch(0)
         self.side_b = QWidget()
         self.side_b.setLayout(column_b)
         holder = QWidget()
@@ -165,21 +167,31 @@ class CompareBars(QWidget):
         shown_a = [_elide(label) for label in a[0]]
         _fit_labels(self.bars_a, shown_a)
         self.bars_a.set_items(shown_a, a[1], a[0])
+        other_labels = bool(getattr(diff, "labels_note", ""))  # another classifier's labels: nothing is "new"
         marked = []
         for label in b[0]:
             delta = diff.delta_of(label)
             change = delta.delta if delta is not None else None
             marked.append(f"{_elide(label)} ({change:+.1%})" if change is not None and abs(change) >= 0.0005
-                          else f"{_elide(label)} (new)" if change is None else _elide(label))
+                          else _elide(label) if change is not None or other_labels else f"{_elide(label)} (new)")
         _fit_labels(self.bars_b, marked)
         self.bars_b.set_items(marked, b[1], b[0])
+        # Each side as tall as its own labels need: two labels beside 27 are two bars with their own
+        # scale in sight, not two bars stretched to the height of the longer list (scale scrolled away).
+        uneven = len(a[0]) != len(b[0])
+        for bars in (self.bars_a, self.bars_b):
+            bars.setMaximumHeight(bars.minimumHeight() + 40 if uneven else 16_777_215)
         self.side_b.setVisible(True)
         self.summary.setText(ranking_summary(diff))
         self.summary.setVisible(True)
 
 
 def ranking_summary(diff: Any) -> str:
-    """Rich text: whether the top-1 changed, and the largest score changes."""
+    """Rich text: whether the top-1 changed, and the largest score changes (or why they do not compare)."""
+    note = getattr(diff, "labels_note", "")
+    if note:
+        return (f"<b>Different labels:</b> {html.escape(note)} Top label: A {html.escape(str(diff.top_a))}, "
+                f"B {html.escape(str(diff.top_b))}.")
     if diff.top_changed:
         red = "#ff7b72" if theme.manager().scheme() == "dark" else "#a40000"  # readable on both
         head = (f"<b style='color:{red}'>Top-1 changed:</b> {html.escape(str(diff.top_a))} → "

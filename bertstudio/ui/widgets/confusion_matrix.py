@@ -10,6 +10,8 @@ import pyqtgraph as pg
 from PySide6.QtCore import QPointF, Signal
 from PySide6.QtWidgets import QVBoxLayout, QWidget
 
+from bertstudio.ui import plot_style
+
 MAX_WRITTEN = 400  # cells; beyond this the counts are in the tooltip only
 
 
@@ -21,7 +23,6 @@ class ConfusionMatrixView(QWidget):
         self.labels: tuple[str, ...] = ()
         self.counts = np.zeros((0, 0), dtype=np.int64)
         self.plot = pg.PlotWidget()
-        self.plot.setBackground("w")
         self.plot.setMenuEnabled(False)
         self.plot.setMouseEnabled(False, False)
         self.plot.hideButtons()
@@ -29,19 +30,20 @@ class ConfusionMatrixView(QWidget):
         item.invertY(True)
         item.setLabel("left", "gold")
         item.setLabel("bottom", "predicted")
-        for side in ("left", "bottom"):
-            item.getAxis(side).enableAutoSIPrefix(False)
+        item.setContentsMargins(0, 10, 4, 0)  # room above for the top row's edge and the colour bar's "1.0"
         self.image = pg.ImageItem(axisOrder="row-major")
         self.plot.addItem(self.image)
         self.colour_bar = pg.ColorBarItem(values=(0.0, 1.0), colorMap=pg.colormap.get("CET-L12"), interactive=False,
                                           label="share of the gold row")
         self.colour_bar.setImageItem(self.image, insert_in=item)
+        plot_style.style_plot(self.plot)  # theme colours (colour bar included), no SI prefix
         self.texts: list[pg.TextItem] = []
         self.plot.scene().sigMouseClicked.connect(self._clicked)
         self.plot.scene().sigMouseMoved.connect(self._hovered)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(self.plot)
+        self.clear()  # 0-1 axes before the first evaluation
 
     def set_matrix(self, labels: Sequence[str], matrix: Sequence[Sequence[int]]) -> None:
         for text in self.texts:
@@ -63,8 +65,8 @@ class ConfusionMatrixView(QWidget):
                 text.setPos(column + 0.5, row + 0.5)
                 self.plot.addItem(text)
                 self.texts.append(text)
-        size = max(1, len(self.labels))
-        item.setRange(xRange=(0, size), yRange=(0, size), padding=0.02)
+        size = max(1, len(self.labels))  # empty: 0-1, not pyqtgraph's ±0.4
+        item.setRange(xRange=(0, size), yRange=(0, size), padding=0.02 if self.labels else 0)
 
     def clear(self) -> None:
         self.set_matrix((), [])

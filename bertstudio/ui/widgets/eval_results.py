@@ -20,6 +20,7 @@ from PySide6.QtWidgets import (
 )
 
 from bertstudio.ui.widgets.confusion_matrix import ConfusionMatrixView
+from bertstudio.ui.widgets.elided_label import ElidedLabel
 from bertstudio.ui.widgets.eval_tables import RecordsView
 from bertstudio.ui.widgets.projector_plot import ProjectorPlot
 
@@ -245,7 +246,7 @@ class ProjectorPage(QWidget):
         self.compute.setEnabled(False)
         self.compute.clicked.connect(lambda: self.compute_requested.emit(
             self.layer.value(), self.pooling.currentText(), self.method.currentText()))
-        self.status = QLabel("Run an evaluation, then project its rows.")
+        self.status = ElidedLabel("Run an evaluation, then project its rows.")  # never widens the window
         self.plot = ProjectorPlot()
         self.plot.selection_changed.connect(self._selected)
         self.chosen = RecordsView(ROW_HEADERS, stretch=6)

@@ -82,14 +82,14 @@ class HeadImportanceView(QWidget):
         self.plot.invertY(True)
         self.plot.setLabel("left", "layer")
         self.plot.setLabel("bottom", "head")
-        for axis in ("left", "bottom"):
-            self.plot.getAxis(axis).enableAutoSIPrefix(False)
         self.image = pg.ImageItem()
         self.plot.addItem(self.image)
         self.colorbar = pg.ColorBarItem(values=(0, 1), colorMap=pg.colormap.get("viridis"), label="importance",
                                         interactive=False)
         self.colorbar.setImageItem(self.image, insert_in=self.plot)
         self.colorbar.axis.enableAutoSIPrefix(False)
+        self.plot.setContentsMargins(0, 10, 4, 0)  # room above for layer 0's tick and the colour bar's "1.0"
+        self._empty()
         plot_style.style_plot(self.plot_widget)  # theme colours, no SI prefix, restyled with the theme
 
         self.intact = QTextBrowser()
@@ -130,6 +130,14 @@ class HeadImportanceView(QWidget):
         self.intact.clear()
         self.pruned.clear()
         self.pruned_label.clear()
+        self.plot.setTitle(None)
+        self._empty()
+
+    def _empty(self) -> None:
+        """Before a run: 0-1 and no tick numbers (not pyqtgraph's ±0.4, nor "layer 0.2")."""
+        for axis in ("left", "bottom"):
+            self.plot.getAxis(axis).setTicks([[]])
+        self.plot.setRange(xRange=(0, 1), yRange=(0, 1), padding=0)
 
     def show_importance(self, importance: Any) -> None:
         import numpy as np
@@ -146,7 +154,11 @@ class HeadImportanceView(QWidget):
         self.plot.getAxis("bottom").setTicks([[(i, str(i)) for i in range(0, heads, step[1])]])
         top = float(values.max()) if values.size and values.max() > 0 else 1.0
         self.colorbar.setLevels((0.0, top))
-        self.plot.setTitle(f"{importance.normalization} · {importance.loss} · {importance.examples} input(s)")
+        from bertstudio.ui import plot_style
+
+        plot_style.set_title(self.plot, f"{importance.normalization} · {importance.loss} · "
+                                        f"{importance.examples} input(s)")
+        self.plot.setRange(xRange=(-0.5, heads - 0.5), yRange=(-0.5, layers - 0.5), padding=0)  # every cell
         self.k.setRange(1, max(1, values.size - 1))
         self.prune_button.setEnabled(True)
 

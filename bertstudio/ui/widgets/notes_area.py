@@ -15,9 +15,14 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QPlainTextEdit, QToolButton, QVBoxLayout, QWidget
 
 from bertstudio.core.notes import Note, unique
+from bertstudio.ui import theme
 
-COLOURS = {"info": "#3c4a5c", "warning": "#7a5800", "error": "#a40000"}
-BACKGROUNDS = {"info": "transparent", "warning": "#fff4ce", "error": "#fde7e9"}
+
+def colours(level: str) -> tuple[str, str]:
+    """(text, background) of a note in the current theme: "Cancelled." must read on dark too."""
+    c = theme.colors()
+    return {"info": (c.info, "transparent"), "warning": (c.warning, c.warning_background),
+            "error": (c.error, c.error_background)}[level]
 
 
 class NotesArea(QWidget):
@@ -47,6 +52,10 @@ class NotesArea(QWidget):
         layout.addLayout(row)
         layout.addWidget(self.details)
         self.set_notes(())
+        theme.manager().changed.connect(self._theme_changed)
+
+    def _theme_changed(self, _scheme: str) -> None:
+        self.set_notes(self.notes)  # the same notes, in the new theme's colours
 
     def set_notes(self, notes: Iterable[Note]) -> None:
         shown = unique(notes)
@@ -54,8 +63,8 @@ class NotesArea(QWidget):
             shown = tuple(note for note in shown if note.level == "error")
         self.notes = shown
         self.label.setText("<br>".join(
-            f"<span style='color:{COLOURS[n.level]}; background:{BACKGROUNDS[n.level]}'>"
-            f"{'⚠ ' if n.level != 'info' else ''}{html.escape(n.text)}</span>"
+            "<span style='color:{}; background:{}'>".format(*colours(n.level))
+            + f"{'⚠ ' if n.level != 'info' else ''}{html.escape(n.text)}</span>"
             for n in shown
         ))
         detail = "\n\n".join(f"{n.text}\n{n.detail}" for n in shown if n.detail)

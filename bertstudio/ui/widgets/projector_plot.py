@@ -9,7 +9,10 @@ from collections.abc import Sequence
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import Signal
+from PySide6.QtGui import QPen
 from PySide6.QtWidgets import QCheckBox, QHBoxLayout, QLabel, QVBoxLayout, QWidget
+
+from bertstudio.ui import plot_style, theme
 
 PALETTE = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22",
            "#17becf")
@@ -26,14 +29,11 @@ class ProjectorPlot(QWidget):
         self.categories: list[str] = []
         self.selected: list[int] = []
         self.plot = pg.PlotWidget()
-        self.plot.setBackground("w")
         self.plot.showGrid(x=True, y=True, alpha=0.2)
-        for side in ("left", "bottom"):
-            self.plot.getPlotItem().getAxis(side).enableAutoSIPrefix(False)
         self.scatter = pg.ScatterPlotItem(size=8, hoverable=True, hoverSize=12, tip=self._tip)
         self.scatter.sigClicked.connect(self._clicked)
         self.plot.addItem(self.scatter)
-        self.box = pg.RectROI((0, 0), (1, 1), pen=pg.mkPen("#444", width=1, style=pg.QtCore.Qt.PenStyle.DashLine))
+        self.box = pg.RectROI((0, 0), (1, 1), pen=self._box_pen())
         self.box.setVisible(False)
         self.box.sigRegionChangeFinished.connect(self._box_moved)
         self.plot.addItem(self.box)
@@ -54,6 +54,18 @@ class ProjectorPlot(QWidget):
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addLayout(row)
+        plot_style.style_plot(self.plot, on_theme=self._theme_changed)  # theme colours, no SI prefix
+
+    @staticmethod
+    def _box_pen() -> QPen:
+        return pg.mkPen(theme.colors().foreground, width=1, style=pg.QtCore.Qt.PenStyle.DashLine)
+
+    def _theme_changed(self, _colors: theme.Colors) -> None:
+        """Outlines in the background colour, the selection in the text colour: both themes."""
+        self.box.setPen(self._box_pen())
+        if len(self.points):
+            self.colour_by(self.categories)
+            self._outline()
 
     def set_points(self, points: np.ndarray, texts: Sequence[str], categories: Sequence[str],
                    axis_labels: tuple[str, str] = ("1", "2")) -> None:
@@ -71,7 +83,7 @@ class ProjectorPlot(QWidget):
         colours = {key: PALETTE[i] if i < len(PALETTE) else OTHER for i, key in enumerate(keys)}
         brushes = [pg.mkBrush(colours[c]) for c in self.categories]
         self.scatter.setData(x=self.points[:, 0], y=self.points[:, 1], data=list(range(len(self.points))),
-                             brush=brushes, pen=pg.mkPen("w", width=0.5))
+                             brush=brushes, pen=pg.mkPen(theme.colors().background, width=0.5))
         counts = {key: self.categories.count(key) for key in keys}
         self.legend.setText("<br>".join(
             f"<span style='color:{colours[k]}'>■</span> {html.escape(k)} ({counts[k]})" for k in keys[:20])
@@ -84,11 +96,15 @@ class ProjectorPlot(QWidget):
 
     def select(self, rows: Sequence[int]) -> None:
         self.selected = sorted(set(int(r) for r in rows))
-        chosen = set(self.selected)
-        pens = [pg.mkPen("k", width=2) if i in chosen else pg.mkPen("w", width=0.5) for i in range(len(self.points))]
-        if len(self.points):
-            self.scatter.setPen(pens)
+        self._outline()
         self.selection_changed.emit(self.selected)
+
+    def _outline(self) -> None:
+        chosen = set(self.selected)
+        colors = theme.colors()
+        chosen_pen, other_pen = pg.mkPen(colors.foreground, width=2), pg.mkPen(colors.background, width=0.5)
+        if len(self.points):
+            self.scatter.setPen([chosen_pen if i in chosen else other_pen for i in range(len(self.points))])
 
     def _clicked(self, _item: object, spots: Sequence[object], event: object = None) -> None:
         rows = [int(spot.data()) for spot in spots]  # type: ignore[attr-defined]

@@ -9,8 +9,10 @@ from __future__ import annotations
 from PySide6.QtGui import QColor, QTextCharFormat, QTextCursor
 from PySide6.QtWidgets import QPlainTextEdit, QTextEdit, QWidget
 
-BEST = QColor("#ffd54f")  # the answer being shown
-WINDOW = QColor("#eef3fb")  # the window the answer came from
+from bertstudio.ui import theme
+from bertstudio.ui.theme import ink_on
+
+BEST = QColor("#ffd54f")  # the answer being shown (dark text on it, in both themes)
 
 
 class QAContextEdit(QPlainTextEdit):
@@ -30,6 +32,7 @@ class QAContextEdit(QPlainTextEdit):
         cursor.setPosition(end, QTextCursor.MoveMode.KeepAnchor)
         fmt = QTextCharFormat()
         fmt.setBackground(colour)
+        fmt.setForeground(QColor(ink_on(colour.name())))  # never white on yellow in the dark theme
         if bold:
             fmt.setFontWeight(700)
         selection.cursor = cursor
@@ -43,7 +46,8 @@ class QAContextEdit(QPlainTextEdit):
         selections = []
         self.window_span = window
         if window is not None:
-            selections.append(self._selection(max(0, window[0]), min(window[1], length), WINDOW, False))
+            shade = QColor(theme.colors().window_background)
+            selections.append(self._selection(max(0, window[0]), min(window[1], length), shade, False))
         self.highlights = [(start, end)] if end > start else []
         if end > start:
             selections.append(self._selection(start, end, BEST, True))

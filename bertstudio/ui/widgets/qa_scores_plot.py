@@ -47,6 +47,8 @@ class QAScoresPlot(pg.PlotWidget):
         item.getViewBox().sigXRangeChanged.connect(lambda *_args: self._update_ticks())
         plot_style.style_plot(self)
         plot_style.probability_axis(self, "left", "probability")
+        self.setXRange(0.0, 1.0, padding=0)  # before a run: no -0.4..0.4 token positions
+        self._update_ticks()
         self.setMinimumHeight(160)
 
     def apply_theme(self, colors: Colors) -> None:  # plot_style calls this on a theme change

@@ -44,6 +44,8 @@ class RankedBars(pg.PlotWidget):
         item.getAxis("bottom").setLabel("probability")
         plot_style.style_plot(self)
         self._scale()
+        item.getAxis("left").setTicks([[]])  # no labels yet: no -0.4..0.4 numbers either
+        self.setYRange(0.0, 1.0, padding=0)
         self.setMinimumHeight(120)
 
     @property

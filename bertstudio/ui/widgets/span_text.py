@@ -16,6 +16,8 @@ from PySide6.QtCore import Signal
 from PySide6.QtGui import QColor, QTextCharFormat, QTextCursor
 from PySide6.QtWidgets import QLabel, QPlainTextEdit, QVBoxLayout, QWidget
 
+from bertstudio.ui.theme import ink_on
+
 # Light backgrounds that keep black text readable, distinct for the common entity types.
 PALETTE = ("#ffd97a", "#9fd8ff", "#b8f0a8", "#ffb3c7", "#d9c2ff", "#ffc99a", "#a8efe6", "#e6e6a0",
            "#f0b8f0", "#c7d1dc")
@@ -47,7 +49,9 @@ class SpanText(QWidget):
         super().__init__(parent)
         self.view = QPlainTextEdit()
         self.view.setReadOnly(True)
-        self.view.setStyleSheet("QPlainTextEdit { font-size: 15px; }")
+        font = self.view.font()  # a font, not a style sheet: a styled editor kept a white base in the dark theme
+        font.setPixelSize(15)
+        self.view.setFont(font)
         self.view.setMouseTracking(True)
         self.legend = QLabel()
         self.legend.setWordWrap(True)
@@ -84,6 +88,7 @@ class SpanText(QWidget):
         for span in self.spans:
             fmt = QTextCharFormat()
             fmt.setBackground(QColor(self.colour(span.kind)))
+            fmt.setForeground(QColor(ink_on(self.colour(span.kind))))  # dark text on a pastel, in both themes
             fmt.setToolTip(span.tooltip or span.kind)
             fmt.setProperty(QTextCharFormat.Property.UserProperty, span.kind)
             cursor.setPosition(self._units[span.start])

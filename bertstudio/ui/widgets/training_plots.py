@@ -5,24 +5,31 @@ pyqtgraph's live-plot recipe: one PlotDataItem per curve, fed with numpy arrays 
 Conventions: legends sit in the plot titles (outside the data, never clipped), no SI
 prefixes on any axis, validation metrics (accuracies, F1) on a fixed 0-1 axis, and the
 learning-rate plot keeps its own x range, the whole planned run, from before Start.
+The plots follow the theme (`plot_style.style_plot`): background, axes, titles and curves.
+After Resume, the checkpoint's history is drawn first (`add_history`), the live steps after it.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import Qt, QTimer
 from PySide6.QtWidgets import QVBoxLayout, QWidget
 
+from bertstudio.ui import plot_style, theme
+
 SMOOTHING = 0.9  # exponential moving average, as TensorBoard's default-ish slider
 METRIC_COLOURS = ("#2a9d5c", "#c2410c", "#7c3aed", "#0e7490", "#b91c1c")
-RAW, SMOOTH, EVAL, PLAN, LIVE = "#9bb7e0", "#1a56b0", "#c2410c", "#999999", "#2a9d5c"
+# curve colours per scheme: (raw loss, smoothed loss, validation loss, planned LR, actual LR)
+CURVES = {"light": ("#9bb7e0", "#1a56b0", "#c2410c", "#999999", "#2a9d5c"),
+          "dark": ("#4f6685", "#7fb0ff", "#f0935e", "#8f959e", "#4cc38a")}
 
 
 def _plot(left: str) -> pg.PlotWidget:
-    widget = pg.PlotWidget(background="w")
+    widget = pg.PlotWidget()
     item = widget.getPlotItem()
     item.setLabel("left", left)
     item.setLabel("bottom", "step")
@@ -80,17 +87,13 @@ class TrainingPlots(QWidget):
         self.metric_plot.getPlotItem().enableAutoRange(axis="y", enable=False)
         loss = self.loss_plot.getPlotItem()
         loss.getViewBox().setLimits(yMin=0.0)
-        loss.setTitle(_legend_title("Loss", [("━", RAW, "loss"), ("━", SMOOTH, "smoothed"),
-                                             ("●", EVAL, "validation loss")]), color="#333")
-        self.raw_loss = _Series(loss.plot(pen=pg.mkPen(RAW, width=1)))
-        self.smooth_loss = _Series(loss.plot(pen=pg.mkPen(SMOOTH, width=2)))
-        self.eval_loss = _Series(loss.plot(pen=None, symbol="o", symbolSize=7, symbolBrush=EVAL))
+        self.raw_loss = _Series(loss.plot())
+        self.smooth_loss = _Series(loss.plot())
+        self.eval_loss = _Series(loss.plot(pen=None, symbol="o", symbolSize=7))
         lr = self.lr_plot.getPlotItem()
-        lr.setTitle(_legend_title("Learning rate", [("┅", PLAN, "planned"), ("━", LIVE, "actual")]), color="#333")
-        self.planned_lr = lr.plot(pen=pg.mkPen(PLAN, width=1.5, style=Qt.PenStyle.DashLine))
-        self.live_lr = _Series(lr.plot(pen=pg.mkPen(LIVE, width=2)))
+        self.planned_lr = lr.plot()
+        self.live_lr = _Series(lr.plot())
         self.metrics: dict[str, _Series] = {}
-        self._update_metric_title()
         self._smoothed: float | None = None
         self._dirty = False
         self._timer = QTimer(self)
@@ -100,11 +103,28 @@ class TrainingPlots(QWidget):
         layout.setContentsMargins(0, 0, 0, 0)
         for widget, stretch in ((self.loss_plot, 3), (self.lr_plot, 2), (self.metric_plot, 2)):
             layout.addWidget(widget, stretch)
+        self.apply_theme(theme.colors())
+        for widget in (self.loss_plot, self.lr_plot, self.metric_plot):  # background, axes, titles; curves once
+            plot_style.style_plot(widget, on_theme=self.apply_theme if widget is self.loss_plot else None)
+
+    def apply_theme(self, colors: Any) -> None:
+        """Curve colours and legend titles that read on the scheme's background."""
+        raw, smooth, evaluation, plan, live = CURVES.get(colors.name, CURVES["light"])
+        self.raw_loss.item.setPen(pg.mkPen(raw, width=1))
+        self.smooth_loss.item.setPen(pg.mkPen(smooth, width=2))
+        self.eval_loss.item.setSymbolBrush(evaluation)
+        self.planned_lr.setPen(pg.mkPen(plan, width=1.5, style=Qt.PenStyle.DashLine))
+        self.live_lr.item.setPen(pg.mkPen(live, width=2))
+        plot_style.set_title(self.loss_plot, _legend_title(
+            "Loss", [("━", raw, "loss"), ("━", smooth, "smoothed"), ("●", evaluation, "validation loss")]))
+        plot_style.set_title(self.lr_plot, _legend_title(
+            "Learning rate", [("┅", plan, "planned"), ("━", live, "actual")]))
+        self._update_metric_title()
 
     def _update_metric_title(self) -> None:
         entries = [("●", METRIC_COLOURS[i % len(METRIC_COLOURS)], name) for i, name in enumerate(self.metrics)]
-        self.metric_plot.getPlotItem().setTitle(
-            _legend_title("Validation", entries or [("", "#777", "appears at each evaluation")]), color="#333")
+        plot_style.set_title(self.metric_plot, _legend_title(
+            "Validation", entries or [("", theme.colors().muted, "appears at each evaluation")]))
 
     # -- data in ---------------------------------------------------------------------------
     def set_plan(self, lrs: Sequence[float] | np.ndarray) -> None:
@@ -126,6 +146,15 @@ class TrainingPlots(QWidget):
         if lr is not None:
             self.live_lr.add(step, lr)
         self._touch()
+
+    def add_history(self, steps: Sequence[tuple[int, float, float | None]],
+                    evals: Sequence[tuple[int, dict[str, float]]]) -> None:
+        """The steps a resumed run had logged before its checkpoint, drawn before the live ones."""
+        for step, loss, lr in steps:
+            self.add_step(step, loss, lr)
+        for step, metrics in evals:
+            self.add_eval(step, metrics)
+        self.flush()
 
     def add_eval(self, step: int, metrics: dict[str, float]) -> None:
         for name, value in metrics.items():

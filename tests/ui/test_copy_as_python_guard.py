@@ -1,0 +1,23 @@
+"""Copy as Python with inputs no script can hold (a shared workspace's "abc" top k): one message,
+nothing on the clipboard, no traceback (issue 17 item 1)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from PySide6.QtGui import QGuiApplication
+
+from bertstudio.ui import menus
+
+
+def test_a_bad_count_is_a_message_not_a_crash(qtbot, window, monkeypatch) -> None:  # noqa: ANN001
+    tab = window.task_tabs["fill-mask"]
+    window.tabs.setCurrentWidget(tab)
+    monkeypatch.setattr(tab, "last_run", lambda: ("some/model", {"text": "a [MASK]", "top_k": "abc"}))
+    reported: list[Any] = []
+    monkeypatch.setattr(window, "report_error", lambda error, *where: reported.append(error))
+    QGuiApplication.clipboard().setText("before")
+
+    assert menus.copy_as_python(window) == ""
+    assert len(reported) == 1 and "whole number" in reported[0].message
+    assert QGuiApplication.clipboard().text() == "before"
