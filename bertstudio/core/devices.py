@@ -25,11 +25,6 @@ def available_devices() -> list[str]:
     return devices
 
 
-def default_device() -> str:
-    devices = available_devices()
-    return devices[1] if len(devices) > 1 else "cpu"
-
-
 def dtypes_for(device: str) -> list[str]:
     """Half precision is offered on GPUs only: on CPU it is slow and often unsupported."""
     if device.startswith("cuda"):

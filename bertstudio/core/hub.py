@@ -83,12 +83,6 @@ def hub_reachable(timeout_s: float = 2.5) -> bool:
     return result[0]
 
 
-def forget_probe() -> None:
-    """Forget the cached reachability answer (tests; a network that changed)."""
-    global _probe_cache
-    _probe_cache = None
-
-
 class HubStalled(Exception):
     """The Hub accepted the connection but did not answer in time."""
 

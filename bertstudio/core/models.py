@@ -44,6 +44,7 @@ class HeadReport:
     missing: tuple[str, ...] = ()
     unexpected: tuple[str, ...] = ()
     mismatched: tuple[str, ...] = ()
+    unused: tuple[str, ...] = ()  # also newly initialised, but the task never reads them (its spec says so)
 
     @property
     def complete(self) -> bool:
@@ -216,13 +217,17 @@ def _check_tokenizer(tokenizer: Any, folder: Path) -> None:
 
 
 def _head_report(info: dict[str, Any], task: str, config: Any) -> HeadReport:
+    spec = spec_for(task)
     mismatched = tuple(sorted(str(k[0] if isinstance(k, tuple) else k) for k in info.get("mismatched_keys", ())))
+    missing = tuple(sorted(str(k) for k in info.get("missing_keys", ())))
+    unused = tuple(k for k in missing if spec.ignore_missing and k.startswith(spec.ignore_missing))
     report = HeadReport(
-        missing=tuple(sorted(info.get("missing_keys", ()))),
+        missing=tuple(k for k in missing if k not in unused),
         unexpected=tuple(sorted(info.get("unexpected_keys", ()))),
         mismatched=mismatched,
+        unused=unused,
     )
-    suffix = spec_for(task).trained_as
+    suffix = spec.trained_as
     trained_as = getattr(config, "architectures", None) or []
     if suffix and report.complete and trained_as and not any(a.endswith(suffix) for a in trained_as):
         # BERT's sequence, token and choice heads are all called `classifier`: trust the saved class.

@@ -18,6 +18,7 @@ from bertstudio.core.errors import BertStudioError, OutOfMemory
 from bertstudio.core.models import LoadRequest, ModelInfo
 from bertstudio.core.progress import ProgressEvent, TaskControl
 from bertstudio.core.tasks.spec import spec_for
+from bertstudio.ui import theme
 from bertstudio.ui.local_models import LocalModelsIndex
 from bertstudio.ui.settings import AppSettings
 from bertstudio.ui.widgets.run_controls import show_fraction
@@ -103,17 +104,15 @@ class ModelBar(QWidget):
         self.info_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.warning_label = QLabel()
         self.warning_label.setWordWrap(True)
-        self.warning_label.setStyleSheet(
-            "QLabel { background: #fff4ce; color: #5c4400; border: 1px solid #e0c060; padding: 4px; }"
-        )
+        theme.follow(self.warning_label, lambda c: f"QLabel {{ background: {c.warning_background}; "
+                     f"color: {c.warning}; border: 1px solid {c.warning}; padding: 4px; }}")
         self.warning_label.setVisible(False)
         self.error_label = QLabel()  # why the last load failed and what to do: in the bar, not only the log
         self.error_label.setObjectName("modelError")
         self.error_label.setWordWrap(True)
         self.error_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        self.error_label.setStyleSheet(
-            "QLabel { background: #fde7e9; color: #6e0b14; border: 1px solid #e3a0a6; padding: 4px; }"
-        )
+        theme.follow(self.error_label, lambda c: f"QLabel {{ background: {c.error_background}; "
+                     f"color: {c.error}; border: 1px solid {c.error}; padding: 4px; }}")
         self.error_label.setVisible(False)
 
         row = QHBoxLayout()

@@ -6,10 +6,12 @@ Kept free of pyqtgraph so the window can set its theme before the first paint; p
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
-from PySide6.QtCore import QObject, QSettings, Qt, Signal
+from PySide6.QtCore import QObject, QSettings, Qt, Signal, Slot
 from PySide6.QtGui import QColor, QGuiApplication, QPalette
+from PySide6.QtWidgets import QWidget
 
 MODES = ("system", "light", "dark")
 SETTINGS_KEY = "view/theme"
@@ -38,13 +40,15 @@ class Colors:
     answer_background: str = "#ffd54f"  # the QA answer (dark text on it in both themes)
     window_background: str = "#eef3fb"  # the QA window the answer came from
     b_background: str = "#fbd9c4"  # model B's answer
+    secondary: str = "#555555"  # secondary text on the window (a count, a hint): quieter, still readable
 
 
 LIGHT = Colors("light", "#ffffff", "#222222", "#8a8a8a", "#3f6fc4", "#d0703f", "#ffffff", (255, 213, 79, 90))
 DARK = Colors("dark", "#1f2227", "#e3e3e3", "#8f959e", "#6f9ce8", "#f0935e", "#111111", (255, 213, 79, 70),
               info="#b8c2cf", warning="#e3b341", error="#ff7b72", warning_background="#3a3000",
               error_background="#4a1f22", mark="#9cc0ff", mark_background="#253650",
-              answer_background="#ffd54f", window_background="#2c3a4f", b_background="#fbd9c4")
+              answer_background="#ffd54f", window_background="#2c3a4f", b_background="#fbd9c4",
+              secondary="#aab1bb")
 
 
 def ink_on(background: str) -> str:
@@ -169,3 +173,25 @@ def manager() -> ThemeManager:
 
 def colors() -> Colors:
     return manager().colors()
+
+
+class _Follower(QObject):
+    """Re-applies a widget's style sheet on every theme change; a child of the widget, so the
+    connection ends with it (a lambda would outlive a deleted label)."""
+
+    def __init__(self, widget: QWidget, style: Callable[[Colors], str]) -> None:
+        super().__init__(widget)
+        self._widget = widget
+        self._style = style
+        manager().changed.connect(self.apply)
+        self.apply()
+
+    @Slot()
+    def apply(self, _scheme: str = "") -> None:
+        self._widget.setStyleSheet(self._style(colors()))
+
+
+def follow(widget: QWidget, style: Callable[[Colors], str]) -> None:
+    """Give `widget` the style sheet `style(colors)` now and after each theme change, so no colour
+    is fixed for one background (a grey `#555` note was unreadable on dark)."""
+    _Follower(widget, style)

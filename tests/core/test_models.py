@@ -7,7 +7,7 @@ import time
 import pytest
 
 from bertstudio.core import devices, hub
-from bertstudio.core.catalog import list_local_models, models_dir_from_env
+from bertstudio.core.catalog import list_local_models, models_dir_from_env, supported_tasks
 from bertstudio.core.errors import DeviceError, ModelSourceError, OfflineError
 from bertstudio.core.models import LoadRequest, ModelCache, load_model, probe_heads, resolve_source
 
@@ -76,6 +76,48 @@ def test_classifier_head_is_judged_by_the_saved_class(checkpoint_factory) -> Non
     folder = checkpoint_factory("bert", "SequenceClassification")
     assert probe_heads(folder, "classification").complete
     assert not probe_heads(folder, "ner").complete  # same tensor names, different task
+
+
+@pytest.mark.parametrize("arch", ["bert", "albert", "roberta"])
+def test_attention_ignores_the_unused_pooler(checkpoint_factory, arch: str) -> None:
+    """A masked-LM checkpoint read as a plain encoder lacks only the pooler, which Attention never reads."""
+    folder = checkpoint_factory(arch, "MaskedLM")
+    report = probe_heads(folder, "attention")
+    assert report.complete and not report.warning("attention")
+    assert report.unused and all(name.startswith("pooler.") for name in report.unused)  # known, not hidden
+    info = load_model(LoadRequest(str(folder), "attention", attn_implementation="eager")).info
+    assert info.head_report.complete and not info.head_warning
+    assert "attention" in supported_tasks(folder)  # the models list offers it for Attention too
+
+
+def test_the_pooler_still_counts_where_it_is_used(checkpoint_factory) -> None:
+    report = probe_heads(checkpoint_factory("bert", "MaskedLM"), "classification")
+    assert {"bert.pooler.dense.weight", "classifier.weight"} <= set(report.missing) and not report.unused
+    assert "bert.pooler.dense.weight" in report.warning("classification")
+
+
+def test_attention_still_warns_about_missing_encoder_weights(checkpoint_factory, tmp_path) -> None:
+    """Only the pooler is forgiven: an encoder weight absent from the checkpoint is still reported."""
+    import shutil
+
+    from safetensors.torch import load_file, save_file
+
+    folder = tmp_path / "no-query"
+    shutil.copytree(checkpoint_factory("bert", "MaskedLM"), folder)
+    weights = load_file(folder / "model.safetensors")
+    del weights["bert.encoder.layer.0.attention.self.query.weight"]
+    save_file(weights, folder / "model.safetensors", metadata={"format": "pt"})
+    report = probe_heads(folder, "attention")
+    assert report.missing == ("encoder.layer.0.attention.self.query.weight",)
+    assert "no trained attention head" in report.warning("attention")
+
+
+def test_chemistry_albert_attention_without_warning_classification_with(real_models) -> None:
+    folder = real_models["rxnmapper-albert-smiles-mlm"]  # a masked-LM checkpoint that saved its pooler
+    assert probe_heads(folder, "attention").complete
+    report = probe_heads(folder, "classification")
+    assert report.missing == ("classifier.bias", "classifier.weight") and not report.unused
+    assert "no trained classification head" in report.warning("classification")
 
 
 def test_cache_reuses_and_is_bounded(checkpoint_factory) -> None:

@@ -6,12 +6,15 @@ import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any, TypeVar
 
 import pytest
 from PySide6.QtCore import QSettings, QThreadPool
 
 from bertstudio.ui.settings import AppSettings
 from bertstudio.workers.runner import TaskRunner, configure_pool
+
+TabT = TypeVar("TabT")
 
 LEAK_GRACE_S = 5.0  # a job may still be delivering its last signals when its test returns
 
@@ -67,3 +70,21 @@ def load_model_in(qtbot, tab, source: Path | str) -> None:  # noqa: ANN001
     """Load `source` in a tab's model bar and wait for it."""
     with qtbot.waitSignal(tab.model_bar.loaded, timeout=60_000):
         tab.model_bar.load(str(source))
+
+
+def tab_of(window, kind: type[TabT]) -> TabT:  # noqa: ANN001
+    """The window's tab of class `kind`, found under its own key (`kind.TASK`), so a test names the
+    class once and a tab registered under the wrong key fails here rather than deep in the test."""
+    tab = window.task_tabs[kind.TASK]
+    assert isinstance(tab, kind), f"{kind.TASK!r} holds a {type(tab).__name__}, not a {kind.__name__}"
+    return tab
+
+
+def run_tab(qtbot, tab: Any, signal: str = "result", timeout: int = 60_000, *, idle: bool = False) -> None:  # noqa: ANN001
+    """Press the tab's Run button and wait for its runner's `signal` ("result", "error", "cancelled");
+    with `idle`, also wait until the runner is free, so the next Run does not supersede a job that is
+    still delivering its last signals."""
+    with qtbot.waitSignal(getattr(tab.runner, signal), timeout=timeout):
+        tab.run_button.click()
+    if idle:
+        qtbot.waitUntil(lambda: not tab.runner.busy, timeout=10_000)

@@ -73,12 +73,13 @@ def test_head_view_at_512_tokens(qtbot) -> None:
 
 
 def test_head_list_is_a_colour_legend(qtbot, window, checkpoint_factory) -> None:  # noqa: ANN001
-    from tests.ui.conftest import load_model_in
-    from tests.ui.test_attention_tab import _run
+    from bertstudio.ui.tabs.attention_tab import AttentionTab
+    from tests.ui.conftest import load_model_in, run_tab, tab_of
 
-    tab = window.task_tabs["attention"]
+    tab = tab_of(window, AttentionTab)
     load_model_in(qtbot, tab, checkpoint_factory("bert", "Model"))
-    _run(qtbot, tab, "the cat sat on the mat")
+    tab.text.setPlainText("the cat sat on the mat")
+    run_tab(qtbot, tab)
     tab.views.setCurrentWidget(tab.head_page)
     for head in range(tab.result.heads):
         item = tab.head_list.item(head)
@@ -101,13 +102,14 @@ def test_head_view_and_detail_show_one_head(qtbot, window, checkpoint_factory) -
     """The issue: the Head view opened on head 0 while the Detail spin box said head 1 (or 2)."""
     from PySide6.QtCore import Qt
 
-    from tests.ui.conftest import load_model_in
-    from tests.ui.test_attention_tab import _run
+    from bertstudio.ui.tabs.attention_tab import AttentionTab
+    from tests.ui.conftest import load_model_in, run_tab, tab_of
 
-    tab = window.task_tabs["attention"]
+    tab = tab_of(window, AttentionTab)
     window.tabs.setCurrentWidget(tab)
     load_model_in(qtbot, tab, checkpoint_factory("bert", "Model"))
-    _run(qtbot, tab, "the cat sat on the mat")
+    tab.text.setPlainText("the cat sat on the mat")
+    run_tab(qtbot, tab)
     tab.views.setCurrentWidget(tab.detail_page)
     tab.head.setValue(1)  # the Detail spin box
     tab.views.setCurrentWidget(tab.head_page)

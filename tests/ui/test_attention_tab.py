@@ -8,11 +8,7 @@ from PySide6.QtCore import QPoint, QPointF, Qt
 
 from bertstudio.core.tasks.attention_export import load_matrix_csv, load_npz
 from bertstudio.ui.tabs.attention_tab import AttentionTab
-from tests.ui.conftest import load_model_in
-
-
-def _tab(window) -> AttentionTab:  # noqa: ANN001
-    return window.task_tabs["attention"]
+from tests.ui.conftest import load_model_in, run_tab, tab_of
 
 
 def _viewport_pos(widget, plot, point: QPointF) -> QPoint:  # noqa: ANN001
@@ -30,19 +26,18 @@ def _hover(qtbot, widget, point: QPointF, label, expected: str) -> None:  # noqa
     qtbot.waitUntil(shown, timeout=5_000)
 
 
-def _run(qtbot, tab, text: str, pair: str = "") -> None:  # noqa: ANN001
+def _run_text(qtbot, tab, text: str, pair: str = "") -> None:  # noqa: ANN001
     tab.text.setPlainText(text)
     tab.pair.setText(pair)
-    with qtbot.waitSignal(tab.runner.result, timeout=60_000):
-        tab.run_button.click()
+    run_tab(qtbot, tab)
 
 
 def test_run_click_hover_keys_export(qtbot, window, real_models, tmp_path) -> None:
-    tab = _tab(window)
+    tab = tab_of(window, AttentionTab)
     assert tab.ATTN_IMPLEMENTATION == "eager"
     window.tabs.setCurrentWidget(tab)
     load_model_in(qtbot, tab, real_models["all-minilm-l6-v2"])
-    _run(qtbot, tab, "The cat sat on the mat.", "It purred.")
+    _run_text(qtbot, tab, "The cat sat on the mat.", "It purred.")
     result = tab.result
     assert result.attentions.shape[:2] == (6, 12) and result.b_start is not None
     assert (tab.grid.layers, tab.grid.columns) == (6, 13)  # 12 heads + the mean column
@@ -81,9 +76,9 @@ def test_run_click_hover_keys_export(qtbot, window, real_models, tmp_path) -> No
 
 
 def test_options_statistics_and_head_view(qtbot, window, checkpoint_factory) -> None:
-    tab = _tab(window)
+    tab = tab_of(window, AttentionTab)
     load_model_in(qtbot, tab, checkpoint_factory("bert", "Model"))
-    _run(qtbot, tab, "the cat sat", "a dog ran")
+    _run_text(qtbot, tab, "the cat sat", "a dog ran")
     result = tab.result
     b = result.b_start
     # quadrant A->B: queries of A, keys of B
@@ -117,7 +112,7 @@ def test_options_statistics_and_head_view(qtbot, window, checkpoint_factory) -> 
 
 
 def test_error_shown(qtbot, window, checkpoint_factory) -> None:
-    tab = _tab(window)
+    tab = tab_of(window, AttentionTab)
     load_model_in(qtbot, tab, checkpoint_factory("bert", "Model"))
     tab.text.setPlainText("   ")
     with qtbot.waitSignal(tab.runner.error, timeout=30_000):
@@ -129,12 +124,12 @@ def test_grid_drawn_before_statistics(qtbot, window, checkpoint_factory) -> None
     """The grid stage arrives as a progress payload and is drawn before the job returns."""
     from bertstudio.ui.tabs.attention_tab import GridStage
 
-    tab = _tab(window)
+    tab = tab_of(window, AttentionTab)
     load_model_in(qtbot, tab, checkpoint_factory("bert", "Model"))
     stages = []
     tab.runner.progress.connect(lambda event: stages.append(event.payload)
                                 if isinstance(event.payload, GridStage) else None)
-    _run(qtbot, tab, "the cat sat on the mat")
+    _run_text(qtbot, tab, "the cat sat on the mat")
     assert len(stages) == 1 and stages[0].result is tab.result
     assert tab.bundle.statistics is not None and tab.bundle.rollout is not None
     assert (tab.grid.layers, tab.grid.columns) == (tab.result.layers, tab.result.heads + 1)
@@ -143,12 +138,12 @@ def test_grid_drawn_before_statistics(qtbot, window, checkpoint_factory) -> None
 
 
 def test_compare_two_models(qtbot, window, checkpoint_factory) -> None:
-    tab = _tab(window)
+    tab = tab_of(window, AttentionTab)
     window.tabs.setCurrentWidget(tab)
     folder_a, folder_b = checkpoint_factory("bert", "Model"), checkpoint_factory("bert", "MaskedLM")
     load_model_in(qtbot, tab, folder_a)
     tab.compare_source.set_source(str(folder_b))
-    _run(qtbot, tab, "the cat sat", "a dog ran")
+    _run_text(qtbot, tab, "the cat sat", "a dog ran")
     comparison = tab.bundle.comparison
     result = tab.result
     assert comparison is not None and comparison.diff is not None and comparison.message == ""
@@ -185,10 +180,10 @@ def test_compare_two_models(qtbot, window, checkpoint_factory) -> None:
 
 
 def test_compare_different_tokenizers_explained(qtbot, window, checkpoint_factory) -> None:
-    tab = _tab(window)
+    tab = tab_of(window, AttentionTab)
     load_model_in(qtbot, tab, checkpoint_factory("bert", "Model"))
     tab.compare_source.set_source(str(checkpoint_factory("roberta", "Model")))
-    _run(qtbot, tab, "the cat sat")
+    _run_text(qtbot, tab, "the cat sat")
     assert tab.bundle.comparison.diff is None
     assert "split the input differently" in tab.message.text()
     assert "split the input differently" in tab.compare_info.text()
@@ -202,10 +197,10 @@ def test_compare_different_tokenizers_explained(qtbot, window, checkpoint_factor
 
 # -- view state, navigation, selection, export off the GUI thread ----------------------------------
 def test_state_drives_every_view_and_comes_back(qtbot, window, checkpoint_factory) -> None:
-    tab = _tab(window)
+    tab = tab_of(window, AttentionTab)
     window.tabs.setCurrentWidget(tab)
     load_model_in(qtbot, tab, checkpoint_factory("bert", "Model"))
-    _run(qtbot, tab, "the cat sat on the mat", "a dog ran")
+    _run_text(qtbot, tab, "the cat sat on the mat", "a dog ran")
     result = tab.result
     # the statistics table starts at the first layer, first head
     assert (tab.stats.item(0, 0).text(), tab.stats.item(0, 1).text()) == ("0", "0")
@@ -246,10 +241,10 @@ def test_state_drives_every_view_and_comes_back(qtbot, window, checkpoint_factor
 
 
 def test_grid_selects_heads_to_switch_off(qtbot, window, checkpoint_factory) -> None:
-    tab = _tab(window)
+    tab = tab_of(window, AttentionTab)
     window.tabs.setCurrentWidget(tab)
     load_model_in(qtbot, tab, checkpoint_factory("bert", "Model"))
-    _run(qtbot, tab, "the cat sat on the mat")
+    _run_text(qtbot, tab, "the cat sat on the mat")
     seen = []
     tab.heads_selected.connect(seen.append)
     grid = tab.grid
@@ -284,9 +279,9 @@ def test_all_heads_export_runs_in_a_worker(qtbot, window, checkpoint_factory, tm
 
     from bertstudio.core.tasks import attention_export
 
-    tab = _tab(window)
+    tab = tab_of(window, AttentionTab)
     load_model_in(qtbot, tab, checkpoint_factory("bert", "Model"))
-    _run(qtbot, tab, "the cat sat on the mat")
+    _run_text(qtbot, tab, "the cat sat on the mat")
     threads = []
     real_save = attention_export.save
 
@@ -310,11 +305,11 @@ def test_detail_shows_every_query_label_at_20_tokens(qtbot, window, real_models)
     """At the default window size (1280x800) a 20-token input gets all its query labels."""
     from PySide6.QtGui import QImage, QPainter
 
-    tab = _tab(window)
+    tab = tab_of(window, AttentionTab)
     window.resize(1280, 800)
     window.tabs.setCurrentWidget(tab)
     load_model_in(qtbot, tab, real_models["all-minilm-l6-v2"])
-    _run(qtbot, tab, "one two three four five six seven eight nine ten eleven twelve thirteen fourteen "
+    _run_text(qtbot, tab, "one two three four five six seven eight nine ten eleven twelve thirteen fourteen "
                      "fifteen sixteen seventeen eighteen")
     assert tab.result.length == 20
     tab.views.setCurrentWidget(tab.detail_page)
@@ -334,10 +329,10 @@ def test_heads_off_compares_intact_and_ablated(qtbot, window, checkpoint_factory
     """The template's "heads off": B is model A with those heads switched off. A head's output is
     zeroed after its attention is computed, so its own layer's attention is unchanged; later
     layers read a changed input and attend differently."""
-    tab = _tab(window)
+    tab = tab_of(window, AttentionTab)
     load_model_in(qtbot, tab, checkpoint_factory("bert", "Model"))
     tab.heads_off.setText("0:0")
-    _run(qtbot, tab, "the cat sat on the mat")
+    _run_text(qtbot, tab, "the cat sat on the mat")
     comparison = tab.bundle.comparison
     assert comparison is not None and comparison.source == "heads off: 0:0" and comparison.diff is not None
     assert float(comparison.diff.mean_abs[0].max()) == 0.0
@@ -350,10 +345,10 @@ def test_model_view_follows_the_dark_theme(qtbot, window, checkpoint_factory) ->
     from bertstudio.core.tasks.attention_bundle import GAP_INDEX
     from bertstudio.ui import theme
 
-    tab = _tab(window)
+    tab = tab_of(window, AttentionTab)
     window.tabs.setCurrentWidget(tab)
     load_model_in(qtbot, tab, checkpoint_factory("bert", "Model"))
-    _run(qtbot, tab, "the cat sat on the mat")
+    _run_text(qtbot, tab, "the cat sat on the mat")
     manager = theme.manager()
     try:
         manager.set_mode("dark", remember=False)

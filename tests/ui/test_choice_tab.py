@@ -7,55 +7,46 @@ import pytest
 from bertstudio.core.models import LoadRequest, load_model
 from bertstudio.core.tasks.multiple_choice import predict
 from bertstudio.ui.tabs.choice_tab import ChoiceTab, example_blocks
-from tests.ui.conftest import load_model_in
-
-
-def _tab(window) -> ChoiceTab:
-    return window.task_tabs["multiple-choice"]
-
-
-def _run(qtbot, tab, signal="result"):
-    with qtbot.waitSignal(getattr(tab.runner, signal), timeout=60_000):
-        tab.run_button.click()
+from tests.ui.conftest import load_model_in, run_tab, tab_of
 
 
 def test_score_endings_and_compare(qtbot, window, checkpoint_factory) -> None:
-    tab = _tab(window)
+    tab = tab_of(window, ChoiceTab)
     folder = checkpoint_factory("bert", "MultipleChoice")
     load_model_in(qtbot, tab, folder)
     assert not tab.model_bar.warning_label.isVisibleTo(tab)
     tab.examples_combo.activated.emit(1)
     prompt, endings = example_blocks()[0]
     assert tab.prompt.toPlainText() == prompt and tab.endings.toPlainText().splitlines() == endings
-    _run(qtbot, tab)
+    run_tab(qtbot, tab)
     expected = predict(load_model(LoadRequest(str(folder), "multiple-choice")), prompt, endings)
     assert tab.bars.bars_a.labels == [c.choice for c in expected.choices]
     assert tab.bars.bars_a.values.tolist() == pytest.approx([c.score for c in expected.choices], abs=1e-6)
 
     tab.compare_source.set_source(str(checkpoint_factory("roberta", "MultipleChoice")))
-    _run(qtbot, tab)
+    run_tab(qtbot, tab)
     assert tab.outcome.second is not None and tab.bars.side_b.isVisibleTo(tab)
     assert ("Top-1 changed" in tab.bars.summary.text()) == tab.outcome.diff.top_changed
 
     tab.endings.setPlainText("only one ending")
-    _run(qtbot, tab, "error")
+    run_tab(qtbot, tab, "error")
     assert "at least two" in tab.message.text()
 
 
 def test_head_warning_without_trained_head(qtbot, window, checkpoint_factory) -> None:
-    tab = _tab(window)
+    tab = tab_of(window, ChoiceTab)
     load_model_in(qtbot, tab, checkpoint_factory("bert", "MaskedLM"))
     assert tab.model_bar.warning_label.isVisibleTo(tab)
     assert "no trained multiple-choice head" in tab.model_bar.warning_label.text()
     tab.prompt.setPlainText("the man sat on the")
     tab.endings.setPlainText("mat\nriver")
-    _run(qtbot, tab)
+    run_tab(qtbot, tab)
     assert tab.result is not None and tab.model_bar.warning_label.isVisibleTo(tab)
     assert "no trained multiple-choice head" not in tab.message.text()  # said once, in the model bar
 
 
 def test_cancel_mid_run(qtbot, window, checkpoint_factory) -> None:
-    tab = _tab(window)
+    tab = tab_of(window, ChoiceTab)
     load_model_in(qtbot, tab, checkpoint_factory("bert", "MultipleChoice"))
     tab.prompt.setPlainText("the man sat on the")
     tab.endings.setPlainText("mat\nriver")
@@ -68,7 +59,7 @@ def test_cancel_mid_run(qtbot, window, checkpoint_factory) -> None:
 def test_state_restore_and_set_inputs(window) -> None:
     from bertstudio.core.tasks.multiple_choice import ChoiceInput
 
-    tab = _tab(window)
+    tab = tab_of(window, ChoiceTab)
     tab.set_inputs(ChoiceInput("the man sat on the", ("mat", "river")))
     assert tab.inputs() == ChoiceInput("the man sat on the", ("mat", "river"))
     state = tab.state()

@@ -10,25 +10,16 @@ from PySide6.QtCore import Qt
 from bertstudio.core.models import LoadRequest, load_model
 from bertstudio.core.tasks.classification import classify
 from bertstudio.ui.tabs.classification_tab import ClassificationTab
-from tests.ui.conftest import load_model_in
-
-
-def _tab(window) -> ClassificationTab:
-    return window.task_tabs["classification"]
-
-
-def _run(qtbot, tab, signal="result"):
-    with qtbot.waitSignal(getattr(tab.runner, signal), timeout=60_000):
-        tab.run_button.click()
+from tests.ui.conftest import load_model_in, run_tab, tab_of
 
 
 def test_real_topic_classifier_in_the_tab(qtbot, window, real_models) -> None:
-    tab = _tab(window)
+    tab = tab_of(window, ClassificationTab)
     assert window.tabs.indexOf(tab) >= 0
     load_model_in(qtbot, tab, real_models["categorium-bert-tiny-topics-en"])
     assert "food" in tab.kind_label.text() or "adult" in tab.kind_label.text()
     tab.text.setPlainText("This pasta recipe with tomato sauce, garlic and basil is ready in twenty minutes.")
-    _run(qtbot, tab)
+    run_tab(qtbot, tab)
     assert tab.bars.bars_a.labels[0] == "food" and len(tab.bars.bars_a.labels) == 27
     assert list(tab.bars.bars_a.values) == sorted(tab.bars.bars_a.values, reverse=True)
     assert "softmax" in tab.kind_label.text()
@@ -36,23 +27,23 @@ def test_real_topic_classifier_in_the_tab(qtbot, window, real_models) -> None:
 
 
 def test_pair_batch_sort_export_and_errors(qtbot, window, checkpoint_factory, tmp_path) -> None:
-    tab = _tab(window)
+    tab = tab_of(window, ClassificationTab)
     folder = checkpoint_factory("bert", "SequenceClassification")
     load_model_in(qtbot, tab, folder)
     tab.text.setPlainText("the cat sat")
     tab.pair.setPlainText("a dog ran")
-    _run(qtbot, tab)
+    run_tab(qtbot, tab)
     expected = classify(load_model(LoadRequest(str(folder), "classification")), "the cat sat", "a dog ran")
     assert tab.bars.bars_a.labels == [s.label for s in expected.first.scores]
     assert tab.bars.bars_a.values.tolist() == pytest.approx([s.score for s in expected.first.scores], abs=1e-6)
 
     tab.text.setPlainText("  ")
-    _run(qtbot, tab, "error")
+    run_tab(qtbot, tab, "error")
     assert "empty" in tab.message.text()
 
     tab.modes.setCurrentIndex(1)
     tab.lines.setPlainText("the cat sat\na big old house with a tree\nmusic\n")
-    _run(qtbot, tab)
+    run_tab(qtbot, tab)
     assert tab.table.rowCount() == 3 and tab.export_button.isEnabled()
     texts = ["the cat sat", "a big old house with a tree", "music"]
     assert [tab.table.item(r, 1).text() for r in range(3)] == texts  # input order, not sorted by text
@@ -74,20 +65,20 @@ def test_pair_batch_sort_export_and_errors(qtbot, window, checkpoint_factory, tm
         assert tab.column.count() == 0
     assert [tab.column.itemText(i) for i in range(tab.column.count())] == ["id", "review"]
     tab.column.setCurrentText("review")
-    _run(qtbot, tab)
+    run_tab(qtbot, tab)
     assert [tab.table.item(r, 1).text() for r in range(2)] == ["the cat", "a dog"]
     table.write_text("id,other\n1,the cat\n", encoding="utf-8")  # the chosen column is gone
-    _run(qtbot, tab, "error")
+    run_tab(qtbot, tab, "error")
     assert "no column 'review'" in tab.message.text() and "'id', 'other'" in tab.message.text()
 
 
 def test_compare_two_models_side_by_side(qtbot, window, checkpoint_factory) -> None:
-    tab = _tab(window)
+    tab = tab_of(window, ClassificationTab)
     load_model_in(qtbot, tab, checkpoint_factory("bert", "SequenceClassification"))
     second = checkpoint_factory("roberta", "SequenceClassification")
     tab.compare_source.set_source(str(second))
     tab.text.setPlainText("the cat sat on the mat")
-    _run(qtbot, tab)
+    run_tab(qtbot, tab)
     outcome = tab.outcome
     assert outcome.second is not None and outcome.second_source == str(second)
     assert tab.bars.side_b.isVisibleTo(tab) and tab.bars.summary.isVisibleTo(tab)
@@ -100,17 +91,17 @@ def test_compare_two_models_side_by_side(qtbot, window, checkpoint_factory) -> N
     # batch mode with comparison: B's columns in the table
     tab.modes.setCurrentIndex(1)
     tab.lines.setPlainText("the cat\nthe dog ran")
-    _run(qtbot, tab)
+    run_tab(qtbot, tab)
     headers = [tab.table.horizontalHeaderItem(c).text() for c in range(tab.table.columnCount())]
     assert headers == ["#", "text", "label", "score", "label B", "score B", "changed"]
     tab.compare_source.set_source(None)
-    _run(qtbot, tab)
+    run_tab(qtbot, tab)
     assert tab.table.columnCount() == 4 and not tab.bars.side_b.isVisibleTo(tab)
 
 
 def test_batch_table_shows_ten_rows_at_the_default_size(qtbot, window, checkpoint_factory, tmp_path) -> None:
     """At 1280x800 the batch table shows at least 10 rows, in input order; a binary file is one message."""
-    tab = _tab(window)
+    tab = tab_of(window, ClassificationTab)
     window.resize(1280, 800)
     window.tabs.setCurrentWidget(tab)
     load_model_in(qtbot, tab, checkpoint_factory("bert", "SequenceClassification"))
@@ -118,7 +109,7 @@ def test_batch_table_shows_ten_rows_at_the_default_size(qtbot, window, checkpoin
     texts = [f"row {i} about {word}" for i, word in enumerate("zebra apple mango kiwi fig lime pear plum date yam "
                                                              "oat rye".split())]
     tab.lines.setPlainText("\n".join(texts))
-    _run(qtbot, tab)
+    run_tab(qtbot, tab)
     qtbot.wait(50)
     assert tab.table.visible_rows() >= 10, tab.table.viewport().height()
     assert [tab.table.item(r, 1).text() for r in range(len(texts))] == texts
@@ -133,7 +124,7 @@ def test_batch_table_shows_ten_rows_at_the_default_size(qtbot, window, checkpoin
 def test_state_restore_and_set_inputs(qtbot, window, tmp_path) -> None:
     from bertstudio.core.tasks.classification import ClassificationBatchInput, ClassificationInput
 
-    tab = _tab(window)
+    tab = tab_of(window, ClassificationTab)
     tab.set_inputs(ClassificationInput("a", "b"))
     assert tab.inputs() == ClassificationInput("a", "b")
     single = tab.state()
@@ -154,13 +145,13 @@ def test_state_restore_and_set_inputs(qtbot, window, tmp_path) -> None:
 def test_compare_classifiers_with_different_labels(qtbot, window, checkpoint_factory, real_models) -> None:
     """27 topics beside a 2-label head: B keeps its own labels and its 0-1 scale in sight (not two bars
     stretched to the height of 27), and the summary says the labels differ instead of "Top-1 changed"."""
-    tab = _tab(window)
+    tab = tab_of(window, ClassificationTab)
     window.tabs.setCurrentWidget(tab)
     load_model_in(qtbot, tab, real_models["categorium-bert-tiny-topics-en"])
     second = checkpoint_factory("bert", "SequenceClassification")
     tab.compare_source.set_source(str(second))
     tab.text.setPlainText("This pasta recipe with tomato sauce is ready in twenty minutes.")
-    _run(qtbot, tab)
+    run_tab(qtbot, tab)
     bars_b = tab.bars.bars_b
     labels_b = [s.label for s in tab.outcome.second.first.scores]
     assert bars_b.labels == labels_b  # its own labels, none of them marked "(new)"
@@ -173,12 +164,12 @@ def test_compare_classifiers_with_different_labels(qtbot, window, checkpoint_fac
 
 
 def test_heads_off_side_by_side_like_a_compared_pair(qtbot, window, checkpoint_factory) -> None:
-    tab = _tab(window)
+    tab = tab_of(window, ClassificationTab)
     load_model_in(qtbot, tab, checkpoint_factory("bert", "SequenceClassification"))
     tab.modes.setCurrentIndex(0)
     tab.text.setPlainText("the cat sat on the mat")
     tab.set_ablated_heads(((0, 0), (1, 1)))
-    _run(qtbot, tab)
+    run_tab(qtbot, tab)
     outcome = tab.outcome
     assert outcome.second is not None and outcome.second_source == "heads off: 0:0, 1:1"
     assert outcome.result.first.scores != outcome.second.first.scores  # the heads really were off

@@ -3,6 +3,8 @@ window, no white text on a yellow highlight, no grey note on a dark background."
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from PySide6.QtGui import QColor, QGuiApplication, QPalette
 
@@ -162,3 +164,46 @@ def test_entity_text_follows_a_theme_switch_and_stays_readable(qtbot) -> None:
     assert corner.lightness() < 128, corner.name()  # not a white box in the dark window
     cursor_format = spans.view.document().firstBlock().begin().fragment().charFormat()
     assert contrast(cursor_format.foreground().color(), cursor_format.background().color()) >= MIN_CONTRAST
+
+
+_STYLE = re.compile(r"style\s*=\s*(['\"])(.*?)\1", re.S)
+
+
+def _declared(style: str, name: str) -> str | None:
+    found = re.search(rf"(?<![-\w]){name}\s*:\s*([^;}}]+)", style)
+    return found.group(1).strip() if found else None
+
+
+def _fixed_colours(label) -> list[tuple[str, str | None]]:  # noqa: ANN001
+    """(text colour, the background declared with it or None) of a label's style sheet and of
+    the styled spans in its rich text."""
+    styles = [label.styleSheet()] + [m.group(2) for m in _STYLE.finditer(label.text())]
+    pairs = []
+    for style in styles:
+        colour = _declared(style, "color")
+        if colour:
+            pairs.append((colour, _declared(style, "background-color") or _declared(style, "background")))
+    return pairs
+
+
+def test_no_label_has_a_fixed_colour_unreadable_on_dark(qtbot, window) -> None:
+    """The attention tab's note and line count were `#555` on the dark window (1.8:1); every label's
+    own colour now comes from the theme, and follows a switch made after the labels were built."""
+    from PySide6.QtWidgets import QLabel
+
+    assert theme.manager().scheme() == "light"  # built light, then switched
+    theme.manager().set_mode("dark", remember=False)
+    window_colour = QGuiApplication.palette().color(QPalette.ColorRole.Window)
+    checked, unreadable = [], []
+    for label in window.findChildren(QLabel):
+        for text, background in _fixed_colours(label):
+            behind = window_colour if background in (None, "transparent") else QColor(background)
+            if not QColor(text).isValid() or not behind.isValid():  # a gradient or rgba(): not a fixed colour
+                continue
+            checked.append(label)
+            if contrast(text, behind) < MIN_CONTRAST:
+                unreadable.append((type(label.window()).__name__, label.objectName(), label.text()[:40], text,
+                                   behind.name()))
+    attention = window.task_tabs["attention"]
+    assert attention.note in checked and attention.head_page.lines_label in checked
+    assert not unreadable, unreadable

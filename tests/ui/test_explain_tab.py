@@ -122,15 +122,15 @@ def test_switching_the_task_reloads_the_model_for_it(qtbot, tab, checkpoint_fact
     tab.set_task("classification")
     load_model_in(qtbot, tab, checkpoint_factory("bert", "SequenceClassification"))
     _settle()
-    assert not tab.model_bar.warning_label.isVisible()
+    assert not tab.model_bar.warning_label.isVisible() and tab.head_warning.text() == ""
     run_top, pages_top = _top(tab.run_button), _top(tab.pages)
     with qtbot.waitSignal(tab.model_bar.loaded, timeout=60_000):
         tab.set_task("fill-mask")  # the same checkpoint has no masked-LM head
     info = tab.model_info
     assert info.request.task == "fill-mask" and info.architecture == "BertForMaskedLM" and info.head_warning
-    assert "no trained fill-mask head" in tab.model_bar.warning_label.text()
     _settle()
-    assert tab.model_bar.warning_label.isVisible()
+    assert "no trained fill-mask head" in tab.head_warning.text() and tab.head_warning.isVisible()
+    assert not tab.model_bar.warning_label.isVisible()  # said once, on the summary's line
     assert (_top(tab.run_button), _top(tab.pages)) == (run_top, pages_top)  # the warning took reserved room
     tab.input.setPlainText("the cat [MASK] on the mat .")
     tab.steps.setValue(4)
@@ -139,8 +139,24 @@ def test_switching_the_task_reloads_the_model_for_it(qtbot, tab, checkpoint_fact
     with qtbot.waitSignal(tab.model_bar.loaded, timeout=60_000):
         tab.set_task("classification")
     _settle()
-    assert not tab.model_bar.warning_label.isVisible() and tab.model_info.request.task == "classification"
+    assert tab.head_warning.text() == "" and tab.model_info.request.task == "classification"
     assert (_top(tab.run_button), _top(tab.pages)) == (run_top, pages_top)  # and vanished without a jump
+
+
+def test_no_empty_row_waits_for_a_head_warning(qtbot, tab) -> None:  # noqa: ANN001
+    """The walkthrough: ~40 px of nothing between the model's line and "Task:", reserved for a warning
+    that was not there. The warning now shares the model's line (elided, whole in the tooltip)."""
+    info = tab.model_bar.info_label
+    _settle()
+    gap = _top(tab.task_combo) - (_top(info) + info.height())
+    assert gap <= 12, gap  # the layouts' spacing, no reserved row
+    task_top = _top(tab.task_combo)
+    long = "⚠ " + "the model has no trained head for this task, so its outputs are random; " * 4
+    tab.head_warning.setText(long)
+    _settle()
+    assert _top(tab.task_combo) == task_top and _top(tab.head_warning) == _top(info)
+    assert tab.head_warning.is_elided() and tab.head_warning.toolTip() == long
+    assert tab.window().width() <= 1280  # never widens the window
 
 
 def test_escape_cancels_and_steps_are_bounded(qtbot, tab, checkpoint_factory) -> None:  # noqa: ANN001

@@ -8,21 +8,23 @@ from PySide6.QtGui import QTextCursor
 
 from bertstudio.ui.local_models import LocalModelsIndex
 from bertstudio.ui.tabs.fill_mask_tab import FillMaskTab
-from tests.ui.conftest import load_model_in
+from tests.ui.conftest import load_model_in, tab_of
 
 
-def _tab(window) -> FillMaskTab:
-    return window.task_tabs["fill-mask"]
+def test_window_shows_before_torch_work() -> None:
+    """In a fresh process (here torch is long imported by other tests): torch is not imported when
+    the window is first shown, and the background import then fills the fill-mask tab's devices."""
+    from tests.test_startup import window_in_fresh_process
 
-
-def test_window_shows_before_torch_work(window) -> None:
-    assert window.isVisible()
-    assert window.tabs.count() >= 1
-    assert "cpu" in [_tab(window).model_bar.device.itemText(i) for i in range(_tab(window).model_bar.device.count())]
+    out = window_in_fresh_process()
+    shown = next(line for line in out.splitlines() if line.startswith("SHOWN"))
+    devices = next(line for line in out.splitlines() if line.startswith("DEVICES"))
+    assert "torch" not in shown and "transformers" not in shown, out
+    assert "'cpu'" in devices, out
 
 
 def test_load_type_run_read(qtbot, window, real_models) -> None:
-    tab = _tab(window)
+    tab = tab_of(window, FillMaskTab)
     load_model_in(qtbot, tab, real_models["rxnmapper-albert-smiles-mlm"])
     assert "AlbertForMaskedLM" in tab.model_bar.info_label.text()
     assert not tab.model_bar.warning_label.isVisibleTo(tab)
@@ -38,14 +40,14 @@ def test_load_type_run_read(qtbot, window, real_models) -> None:
 
 
 def test_head_warning_shown_for_minilm(qtbot, window, real_models) -> None:
-    tab = _tab(window)
+    tab = tab_of(window, FillMaskTab)
     load_model_in(qtbot, tab, real_models["all-minilm-l6-v2"])
     assert tab.model_bar.warning_label.isVisibleTo(tab)
     assert "no trained fill-mask head" in tab.model_bar.warning_label.text()
 
 
 def test_errors_are_shown_not_raised(qtbot, window, checkpoint_factory, tmp_path) -> None:
-    tab = _tab(window)
+    tab = tab_of(window, FillMaskTab)
     with qtbot.waitSignal(tab.model_bar.failed, timeout=30_000):
         tab.model_bar.load(str(tmp_path))  # a folder that is not a model
     assert "not a model folder" in tab.model_bar.error_label.text()  # said in the bar since 808cb9b
@@ -58,7 +60,7 @@ def test_errors_are_shown_not_raised(qtbot, window, checkpoint_factory, tmp_path
 
 
 def test_newer_request_supersedes_older(qtbot, window, checkpoint_factory) -> None:
-    tab = _tab(window)
+    tab = tab_of(window, FillMaskTab)
     load_model_in(qtbot, tab, checkpoint_factory("bert"))
     results = []
     tab.runner.result.connect(results.append)
@@ -72,7 +74,7 @@ def test_newer_request_supersedes_older(qtbot, window, checkpoint_factory) -> No
 
 
 def test_live_prediction_while_typing(qtbot, window, checkpoint_factory) -> None:
-    tab = _tab(window)
+    tab = tab_of(window, FillMaskTab)
     load_model_in(qtbot, tab, checkpoint_factory("bert"))
     with qtbot.waitSignal(tab.runner.result, timeout=30_000):
         qtbot.keyClicks(tab.text, "the cat [MASK]")
@@ -80,7 +82,7 @@ def test_live_prediction_while_typing(qtbot, window, checkpoint_factory) -> None
 
 
 def test_cancel_and_close_mid_run(qtbot, window, checkpoint_factory) -> None:
-    tab = _tab(window)
+    tab = tab_of(window, FillMaskTab)
     load_model_in(qtbot, tab, checkpoint_factory("roberta"))
     tab.text.setPlainText("the cat <mask> on the mat")
     with qtbot.waitSignal(tab.runner.cancelled, timeout=10_000):
@@ -93,7 +95,7 @@ def test_cancel_and_close_mid_run(qtbot, window, checkpoint_factory) -> None:
 
 
 def test_compare_two_models_side_by_side(qtbot, window, checkpoint_factory) -> None:
-    tab = _tab(window)
+    tab = tab_of(window, FillMaskTab)
     load_model_in(qtbot, tab, checkpoint_factory("bert"))
     tab.compare_source.set_source(str(checkpoint_factory("roberta")))  # another mask token: <mask>
     tab.text.setPlainText("the cat [MASK] on the mat")
@@ -221,24 +223,8 @@ def test_explain_hands_over_the_shown_result(qtbot, tab, checkpoint_factory) -> 
     assert request.result is tab.result and request.request.source == tab.model_info.request.source
 
 
-def _ablation_ready() -> bool:
-    import torch.nn as nn
-
-    from bertstudio.core.explain.ablation import heads_switched_off
-
-    try:
-        with heads_switched_off(nn.Linear(1, 1), ()):
-            pass
-    except NotImplementedError:
-        return False
-    except Exception:
-        return True
-    return True
-
-
 def test_heads_off_shows_intact_and_ablated_side_by_side(qtbot, tab, checkpoint_factory) -> None:
-    if not _ablation_ready():
-        pytest.skip("core/explain/ablation.heads_switched_off is still NotImplementedError")
+    """No skip: heads off failing in any way (a NotImplementedError included) fails this test."""
     load_model_in(qtbot, tab, checkpoint_factory("bert"))
     tab.text.setPlainText("the cat [MASK] on the mat")
     tab.set_ablated_heads(((0, 0), (1, 1)))

@@ -72,6 +72,24 @@ def test_compared_models_share_one_scale(qtbot) -> None:
     assert _x_range(compare.bars_a) == _x_range(compare.bars_b) and _x_range(compare.bars_a)[0] < -2.0
 
 
+def test_compared_titles_on_one_line(qtbot) -> None:
+    """Model B's title sat 9 px below A's (B's column is a widget, whose layout had margins)."""
+    from PySide6.QtCore import QPoint
+
+    from bertstudio.ui.widgets.compare_panel import CompareBars
+
+    compare = CompareBars()
+    qtbot.addWidget(compare)
+    compare.resize(900, 400)
+    compare.show()
+    compare.show_two("model-a", "model-b", (["cat", "dog"], [0.6, 0.3]), (["cat", "dog"], [0.5, 0.4]), _Diff())
+    qtbot.waitUntil(lambda: compare.side_b.isVisible() and compare.title_b.height() > 0)
+    a, b = (title.mapTo(compare, QPoint(0, 0)) for title in (compare.title_a, compare.title_b))
+    assert a.y() == b.y()
+    bars_a, bars_b = (bars.mapTo(compare, QPoint(0, 0)) for bars in (compare.bars_a, compare.bars_b))
+    assert bars_a.y() == bars_b.y()
+
+
 def test_no_si_prefix_on_any_axis(qtbot, window) -> None:
     import pyqtgraph as pg
 

@@ -5,18 +5,14 @@ from __future__ import annotations
 import pytest
 
 from bertstudio.ui.tabs.ner_tab import NerTab
-from tests.ui.conftest import load_model_in
-
-
-def _tab(window) -> NerTab:
-    return window.task_tabs["ner"]
+from tests.ui.conftest import load_model_in, tab_of
 
 
 @pytest.mark.slow
 def test_tag_highlight_table_and_click(qtbot, window, real_models) -> None:
     from tests.fixtures.trained_nsp_ner import trained_ner
 
-    tab = _tab(window)
+    tab = tab_of(window, NerTab)
     load_model_in(qtbot, tab, trained_ner(real_models["all-minilm-l6-v2"]))
     assert "B-PER" in tab.labels_note.text()
     text = "My name is Klaus and I live in Vienna."
@@ -46,7 +42,7 @@ def test_tag_highlight_table_and_click(qtbot, window, real_models) -> None:
 
 
 def test_generic_labels_and_errors(qtbot, window, real_models) -> None:
-    tab = _tab(window)
+    tab = tab_of(window, NerTab)
     load_model_in(qtbot, tab, real_models["all-minilm-l6-v2"])
     assert "LABEL_0" in tab.labels_note.text() and "model card" in tab.labels_note.text()
     assert "no trained ner head" in tab.model_bar.warning_label.text()
@@ -67,7 +63,7 @@ def test_compare_two_models(qtbot, window, real_models, checkpoint_factory) -> N
     from bertstudio.core.compare import compare_entities
     from tests.fixtures.trained_nsp_ner import trained_ner
 
-    tab = _tab(window)
+    tab = tab_of(window, NerTab)
     trained = trained_ner(real_models["all-minilm-l6-v2"])
     load_model_in(qtbot, tab, trained)
     text = "My name is Klaus and I live in Vienna."
@@ -123,7 +119,7 @@ def test_state_restore_and_table_layout(qtbot, window) -> None:
 
     from bertstudio.core.tasks.ner import NerInput
 
-    tab = _tab(window)
+    tab = tab_of(window, NerTab)
     tab.set_inputs(NerInput("Klaus lives in Vienna.", "first"))
     assert tab.inputs() == NerInput("Klaus lives in Vienna.", "first")
     state = tab.state()
@@ -137,7 +133,7 @@ def test_state_restore_and_table_layout(qtbot, window) -> None:
 
 def test_the_tab_starts_on_whole_words(window) -> None:
     """'first' (a word takes its first wordpiece's label), not 'simple' (wordpieces as entities)."""
-    tab = _tab(window)
+    tab = tab_of(window, NerTab)
     assert tab.current_strategy() == "first" and tab.inputs().aggregation == "first"
     tab.restore({"text": "x"})  # a workspace without an aggregation: the default
     assert tab.current_strategy() == "first"

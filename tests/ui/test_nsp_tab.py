@@ -5,20 +5,16 @@ from __future__ import annotations
 import pytest
 
 from bertstudio.ui.tabs.nsp_tab import NspTab
-from tests.ui.conftest import load_model_in
-
-
-def _tab(window) -> NspTab:
-    return window.task_tabs["nsp"]
+from tests.ui.conftest import load_model_in, tab_of
 
 
 def test_label_meaning_is_shown(window) -> None:
-    tab = _tab(window)
+    tab = tab_of(window, NspTab)
     assert "label 0 = IsNext" in tab.label_note.text() and "label 1 = NotNext" in tab.label_note.text()
 
 
 def test_pair_swap_examples(qtbot, window, checkpoint_factory) -> None:
-    tab = _tab(window)
+    tab = tab_of(window, NspTab)
     load_model_in(qtbot, tab, checkpoint_factory("bert", "PreTraining"))
     tab.examples_combo.activated.emit(1)
     a, b = tab.sentence_a.toPlainText(), tab.sentence_b.toPlainText()
@@ -37,7 +33,7 @@ def test_pair_swap_examples(qtbot, window, checkpoint_factory) -> None:
 def test_rank_mode_with_trained_head(qtbot, window, real_models) -> None:
     from tests.fixtures.trained_nsp_ner import NSP_HELD_OUT, trained_nsp
 
-    tab = _tab(window)
+    tab = tab_of(window, NspTab)
     load_model_in(qtbot, tab, trained_nsp(real_models["all-minilm-l6-v2"]))
     a, continuation, unrelated = NSP_HELD_OUT[0]
     tab.rank_mode.setChecked(True)
@@ -51,7 +47,7 @@ def test_rank_mode_with_trained_head(qtbot, window, real_models) -> None:
 
 
 def test_model_without_nsp_head_is_refused(qtbot, window, real_models) -> None:
-    tab = _tab(window)
+    tab = tab_of(window, NspTab)
     load_model_in(qtbot, tab, real_models["all-minilm-l6-v2"])
     assert "no trained next-sentence-prediction head" in tab.message.text()
     assert tab.notes.levels() == ("error",) and not tab.model_bar.warning_label.isVisibleTo(tab)  # red, once
@@ -69,7 +65,7 @@ def test_compare_two_models_on_a_pair(qtbot, window, checkpoint_factory, tmp_pat
     from bertstudio.core.tasks.nsp import predict
     from tests.fixtures.checkpoints import build_checkpoint
 
-    tab = _tab(window)
+    tab = tab_of(window, NspTab)
     first = checkpoint_factory("bert", "PreTraining")
     second = build_checkpoint(tmp_path / "bert-pt-seed1", "bert", "PreTraining", seed=1)
     load_model_in(qtbot, tab, first)
@@ -108,7 +104,7 @@ def test_compare_rank_mode_marks_rank_changes(qtbot, window, real_models, checkp
     """Trained MiniLM NSP head (A) against a random BERT (B): each candidate's rank move is shown."""
     from tests.fixtures.trained_nsp_ner import NSP_HELD_OUT, trained_nsp
 
-    tab = _tab(window)
+    tab = tab_of(window, NspTab)
     load_model_in(qtbot, tab, trained_nsp(real_models["all-minilm-l6-v2"]))
     a, continuation, unrelated = NSP_HELD_OUT[1]
     tab.rank_mode.setChecked(True)
@@ -137,7 +133,7 @@ def test_compare_rank_mode_marks_rank_changes(qtbot, window, real_models, checkp
 def test_state_restore_and_set_inputs(qtbot, window) -> None:
     from bertstudio.core.tasks.nsp import NspInput
 
-    tab = _tab(window)
+    tab = tab_of(window, NspTab)
     tab.set_inputs(NspInput("a cat .", ("one .", "two .")))
     assert tab.rank_mode.isChecked() and tab.inputs() == NspInput("a cat .", ("one .", "two ."))
     state = tab.state()

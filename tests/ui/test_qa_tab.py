@@ -7,13 +7,9 @@ from PySide6.QtCore import Qt
 
 from bertstudio.ui.tabs.qa_tab import QATab
 from tests.fixtures.trained_qa import trained_qa  # noqa: F401 - the session fixture
-from tests.ui.conftest import load_model_in
+from tests.ui.conftest import load_model_in, tab_of
 
 LONG = "the cat sat on the mat and the dog ran fast in the house . " * 30 + "john was born in paris ."
-
-
-def _tab(window) -> QATab:
-    return window.task_tabs["qa"]
 
 
 def _answer(qtbot, tab: QATab) -> None:
@@ -22,7 +18,7 @@ def _answer(qtbot, tab: QATab) -> None:
 
 
 def test_rows_highlights_and_plot(qtbot, window, checkpoint_factory) -> None:
-    tab = _tab(window)
+    tab = tab_of(window, QATab)
     load_model_in(qtbot, tab, checkpoint_factory("bert", "QuestionAnswering"))
     tab.question.setText("where was john born ?")
     tab.context.setPlainText(LONG)
@@ -55,7 +51,7 @@ def test_rows_highlights_and_plot(qtbot, window, checkpoint_factory) -> None:
 
 
 def test_no_answer_option(qtbot, window, checkpoint_factory) -> None:
-    tab = _tab(window)
+    tab = tab_of(window, QATab)
     load_model_in(qtbot, tab, checkpoint_factory("distilbert", "QuestionAnswering"))
     tab.question.setText("where was john born ?")
     tab.context.setPlainText("john was born in paris .")
@@ -69,7 +65,7 @@ def test_no_answer_option(qtbot, window, checkpoint_factory) -> None:
 
 
 def test_bad_input_and_head_warning(qtbot, window, checkpoint_factory) -> None:
-    tab = _tab(window)
+    tab = tab_of(window, QATab)
     load_model_in(qtbot, tab, checkpoint_factory("roberta", "MaskedLM"))
     assert "no trained qa head" in tab.model_bar.warning_label.text()
     tab.context.setPlainText("john was born in paris .")
@@ -88,7 +84,7 @@ def test_bad_input_and_head_warning(qtbot, window, checkpoint_factory) -> None:
 
 
 def test_examples_fill_both_fields(qtbot, window) -> None:
-    tab = _tab(window)
+    tab = tab_of(window, QATab)
     assert tab.examples_combo.count() > 3
     tab.examples_combo.activated.emit(1)
     assert tab.question.text().endswith("?") and len(tab.context.toPlainText()) > 40
@@ -96,7 +92,7 @@ def test_examples_fill_both_fields(qtbot, window) -> None:
 
 @pytest.mark.slow
 def test_trained_minilm_highlights_the_answer(qtbot, window, trained_qa) -> None:  # noqa: F811
-    tab = _tab(window)
+    tab = tab_of(window, QATab)
     load_model_in(qtbot, tab, trained_qa)
     assert not tab.model_bar.warning_label.isVisibleTo(tab)
     tab.question.setText("Where was Kenji born?")
@@ -113,7 +109,7 @@ def test_compare_two_models(qtbot, window, checkpoint_factory, tmp_path) -> None
     from bertstudio.core.tasks.qa import QAOptions, answer
     from tests.fixtures.checkpoints import build_checkpoint
 
-    tab = _tab(window)
+    tab = tab_of(window, QATab)
     first = checkpoint_factory("bert", "QuestionAnswering")
     second = build_checkpoint(tmp_path / "bert-qa-seed1", "bert", "QuestionAnswering", seed=1)
     load_model_in(qtbot, tab, first)
@@ -176,7 +172,7 @@ def test_compare_two_models(qtbot, window, checkpoint_factory, tmp_path) -> None
 def test_state_restore_and_set_inputs(qtbot, window) -> None:
     from bertstudio.core.tasks.qa import QAInput, QAOptions
 
-    tab = _tab(window)
+    tab = tab_of(window, QATab)
     wanted = QAInput("who?", "klaus lives here .", QAOptions(top_k=3, max_answer_len=9, doc_stride=64,
                                                               allow_no_answer=True, null_threshold=0.25))
     tab.set_inputs(wanted)

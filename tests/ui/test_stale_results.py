@@ -7,13 +7,7 @@ import pytest
 
 from bertstudio.core.tasks.classification import ClassificationInput
 from bertstudio.core.tasks.ner import NerInput
-from tests.ui.conftest import load_model_in
-
-
-def _run(qtbot, tab) -> None:  # noqa: ANN001
-    with qtbot.waitSignal(tab.runner.result, timeout=30_000):
-        tab.run()
-    qtbot.waitUntil(lambda: not tab.runner.busy, timeout=10_000)
+from tests.ui.conftest import load_model_in, run_tab
 
 
 def _stale(qtbot, tab, reason: str) -> None:  # noqa: ANN001
@@ -34,7 +28,7 @@ def classification(qtbot, window, checkpoint_factory):  # noqa: ANN001, ANN201
     window.tabs.setCurrentWidget(tab)
     load_model_in(qtbot, tab, checkpoint_factory("bert", "SequenceClassification"))
     tab.set_inputs(ClassificationInput("the cat sat on the mat", None))
-    _run(qtbot, tab)
+    run_tab(qtbot, tab, timeout=30_000, idle=True)
     return tab
 
 
@@ -47,7 +41,7 @@ def test_a_new_text_marks_the_result_out_of_date(qtbot, classification) -> None:
     _fresh(qtbot, tab)
     tab.text.setPlainText("a different text")
     _stale(qtbot, tab, "input")
-    _run(qtbot, tab)
+    run_tab(qtbot, tab, timeout=30_000, idle=True)
     _fresh(qtbot, tab)
 
 
@@ -75,7 +69,7 @@ def test_ner_strategy_drawn_from_the_same_run_is_not_stale(qtbot, window, checkp
     window.tabs.setCurrentWidget(tab)
     load_model_in(qtbot, tab, checkpoint_factory("bert", "TokenClassification"))
     tab.set_inputs(NerInput("klaus lives in vienna", "first"))
-    _run(qtbot, tab)
+    run_tab(qtbot, tab, timeout=30_000, idle=True)
     tab.strategy.setCurrentText("max")  # every strategy came with the run: redrawn, not out of date
     _fresh(qtbot, tab)
     assert tab.last_run()[1].aggregation == "max"

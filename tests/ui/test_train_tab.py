@@ -9,16 +9,11 @@ import pytest
 
 from bertstudio.core.progress import ProgressEvent
 from bertstudio.ui.tabs.train_tab import TrainTab
-
-
-def _tab(window) -> TrainTab:  # noqa: ANN001
-    tab = window.task_tabs["pretraining"]
-    assert isinstance(tab, TrainTab)
-    return tab
+from tests.ui.conftest import tab_of
 
 
 def test_planned_curve_follows_settings(qtbot, window) -> None:  # noqa: ANN001
-    tab = _tab(window)
+    tab = tab_of(window, TrainTab)
     tab.task.setCurrentIndex(tab.task.findData("text-classification"))
     with qtbot.waitSignal(tab.plan_runner.result, timeout=30_000):
         tab.use_demo_data()
@@ -34,7 +29,7 @@ def test_planned_curve_follows_settings(qtbot, window) -> None:  # noqa: ANN001
 
 
 def test_start_live_plots_stop_and_open_in_fill_mask(qtbot, window, checkpoint_factory, tmp_path: Path) -> None:  # noqa: ANN001
-    tab = _tab(window)
+    tab = tab_of(window, TrainTab)
     tab.task.setCurrentIndex(tab.task.findData("pretraining"))
     tab.base_model.setText(str(checkpoint_factory("bert", "PreTraining")))
     tab.use_demo_data()
@@ -78,7 +73,7 @@ def test_start_live_plots_stop_and_open_in_fill_mask(qtbot, window, checkpoint_f
 
 
 def test_bad_settings_are_shown(qtbot, window) -> None:  # noqa: ANN001
-    tab = _tab(window)
+    tab = tab_of(window, TrainTab)
     tab.task.setCurrentIndex(tab.task.findData("text-classification"))
     tab.train_file.setText("")
     tab.base_model.setText("")
@@ -88,7 +83,7 @@ def test_bad_settings_are_shown(qtbot, window) -> None:  # noqa: ANN001
 
 # -- conventions (issue 12) and the close-mid-run contract (issue 10) -----------------------------
 def test_lr_plan_drawn_before_start_on_its_own_range(qtbot, window) -> None:  # noqa: ANN001
-    tab = _tab(window)
+    tab = tab_of(window, TrainTab)
     tab.task.setCurrentIndex(tab.task.findData("text-classification"))
     with qtbot.waitSignal(tab.plan_runner.result, timeout=30_000):
         tab.use_demo_data()
@@ -104,7 +99,7 @@ def test_lr_plan_drawn_before_start_on_its_own_range(qtbot, window) -> None:  # 
 
 
 def test_axes_have_no_si_prefix_and_validation_stays_in_0_1(qtbot, window) -> None:  # noqa: ANN001
-    tab = _tab(window)
+    tab = tab_of(window, TrainTab)
     plots = tab.plots
     for step in range(1, 30):
         plots.add_step(step, 0.0005 - step * 1e-6, 5e-5)
@@ -134,7 +129,7 @@ def test_eta_comes_from_a_recent_window(qtbot, window) -> None:  # noqa: ANN001
         window_.mark(step)
     rate, eta = window_.rate(100, 200)
     assert rate == pytest.approx(80.0) and eta == pytest.approx(10.0)  # the average since the start says 55 s
-    tab = _tab(window)
+    tab = tab_of(window, TrainTab)
     tab.progress.setRange(0, 200)
     tab._on_progress(ProgressEvent("step", 0.5, TrainingEvent(
         "step", step=100, max_steps=200, loss=0.5, learning_rate=1e-5, samples_per_second=rate, eta_seconds=eta)))
@@ -144,7 +139,7 @@ def test_eta_comes_from_a_recent_window(qtbot, window) -> None:  # noqa: ANN001
 def test_output_picker_never_replaces_a_foreign_folder(qtbot, window, tmp_path: Path) -> None:  # noqa: ANN001
     from bertstudio.core.training.saving import write_marker
 
-    tab = _tab(window)
+    tab = tab_of(window, TrainTab)
     documents = tmp_path / "Documents"
     documents.mkdir()
     (documents / "thesis.txt").write_text("mine", encoding="utf-8")
@@ -177,7 +172,7 @@ def test_stop_during_final_evaluation_saves_without_blocking(qtbot, window, chec
         return real(self, *args, **kwargs)
 
     monkeypatch.setattr(Trainer, "prediction_step", held)
-    tab = _tab(window)
+    tab = tab_of(window, TrainTab)
     tab.task.setCurrentIndex(tab.task.findData("text-classification"))
     tab.base_model.setText(str(checkpoint_factory("bert", "Model")))
     tab.train_file.setText(str(toy_csv(tmp_path / "toy.csv", 64)))
@@ -211,7 +206,7 @@ def test_form_is_generated_from_the_config_fields(qtbot, window) -> None:  # noq
     from bertstudio.core.training import ScratchConfig, TrainConfig
     from bertstudio.core.training.options import options
 
-    tab = _tab(window)
+    tab = tab_of(window, TrainTab)
     for cls in (TrainConfig, ScratchConfig):
         for name, option, _default in options(cls):
             widget = tab.form.widgets[name]
@@ -227,7 +222,7 @@ def test_form_is_generated_from_the_config_fields(qtbot, window) -> None:  # noq
 
 
 def test_workspace_state_round_trips(qtbot, window) -> None:  # noqa: ANN001
-    tab = _tab(window)
+    tab = tab_of(window, TrainTab)
     tab.task.setCurrentIndex(tab.task.findData("pretraining"))
     tab.from_scratch.setChecked(True)
     tab.learning_rate.setValue(0.0003)
@@ -247,7 +242,7 @@ def test_plan_is_drawn_after_a_restart_without_any_edit(qtbot, tmp_path: Path) -
     from tests.ui.test_workspace import _new_window
 
     first = _new_window(qtbot, tmp_path / "app")
-    tab = _tab(first)
+    tab = tab_of(first, TrainTab)
     tab.task.setCurrentIndex(tab.task.findData("text-classification"))
     with qtbot.waitSignal(tab.plan_runner.result, timeout=30_000):
         tab.use_demo_data()
@@ -255,7 +250,7 @@ def test_plan_is_drawn_after_a_restart_without_any_edit(qtbot, tmp_path: Path) -
     first.close()
     second = _new_window(qtbot, tmp_path / "app")  # the same settings folder: the last workspace comes back
     try:
-        restored = _tab(second)
+        restored = tab_of(second, TrainTab)
         if second.workspace.restoring:
             qtbot.waitSignal(second.workspace.restored, timeout=10_000).wait()
         assert restored.task_key == "text-classification" and restored.max_steps.value() == 40
@@ -280,7 +275,7 @@ def test_form_is_read_only_during_a_run(qtbot, window, monkeypatch, tmp_path: Pa
                                metrics={}, checkpoints_dir=None, open_in=())
 
     monkeypatch.setattr(train_tab, "train_job", held_run)
-    tab = _tab(window)
+    tab = tab_of(window, TrainTab)
     window.tabs.setCurrentWidget(tab)
     tab.base_model.setText("some-model")
     tab.use_demo_data()
@@ -304,7 +299,7 @@ def _planned(tab: TrainTab) -> int:
 
 def test_an_error_clears_the_plan(qtbot, window, tmp_path: Path) -> None:  # noqa: ANN001
     """Issue 17: switching the task with the old file still set drew the old plan under the new error."""
-    tab = _tab(window)
+    tab = tab_of(window, TrainTab)
     tab.task.setCurrentIndex(tab.task.findData("text-classification"))
     with qtbot.waitSignal(tab.plan_runner.result, timeout=30_000):
         tab.use_demo_data()
@@ -331,7 +326,7 @@ def test_plots_follow_the_dark_theme(qtbot, window) -> None:  # noqa: ANN001
     from bertstudio.ui import plot_style, theme
     from bertstudio.ui.widgets.training_plots import CURVES
 
-    plots = _tab(window).plots
+    plots = tab_of(window, TrainTab).plots
     manager = theme.manager()
     mode = manager.mode
     try:

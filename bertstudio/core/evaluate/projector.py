@@ -8,7 +8,6 @@ PCA is scikit-learn's; UMAP is used only where `umap` is installed (extra "proje
 from __future__ import annotations
 
 import importlib.util
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -111,8 +110,3 @@ def projection(loaded: LoadedModel, dataset: Dataset, layer: int = -1, pooling: 
     points, explained = project(vectors, method)
     layers = (loaded.info.layers or 0) + 1
     return Projection(points, method, layer % layers, pooling, explained)
-
-
-def colour_keys(values: Sequence[str]) -> list[str]:
-    """Distinct values in first-seen order: one colour each."""
-    return list(dict.fromkeys(values))

@@ -12,16 +12,18 @@ from __future__ import annotations
 import re
 import warnings
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from bertstudio.core import notes as _notes
-from bertstudio.core.compare import Entity, EntityDiff, entity_type
 from bertstudio.core.errors import InputError
 from bertstudio.core.models import LoadedModel
 from bertstudio.core.notes import Note
 from bertstudio.core.progress import TaskControl
 from bertstudio.core.tasks.spec import TaskSpec
 from bertstudio.core.text_limits import Truncation, fit_to_model, require_text
+
+if TYPE_CHECKING:  # core.compare holds numpy: imported where used (every spec is read before the window shows)
+    from bertstudio.core.compare import Entity, EntityDiff
 
 STRATEGIES = ("none", "simple", "first", "average", "max")
 WORD_STRATEGIES = frozenset({"first", "average", "max"})  # need the tokenizer's word boundaries
@@ -85,7 +87,16 @@ def strategy_problem(tokenizer: Any, strategy: str) -> str:
     return ""
 
 
+def entity_type(label: str) -> str:
+    """core.compare.entity_type ("B-PER" -> "PER"), imported on use: core.compare holds numpy."""
+    from bertstudio.core.compare import entity_type as of
+
+    return of(label)
+
+
 def _entities(raw: list[dict[str, Any]]) -> tuple[Entity, ...]:
+    from bertstudio.core.compare import Entity
+
     return tuple(
         Entity(
             label=str(item.get("entity_group", item.get("entity"))),

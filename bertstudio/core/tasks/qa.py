@@ -15,8 +15,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
-
 from bertstudio.core import notes as _notes
 from bertstudio.core.errors import InputError, MissingHeadError
 from bertstudio.core.models import LoadedModel
@@ -25,7 +23,9 @@ from bertstudio.core.progress import TaskControl
 from bertstudio.core.tasks.spec import TaskSpec
 from bertstudio.core.text_limits import require_text
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # numpy is imported where it is used: every spec is read before the window shows
+    import numpy as np
+
     from bertstudio.core.compare import SpanDiff
 
 MAX_TOP_K = 100
@@ -137,6 +137,8 @@ def _question_first(tokenizer: Any) -> bool:
 
 def preprocess(tokenizer: Any, question: str, context: str, options: QAOptions, model_max_length: int) -> Features:
     """Tokenize question + context into overlapping windows; locate context tokens and offsets."""
+    import numpy as np
+
     require_text(question, "question")
     require_text(context, "context")
     options.validate()
@@ -217,6 +219,7 @@ def preprocess(tokenizer: Any, question: str, context: str, options: QAOptions, 
 # -- forward ---------------------------------------------------------------------------------
 def forward(model: Any, features: Features, control: TaskControl | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Start and end logits of every window, (windows, length) float32, in batches of windows."""
+    import numpy as np
     import torch
 
     control = control or TaskControl()
@@ -238,6 +241,8 @@ def forward(model: Any, features: Features, control: TaskControl | None = None) 
 # -- postprocess -----------------------------------------------------------------------------
 def window_probabilities(logits: np.ndarray, allowed: np.ndarray) -> np.ndarray:
     """Softmax of each window's logits over its allowed tokens (context and CLS); 0 elsewhere."""
+    import numpy as np
+
     masked = np.where(allowed, logits.astype(np.float64), -np.inf)
     masked = masked - masked.max(axis=-1, keepdims=True)
     exp = np.exp(masked)
@@ -248,6 +253,8 @@ def postprocess(
     features: Features, start_logits: np.ndarray, end_logits: np.ndarray, context: str, options: QAOptions
 ) -> tuple[tuple[Answer, ...], float | None, ContextTokens]:
     """The top-k distinct character spans over all windows, plus the per-token scores for the plot."""
+    import numpy as np
+
     p_start = window_probabilities(start_logits, features.allowed)
     p_end = window_probabilities(end_logits, features.allowed)
     rows = np.arange(features.windows)
@@ -293,6 +300,8 @@ def postprocess(
 
 def _context_tokens(features: Features, p_start: np.ndarray, p_end: np.ndarray) -> ContextTokens:
     """Merge the windows' context tokens by their character offsets, keeping the best probability."""
+    import numpy as np
+
     merged: dict[tuple[int, int], list[Any]] = {}
     for w in range(features.windows):
         for i in np.flatnonzero(features.context_mask[w]):

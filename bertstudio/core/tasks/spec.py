@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import importlib
 import pkgutil
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache
@@ -26,6 +27,36 @@ if TYPE_CHECKING:
 
 # run(loaded, inputs, control) -> result; the result has `notes` and `to_json()`.
 Runner = Callable[["LoadedModel", Any, "TaskControl"], Any]
+# (model source, inputs) -> a runnable transformers script (Copy as Python, `--python`).
+ScriptBuilder = Callable[[str, Any], str]
+
+
+def lazy(path: str) -> Callable[..., Any]:
+    """The function at "package.module:name", imported on its first call.
+
+    Adapters live beside the code they adapt (explain/, evaluate/, snippets); naming them by path
+    keeps importing every spec free of torch (the window shows first) and of import circles."""
+    module_name, _, name = path.partition(":")
+    found: list[Callable[..., Any]] = []
+
+    def call(*args: Any, **kwargs: Any) -> Any:
+        if not found:
+            found.append(getattr(importlib.import_module(module_name), name))
+        return found[0](*args, **kwargs)
+
+    call.__name__ = call.__qualname__ = name
+    call.__doc__ = f"{path}, imported on first use."
+    return call
+
+
+@dataclass(frozen=True)
+class ExplainAdapter:
+    """How Explain reads this task: its texts, the target, and F = P(target) (see explain/targets.py)."""
+
+    parts: str  # what a person types, one part per line: "the question, then the context"
+    texts_of: Callable[[Any], tuple[str, ...]]  # the task's input -> the texts explained
+    inputs_of: Callable[[tuple[str, ...]], Any]  # texts -> the task's input (to run the task itself)
+    prepare: Callable[..., Any]  # (loaded, texts, target or None) -> explain.targets.Prepared
 
 
 @dataclass(frozen=True)
@@ -38,12 +69,22 @@ class TaskSpec:
     # The saved class-name ending that proves a shared `classifier` head was trained for this task
     # (BERT's sequence, token and choice heads all have that name).
     trained_as: str = ""
+    # Weight-name prefixes (as the model class names them) the task never uses: missing, they are not
+    # reported as an untrained head (Attention reads the encoder only, so a masked-LM checkpoint's
+    # absent pooler is no reason to warn).
+    ignore_missing: tuple[str, ...] = ()
     attn_implementation: str | None = None  # "eager" where attention weights are shown
     run: Runner | None = None  # None: a model class only (pre-training is driven by training/)
     compare: Callable[[Any, Any], Any] | None = None  # (result A, result B) -> differences (to_json-able)
     # The inputs rewritten for another model (its own mask token): used for model B when comparing.
     inputs_for: Callable[[LoadedModel, Any], Any] | None = None
     order: int = 100  # tabs and listings, smaller first
+    # Optional adapters: what the task offers beyond Run. A tab offers Explain…, Copy as Python or
+    # Evaluate only where its spec has the adapter; the Explain and Evaluate tabs, the snippet
+    # writer and the CLI list exactly the specs that have one.
+    explain: ExplainAdapter | None = None
+    evaluate: Any = None  # EvaluateAdapter (core/evaluate): reader, predictions, metrics, rows
+    script: ScriptBuilder | None = None
 
     @property
     def cli_name(self) -> str:
@@ -59,12 +100,24 @@ def result_notes(result: Any) -> tuple[Note, ...]:
 def all_specs() -> dict[str, TaskSpec]:
     """Every spec under bertstudio.core.tasks, keyed by task key, in `order`."""
     found: list[TaskSpec] = []
-    for module in pkgutil.iter_modules([str(Path(__file__).parent)]):
+    folder = Path(__file__).parent
+    for module in pkgutil.iter_modules([str(folder)]):
+        if not _defines_spec(folder / f"{module.name}.py"):
+            continue  # a helper (attention_view: numpy through and through) is not imported for a spec
         namespace = importlib.import_module(f"{__package__}.{module.name}")
         spec = getattr(namespace, "SPEC", None)
         if isinstance(spec, TaskSpec):
             found.append(spec)
     return {spec.key: spec for spec in sorted(found, key=lambda s: (s.order, s.key))}
+
+
+def _defines_spec(path: Path) -> bool:
+    """Whether a task module assigns `SPEC` at its top level. Reading the text, not importing the
+    module, keeps the numpy helpers out of start-up (all specs are read before the window shows)."""
+    try:
+        return re.search(r"^SPEC\b", path.read_text(encoding="utf-8"), re.MULTILINE) is not None
+    except OSError:  # no source beside it (a frozen build): import it and look
+        return True
 
 
 def spec_for(key: str) -> TaskSpec:

@@ -7,9 +7,9 @@ from bertstudio.core.training.events import Plan, TrainingEvent, TrainResult
 from bertstudio.core.training.pretraining import ScratchConfig
 from bertstudio.core.training.saving import MARKER, checkpoints_dir
 from bertstudio.core.training.schedules import SCHEDULERS, planned_lr
-from bertstudio.core.training.trainable import OPEN_IN, TRAINABLE
+from bertstudio.core.training.trainable import TRAINABLE
 
 __all__ = [
-    "MARKER", "OPEN_IN", "SCHEDULERS", "TASKS", "TRAINABLE", "Columns", "LengthSummary", "Plan", "ScratchConfig",
+    "MARKER", "SCHEDULERS", "TASKS", "TRAINABLE", "Columns", "LengthSummary", "Plan", "ScratchConfig",
     "TrainConfig", "TrainResult", "TrainingEvent", "checkpoints_dir", "plan", "planned_lr", "train",
 ]

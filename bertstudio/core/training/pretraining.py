@@ -7,7 +7,6 @@ sentence (label 0, "is next"), otherwise a sentence from another document (label
 
 from __future__ import annotations
 
-import inspect
 import random
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -64,11 +63,6 @@ def sentence_pairs(
     if not pairs:
         raise InputError("The corpus has no document with two or more sentences, so no sentence pairs.")
     return pairs
-
-
-def supports_nsp(model: Any) -> bool:
-    """Whether the model's forward takes a next-sentence label (BERT); else masked-LM only."""
-    return "next_sentence_label" in inspect.signature(model.forward).parameters
 
 
 def train_wordpiece(documents: Sequence[Sequence[str]], config: ScratchConfig) -> Any:

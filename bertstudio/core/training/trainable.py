@@ -254,4 +254,3 @@ class Pretraining(TrainableTask):
 
 TRAINABLE: dict[str, TrainableTask] = {task.key: task for task in (TextClassification(), TokenClassification(),
                                                                      Pretraining())}
-OPEN_IN = {key: task.open_in for key, task in TRAINABLE.items()}

@@ -33,6 +33,7 @@ from bertstudio.core.tasks.attention_bundle import AttentionBundle, GridStage, a
 from bertstudio.core.tasks.attention_state import SOURCES, VIEW_FIELDS, AttentionViewState
 from bertstudio.core.tasks.attention_view import QUADRANTS
 from bertstudio.resources import examples
+from bertstudio.ui import theme
 from bertstudio.ui.tabs.base import TaskTab
 from bertstudio.ui.widgets.attention_compare import ComparePage
 from bertstudio.ui.widgets.attention_export_bar import ExportBar
@@ -112,7 +113,7 @@ class AttentionTab(TaskTab):
         self.export_button = self.export_bar.button
         self.detail_page = DetailPage(state)
         self.note = ElidedLabel()  # a long note is elided, never widens the window
-        self.note.setStyleSheet("QLabel { color: #555; }")
+        theme.follow(self.note, lambda c: f"QLabel {{ color: {c.secondary}; }}")
         options = QHBoxLayout()
         for widget in (QLabel("Show"), self.source, self.detail_page.layer, self.detail_page.head, self.hide_special,
                        self.renormalise, QLabel("Quadrant"), self.quadrant, QLabel("Colours"), self.colours):
@@ -275,9 +276,6 @@ class AttentionTab(TaskTab):
                 self.view_state.update(head=head)
         self.views.setCurrentWidget(self.detail_page)
         self.heatmap.setFocus()
-
-    def move_by(self, layers: int, heads: int) -> None:
-        self.view_state.move(layers, heads)
 
     def _move(self, layers: int, heads: int) -> None:
         if self.views.currentWidget() is self.compare_page:

@@ -31,6 +31,7 @@ from bertstudio.core.progress import TaskControl
 from bertstudio.core.tasks.spec import TaskSpec, spec_for
 from bertstudio.ui.tabs.frame import ModelTab, error_note
 from bertstudio.ui.tabs.run_state import INVALID, RunState, changed, watch_inputs
+from bertstudio.ui.widgets.notes_area import status_cell
 from bertstudio.ui.widgets.run_controls import ProgressLine, RunControls, StaleBanner
 
 if TYPE_CHECKING:
@@ -62,6 +63,7 @@ class TaskTab(ModelTab):
     SPEC_KEY: ClassVar[str] = ""  # the task spec this tab shows
     RUN_LABEL: ClassVar[str] = "Run"
     INPUT_SHARE: ClassVar[float] = 0.0  # the inputs' share of the splitter at first; 0: just what they need
+    NOTES_ONE_LINE = True
 
     explain_requested = Signal(object)  # ExplainRequest
 
@@ -102,7 +104,7 @@ class TaskTab(ModelTab):
         self.cancel_button.clicked.connect(self.cancel)
         self.explain_button.clicked.connect(self._explain)
         self.progress = ProgressLine()
-        self.controls.add_progress(self.progress)
+        self.controls.add_progress(status_cell(self.progress, self.notes))
         self.results_box = QVBoxLayout()
         self.results_box.setContentsMargins(0, 0, 0, 0)
         self.results_widget = QWidget()  # dimmed while the result is out of date
@@ -121,7 +123,6 @@ class TaskTab(ModelTab):
         bottom = QWidget()
         bottom_layout = QVBoxLayout(bottom)
         bottom_layout.setContentsMargins(0, 0, 0, 0)
-        bottom_layout.addWidget(self.notes)
         bottom_layout.addWidget(self.stale_banner)
         bottom_layout.addWidget(self.results_widget, 1)
         self.splitter = QSplitter(Qt.Orientation.Vertical)

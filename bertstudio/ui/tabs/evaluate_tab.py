@@ -208,10 +208,6 @@ class EvaluateTab(ModelTab):
             self.data_file.setText(path)
             self._refresh_columns()
 
-    def set_column(self, field: str, name: str | None) -> None:
-        combo = self.column_combos[field]
-        combo.setCurrentIndex(max(0, combo.findData(name)) if name else 0)
-
     def evaluation_request(self) -> Any:
         from bertstudio.core.evaluate.evaluation import EvalRequest
         from bertstudio.core.evaluate.predict import EvalOptions

@@ -6,8 +6,9 @@ on its own: choose a task, load a model, type the input (one part per line). All
 the tab's TaskRunner (progress, Cancel or Esc); the core is `core.explain`.
 
 Switching the task reloads the bar's model for the new task (its class and head warning are the
-new task's, and Explain works without a second Load); the warning row keeps its place, so
-nothing below it moves when a warning comes or goes.
+new task's, and Explain works without a second Load). Its head warning is on the model's own
+line (elided, whole in the tooltip), so nothing below moves when a warning comes or goes and no
+empty row waits for one.
 """
 
 from __future__ import annotations
@@ -32,6 +33,8 @@ from bertstudio.core.limits import MAX_IG_STEPS
 from bertstudio.core.models import LoadRequest, ModelInfo
 from bertstudio.core.notes import Note
 from bertstudio.core.progress import TaskControl
+from bertstudio.ui import theme
+from bertstudio.ui.model_bar import ModelBar
 from bertstudio.ui.tabs.frame import ModelTab, error_note
 from bertstudio.ui.widgets.attribution_view import AttributionView
 from bertstudio.ui.widgets.elided_label import ElidedLabel
@@ -78,17 +81,21 @@ def prune_job(request: LoadRequest, task: str, inputs: Any, heads: tuple[tuple[i
     return "prune", run_spec(spec_for(task), request, inputs, control, compare_ablated=heads)
 
 
-def keep_place(label: QLabel) -> None:
-    """A row that comes and goes (a head warning) keeps two lines of room, so the rows
-    under it do not jump when it appears or vanishes (a click meant for them landed elsewhere)."""
-    policy = label.sizePolicy()
-    policy.setRetainSizeWhenHidden(True)
-    label.setSizePolicy(policy)
-    label.ensurePolished()  # its style sheet's padding and border count
-    text = label.text()
-    label.setText("⚠ a head warning\nwraps to two lines")  # as it does in a window of usual width
-    label.setMinimumHeight(label.sizeHint().height())
-    label.setText(text)
+def warning_beside_summary(bar: ModelBar) -> ElidedLabel:
+    """A one-line head warning on the same line as the model's summary, in the bar's place for it.
+    The bar's own warning row pushed the rows below down when it appeared (a click meant for them
+    landed elsewhere), and keeping its room left an empty gap while there was no warning."""
+    label = ElidedLabel()
+    theme.follow(label, lambda c: f"QLabel {{ color: {c.warning}; }}")
+    layout = bar.layout()
+    index = layout.indexOf(bar.info_label)
+    layout.removeWidget(bar.info_label)
+    row = QHBoxLayout()
+    row.addWidget(bar.info_label)
+    row.addSpacing(12)
+    row.addWidget(label, 1)
+    layout.insertLayout(index, row)
+    return label
 
 
 class ExplainTab(ModelTab):
@@ -163,7 +170,8 @@ class ExplainTab(ModelTab):
         self.runner.cancelled.connect(lambda: self.notes.set_notes([Note("info", "Cancelled.")]))
         for keys, slot in (("Ctrl+Return", self.run), ("Ctrl+Enter", self.run), ("Esc", self.cancel)):
             QShortcut(QKeySequence(keys), self, slot, context=Qt.ShortcutContext.WidgetWithChildrenShortcut)
-        keep_place(self.model_bar.warning_label)
+        self.head_warning = warning_beside_summary(self.model_bar)
+        self.model_bar.loaded.connect(self._show_head_warning)
         self._task_changed()
 
     # -- public ------------------------------------------------------------------------------
@@ -214,8 +222,12 @@ class ExplainTab(ModelTab):
         info = self.model_bar.info
         if info is None or info.request.task == self.task_key or self._request is not None:
             return
-        self.model_bar.warning_label.setVisible(False)  # the old task's warning is no longer true
+        self.head_warning.setText("")  # the old task's warning is no longer true
         self.model_bar.load(info.request.source)
+
+    def _show_head_warning(self, info: ModelInfo) -> None:
+        self.model_bar.warning_label.setVisible(False)  # said on the summary's line instead
+        self.head_warning.setText(f"⚠ {info.head_warning}" if info.head_warning else "")
 
     def _fill_targets(self, targets: tuple[tuple[str, str], ...]) -> None:
         current = self.target.currentData() if self.target.currentIndex() > 0 else None

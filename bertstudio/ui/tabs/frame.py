@@ -36,6 +36,7 @@ class StudioTab(QWidget):
     TASK: ClassVar[str]  # the tab's key in the window (a task key, or its own: "evaluate")
     TITLE: ClassVar[str]
     ORDER: ClassVar[int] = 100  # position among the tabs, smaller first
+    NOTES_ONE_LINE: ClassVar[bool] = False  # notes elided to one line (a task tab: they never move its result)
 
     status = Signal(str)  # a short line for the status bar
     failed = Signal(object)  # an exception for the status bar and the log panel
@@ -45,7 +46,7 @@ class StudioTab(QWidget):
         self.settings = settings
         self.index = index
         self.runner = TaskRunner(self)
-        self.notes = NotesArea()
+        self.notes = NotesArea(one_line=self.NOTES_ONE_LINE)
         self.message = self.notes  # the name tests read: tab.message.text()
         self.runner.error.connect(self._on_error)
         self._setup()
@@ -145,15 +146,6 @@ class ModelTab(StudioTab):
     def _on_model_loaded(self, info: ModelInfo) -> None:
         self.status.emit(f"{self.TITLE}: loaded {info.architecture} from {info.request.source}")
         self.model_loaded(info)
-
-    def run_job(self, func: Any, *args: Any, **kwargs: Any) -> bool:
-        """Run `func(request, *args, control=...)` on the loaded model; False if none is loaded."""
-        request = self.model_request()
-        if request is None:
-            self.show_message("Load a model first.", error=True)
-            return False
-        self.runner.start(func, request, *args, **kwargs)
-        return True
 
     def workspace_state(self) -> dict[str, Any]:
         return {"model": self.model_bar.source_text(), "view": self.state()}

@@ -33,8 +33,7 @@ from bertstudio.core.tasks.ner import DEFAULT_STRATEGY, STRATEGIES, NerInput, Ne
 from bertstudio.core.tasks.ner import compare as compare_entities_of
 from bertstudio.resources import examples
 from bertstudio.ui.tabs.base import TaskTab
-from bertstudio.ui.theme import ink_on
-from bertstudio.ui.widgets.compare_panel import COLOR_A, COLOR_B
+from bertstudio.ui.theme import colors, ink_on
 from bertstudio.ui.widgets.span_text import Span, SpanText
 
 CHANGE_COLOURS = {"same": "#e6e6e6", "relabelled": "#ffd2a8", "removed": "#f4b4b4", "added": "#bfe8bf"}
@@ -234,8 +233,8 @@ class NerTab(TaskTab):
         """Model B's entities highlighted under A's, and the table of changes (A -> B)."""
         assert outcome.second is not None
         source_a = self.model_request().source if self.model_request() else "A"
-        self.title_a.setText(f"<b style='color:{COLOR_A}'>A</b> {html.escape(str(source_a))}")
-        self.title_b.setText(f"<b style='color:{COLOR_B}'>B</b> {html.escape(outcome.second_source)}")
+        self.title_a.setText(f"<b style='color:{colors().series_a}'>A</b> {html.escape(str(source_a))}")
+        self.title_b.setText(f"<b style='color:{colors().series_b}'>B</b> {html.escape(outcome.second_source)}")
         self.title_a.setVisible(True)
         self.side_b.setVisible(True)
         self.diff = diff
@@ -262,7 +261,7 @@ class NerTab(TaskTab):
                 self.changes.setItem(r, c, item)
         if diff.changed:
             self.changes_summary.setText(
-                f"<b style='color:#a40000'>Entities changed (A → B):</b> {len(diff.relabelled)} relabelled, "
+                f"<b style='color:{colors().error}'>Entities changed (A → B):</b> {len(diff.relabelled)} relabelled, "
                 f"{len(diff.removed)} removed, {len(diff.added)} added; {len(diff.same)} the same.")
         else:
             self.changes_summary.setText(f"Same entities in A and B ({len(diff.same)}).")

@@ -38,7 +38,7 @@ from bertstudio.resources import examples
 from bertstudio.ui import theme
 from bertstudio.ui.tabs.base import TaskTab
 from bertstudio.ui.theme import ink_on
-from bertstudio.ui.widgets.compare_panel import COLOR_A, COLOR_B
+from bertstudio.ui.widgets.compare_panel import COLOR_B
 from bertstudio.ui.widgets.qa_context import QAContextEdit
 from bertstudio.ui.widgets.qa_scores_plot import QAScoresPlot
 
@@ -264,8 +264,9 @@ class QATab(TaskTab):
         """B's n-best beside A's: each row's rank in A's list and its score change (B − A)."""
         assert outcome.second is not None
         source_a = self.model_request().source if self.model_request() else "A"
-        self.title_a.setText(f"<b style='color:{COLOR_A}'>A</b> {html.escape(_short(source_a))}")
-        self.title_b.setText(f"<b style='color:{COLOR_B}'>B</b> {html.escape(_short(outcome.second_source))} "
+        self.title_a.setText(f"<b style='color:{theme.colors().series_a}'>A</b> {html.escape(_short(source_a))}")
+        self.title_b.setText(f"<b style='color:{theme.colors().series_b}'>B</b> "
+                             f"{html.escape(_short(outcome.second_source))} "
                              f"<span style='background:#fbd9c4; color:{ink_on('#fbd9c4')}'>(underlined in the "
                              "context)</span>")
         answers = outcome.second.answers

@@ -18,7 +18,7 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QPointF, QRectF, Qt, Signal
 
-from bertstudio.core.tasks.attention_bundle import CELL_MAX, GAP_INDEX, mosaic_indices, pooled
+from bertstudio.core.tasks.attention_bundle import CELL_MAX, GAP_INDEX, mosaic_indices
 from bertstudio.ui import plot_style, theme
 from bertstudio.ui.theme import Colors
 from bertstudio.ui.widgets.attention_heatmap import colormap
@@ -89,10 +89,6 @@ class AttentionGrid(pg.GraphicsLayoutWidget):
         ratio = self.devicePixelRatioF()
         fit = min(size.height() / layers, size.width() / columns) * ratio
         return int(min(CELL_MAX, max(CELL_MIN, math.ceil(fit))))
-
-    def set_attentions(self, stack: np.ndarray, column_labels: list[str], cell_max: int = CELL_MAX) -> None:
-        """stack: layers x columns x R x K (heads, then any extra columns such as the mean)."""
-        self.set_cells(pooled(stack, cell_max), column_labels)
 
     def set_cells(self, cells: np.ndarray, column_labels: list[str]) -> None:
         """Draw already pooled cells (layers x columns x r x k), e.g. made by `pooled` in a worker."""

@@ -30,6 +30,7 @@ from PySide6.QtWidgets import (
 from bertstudio.core.tasks.attention_bundle import AttentionBundle, detail_matrix, is_identity, shown
 from bertstudio.core.tasks.attention_state import VIEW_FIELDS, AttentionViewState
 from bertstudio.core.tasks.attention_view import STAT_COLUMNS, STAT_TITLES, HeadStatistics
+from bertstudio.ui import theme
 from bertstudio.ui.widgets.attention_head_view import VISIBLE_TOKENS, HeadView, head_colour
 from bertstudio.ui.widgets.attention_heatmap import AttentionHeatmap
 
@@ -163,7 +164,7 @@ class HeadPage(StatePage):
         self.near = QPushButton(f"{VISIBLE_TOKENS} tokens")
         self.near.clicked.connect(lambda: self.head_view.zoom(VISIBLE_TOKENS))
         self.lines_label = QLabel()
-        self.lines_label.setStyleSheet("QLabel { color: #555; }")
+        theme.follow(self.lines_label, lambda c: f"QLabel {{ color: {c.secondary}; }}")
         side = QVBoxLayout()
         side.addWidget(QLabel("Heads"))
         side.addWidget(self.head_list, 1)

@@ -29,6 +29,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from bertstudio.ui.theme import ink_on
+
 COLORMAP = "CET-D1"  # blue - white - red, perceptually even
 
 
@@ -132,7 +134,7 @@ class AttributionView(QWidget):
                           for s in (0.0, 0.5, 1.0))
         self.legend.setText(f"{low}  …  0  …  +{scale:.2g}" if e.method != "gradient" else f"0  …  {scale:.2g}")
         self.legend.setStyleSheet(f"QLabel {{ background: qlineargradient(x1:0, y1:0, x2:1, y2:0, {stops}); "
-                                  "padding: 2px; border: 1px solid #999; }")
+                                  f"color: {ink_on(colour_of(0.0, scale))}; padding: 2px; border: 1px solid #999; }}")
         pieces, row = [], None
         for i in shown:
             if row is not None and e.rows[i] != row:

@@ -121,6 +121,7 @@ class CompareBars(QWidget):
         column_b.addWidget(self.title_b)
         column_b.addWidget(self.bars_b, 1)
         column_b.addStretch(0)
+        column_b.setContentsMargins(0, 0, 0, 0)  # a widget's layout has margins: B's title sat 9 px below A's
         self.side_b = QWidget()
         self.side_b.setLayout(column_b)
         holder = QWidget()
@@ -193,8 +194,7 @@ def ranking_summary(diff: Any) -> str:
         return (f"<b>Different labels:</b> {html.escape(note)} Top label: A {html.escape(str(diff.top_a))}, "
                 f"B {html.escape(str(diff.top_b))}.")
     if diff.top_changed:
-        red = "#ff7b72" if theme.manager().scheme() == "dark" else "#a40000"  # readable on both
-        head = (f"<b style='color:{red}'>Top-1 changed:</b> {html.escape(str(diff.top_a))} → "
+        head = (f"<b style='color:{theme.colors().error}'>Top-1 changed:</b> {html.escape(str(diff.top_a))} → "
                 f"{html.escape(str(diff.top_b))}")
     else:
         head = f"Top-1 unchanged: {html.escape(str(diff.top_a))}"
