@@ -75,6 +75,7 @@ def shots() -> list[Shot]:
     from bertstudio.core.tasks.ner import NerInput
     from bertstudio.core.tasks.nsp import NspInput
     from bertstudio.core.tasks.qa import QAInput
+    from bertstudio.core.tasks.similarity import SimilarityInput
 
     def inputs(value: Any) -> Callable[[Any], None]:
         return lambda tab: tab.set_inputs(value)
@@ -125,6 +126,10 @@ def shots() -> list[Shot]:
             "The cat sat on the mat because it was tired."))),
         Shot("classification.png", "classification", MODELS / "categorium-bert-tiny-topics-en", inputs(
             ClassificationInput("The central bank raised interest rates to fight inflation."))),
+        Shot("similarity.png", "similarity", minilm, inputs(SimilarityInput(
+            "A man is playing a guitar on stage.",
+            ("Someone performs music for an audience.", "A musician plays an instrument.",
+             "The stock market fell sharply today.", "A child is eating an apple.")))),
         Shot("choice.png", "multiple-choice", minilm, inputs(ChoiceInput(
             "She opened the umbrella because", ("it started to rain.", "the soup was cold.", "the bus was late.")))),
         # docs/explain.png and explain_heads.png are the Explain tab's own (its tests' script).

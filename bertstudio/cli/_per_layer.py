@@ -34,12 +34,12 @@ def layers_for(result: Any) -> Any:
     from contextlib import nullcontext
 
     from bertstudio.core.explain.ablation import heads_switched_off
+    from bertstudio.core.explain.inputs import explainable
     from bertstudio.core.explain.layers import per_layer
     from bertstudio.core.models import LoadRequest, load_model
-    from bertstudio.core.tasks.spec import spec_for
 
     args = _ARGS["args"]
-    spec = spec_for("fill-mask")
+    spec = next(spec for spec in explainable() if spec.explain is not None and spec.explain.per_layer)
     loaded = load_model(LoadRequest(args.model, spec.key, args.device, args.dtype, spec.attn_implementation))
     heads = tuple(getattr(args, "ablate_heads", ()) or ())
     with loaded.lock, heads_switched_off(loaded.model, heads) if heads else nullcontext():

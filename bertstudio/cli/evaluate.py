@@ -13,34 +13,50 @@ from typing import Any
 
 from bertstudio.cli.common import print_json, stderr_control
 
-TASKS = ("classify", "ner", "qa", "fill-mask", "nsp", "choice")
 SHOWN_ERRORS = 10
+# --<field>-column options, in EvalColumns' order (which tasks read each comes from the specs)
+COLUMN_FIELDS = ("text", "pair", "label", "question", "context", "answer", "prompt")
+
+
+def task_choices() -> list[str]:
+    """`--task` names: the CLI name of every spec with an Evaluate adapter."""
+    from bertstudio.core.evaluate.adapters import evaluable
+
+    return [spec.cli_name for spec in evaluable().values()]
+
+
+def _column_help(field: str) -> str:
+    """'classify: Text; nsp: Sentence A' from the adapters' column roles."""
+    from bertstudio.core.evaluate.adapters import evaluable
+
+    return "; ".join(f"{spec.cli_name}: {label}" for spec in evaluable().values() if spec.evaluate
+                     for name, label in spec.evaluate.columns if name == field)
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
+    from bertstudio.core.evaluate.adapters import evaluable
+
+    kinds = "; ".join(f"{spec.cli_name}: {spec.evaluate.file_filter}" for spec in evaluable().values()
+                      if spec.evaluate)
     parser = subparsers.add_parser(
         "evaluate", help="score a model on a whole labelled file (metrics, errors, compare two models)",
-        description="Score a model on a labelled file: classify (CSV/TSV/JSONL), ner (CoNLL), qa (SQuAD JSON or "
-                    "CSV), fill-mask (plain text), nsp (pairs with 0/1 labels), choice (CSV with choices).")
+        description=f"Score a model on a labelled file: {kinds}.")
     parser.add_argument("--model", required=True, metavar="SRC", help="Hub id or local folder of the model to score")
     parser.add_argument("--device", default="cpu", help="cpu, cuda, cuda:1 or mps (default: cpu)")
     parser.add_argument("--dtype", default="float32", choices=["float32", "float16", "bfloat16"])
     parser.add_argument("--json", action="store_true", help="print machine-readable JSON on stdout")
-    parser.add_argument("--task", required=True, choices=TASKS)
+    parser.add_argument("--task", required=True, choices=task_choices())
     parser.add_argument("--data", required=True, metavar="FILE", help="the labelled file")
     parser.add_argument("--compare", metavar="SRC2", help="a second model to score on the same rows")
     parser.add_argument("--limit", type=int, metavar="N", help="only the first N rows")
     parser.add_argument("--batch-size", type=int, default=32)
-    parser.add_argument("--seed", type=int, default=0, help="fill-mask: which tokens are masked (default 0)")
+    parser.add_argument("--seed", type=int, default=0, help="masked LM: which tokens are masked (default 0)")
     columns = parser.add_argument_group("columns (default: detected from well-known names)")
-    columns.add_argument("--text-column", help="classify: the text; nsp: sentence A")
-    columns.add_argument("--pair-column", help="classify: a second text; nsp: sentence B")
-    columns.add_argument("--label-column", help="classify/nsp: the label; choice: the correct index")
-    columns.add_argument("--question-column")
-    columns.add_argument("--context-column")
-    columns.add_argument("--answer-column", help="qa: the answer text (empty: no answer)")
-    columns.add_argument("--prompt-column", help="choice: the prompt")
-    columns.add_argument("--choice-columns", help="choice: the choices, comma-separated (default choice0, choice1…)")
+    for field in COLUMN_FIELDS:
+        columns.add_argument(f"--{field}-column", help=_column_help(field) or None)
+    choosers = [spec.cli_name for spec in evaluable().values() if spec.evaluate and spec.evaluate.choice_columns]
+    columns.add_argument("--choice-columns", help=f"{'/'.join(choosers)}: the choices, comma-separated "
+                                                  "(default choice0, choice1…)")
     parser.set_defaults(func=run)
 
 
@@ -98,7 +114,7 @@ def print_evaluation(result: Any) -> None:
     for name, value in result.metrics.items():
         print(f"  {name:<20} {_number(value)}")
     if result.per_label:
-        print(f"\n  {'per type' if result.task == 'ner' else 'per class':<20} precision  recall     f1  support")
+        print(f"\n  {'per ' + result.adapter.per_label:<20} precision  recall     f1  support")
         for label, scores in result.per_label.items():
             print(f"  {label:<20} {scores.precision:9.4f} {scores.recall:7.4f} {scores.f1:6.4f} {scores.support:8d}")
     if result.confusion is not None:

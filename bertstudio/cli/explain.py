@@ -22,14 +22,20 @@ from bertstudio.cli.common import print_json, stderr_control
 from bertstudio.cli.runner import head_list, print_notes
 from bertstudio.core.limits import MAX_IG_STEPS
 
-TASKS = ("fill-mask", "nsp", "ner", "qa", "classify", "choice")
 METHODS = ("gradient", "grad-x-input", "integrated-gradients")  # as core.explain.attribution, without torch
+
+
+def task_names() -> tuple[str, ...]:
+    """The command names of the specs with an Explain adapter (what --task takes)."""
+    from bertstudio.core.explain.inputs import explainable
+
+    return tuple(spec.cli_name for spec in explainable())
 
 
 def add_input_options(parser: argparse.ArgumentParser) -> None:
     """--model, --task and the task's input, shared with head-importance."""
     parser.add_argument("--model", required=True, metavar="SRC", help="Hub id or local model folder")
-    parser.add_argument("--task", required=True, choices=TASKS, help="the task whose output is explained")
+    parser.add_argument("--task", required=True, choices=task_names(), help="the task whose output is explained")
     parser.add_argument("inputs", metavar="INPUT", nargs="*", help="the task's input (see above)")
     parser.add_argument("--question", help="qa: the question")
     parser.add_argument("--context", help="qa: the context holding the answer")
@@ -62,32 +68,23 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def task_texts(args: argparse.Namespace, positional: list[str]) -> tuple[str, ...]:
-    """The task's input as core.explain takes it, from the positional INPUTs or the task's own flags."""
+    """The task's input as core.explain takes it, from the positional INPUTs or the task's own flags
+    (--question/--context, --prompt/--choice, --pair); the task's adapter checks how many parts."""
     from bertstudio.core.errors import InputError
+    from bertstudio.core.explain.inputs import WrongParts
+    from bertstudio.core.tasks.spec import spec_for_command
 
-    task = args.task
-    if task == "qa":
-        parts = [args.question, args.context] if args.question is not None else positional
-        if len(parts) != 2 or args.question is not None and positional:
-            raise InputError("qa takes a question and a context.", hint='Use --question "..." --context "...".')
-    elif task == "choice":
-        parts = [args.prompt, *args.choice] if args.prompt is not None else positional
-        if len(parts) < 3:
-            raise InputError("choice takes a prompt and two or more endings.",
-                             hint='Use --prompt "..." --choice "..." --choice "...".')
-    elif task == "nsp":
-        parts = positional
-        if len(parts) != 2:
-            raise InputError("nsp takes two sentences: A and B.", hint='bertstudio explain --task nsp "A" "B"')
-    elif task == "classify":
-        parts = positional + ([args.pair] if args.pair else [])
-        if not 1 <= len(parts) <= 2:
-            raise InputError("classify takes a text, or a text and its pair.", hint='"TEXT" [--pair "B"]')
-    else:
-        parts = positional
-        if len(parts) != 1:
-            raise InputError(f"{task} takes one text.", hint=f'bertstudio explain --task {task} "TEXT"')
-    return tuple(str(p) for p in parts)
+    flagged = [p for p in (args.question, args.context) if p is not None]
+    if args.prompt is not None or args.choice:
+        flagged += [p for p in (args.prompt, *args.choice) if p is not None]
+    parts = tuple(str(p) for p in [*flagged, *positional, *([args.pair] if args.pair else [])])
+    adapter = spec_for_command(args.task).explain
+    assert adapter is not None  # --task choices are the specs with one
+    try:
+        adapter.inputs_of(parts)
+    except WrongParts as error:
+        raise InputError(f"{args.task} takes {error.takes}.", hint=error.hint) from None
+    return parts
 
 
 def load(args: argparse.Namespace) -> Any:
@@ -110,7 +107,7 @@ def _print(result: Any) -> None:
     largest = max((abs(v) for v in result.attributions), default=0.0) or 1.0
     for index, (token, value) in enumerate(zip(result.tokens, result.attributions, strict=True)):
         bar = ("+" if value >= 0 else "-") * round(20 * abs(value) / largest)
-        row = f"{result.rows[index]}  " if result.task == "multiple-choice" else ""
+        row = f"{result.rows[index]}  " if result.sequences > 1 else ""
         print(f"  {row}{index:>4}  {token:<16} {value:+.5f}  {bar}")
 
 

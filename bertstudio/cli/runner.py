@@ -11,9 +11,12 @@ import argparse
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from bertstudio.cli.common import add_model_options, print_json, stderr_control
+
+if TYPE_CHECKING:
+    from bertstudio.core.tasks.spec import TaskSpec
 
 
 @dataclass(frozen=True)
@@ -44,7 +47,7 @@ def register_command(subparsers: argparse._SubParsersAction, command: Command) -
     parser.add_argument("--compare", metavar="SRC2", help="a second model to run on the same input and compare")
     parser.add_argument("--ablate-heads", metavar="L:H[,L:H...]", type=head_list, default=(),
                         help="switch these attention heads off (0-based layer:head) and show that result")
-    add_python_option(parser, command.task)
+    add_python_option(parser, spec)
     parser.set_defaults(func=lambda args: run_command(command, args))
     return parser
 
@@ -61,17 +64,15 @@ def head_list(text: str) -> tuple[tuple[int, int], ...]:
         raise argparse.ArgumentTypeError(f"{error.message} {error.hint}".strip()) from error
 
 
-def add_python_option(parser: argparse.ArgumentParser, task: str) -> None:
-    """--python, for the tasks that Copy as Python can write a script for."""
-    from bertstudio.core.snippets import can_copy
-
-    if can_copy(task):
+def add_python_option(parser: argparse.ArgumentParser, spec: TaskSpec) -> None:
+    """--python, where the task's spec can write a script (the one Copy as Python writes)."""
+    if spec.script is not None:
         parser.add_argument("--python", action="store_true",
                             help="print the transformers script that Copy as Python writes for these "
                                  "arguments, instead of running (no model is loaded)")
 
 
-def print_python(task: str, args: argparse.Namespace, inputs: Any) -> int:
+def print_python(spec: TaskSpec, args: argparse.Namespace, inputs: Any) -> int:
     """The UI's Copy as Python script for one model and these inputs; nothing is loaded or run."""
     import os
 
@@ -84,7 +85,7 @@ def print_python(task: str, args: argparse.Namespace, inputs: Any) -> int:
     ) if given]
     if unsupported:
         raise InputError(f"--python writes a script for one model's plain result; leave out {unsupported[0]}.")
-    print(python_snippet(task, os.path.expanduser(args.model.strip()), inputs), end="")
+    print(python_snippet(spec, os.path.expanduser(args.model.strip()), inputs), end="")
     return 0
 
 
@@ -106,7 +107,7 @@ def run_command(command: Command, args: argparse.Namespace) -> int:
     spec = spec_for(command.task)
     inputs = command.inputs(args)
     if getattr(args, "python", False):
-        return print_python(spec.key, args, inputs)
+        return print_python(spec, args, inputs)
     request = LoadRequest(args.model, spec.key, args.device, args.dtype, spec.attn_implementation)
     outcome = run_spec(spec, request, inputs, stderr_control(), args.compare, args.ablate_heads)
     _clear_progress_line()

@@ -51,6 +51,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     from bertstudio.core.training.data import Columns
     from bertstudio.core.training.options import options
     from bertstudio.core.training.pretraining import ScratchConfig
+    from bertstudio.core.training.trainable import TRAINABLE
 
     parser = subparsers.add_parser("train", help="fine-tune or pre-train a model on a data file")
     groups: dict[str, Any] = {}
@@ -58,7 +59,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         _add(parser, name, option, default, groups)
     for name, option, default in options(Columns):
         _add(parser, f"column_{name}", option, default, groups)
-    scratch = parser.add_argument_group("pre-training from scratch (with --task pretraining and no --model)")
+    scratch_tasks = " or ".join(key for key, task in TRAINABLE.items() if task.from_scratch)
+    scratch = parser.add_argument_group(f"pre-training from scratch (with --task {scratch_tasks} and no --model)")
     scratch.add_argument("--from-scratch", action="store_true", help="new BERT with a WordPiece vocab from --train")
     for name, option, default in options(ScratchConfig):
         _add(scratch, f"scratch_{name}", option, default, groups)
@@ -70,6 +72,7 @@ def config_from_args(args: argparse.Namespace) -> Any:
     from bertstudio.core.errors import InputError
     from bertstudio.core.training import Columns, ScratchConfig, TrainConfig
     from bertstudio.core.training.options import options
+    from bertstudio.core.training.trainable import TRAINABLE
 
     columns = None
     if args.column_text or args.column_label or args.column_text_pair:
@@ -78,8 +81,10 @@ def config_from_args(args: argparse.Namespace) -> Any:
         columns = Columns(text=args.column_text, label=args.column_label, text_pair=args.column_text_pair)
     scratch = None
     if args.from_scratch:
-        if args.task != "pretraining" or args.model:
-            raise InputError("--from-scratch goes with --task pretraining and no --model.")
+        trainable = TRAINABLE.get(args.task)
+        if trainable is None or not trainable.from_scratch or args.model:
+            scratch_tasks = " or ".join(key for key, task in TRAINABLE.items() if task.from_scratch)
+            raise InputError(f"--from-scratch goes with --task {scratch_tasks} and no --model.")
         scratch = ScratchConfig(max_length=args.max_length,
                                 **{name: getattr(args, f"scratch_{name}") for name, _o, _d in options(ScratchConfig)})
     values = {name: getattr(args, name) for name, _option, _default in options(TrainConfig)}

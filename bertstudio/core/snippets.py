@@ -4,7 +4,8 @@ Pipelines where the app uses one (fill-mask, NER, classification), the plain mod
 softmax where it does not (next sentence, multiple choice, QA, attention). Inputs are read
 with getattr from the task's input dataclass (or a dict of the same fields, as a workspace
 file holds them), so a snippet can be built from whatever a tab last ran. Each snippet prints
-one line per score.
+one line per score. Each task's spec names its builder here (`script=lazy("bertstudio.core.snippets:ner")`),
+so no table in this module lists the tasks; `python_snippet(spec, ...)` adds the header.
 
 Safety: a model source, a text or a path may come from a workspace file someone shared, so
 every value we did not write ourselves enters the script through `literal` only, as a
@@ -14,11 +15,13 @@ separate statement (`TEXT = '...'`); never inside a comment or an f-string of th
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from bertstudio.core.errors import InputError
 from bertstudio.core.limits import check_count
+
+if TYPE_CHECKING:
+    from bertstudio.core.tasks.spec import TaskSpec
 
 _NAMES = {  # input field -> other names it goes by in task inputs and tab states
     "text": ("text", "sentence", "texts"),
@@ -87,7 +90,7 @@ def _lines(value: Any) -> list[str]:
     return [item if isinstance(item, str) else str(item) for item in value]
 
 
-def _fill_mask(source: str, inputs: Any) -> str:
+def fill_mask(source: str, inputs: Any) -> str:
     from bertstudio.core.tasks.fill_mask import MAX_TOP_K
 
     top_k = check_count(_field(inputs, "top_k", 5), "Top k", 1, MAX_TOP_K)
@@ -135,7 +138,7 @@ def _table_reader(path: str, column: Any) -> str:
                    path=path, delimiter=delimiter, column=str(column))
 
 
-def _classification(source: str, inputs: Any) -> str:
+def classification(source: str, inputs: Any) -> str:
     texts, pair, path = _field(inputs, "text", ""), _field(inputs, "pair"), _field(inputs, "path")
     head = _script(_CLASSIFIER, model=source)
     if path and not texts:  # a table the app read in its worker: the same rows, read with csv
@@ -148,7 +151,7 @@ def _classification(source: str, inputs: Any) -> str:
     return head + _script("TEXT = {text}\n", text=text) + _ONE
 
 
-def _ner(source: str, inputs: Any) -> str:
+def ner(source: str, inputs: Any) -> str:
     from bertstudio.core.tasks.ner import DEFAULT_STRATEGY, STRATEGIES
 
     aggregation = _field(inputs, "aggregation", DEFAULT_STRATEGY)
@@ -193,7 +196,7 @@ with torch.inference_mode():
 ''', a=a, b=b)
 
 
-def _nsp(source: str, inputs: Any) -> str:
+def nsp(source: str, inputs: Any) -> str:
     truncate = (",\n                         truncation=\"longest_first\", "
                 "max_length=model.config.max_position_embeddings")
     first = ("a", _text(inputs, "sentence_a"))
@@ -205,7 +208,7 @@ for b, (is_next, not_next) in zip(candidates, probabilities.tolist()):  # label 
 '''
 
 
-def _choice(source: str, inputs: Any) -> str:
+def multiple_choice(source: str, inputs: Any) -> str:
     first = ("prompt", _text(inputs, "prompt"))
     second = ("choices", _lines(_field(inputs, "choices", ())))
     return _paired("AutoModelForMultipleChoice", source, first, second, "") + '''\
@@ -221,7 +224,7 @@ def _max_answer_len(inputs: Any) -> int:
     return check_count(15 if value is None else value, "Maximum answer length", 1, MAX_ANSWER_LEN)
 
 
-def _qa(source: str, inputs: Any) -> str:
+def qa(source: str, inputs: Any) -> str:
     return _load("AutoModelForQuestionAnswering", source) + _script('''
 QUESTION = {question}
 CONTEXT = {context}
@@ -242,7 +245,7 @@ print(f"{{float(spans.max()):.6f}}\\t{{CONTEXT[offsets[first][0]:offsets[last][1
 ''', question=_text(inputs, "question"), context=_text(inputs, "context"), longest=_max_answer_len(inputs))
 
 
-def _attention(source: str, inputs: Any) -> str:
+def attention(source: str, inputs: Any) -> str:
     text, pair = _text(inputs, "text"), _field(inputs, "pair")
     if pair:
         given = _script("TEXT = {text}\nPAIR = {pair}\nencoding = tokenizer(TEXT, PAIR, return_tensors=\"pt\")\n",
@@ -262,23 +265,15 @@ for layer, a in enumerate(attentions):
 '''
 
 
-BUILDERS: dict[str, Callable[[str, Any], str]] = {
-    "fill-mask": _fill_mask, "classification": _classification, "ner": _ner, "nsp": _nsp,
-    "multiple-choice": _choice, "qa": _qa, "attention": _attention,
-}
+def python_snippet(spec: TaskSpec, source: str, inputs: Any) -> str:
+    """A runnable script for `spec`'s task on the model at `source` with `inputs` (a task input or a dict).
 
-
-def can_copy(task: str) -> bool:
-    return task in BUILDERS
-
-
-def python_snippet(task: str, source: str, inputs: Any) -> str:
-    """A runnable script for `task` on the model at `source` with `inputs` (a task input or a dict).
-
-    The header names only the task (one of ours); the source is the script's MODEL literal.
-    Raises InputError for a value no script can hold (a top k of "abc", an unknown strategy)."""
-    if task not in BUILDERS:
-        raise ValueError(f"no Python snippet for {task!r} (have: {', '.join(BUILDERS)})")
+    The spec names its builder (`script=lazy("bertstudio.core.snippets:ner")`), so no table here
+    lists the tasks. The header names only the spec's key (ours, never user text); the source is
+    the script's MODEL literal. Raises InputError for a value no script can hold (a top k of "abc",
+    an unknown strategy) and ValueError for a spec that has no script."""
+    if spec.script is None:
+        raise ValueError(f"no Python snippet for {spec.key!r}")
     if not isinstance(source, str):
         source = str(source)
-    return HEADER.format(task=task) + BUILDERS[task](source, inputs)
+    return HEADER.format(task=spec.key) + spec.script(source, inputs)

@@ -41,11 +41,13 @@ def _action(window: MainWindow, menu: QMenu, text: str, slot: Any, *keys: Any, t
 
 
 class Menus:
-    """What the window keeps of its menus: the theme choices and the export worker."""
+    """What the window keeps of its menus: the theme choices, the export worker, Copy as Python."""
 
     def __init__(self, theme_actions: dict[str, QAction], export_runner: TaskRunner,
-                 tab_menu: QMenu | None = None, tab_actions: list[QAction] | None = None) -> None:
+                 tab_menu: QMenu | None = None, tab_actions: list[QAction] | None = None,
+                 copy_action: QAction | None = None) -> None:
         self.theme_actions = theme_actions
+        self.copy_action = copy_action
         self.export_runner = export_runner
         self.tab_menu = tab_menu
         self.tab_actions = tab_actions or []
@@ -66,8 +68,11 @@ def install(window: MainWindow) -> Menus:
     _action(window, file, "Quit", window.close, "Ctrl+Q")
 
     edit = bar.addMenu("&Edit")
-    _action(window, edit, "Copy as Python", lambda: copy_as_python(window), "Ctrl+Shift+C",
-            tip="A transformers script that reproduces the current tab's numbers")
+    copy_action = _action(window, edit, "Copy as Python", lambda: copy_as_python(window), "Ctrl+Shift+C",
+                          tip="A transformers script that reproduces the current tab's numbers")
+    copy_action.setEnabled(False)  # until a tab whose spec writes a script is current
+    window.tabs.currentChanged.connect(lambda _index: update_copy_action(window))
+    window.ready.connect(lambda: update_copy_action(window))
 
     view = bar.addMenu("&View")
     view.addAction(window.log.toggleViewAction())
@@ -102,7 +107,7 @@ def install(window: MainWindow) -> Menus:
 
     help_menu = bar.addMenu("&Help")
     _action(window, help_menu, "Keyboard shortcuts", lambda: show_shortcuts(window), "F1")
-    return Menus(theme_actions, export_runner, tab_menu, tab_actions)
+    return Menus(theme_actions, export_runner, tab_menu, tab_actions, copy_action)
 
 
 def step_tab(window: MainWindow, step: int) -> None:
@@ -182,23 +187,36 @@ def export_result(window: MainWindow, path: str | None = None) -> None:
     window.show_status(f"Exported to {written}")
 
 
+def script_spec(tab: Any) -> Any:
+    """The task spec behind `tab` when it can write a script (Copy as Python), else None."""
+    spec = getattr(tab, "spec", None)
+    return spec if getattr(spec, "script", None) is not None else None
+
+
+def update_copy_action(window: MainWindow) -> None:
+    """Copy as Python is offered only where the current tab's spec has a script."""
+    action = getattr(getattr(window, "menus", None), "copy_action", None)
+    if action is not None:
+        action.setEnabled(script_spec(window.tabs.currentWidget()) is not None)
+
+
 def copy_as_python(window: MainWindow) -> str:
     """Put a script for the current tab on the clipboard; returns it ("" if the tab has none)."""
-    from bertstudio.core.snippets import can_copy, python_snippet
+    from bertstudio.core.snippets import python_snippet
 
     tab = window.tabs.currentWidget()
-    task = getattr(tab, "TASK", "")
-    if not can_copy(task):
-        window.report_error(InputError(f"There is no Python snippet for the {getattr(tab, 'TITLE', task)} tab."))
+    title = getattr(tab, "TITLE", "this")
+    spec = script_spec(tab)
+    if spec is None:  # the shortcut while the action is disabled cannot get here; a direct call can
+        window.report_error(InputError(f"There is no Python snippet for the {title} tab."))
         return ""
     try:
         source, inputs = tab.last_run()
-        script = python_snippet(task, source, inputs)  # a workspace's "abc" top k: a message
+        script = python_snippet(spec, source, inputs)  # a workspace's "abc" top k: a message
     except BertStudioError as error:
         window.report_error(error, "Copy as Python")
         return ""
     QGuiApplication.clipboard().setText(script)
-    title = getattr(tab, "TITLE", task)
     window.show_status(f"Copied a {len(script.splitlines())}-line Python script for {title} to the clipboard")
     return script
 

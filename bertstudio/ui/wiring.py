@@ -44,13 +44,15 @@ def heads_origin(heads: Any, where: str = "Attention") -> str:
     return f"from {where}, {count} head{'s' if count != 1 else ''}"
 
 
-def switch_heads_off(task_tabs: dict[str, Any], heads: Any) -> None:
+def switch_heads_off(task_tabs: dict[str, Any], heads: Any, sender: Any = None) -> None:
     """The attention tab's explicit "switch these heads off in the task tabs": every other task tab
-    runs intact vs these heads off, and its field says they came from Attention."""
+    runs intact vs these heads off, and its field says where they came from. The tab that sent them
+    keeps its own heads on (it is told apart by identity, not by its task key)."""
     heads = tuple(heads)
+    where = getattr(sender, "TITLE", "") or "Attention"
     for tab in task_tabs.values():
-        if callable(getattr(tab, "set_ablated_heads", None)) and getattr(tab, "SPEC_KEY", "") != "attention":
-            tab.set_ablated_heads(heads, heads_origin(heads))
+        if tab is not sender and callable(getattr(tab, "set_ablated_heads", None)):
+            tab.set_ablated_heads(heads, heads_origin(heads, where))
 
 
 def open_row(tabs: QTabWidget, task_tabs: dict[str, Any], spec_key: str, source: str, inputs: Any) -> None:
@@ -81,6 +83,6 @@ def connect_tab(tabs: QTabWidget, task_tabs: dict[str, Any], tab: QWidget) -> No
     if hasattr(tab, "explain_requested"):
         tab.explain_requested.connect(lambda request: explain(tabs, request))
     if hasattr(tab, "heads_off_requested"):
-        tab.heads_off_requested.connect(lambda heads: switch_heads_off(task_tabs, heads))
+        tab.heads_off_requested.connect(lambda heads: switch_heads_off(task_tabs, heads, tab))
     if hasattr(tab, "open_row"):
         tab.open_row.connect(lambda key, source, inputs: open_row(tabs, task_tabs, key, source, inputs))

@@ -18,6 +18,7 @@ import pytest
 
 from bertstudio.cli import build_parser, command_modules, main
 from bertstudio.core.snippets import python_snippet
+from bertstudio.core.tasks.spec import spec_for
 
 
 def _cli(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
@@ -73,11 +74,12 @@ def test_every_task_command_takes_python() -> None:
     commands = parser._subparsers._group_actions[0].choices  # type: ignore[union-attr]
     import importlib
 
-    from bertstudio.core.tasks.spec import spec_for
+    from bertstudio.core.tasks.spec import all_specs, spec_for
 
     names = [spec_for(module.COMMAND.task).cli_name for name in command_modules()
              if hasattr(module := importlib.import_module(f"bertstudio.cli.{name}"), "COMMAND")]
-    assert set(names) == {"fill-mask", "classify", "ner", "nsp", "choice", "qa", "attention"}
+    assert {"fill-mask", "classify", "ner", "nsp", "choice", "qa", "attention"} <= set(names)
+    assert set(names) == {spec.cli_name for spec in all_specs().values() if spec.script is not None}
     for name in names:
         assert "--python" in commands[name]._option_string_actions, name
 
@@ -146,7 +148,7 @@ def test_python_prints_copy_as_python_without_loading(capsys, monkeypatch) -> No
     assert code == 0, err
     from bertstudio.core.tasks.fill_mask import FillMaskInput
 
-    assert out == python_snippet("fill-mask", "nobody/no-such-model", FillMaskInput("a [MASK]\nimport os", 2))
+    assert out == python_snippet(spec_for("fill-mask"), "nobody/no-such-model", FillMaskInput("a [MASK]\nimport os", 2))
     compile(out, "<script>", "exec")
 
 

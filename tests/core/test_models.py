@@ -145,8 +145,10 @@ def test_models_folder_lists_tasks_from_weights(real_models, monkeypatch) -> Non
     monkeypatch.setenv("BERTSTUDIO_MODELS_DIR", str(root))
     assert models_dir_from_env() == root
     found = {m.name: m for m in list_local_models(root)}
-    assert found["rxnmapper-albert-smiles-mlm"].tasks == ("fill-mask", "attention")
+    # An encoder serves every task that reads the encoder only (similarity, attention): no pooler needed.
+    assert set(found["rxnmapper-albert-smiles-mlm"].tasks) == {"fill-mask", "similarity", "attention"}
     assert "fill-mask" not in found["all-minilm-l6-v2"].tasks
+    assert "similarity" in found["all-minilm-l6-v2"].tasks
     assert "classification" in found["categorium-bert-tiny-topics-en"].tasks
 
 

@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 
 from bertstudio.core.models import LoadRequest, load_model
-from bertstudio.core.snippets import BUILDERS, python_snippet
+from bertstudio.core.snippets import python_snippet
+from bertstudio.core.tasks.spec import all_specs, spec_for
 
 TEXT = "the cat sat on the mat"
 
@@ -63,12 +64,12 @@ def test_snippets_print_our_numbers(checkpoint_factory, tmp_path: Path) -> None:
     table = tmp_path / "reviews.csv"
     table.write_text('id,review\n1,"the cat sat, on the mat"\n2,a good film\n', encoding="utf-8")
     scripts = {
-        "fill": python_snippet("fill-mask", mlm, fill_input),
-        "single": python_snippet("classification", classifier, {"text": TEXT}),
-        "pair": python_snippet("classification", classifier, {"text": TEXT, "pair": "a good film"}),
-        "batch": python_snippet("classification", classifier, ClassificationBatchInput(path=str(table),
+        "fill": python_snippet(spec_for("fill-mask"), mlm, fill_input),
+        "single": python_snippet(spec_for("classification"), classifier, {"text": TEXT}),
+        "pair": python_snippet(spec_for("classification"), classifier, {"text": TEXT, "pair": "a good film"}),
+        "batch": python_snippet(spec_for("classification"), classifier, ClassificationBatchInput(path=str(table),
                                                                                        column="review")),
-        "nsp": python_snippet("nsp", nsp, _NspLike(a, candidates)),
+        "nsp": python_snippet(spec_for("nsp"), nsp, _NspLike(a, candidates)),
     }
     printed = _run_all(scripts, tmp_path)
 
@@ -96,10 +97,12 @@ def test_snippets_print_our_numbers(checkpoint_factory, tmp_path: Path) -> None:
 
 def test_every_snippet_is_valid_python_and_names_its_model() -> None:
     inputs = {"text": "x [MASK] 'quoted' \"too\"", "sentence_a": "a", "candidates": "b\nc", "question": "q?",
-              "context": "c", "prompt": "p", "choices": ["1", "2"]}
-    for task in BUILDERS:
-        script = python_snippet(task, "/models/my model", inputs)
+              "context": "c", "prompt": "p", "choices": ["1", "2"], "a": "a", "bs": ["b"]}
+    scripted = [spec for spec in all_specs().values() if spec.script is not None]
+    assert len(scripted) >= 7  # every task with a tab writes one
+    for spec in scripted:
+        script = python_snippet(spec, "/models/my model", inputs)
         ast.parse(script)  # quotes and newlines in inputs are escaped
         assert "'/models/my model'" in script
     with pytest.raises(ValueError):
-        python_snippet("pretraining", "m", {})
+        python_snippet(spec_for("pretraining"), "m", {})

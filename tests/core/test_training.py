@@ -304,3 +304,32 @@ def test_every_existing_train_flag_still_parses_into_the_config() -> None:
     with pytest.raises(SystemExit):  # --epochs and --max-steps stay mutually exclusive
         build_parser().parse_args(["train", "--task", "pretraining", "--train", "c", "--output", "o",
                                    "--epochs", "1", "--max-steps", "2"])
+
+
+def test_training_keys_and_open_targets_come_from_the_trainables_and_specs(monkeypatch) -> None:  # noqa: ANN001
+    """Issue 18: no list of app task keys in training. `--task` choices are the trainables' keys; a result
+    opens in every spec whose model class is a head the saved model carries, so a new spec with such a
+    head is offered without an edit to training."""
+    from bertstudio.core.tasks import spec as spec_mod
+    from bertstudio.core.training import TASKS
+    from bertstudio.core.training.trainable import TRAINABLE
+
+    assert TASKS == tuple(TRAINABLE)
+    specs = spec_mod.all_specs()
+    assert TRAINABLE["text-classification"].open_in == ("classification",)
+    assert TRAINABLE["pretraining"].opens_in(nsp=True) == ("fill-mask", "nsp")
+    assert TRAINABLE["pretraining"].opens_in(nsp=False) == ("fill-mask",)
+    assert TRAINABLE["pretraining"].key == specs["pretraining"].key
+    sentiment = replace(specs["classification"], key="sentiment", title="Sentiment")
+    monkeypatch.setattr(spec_mod, "all_specs", lambda: {**specs, "sentiment": sentiment})
+    assert TRAINABLE["text-classification"].open_in == ("classification", "sentiment")
+    assert TRAINABLE["token-classification"].open_in == ("ner",)
+
+
+def test_only_a_trainable_that_can_start_from_scratch_may_go_without_a_model(tmp_path: Path) -> None:
+    from bertstudio.core.training.pretraining import ScratchConfig
+
+    base = TrainConfig(task="pretraining", train_file="c.txt", output_dir=str(tmp_path / "o"), scratch=ScratchConfig())
+    base.validate()  # pre-training from scratch: no model needed
+    with pytest.raises(InputError, match="No base model"):
+        replace(base, task="text-classification").validate()

@@ -17,7 +17,8 @@ from typing import Any
 import pytest
 
 from bertstudio.core.errors import InputError
-from bertstudio.core.snippets import BUILDERS, literal, python_snippet
+from bertstudio.core.snippets import literal, python_snippet
+from bertstudio.core.tasks.spec import all_specs, spec_for
 
 HOSTILE = (
     "x\nimport os; os.system('echo owned')",
@@ -45,6 +46,7 @@ def shapes(s: str) -> list[tuple[str, Any]]:
     from bertstudio.core.tasks.multiple_choice import ChoiceInput
     from bertstudio.core.tasks.nsp import NspInput
     from bertstudio.core.tasks.qa import QAInput, QAOptions
+    from bertstudio.core.tasks.similarity import SimilarityInput
 
     return [
         ("fill-mask", {"text": s, "top_k": 3}),
@@ -64,6 +66,8 @@ def shapes(s: str) -> list[tuple[str, Any]]:
         ("qa", {"question": s, "context": s, "options": {"max_answer_len": "12"}}),
         ("attention", {"text": s}),
         ("attention", {"text": s, "pair": s}),
+        ("similarity", SimilarityInput(s, (s, s))),
+        ("similarity", {"a": s, "bs": [s], "pooling": "cls"}),
     ]
 
 
@@ -96,7 +100,8 @@ def f_string_text(script: str) -> str:
 
 
 def test_every_builder_is_covered() -> None:
-    assert {task for task, _ in shapes("x")} == set(BUILDERS)
+    """Every spec that writes a script is in `shapes` (a new task's script is tried hostile too)."""
+    assert {task for task, _ in shapes("x")} == {key for key, spec in all_specs().items() if spec.script}
 
 
 @pytest.mark.parametrize("hostile", HOSTILE, ids=[f"hostile{i}" for i in range(len(HOSTILE))])
@@ -104,8 +109,8 @@ def test_hostile_sources_and_texts_are_only_literals(hostile: str) -> None:
     """Same statements as with benign inputs; only literal values differ; comments are ours."""
     benign = shapes("benign")
     for number, (task, inputs) in enumerate(shapes(hostile)):
-        script = python_snippet(task, hostile, inputs)
-        expected = python_snippet(task, "benign", benign[number][1])
+        script = python_snippet(spec_for(task), hostile, inputs)
+        expected = python_snippet(spec_for(task), "benign", benign[number][1])
         where = f"{task} shape {number}"
         assert shape_of(script) == shape_of(expected), where
         assert comments(script) == comments(expected), where
@@ -117,7 +122,7 @@ def test_hostile_sources_and_texts_are_only_literals(hostile: str) -> None:
 
 
 def test_the_header_names_only_the_task() -> None:
-    script = python_snippet("fill-mask", "evil\nimport os", {"text": "[MASK]"})
+    script = python_snippet(spec_for("fill-mask"), "evil\nimport os", {"text": "[MASK]"})
     assert script.splitlines()[:3] == ["# BERT Studio: fill-mask", "# pip install torch transformers",
                                        "from transformers import pipeline"]
     assert "MODEL = 'evil\\nimport os'" in script
@@ -165,15 +170,15 @@ BAD_COUNTS: list[tuple[str, Callable[[Any], Any]]] = [
 @pytest.mark.parametrize("value", ["abc", "5; import os", 10**30, 0, -1, True, 2.5, "1e3"])
 def test_counts_from_a_workspace_are_checked(task: str, inputs: Callable[[Any], Any], value: Any) -> None:
     with pytest.raises(InputError):
-        python_snippet(task, "m", inputs(value))
+        python_snippet(spec_for(task), "m", inputs(value))
 
 
 def test_a_count_given_as_digits_is_a_number() -> None:
-    script = python_snippet("fill-mask", "m", {"text": "[MASK]", "top_k": " 7 "})
+    script = python_snippet(spec_for("fill-mask"), "m", {"text": "[MASK]", "top_k": " 7 "})
     assert "top_k=7)" in script
 
 
 @pytest.mark.parametrize("strategy", ["simple')\nimport os\n('", "bogus", 3, ["simple"]])
 def test_an_unknown_aggregation_strategy_is_refused(strategy: Any) -> None:
     with pytest.raises(InputError, match="aggregation"):
-        python_snippet("ner", "m", {"text": "t", "aggregation": strategy})
+        python_snippet(spec_for("ner"), "m", {"text": "t", "aggregation": strategy})

@@ -38,6 +38,16 @@ def test_registered_as_a_tab_with_its_own_key() -> None:
     assert classes == [EvaluateTab] and EvaluateTab.TASK == "evaluate"
 
 
+def test_picker_lists_exactly_the_specs_with_an_evaluate_adapter(tab: EvaluateTab) -> None:
+    """Issue 18: the picker is derived from the specs (a task with an adapter is offered, no other)."""
+    from bertstudio.core.tasks.spec import all_specs
+
+    combo = tab.task_combo
+    listed = [(combo.itemData(i), combo.itemText(i)) for i in range(combo.count())]
+    assert listed == [(key, spec.evaluate.picker) for key, spec in all_specs().items() if spec.evaluate is not None]
+    assert len(listed) >= 6 and tab.model_bar.task == tab.task_key == listed[0][0]
+
+
 def test_evaluates_a_real_model_and_renders_every_page(qtbot, tab: EvaluateTab, real_models) -> None:  # noqa: ANN001
     topics = real_models["categorium-bert-tiny-topics-en"]
     tab.compare_source.enabled.setChecked(True)
@@ -113,6 +123,7 @@ def test_cancel_stops_the_run(qtbot, tab: EvaluateTab, tmp_path: Path, real_mode
         writer = csv.writer(handle)
         writer.writerow(["text", "label"])
         writer.writerows([(f"a cheap flight and hotel for a holiday number {i}", "travel") for i in range(3000)])
+    tab.task_combo.setCurrentIndex(tab.task_combo.findData("classification"))
     tab.model_bar.source.setEditText(str(real_models["categorium-bert-tiny-topics-en"]))
     tab.data_file.setText(str(big))
     fractions: list[float] = []
@@ -184,6 +195,7 @@ def test_columns_row_keeps_its_place(qtbot, tab: EvaluateTab) -> None:  # noqa: 
     qtbot.waitExposed(tab)
     _settle()
     before = (_top(tab.run_button), _top(tab.progress_line), _top(tab.pages))
+    tab.task_combo.setCurrentIndex(tab.task_combo.findData("classification"))
     tab.data_file.setText(str(DATA / "topics.csv"))
     tab.data_file.editingFinished.emit()
     _settle()

@@ -176,3 +176,49 @@ def test_escape_cancels_and_steps_are_bounded(qtbot, tab, checkpoint_factory) ->
         assert tab.runner.busy
         qtbot.keyClick(tab.input, Qt.Key.Key_Escape)
     assert "Cancelled" in tab.notes.text() and tab.run_button.isEnabled()
+
+
+def test_the_task_list_is_the_specs_with_an_explain_adapter(qtbot, settings, monkeypatch) -> None:  # noqa: ANN001
+    import dataclasses
+
+    from bertstudio.core.tasks.spec import all_specs
+
+    def listed() -> list[str]:
+        widget = ExplainTab(settings, LocalModelsIndex(settings))
+        qtbot.addWidget(widget)
+        return [widget.task_combo.itemData(i) for i in range(widget.task_combo.count())]
+
+    assert listed() == [key for key, spec in all_specs().items() if spec.explain is not None]
+    assert "attention" not in listed()
+    monkeypatch.setitem(all_specs(), "ner", dataclasses.replace(all_specs()["ner"], explain=None))
+    assert "ner" not in listed()  # no table of its own: a spec without the adapter is not offered
+
+
+def test_a_spec_without_explain_gets_no_explain_button(qtbot, settings, monkeypatch, checkpoint_factory) -> None:  # noqa: ANN001
+    """The template's Explain… is the spec's: without an adapter it is hidden and clicking it does nothing."""
+    import dataclasses
+
+    from bertstudio.core.tasks.classification import ClassificationInput
+    from bertstudio.core.tasks.spec import all_specs
+    from bertstudio.ui.tabs.attention_tab import AttentionTab
+    from bertstudio.ui.tabs.classification_tab import ClassificationTab
+
+    def made(kind: type) -> object:
+        widget = kind(settings, LocalModelsIndex(settings))
+        qtbot.addWidget(widget)
+        widget.show()
+        return widget
+
+    assert not made(ClassificationTab).explain_button.isHidden()
+    assert made(AttentionTab).explain_button.isHidden()
+    monkeypatch.setitem(all_specs(), "classification",
+                        dataclasses.replace(all_specs()["classification"], explain=None))
+    tab = made(ClassificationTab)
+    assert tab.explain_button.isHidden()
+    load_model_in(qtbot, tab, checkpoint_factory("bert", "SequenceClassification"))
+    tab.set_inputs(ClassificationInput("the cat sat on the mat", None))
+    with qtbot.waitSignal(tab.runner.result, timeout=30_000):
+        tab.run()
+    assert tab.explain_button.isHidden()  # a result does not bring it back
+    with qtbot.assertNotEmitted(tab.explain_requested):
+        tab._explain()

@@ -342,3 +342,20 @@ def test_plots_follow_the_dark_theme(qtbot, window) -> None:  # noqa: ANN001
         assert plots.smooth_loss.item.opts["pen"].color().name() == CURVES["light"][1]
     finally:
         manager.set_mode(mode, remember=False)
+
+
+def test_task_choices_and_open_buttons_come_from_trainables_and_specs(window) -> None:  # noqa: ANN001
+    """Issue 18: the form lists each trainable by its own title and "Open in…" names each spec by its title;
+    choosing a task asks the trainable what it offers (from scratch, named columns)."""
+    from bertstudio.core.tasks.spec import spec_for
+    from bertstudio.core.training.trainable import TRAINABLE
+
+    tab = tab_of(window, TrainTab)
+    assert [tab.task.itemData(i) for i in range(tab.task.count())] == list(TRAINABLE)
+    assert [tab.task.itemText(i) for i in range(tab.task.count())] == [t.title for t in TRAINABLE.values()]
+    assert {key: button.text() for key, button in tab.open_buttons.items()} == {
+        key: f"Open in {spec_for(key).title}" for key in ("fill-mask", "nsp", "ner", "classification")}
+    for key, trainable in TRAINABLE.items():
+        tab.task.setCurrentIndex(tab.task.findData(key))
+        assert tab.from_scratch.isVisibleTo(tab) == trainable.from_scratch, key
+        assert tab.columns_box.isVisibleTo(tab) == trainable.columns, key

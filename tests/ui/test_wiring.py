@@ -64,3 +64,20 @@ def test_train_tab_evaluate_reaches_the_evaluate_tab(window, monkeypatch) -> Non
     window.open_evaluation("runs/model", "eval.csv", "classification")
     assert seen == [("runs/model", "eval.csv", "classification")]
     assert window.tabs.currentWidget() is evaluate
+
+
+def test_heads_go_to_every_tab_but_the_one_that_sent_them() -> None:
+    """The sender is told apart by identity, not by a task key (issue 18): any tab may offer heads."""
+    from bertstudio.ui import wiring
+
+    class Tab:
+        def __init__(self, title: str) -> None:
+            self.TITLE, self.got = title, None
+
+        def set_ablated_heads(self, heads, origin) -> None:  # noqa: ANN001
+            self.got = (heads, origin)
+
+    sender, other, third = Tab("Grid"), Tab("Fill-mask"), Tab("NER")
+    wiring.switch_heads_off({"a": sender, "b": other, "c": third}, [(0, 1)], sender)
+    assert sender.got is None
+    assert other.got == third.got == (((0, 1),), "from Grid, 1 head")

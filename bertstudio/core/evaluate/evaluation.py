@@ -15,13 +15,14 @@ from typing import Any
 
 from bertstudio.core import notes as _notes
 from bertstudio.core.evaluate import metrics as scores
-from bertstudio.core.evaluate.predict import PREDICTORS, EvalOptions, Prediction, check_ner_tags, label_problem
-from bertstudio.core.evaluate.predict import classification as predict_classification
+from bertstudio.core.evaluate.adapters import adapter_for
+from bertstudio.core.evaluate.predict import EvalOptions, Prediction
 from bertstudio.core.evaluate.readers import Dataset, EvalColumns, Example, read_dataset
 from bertstudio.core.limits import MAX_BATCH_SIZE, check_count
 from bertstudio.core.models import LoadedModel, LoadRequest, load_model
 from bertstudio.core.notes import Note
 from bertstudio.core.progress import TaskControl
+from bertstudio.core.tasks.spec import EvaluateAdapter
 
 LENGTH_EDGES = (10, 20, 40, 80, 160)  # words: buckets 1-10, 11-20, 21-40, 41-80, 81-160, 161+
 MAX_SLICE_VALUES = 50  # a column with more distinct values is an id, not a slice
@@ -76,11 +77,19 @@ class Evaluation:
 
     @property
     def errors(self) -> tuple[RowResult, ...]:
-        return tuple(r for r in self.rows if not r.correct)
+        """The wrong rows, in row order or in the order the task gives (similarity: worst first)."""
+        wrong = tuple(r for r in self.rows if not r.correct)
+        order = self.adapter.error_order if self.predictions else None
+        return tuple(sorted(wrong, key=lambda r: order(self.predictions[r.row]))) if order else wrong
+
+    @property
+    def adapter(self) -> EvaluateAdapter:
+        """The task's EvaluateAdapter (what the result pages and the CLI read about the task)."""
+        return adapter_for(self.task)
 
     @property
     def per_label_name(self) -> str:
-        return "per_type" if self.task == "ner" else "per_class"
+        return f"per_{self.adapter.per_label}"
 
     def rows_of(self, gold: str, prediction: str) -> tuple[RowResult, ...]:
         """The rows behind one confusion-matrix cell."""
@@ -101,40 +110,11 @@ class Evaluation:
         return data
 
 
-def task_metrics(task: str, golds: Sequence[Any], predictions: Sequence[Any], labels: Sequence[str] = ()
-                 ) -> tuple[dict[str, float], dict[str, scores.ClassScores], scores.Confusion | None]:
-    """The task's metrics on any subset of rows (the whole file, or a slice)."""
-    if task in ("classification", "nsp"):
-        return scores.classification(golds, predictions, labels)
-    if task == "ner":
-        values, per_type = scores.ner(golds, predictions)
-        return values, per_type, None
-    if task == "qa":
-        return scores.qa(golds, predictions), {}, None
-    if task == "fill-mask":
-        return scores.masked_lm(predictions), {}, None
-    return scores.accuracy(golds, predictions), {}, None
-
-
-def _correct(task: str, gold: Any, prediction: Any) -> bool:
-    if task == "qa":
-        return bool(scores.squad.exact_match(gold, prediction))
-    if task == "fill-mask":
-        return prediction.masked > 0 and prediction.top1 == prediction.masked
+def _equal(gold: Any, prediction: Any) -> bool:
     return bool(gold == prediction)
 
 
-def _shown_gold(task: str, example: Example, prediction: Prediction) -> str:
-    if task == "ner":
-        from bertstudio.core.evaluate.predict import entities_text
-
-        return entities_text(example.inputs, example.gold)
-    if task == "qa":
-        return " | ".join(example.gold) if example.gold else "(no answer)"
-    if task == "fill-mask":
-        return " ".join(prediction.value.gold)
-    if task == "multiple-choice":
-        return f"{example.gold}: {example.inputs[1][example.gold]}"
+def _gold_text(example: Example, prediction: Prediction) -> str:
     return str(example.gold)
 
 
@@ -147,21 +127,19 @@ def length_bucket(words: int) -> str:
     return f"{low}+ words"
 
 
-def _label_of(task: str, example: Example) -> str | None:
-    if task in ("classification", "nsp", "multiple-choice"):
+def _label_of(adapter: EvaluateAdapter, example: Example) -> str | None:
+    if adapter.labelled:
         return str(example.gold)
-    if task == "qa":
-        return "answerable" if example.gold else "no answer"
-    return None
+    return adapter.label_of(example) if adapter.label_of is not None else None
 
 
-def slices(task: str, dataset: Dataset, rows: Sequence[RowResult], golds: Sequence[Any],
+def slices(adapter: EvaluateAdapter, dataset: Dataset, rows: Sequence[RowResult], golds: Sequence[Any],
            predictions: Sequence[Any], labels: Sequence[str] = ()) -> tuple[Slice, ...]:
     """Metrics by gold label, by text-length bucket and by every column with few distinct values."""
     groups: dict[tuple[str, str], list[int]] = {}
     length_order = {length_bucket(edge): i for i, edge in enumerate((*LENGTH_EDGES, LENGTH_EDGES[-1] + 1))}
     for i, (example, row) in enumerate(zip(dataset.examples, rows, strict=True)):
-        label = _label_of(task, example)
+        label = _label_of(adapter, example)
         if label is not None:
             groups.setdefault(("label", label), []).append(i)
         groups.setdefault(("length", length_bucket(row.length)), []).append(i)
@@ -173,13 +151,13 @@ def slices(task: str, dataset: Dataset, rows: Sequence[RowResult], golds: Sequen
         if by in too_many:
             continue
         share = sum(rows[i].correct for i in members) / len(members)
-        if task in ("classification", "nsp", "multiple-choice"):
+        if adapter.labelled:
             # One label's rows make macro scores meaningless; accuracy is the slice's number (and
             # computing it here spares a scikit-learn call per slice: the bench's overhead).
             values = {"row_accuracy": share, "accuracy": share}
         else:
-            values, _, _ = task_metrics(task, [golds[i] for i in members], [predictions[i] for i in members], labels)
-            if task != "fill-mask":
+            values, _, _ = adapter.metrics([golds[i] for i in members], [predictions[i] for i in members], labels)
+            if adapter.row_accuracy:
                 values = {"row_accuracy": share, **values}
         found.append(Slice(by, value, len(members), values))
     return tuple(sorted(found, key=lambda s: (s.by != "label", s.by, length_order.get(s.value, 0), s.value)))
@@ -192,10 +170,6 @@ def _as_note(item: Note | str) -> Note:
     return _notes.warning(item) if "cut" in item or "longer" in item else _notes.info(item)
 
 
-def model_labels(loaded: LoadedModel) -> list[str]:
-    return [loaded.info.id2label[i] for i in sorted(loaded.info.id2label)]
-
-
 def evaluate(loaded: LoadedModel, dataset: Dataset, control: TaskControl | None = None,
              options: EvalOptions | None = None) -> Evaluation:
     """Predict every row of `dataset` with `loaded` and score the predictions against the gold."""
@@ -203,31 +177,26 @@ def evaluate(loaded: LoadedModel, dataset: Dataset, control: TaskControl | None 
     options = options or EvalOptions()
     check_count(options.batch_size, "The batch size", 1, MAX_BATCH_SIZE)
     task, started = dataset.task, time.perf_counter()
+    adapter = adapter_for(task)
     found: list[Note] = [_notes.info(text) for text in dataset.notes]
-    labels: list[str] = []
-    if task in ("classification",):
-        rename, note = label_problem(loaded, dataset)
-        found += [_notes.info(note)] if note else []
-        labels = [rename.get(label, label) for label in model_labels(loaded)]
-        predicted, extra = predict_classification(loaded, dataset.examples, control, options, rename)
-    else:
-        if task == "ner":
-            check_ner_tags(loaded, dataset)
-        if task == "nsp":
-            labels = ["IsNext", "NotNext"]
-        predicted, extra = PREDICTORS[task](loaded, dataset.examples, control, options)
+    labels, keywords = list(adapter.labels), {}
+    if adapter.prepare is not None:  # a label or tag the model does not know: refused before any row runs
+        labels, ready, keywords = adapter.prepare(loaded, dataset)
+        found += [_notes.info(text) for text in ready]
+    predicted, extra = adapter.predict(loaded, dataset.examples, control, options, **keywords)
     found += [_as_note(item) for item in extra]
     golds = tuple(x.gold for x in dataset.examples)
     values = tuple(p.value for p in predicted)
     control.report("Computing metrics…", None)
-    metrics, per_label, confusion = task_metrics(task, golds, values, labels)
+    metrics, per_label, confusion = adapter.metrics(golds, values, labels)
+    correct, shown_gold = adapter.correct or _equal, adapter.shown_gold or _gold_text
     rows = tuple(
-        RowResult(i, x.line, x.text, _shown_gold(task, x, p), p.shown, p.score, _correct(task, x.gold, p.value),
+        RowResult(i, x.line, x.text, shown_gold(x, p), p.shown, p.score, correct(x.gold, p.value),
                   len(x.text.split()))
         for i, (x, p) in enumerate(zip(dataset.examples, predicted, strict=True)))
     return Evaluation(
         task=task, model=loaded.info.request.source, data=dataset.path, metrics=metrics, rows=rows,
-        per_label=per_label, confusion=confusion, slices=slices(task, dataset, rows, golds, values, labels),
+        per_label=per_label, confusion=confusion, slices=slices(adapter, dataset, rows, golds, values, labels),
         notes=_notes.unique(found), seconds=time.perf_counter() - started, golds=golds, predictions=values,
         dataset=dataset)
 

@@ -122,6 +122,28 @@ def accuracy(golds: Sequence[Any], predictions: Sequence[Any]) -> dict[str, floa
     return {"accuracy": float(accuracy_score(list(golds), list(predictions)))}
 
 
+# The task's metrics in one shape, (golds, predictions, labels) -> (metrics, per label, confusion or None),
+# named by each spec's EvaluateAdapter (`classification` above already has it).
+Scores = tuple[dict[str, float], dict[str, ClassScores], Confusion | None]
+
+
+def ner_scores(golds: Sequence[Any], predictions: Sequence[Any], labels: Sequence[str] = ()) -> Scores:
+    values, per_type = ner(golds, predictions)
+    return values, per_type, None
+
+
+def qa_scores(golds: Sequence[Any], predictions: Sequence[Any], labels: Sequence[str] = ()) -> Scores:
+    return qa(golds, predictions), {}, None
+
+
+def masked_lm_scores(golds: Sequence[Any], predictions: Sequence[Any], labels: Sequence[str] = ()) -> Scores:
+    return masked_lm(predictions), {}, None
+
+
+def accuracy_scores(golds: Sequence[Any], predictions: Sequence[Any], labels: Sequence[str] = ()) -> Scores:
+    return accuracy(golds, predictions), {}, None
+
+
 @dataclass(frozen=True)
 class McNemar:
     """Rows only A got right (`a_only`) vs only B (`b_only`); the two-sided p-values of H0: equal error rates."""

@@ -1,16 +1,17 @@
 """Predictions over a whole dataset, in batches, through each task's own code path.
 
-Classification goes through `tasks.classification.classify_batch` (transformers' pipeline, batch
-32), NER through the token-classification pipeline with word-level aggregation, QA through
-`tasks.qa.answer`, multiple choice through `tasks.multiple_choice.predict`. NSP and the masked
-LM are batched here (the tasks score one sentence A / one text at a time). Every loop checks
-for cancellation and reports progress once per batch.
+Each spec's EvaluateAdapter names its predictor (and `prepare`) here. Classification goes through
+`tasks.classification.classify_batch` (transformers' pipeline, batch 32), NER through the
+token-classification pipeline with word-level aggregation, QA through `tasks.qa.answer`,
+multiple choice through `tasks.multiple_choice.predict`. NSP and the masked LM are batched here
+(the tasks score one sentence A / one text at a time). Every loop checks for cancellation and
+reports progress once per batch.
 """
 
 from __future__ import annotations
 
 import random
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
@@ -49,10 +50,23 @@ def _progress(control: TaskControl, done: int, total: int, verb: str) -> None:
 
 
 # -- classification ----------------------------------------------------------------------------
+Prepared = tuple[list[str], list[str], dict[str, Any]]  # (labels for metrics, notes, keywords for the predictor)
+
+
+def model_labels(loaded: LoadedModel) -> list[str]:
+    return [loaded.info.id2label[i] for i in sorted(loaded.info.id2label)]
+
+
+def prepare_classification(loaded: LoadedModel, dataset: Dataset) -> Prepared:
+    """The model's labels as the file names them (generic LABEL_n matched to numbers), before any row runs."""
+    rename, note = label_problem(loaded, dataset)
+    return [rename.get(label, label) for label in model_labels(loaded)], [note] if note else [], {"rename": rename}
+
+
 def label_problem(loaded: LoadedModel, dataset: Dataset) -> tuple[dict[str, str], str]:
     """Model label -> file label map, and a note when generic LABEL_n names were matched to numbers.
     A gold label the model does not know is an error naming it and its line."""
-    known = list(loaded.info.id2label[i] for i in sorted(loaded.info.id2label))
+    known = model_labels(loaded)
     golds = {str(x.gold) for x in dataset.examples}
     if golds <= set(known):
         return {}, ""
@@ -66,11 +80,12 @@ def label_problem(loaded: LoadedModel, dataset: Dataset) -> tuple[dict[str, str]
 
 
 def classification(loaded: LoadedModel, examples: Sequence[Example], control: TaskControl,
-                   options: EvalOptions, rename: dict[str, str]) -> tuple[list[Prediction], list[Any]]:
+                   options: EvalOptions, rename: dict[str, str] | None = None) -> tuple[list[Prediction], list[Any]]:
     """The Classification task's pipeline (`loaded.pipeline("text-classification")`, as classify_batch
     runs it) at its top-1 default: evaluation needs only the predicted label and its score."""
     rows: list[Any] = [x.inputs[0] if not x.inputs[1] else {"text": x.inputs[0], "text_pair": x.inputs[1]}
                        for x in examples]
+    rename = rename or {}
     cut = _too_long(loaded, examples, control)
     out: list[Prediction] = []
     with loaded.lock:
@@ -123,6 +138,12 @@ def ner_types(loaded: LoadedModel) -> set[str]:
     from bertstudio.core.tasks.ner import entity_type
 
     return {entity_type(label) for label in loaded.info.id2label.values() if label != "O"}
+
+
+def prepare_ner(loaded: LoadedModel, dataset: Dataset) -> Prepared:
+    """Every gold tag's entity type is one the model knows (else an error naming its line)."""
+    check_ner_tags(loaded, dataset)
+    return [], [], {}
 
 
 def check_ner_tags(loaded: LoadedModel, dataset: Dataset) -> None:
@@ -304,7 +325,3 @@ def choice(loaded: LoadedModel, examples: Sequence[Example], control: TaskContro
             _progress(control, i + 1, len(examples), "Scored")
     return out, [f"{cut} row(s) were longer than the model reads and were cut."] if cut else []
 
-
-Predictor = Callable[[LoadedModel, Sequence[Example], TaskControl, EvalOptions], tuple[list[Prediction], list[Any]]]
-PREDICTORS: dict[str, Predictor] = {"ner": ner, "qa": qa, "fill-mask": masked_lm, "nsp": nsp,
-                                    "multiple-choice": choice}

@@ -13,7 +13,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from bertstudio.core.errors import InputError
-from bertstudio.core.evaluate.readers import Dataset, Example
+from bertstudio.core.evaluate.adapters import adapter_for
+from bertstudio.core.evaluate.readers import Dataset
 from bertstudio.core.models import LoadedModel
 from bertstudio.core.progress import TaskControl
 
@@ -38,17 +39,6 @@ class Projection:
                 "explained": list(self.explained), "points": self.points.tolist()}
 
 
-def _pair(example: Example, task: str) -> tuple[str, str | None]:
-    if task in ("classification", "nsp", "qa"):
-        first, second = example.inputs
-        return str(first), (str(second) if second else None)
-    if task == "ner":
-        return " ".join(example.inputs), None
-    if task == "multiple-choice":
-        return str(example.inputs[0]), None
-    return str(example.inputs), None
-
-
 def embed(loaded: LoadedModel, dataset: Dataset, layer: int = -1, pooling: str = "cls", batch_size: int = 32,
           control: TaskControl | None = None) -> np.ndarray:
     """(rows, hidden) float32: each row's [CLS] or mean-pooled hidden state at `layer` (negative: from the top)."""
@@ -61,7 +51,8 @@ def embed(loaded: LoadedModel, dataset: Dataset, layer: int = -1, pooling: str =
     if not -layers <= layer < layers:
         raise InputError(f"Layer {layer} does not exist: this model has hidden states 0..{layers - 1}.")
     encoder = loaded.model.base_model
-    pairs = [_pair(x, dataset.task) for x in dataset.examples]
+    pair_of = adapter_for(dataset.task).pair_of  # the text (pair) its spec says a row is
+    pairs = [pair_of(x) for x in dataset.examples]
     out = []
     with loaded.lock, torch.inference_mode():
         for start in range(0, len(pairs), batch_size):

@@ -1,4 +1,5 @@
-"""Labelled files for evaluation, one reader per task, with line-numbered errors as `train` gives.
+"""Labelled files for evaluation, one reader per task (its spec's EvaluateAdapter names it), with
+line-numbered errors as `train` gives.
 
 Table files (CSV/TSV/JSONL) and CoNLL are read by the training readers, so a file that trains
 also evaluates and a bad row is reported the same way. What is added: the tasks training has
@@ -111,13 +112,13 @@ def _table(path: Path, control: TaskControl | None) -> tuple[list[str], list[tup
     return header, [(line, row) for line, row, _ in rows if row is not None]
 
 
-def _finish(task: str, path: Path, examples: list[Example], issues: list[RowIssue], used: Sequence[str | None],
+def _finish(path: Path, examples: list[Example], issues: list[RowIssue], used: Sequence[str | None],
             header: Sequence[str]) -> Dataset:
     raise_issues(path, issues)
     if not examples:
         raise InputError(f"{path.name} has no examples.", hint="Add rows under the header.")
     columns = tuple(h for h in header if h not in used)
-    return Dataset(task, str(path), tuple(examples), columns)
+    return Dataset("", str(path), tuple(examples), columns)  # `read_dataset` names the task
 
 
 # -- classification -----------------------------------------------------------------------------
@@ -138,11 +139,11 @@ def read_classification_file(path: Path, columns: EvalColumns, control: TaskCont
         pair = data.pairs[i] if data.pairs is not None else None
         shown = f"{text} ||| {pair}" if pair else text
         examples.append(Example(line, shown, (text, pair), label, _extra(by_line.get(line, {}), used)))
-    return _finish("classification", path, examples, [], used, header)
+    return _finish(path, examples, [], used, header)
 
 
 # -- token classification -----------------------------------------------------------------------
-def read_ner_file(path: Path, control: TaskControl | None = None) -> Dataset:
+def read_ner_file(path: Path, _columns: EvalColumns | None = None, control: TaskControl | None = None) -> Dataset:
     """inputs = words, gold = IOB2 tags (CoNLL: 'word ... tag' per line, blank line between sentences)."""
     sentences = read_conll(path, control)
     issues = []
@@ -153,7 +154,7 @@ def read_ner_file(path: Path, control: TaskControl | None = None) -> Dataset:
                                        "entity with B-"))
     raise_issues(path, issues)
     examples = [Example(s.line, " ".join(s.tokens), s.tokens, s.tags) for s in sentences]
-    return Dataset("ner", str(path), tuple(examples))
+    return Dataset("", str(path), tuple(examples))
 
 
 # -- question answering ---------------------------------------------------------------------------
@@ -164,7 +165,7 @@ def _squad(path: Path) -> Dataset:
     raise_issues(path, [RowIssue(line, problem) for line, problem in problems])
     examples = [Example(q.line, q.question, (q.question, q.context), q.answers, {"title": q.title} if q.title else {})
                 for q in questions]
-    return _finish("qa", path, examples, [], (), ("title",) if any(x.fields for x in examples) else ())
+    return _finish(path, examples, [], (), ("title",) if any(x.fields for x in examples) else ())
 
 
 def read_qa_file(path: Path, columns: EvalColumns, control: TaskControl | None = None) -> Dataset:
@@ -188,16 +189,16 @@ def read_qa_file(path: Path, columns: EvalColumns, control: TaskControl | None =
             issues.append(RowIssue(line, f"the answer '{a}' is not in the context"))
             continue
         examples.append(Example(line, q, (q, c), golds, _extra(row, (question, context, answer))))
-    return _finish("qa", path, examples, issues, (question, context, answer), header)
+    return _finish(path, examples, issues, (question, context, answer), header)
 
 
 # -- masked LM, NSP, multiple choice --------------------------------------------------------------
-def read_text_file(path: Path, control: TaskControl | None = None) -> Dataset:
+def read_text_file(path: Path, _columns: EvalColumns | None = None, control: TaskControl | None = None) -> Dataset:
     """inputs = one text per non-blank line, gold = None (the masked tokens are the gold)."""
     examples = [Example(n, line, line, None) for n, line in read_lines(path, "data file", control=control)]
     bad = [RowIssue(x.line, "control characters in the line (is this a binary file?)")
            for x in examples if any(ord(c) < 32 and c != "\t" for c in x.text)]
-    return _finish("fill-mask", path, examples, bad, (), ())
+    return _finish(path, examples, bad, (), ())
 
 
 def nsp_label(value: Any) -> str | None:
@@ -222,7 +223,7 @@ def read_nsp_file(path: Path, columns: EvalColumns, control: TaskControl | None 
             issues.append(RowIssue(line, f"label '{row.get(label)}' is not 0/IsNext or 1/NotNext"))
         else:
             examples.append(Example(line, f"{a} ||| {b}", (a, b), gold, _extra(row, (first, second, label))))
-    return _finish("nsp", path, examples, issues, (first, second, label), header)
+    return _finish(path, examples, issues, (first, second, label), header)
 
 
 def _choice_columns(header: Sequence[str], given: Sequence[str], path: Path) -> tuple[str, ...]:
@@ -256,29 +257,18 @@ def read_choice_file(path: Path, columns: EvalColumns, control: TaskControl | No
             issues.append(RowIssue(line, f"label '{raw}' is not a choice index 0..{len(options) - 1}"))
         else:
             examples.append(Example(line, text, (text, options), int(raw), _extra(row, (prompt, label, *choices))))
-    return _finish("multiple-choice", path, examples, issues, (prompt, label, *choices), header)
+    return _finish(path, examples, issues, (prompt, label, *choices), header)
 
 
 def read_dataset(task: str, path: str | Path, columns: EvalColumns | None = None,
                  control: TaskControl | None = None) -> Dataset:
     """The labelled examples of `path` for the task `task` (a spec key); `control` is checked
     every few thousand rows (a big file takes seconds to read)."""
+    from bertstudio.core.evaluate.adapters import adapter_for
+
     path = regular_file(path, "data file")  # a FIFO, a device, a folder: said before anything is read
-    columns = columns or EvalColumns()
-    if task == "classification":
-        return read_classification_file(path, columns, control)
-    if task == "ner":
-        return read_ner_file(path, control)
-    if task == "qa":
-        return read_qa_file(path, columns, control)
-    if task == "fill-mask":
-        return read_text_file(path, control)
-    if task == "nsp":
-        return read_nsp_file(path, columns, control)
-    if task == "multiple-choice":
-        return read_choice_file(path, columns, control)
-    raise InputError(f"Evaluation does not support the task '{task}'.",
-                     hint="Choose classify, ner, qa, fill-mask, nsp or choice.")
+    dataset = adapter_for(task).read(path, columns or EvalColumns(), control)  # the spec's reader
+    return replace(dataset, task=task)
 
 
 def header_of(path: str | Path) -> list[str]:

@@ -49,6 +49,7 @@ class Explanation:
     steps: int | None = None
     targets: tuple[tuple[str, str], ...] = ()  # other targets a person may choose (value, label)
     notes: tuple[Note, ...] = ()
+    sequences: int = 1  # how many sequences the tokens come from (multiple choice: one per choice)
 
     def to_json(self) -> dict[str, object]:
         data: dict[str, object] = {
@@ -57,7 +58,7 @@ class Explanation:
         }
         if self.method == "integrated-gradients":
             data.update(baseline_score=self.baseline_score, delta=self.delta, steps=self.steps)
-        if self.task == "multiple-choice":
+        if self.sequences > 1:
             data["rows"] = list(self.rows)
         data["notes"] = [n.to_json() for n in self.notes]
         return data
@@ -136,7 +137,7 @@ def integrated_gradients(
 
     forward, extra = forward_of(loaded, prepared)
     ids = prepared.inputs["input_ids"]
-    rows = ids.numel() // ids.shape[-1] if prepared.task == "multiple-choice" else 1
+    rows = prepared.sequences  # captum's internal batch counts rows of the flattened input
     per_batch = batch_steps or steps_per_batch(prepared, steps)
     total = 2 + math.ceil(steps / per_batch)
     done = [0]
@@ -220,4 +221,5 @@ def _result(prepared: Prepared, method: str, raw: Any, score: float, base: float
         attributions=tuple(values[i] for i in keep), special=tuple(prepared.special[i] for i in keep),
         rows=tuple(prepared.rows[i] for i in keep), target=prepared.target, target_label=prepared.target_label,
         score=score, baseline_score=base, delta=delta, steps=steps, targets=prepared.targets, notes=notes,
+        sequences=prepared.sequences,
     )

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from bertstudio.core.errors import InputError
 from bertstudio.core.explain.ablation import head_gates, head_layout
-from bertstudio.core.explain.targets import prepare
+from bertstudio.core.explain.targets import Prepared, prepare
 from bertstudio.core.models import LoadedModel
 from bertstudio.core.notes import Note
 from bertstudio.core.progress import TaskControl
@@ -69,6 +69,7 @@ def head_importance(
     layout = head_layout(model)
     total = torch.zeros(layout.layers, layout.heads, device=model.device)
     gold = any(e.label is not None for e in examples)
+    loss_name = "cross-entropy against the gold labels" if gold else ""
     with loaded.lock, torch.inference_mode(False), torch.enable_grad():
         gates = torch.ones(layout.layers, layout.heads, device=model.device, requires_grad=True)
         for number, example in enumerate(examples, start=1):
@@ -78,6 +79,7 @@ def head_importance(
                 outputs = model(**prepared.inputs)
             if prepared.loss is not None and example.label is None:
                 loss = prepared.loss(outputs)
+                loss_name = loss_name or prepared.loss_name
             elif prepared.target_label.startswith("value of"):  # a regression head: its value
                 loss = prepared.probability(outputs).sum()
             else:
@@ -87,32 +89,40 @@ def head_importance(
             control.report(f"Head importance: input {number} of {len(examples)}", number / len(examples))
     if normalize:
         total = total / total.norm(dim=-1, keepdim=True).clamp_min(1e-20)
-    loss_name = ("cross-entropy against the gold labels" if gold else
-                 "token cross-entropy against the model's own tags" if task == "ner" else
-                 "cross-entropy against the model's own prediction")
+    loss_name = loss_name or Prepared.loss_name  # the class default: -log F of the model's own prediction
     return HeadImportance(task, tuple(tuple(float(v) for v in row) for row in total.cpu()),
                           "per-layer L2" if normalize else "none", len(examples), loss_name)
 
 
 def read_examples(path: str | Path, task: str) -> list[Example]:
-    """Inputs from a file: classification reads a CSV/TSV (text[, text pair][, label] columns, as the
-    training data); every other task one input per line, its parts separated by tabs (nsp: A, B;
+    """Inputs from a file: the task's own reader where its spec names one (classification: a
+    CSV/TSV, see `table_examples`); else one input per line, its parts separated by tabs (nsp: A, B;
     qa: question, context; multiple-choice: prompt, ending, ending...)."""
-    path = Path(path)
-    if task == "classification":
-        from bertstudio.core.tasks.classification import read_texts, table_columns
-        from bertstudio.core.training.data import LABEL_NAMES, read_classification
+    from bertstudio.core.explain.inputs import adapter_for
 
-        header = table_columns(path)
-        if len(header) > 1 and any(name.lower() in LABEL_NAMES for name in header):
-            data = read_classification(path)
-            pairs = data.pairs or ("",) * len(data)
-            return [Example((t, p) if p else (t,), label)
-                    for t, p, label in zip(data.texts, pairs, data.labels, strict=True)]
-        return [Example((text,)) for text in read_texts(path) if text.strip()]
+    path = Path(path)
+    reader = adapter_for(task).examples
+    if reader is not None:
+        return list(reader(path))
     from bertstudio.core.datafiles import read_lines  # special files, size and rows bounded
 
     examples = [Example(tuple(part.strip() for part in line.split("\t"))) for _, line in read_lines(path, "data file")]
     if not examples:
         raise InputError(f"'{path}' holds no inputs.", hint="Write one input per line (parts separated by tabs).")
     return examples
+
+
+def table_examples(path: str | Path) -> list[Example]:
+    """A CSV/TSV (text[, text pair][, label] columns, as the training data); with a label column
+    the loss is against the gold labels."""
+    from bertstudio.core.tasks.classification import read_texts, table_columns
+    from bertstudio.core.training.data import LABEL_NAMES, read_classification
+
+    path = Path(path)
+    header = table_columns(path)
+    if len(header) > 1 and any(name.lower() in LABEL_NAMES for name in header):
+        data = read_classification(path)
+        pairs = data.pairs or ("",) * len(data)
+        return [Example((t, p) if p else (t,), label)
+                for t, p, label in zip(data.texts, pairs, data.labels, strict=True)]
+    return [Example((text,)) for text in read_texts(path) if text.strip()]

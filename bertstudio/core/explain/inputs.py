@@ -1,98 +1,145 @@
 """Between a task's own input dataclass and the plain texts the explanations take.
 
 A task tab's "Explain…" hands over its spec's input (FillMaskInput, QAInput...); the Explain tab
-can also be used on its own with typed text. Both directions live here, so the tab and the CLI
-agree on what "the input" of each task is: fill-mask/ner (text,), nsp (A, B), qa (question,
-context), classification (text[, pair]), multiple-choice (prompt, ending, ending...).
+and the CLI also take typed parts. Each task's spec names its two directions here
+(`ExplainAdapter.texts_of` / `inputs_of`), so the tab and the CLI agree on what "the input" of a
+task is, and nothing here switches on a task key.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from bertstudio.core.errors import InputError
 
-PARTS = {
-    "fill-mask": "the text with a mask",
-    "nsp": "sentence A, then sentence B",
-    "ner": "the text",
-    "qa": "the question, then the context",
-    "classification": "the text (and its pair on a second line)",
-    "multiple-choice": "the prompt, then one ending per line",
-}
+if TYPE_CHECKING:
+    from bertstudio.core.tasks.spec import ExplainAdapter, TaskSpec
+
+
+class WrongParts(InputError):
+    """The input has too few or too many parts for its task; `takes` says what it takes
+    (the CLI writes "<command> takes ...", naming the command the person typed)."""
+
+    def __init__(self, takes: str, hint: str = "") -> None:
+        super().__init__(f"This task takes {takes}.", hint=hint)
+        self.takes = takes
+
+
+def explainable() -> tuple[TaskSpec, ...]:
+    """The specs with an Explain adapter, in their order (the Explain tab's and the CLI's list)."""
+    from bertstudio.core.tasks.spec import all_specs
+
+    return tuple(spec for spec in all_specs().values() if spec.explain is not None)
+
+
+def adapter_for(task: str) -> ExplainAdapter:
+    """The Explain adapter of a task key (InputError for a task without one)."""
+    from bertstudio.core.tasks.spec import all_specs
+
+    spec = all_specs().get(task)
+    if spec is None or spec.explain is None:
+        names = ", ".join(s.key for s in explainable())
+        raise InputError(f"{task} cannot be explained.", hint=f"Explainable tasks: {names}.")
+    return spec.explain
 
 
 def texts_of(task: str, inputs: Any) -> tuple[str, ...]:
     """The texts of a task's input dataclass (the first row or candidate where there are several)."""
-    if task == "nsp":
-        candidates = tuple(getattr(inputs, "candidates", ()) or ())
-        second = candidates[0] if candidates else getattr(inputs, "sentence_b", "")
-        return (str(inputs.sentence_a), str(second))
-    if task == "qa":
-        return (str(inputs.question), str(inputs.context))
-    if task == "multiple-choice":
-        return (str(inputs.prompt), *(str(c) for c in inputs.choices))
-    if task == "classification":
-        if getattr(inputs, "texts", None):
-            return (str(inputs.texts[0]),)
-        pair = getattr(inputs, "pair", None)
-        return (str(inputs.text), str(pair)) if pair else (str(inputs.text),)
-    text = getattr(inputs, "text", None)
-    if text is None:
-        raise InputError(f"This {task} input cannot be explained.")
-    return (str(text),)
+    return tuple(adapter_for(task).texts_of(inputs))
 
 
 def task_inputs(task: str, texts: tuple[str, ...]) -> Any:
     """The task's own input dataclass from texts (for running the task itself, e.g. heads pruned)."""
-    if task == "fill-mask":
-        from bertstudio.core.tasks.fill_mask import FillMaskInput
-
-        return FillMaskInput(texts[0])
-    if task == "nsp":
-        from bertstudio.core.tasks.nsp import NspInput
-
-        return NspInput(texts[0], tuple(texts[1:]))
-    if task == "ner":
-        from bertstudio.core.tasks.ner import NerInput
-
-        return NerInput(texts[0], views=False)
-    if task == "qa":
-        from bertstudio.core.tasks.qa import QAInput
-
-        return QAInput(texts[0], texts[1] if len(texts) > 1 else "")
-    if task == "classification":
-        from bertstudio.core.tasks.classification import ClassificationInput
-
-        return ClassificationInput(texts[0], texts[1] if len(texts) > 1 else None)
-    if task == "multiple-choice":
-        from bertstudio.core.tasks.multiple_choice import ChoiceInput
-
-        return ChoiceInput(texts[0], tuple(texts[1:]))
-    raise InputError(f"{task} cannot be explained.")
+    return adapter_for(task).inputs_of(tuple(texts))
 
 
 def split_lines(task: str, text: str) -> tuple[str, ...]:
-    """Typed input, one part per line (classification and fill-mask keep a single text whole)."""
+    """Typed input, one part per line (a task read as one text keeps its lines together)."""
     lines = tuple(line.strip() for line in text.splitlines() if line.strip())
-    if task in ("fill-mask", "ner"):
+    if adapter_for(task).one_text:
         return (" ".join(lines),) if lines else ()
     return lines
 
 
-def targets_of(task: str, result: Any) -> tuple[tuple[str, str], ...]:
-    """(value for `target`, label) a person may choose from a task's result; () when unknown."""
-    try:
-        if task == "fill-mask":
-            return tuple((c.token, f"{c.token} ({c.score:.1%})") for c in result.masks[0].candidates)
-        if task == "classification":
-            return tuple((s.label, f"{s.label} ({s.score:.1%})") for s in result.first.scores)
-        if task == "multiple-choice":
-            return tuple((str(c.index), f"{c.choice} ({c.score:.1%})") for c in result.choices)
-        if task == "nsp":
-            return (("is_next", "IsNext"), ("not_next", "NotNext"))
-        if task == "qa":
-            return (("start", "answer start"), ("end", "answer end"))
-    except (AttributeError, IndexError):
-        return ()
-    return ()
+def _count(texts: tuple[str, ...], low: int, high: int | None, takes: str, hint: str = "") -> None:
+    if len(texts) < low or (high is not None and len(texts) > high):
+        raise WrongParts(takes, hint)
+
+
+def _text(inputs: Any) -> tuple[str, ...]:
+    text = getattr(inputs, "text", None)
+    if text is None:
+        raise InputError(f"This {type(inputs).__name__} cannot be explained.")
+    return (str(text),)
+
+
+# -- per task: named by each task's SPEC (explain=ExplainAdapter(...)) --------------------------
+def fill_mask_texts(inputs: Any) -> tuple[str, ...]:
+    return _text(inputs)
+
+
+def fill_mask_inputs(texts: tuple[str, ...]) -> Any:
+    from bertstudio.core.tasks.fill_mask import FillMaskInput
+
+    _count(texts, 1, 1, "one text", 'Give the text with a mask token as one INPUT (quoted).')
+    return FillMaskInput(texts[0])
+
+
+def nsp_texts(inputs: Any) -> tuple[str, ...]:
+    candidates = tuple(getattr(inputs, "candidates", ()) or ())
+    second = candidates[0] if candidates else getattr(inputs, "sentence_b", "")
+    return (str(inputs.sentence_a), str(second))
+
+
+def nsp_inputs(texts: tuple[str, ...]) -> Any:
+    from bertstudio.core.tasks.nsp import NspInput
+
+    _count(texts, 2, 2, "two sentences: A and B", 'Give sentence A and sentence B: "A" "B".')
+    return NspInput(texts[0], tuple(texts[1:]))
+
+
+def ner_texts(inputs: Any) -> tuple[str, ...]:
+    return _text(inputs)
+
+
+def ner_inputs(texts: tuple[str, ...]) -> Any:
+    from bertstudio.core.tasks.ner import NerInput
+
+    _count(texts, 1, 1, "one text", 'Give the text as one INPUT (quoted).')
+    return NerInput(texts[0], views=False)
+
+
+def qa_texts(inputs: Any) -> tuple[str, ...]:
+    return (str(inputs.question), str(inputs.context))
+
+
+def qa_inputs(texts: tuple[str, ...]) -> Any:
+    from bertstudio.core.tasks.qa import QAInput
+
+    _count(texts, 2, 2, "a question and a context", 'Use --question "..." --context "...".')
+    return QAInput(texts[0], texts[1])
+
+
+def classification_texts(inputs: Any) -> tuple[str, ...]:
+    if getattr(inputs, "texts", None):
+        return (str(inputs.texts[0]),)
+    pair = getattr(inputs, "pair", None)
+    return (str(inputs.text), str(pair)) if pair else (str(inputs.text),)
+
+
+def classification_inputs(texts: tuple[str, ...]) -> Any:
+    from bertstudio.core.tasks.classification import ClassificationInput
+
+    _count(texts, 1, 2, "a text, or a text and its pair", '"TEXT" [--pair "B"]')
+    return ClassificationInput(texts[0], texts[1] if len(texts) > 1 else None)
+
+
+def multiple_choice_texts(inputs: Any) -> tuple[str, ...]:
+    return (str(inputs.prompt), *(str(c) for c in inputs.choices))
+
+
+def multiple_choice_inputs(texts: tuple[str, ...]) -> Any:
+    from bertstudio.core.tasks.multiple_choice import ChoiceInput
+
+    _count(texts, 3, None, "a prompt and two or more endings", 'Use --prompt "..." --choice "..." --choice "...".')
+    return ChoiceInput(texts[0], tuple(texts[1:]))

@@ -5,12 +5,14 @@ multiple choice: 1 x choices x tokens), the special-token positions the baseline
 function of the model's outputs giving the softmax probability of the chosen target, one value
 per batch row. Targets follow the CLI contract (issue 13): the predicted label, the top
 candidate at the first mask, IsNext, the first entity's first token, the best span's start.
+Each task's spec names its function here (`ExplainAdapter.prepare`); `prepare` looks it up, so
+what differs per task (a task's own loss, one sequence per choice) travels on `Prepared`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from bertstudio.core.errors import InputError
@@ -18,14 +20,12 @@ from bertstudio.core.limits import as_int
 from bertstudio.core.models import LoadedModel
 from bertstudio.core.text_limits import require_text
 
-TASKS = ("fill-mask", "nsp", "ner", "qa", "classification", "multiple-choice")
-
 
 @dataclass(frozen=True)
 class Prepared:
     """One input, ready to explain: model inputs, tokens and F (probability of the target)."""
 
-    task: str
+    task: str  # the spec's key, set by `prepare` (the per-task functions do not name it)
     inputs: dict[str, Any]  # tensors on the model's device; input_ids first
     tokens: tuple[str, ...]  # every position of input_ids, flattened (padding included)
     keep: tuple[int, ...]  # flat positions a person sees (attention_mask == 1)
@@ -36,9 +36,15 @@ class Prepared:
     probability: Callable[[Any], Any]  # model outputs -> (batch,) probabilities of the target
     targets: tuple[tuple[str, str], ...] = ()  # (value for --target, label) a person may choose from
     loss: Callable[[Any], Any] | None = None  # head importance: the task's own loss, when not -log F
+    loss_name: str = "cross-entropy against the model's own prediction"  # what `loss` (or -log F) is
+
+    @property
+    def sequences(self) -> int:
+        """How many sequences the input holds (multiple choice: one per choice; else 1)."""
+        return self.rows[-1] + 1 if self.rows else 1
 
 
-def _finish(loaded: LoadedModel, task: str, inputs: dict[str, Any], **fields: Any) -> Prepared:
+def _finish(loaded: LoadedModel, inputs: dict[str, Any], **fields: Any) -> Prepared:
     tokenizer = loaded.tokenizer
     ids = inputs["input_ids"]
     flat = ids.reshape(-1).tolist()
@@ -47,7 +53,7 @@ def _finish(loaded: LoadedModel, task: str, inputs: dict[str, Any], **fields: An
     attended = mask.reshape(-1).tolist() if mask is not None else [1] * len(flat)
     specials = set(tokenizer.all_special_ids)
     return Prepared(
-        task=task, inputs=inputs, tokens=tuple(tokenizer.convert_ids_to_tokens(flat)),
+        task="", inputs=inputs, tokens=tuple(tokenizer.convert_ids_to_tokens(flat)),
         keep=tuple(i for i, a in enumerate(attended) if a), special=tuple(t in specials for t in flat),
         rows=tuple(i // width for i in range(len(flat))), **fields,
     )
@@ -124,7 +130,7 @@ def fill_mask(loaded: LoadedModel, texts: tuple[str, ...], target: str | None) -
         return _wide(outputs.logits[:, position]).softmax(-1)[:, token_id]
 
     choices = tuple((str(int(i)), str(tokenizer.decode([int(i)])).strip()) for i in top.indices)
-    return _finish(loaded, "fill-mask", inputs, target=word, target_label=f"P('{word}' at mask 1)",
+    return _finish(loaded, inputs, target=word, target_label=f"P('{word}' at mask 1)",
                    probability=probability, targets=choices)
 
 
@@ -145,7 +151,7 @@ def nsp(loaded: LoadedModel, texts: tuple[str, ...], target: str | None) -> Prep
     def probability(outputs: Any) -> Any:
         return _wide(outputs.logits).softmax(-1)[:, label]
 
-    return _finish(loaded, "nsp", inputs, target=wanted,
+    return _finish(loaded, inputs, target=wanted,
                    target_label="P(IsNext)" if label == 0 else "P(NotNext)", probability=probability,
                    targets=(("is_next", "IsNext"), ("not_next", "NotNext")))
 
@@ -186,9 +192,9 @@ def ner(loaded: LoadedModel, texts: tuple[str, ...], target: str | None) -> Prep
         return torch.nn.functional.cross_entropy(logits.transpose(1, 2), own)
 
     choices = tuple((f"{i}:{labels[predicted[i]]}", f"{tokens[i]} ({labels[predicted[i]]})") for i in entities)
-    return _finish(loaded, "ner", inputs, target=f"{position}:{labels[label]}",
+    return _finish(loaded, inputs, target=f"{position}:{labels[label]}",
                    target_label=f"P({labels[label]} at '{tokens[position]}')", probability=probability,
-                   targets=choices, loss=loss)
+                   targets=choices, loss=loss, loss_name="token cross-entropy against the model's own tags")
 
 
 def qa(loaded: LoadedModel, texts: tuple[str, ...], target: str | None) -> Prepared:
@@ -226,7 +232,7 @@ def qa(loaded: LoadedModel, texts: tuple[str, ...], target: str | None) -> Prepa
         raw = _wide(outputs.start_logits if which == "start" else outputs.end_logits)
         return raw.masked_fill(~allowed, float("-inf")).softmax(-1)[:, position]
 
-    return _finish(loaded, "qa", inputs, target=which, target_label=f"P({which} of '{best.answer}')",
+    return _finish(loaded, inputs, target=which, target_label=f"P({which} of '{best.answer}')",
                    probability=probability, targets=(("start", "answer start"), ("end", "answer end")))
 
 
@@ -258,7 +264,7 @@ def classification(loaded: LoadedModel, texts: tuple[str, ...], target: str | No
         return (raw.sigmoid() if kind == "multi-label" else raw.softmax(-1))[:, label]
 
     name = labels.get(label, str(label))
-    return _finish(loaded, "classification", inputs, target=name,
+    return _finish(loaded, inputs, target=name,
                    target_label=f"value of {name}" if kind == "regression" else f"P({name})",
                    probability=probability, targets=tuple((v, v) for _, v in sorted(labels.items())))
 
@@ -285,19 +291,15 @@ def multiple_choice(loaded: LoadedModel, texts: tuple[str, ...], target: str | N
     def probability(outputs: Any) -> Any:
         return _wide(outputs.logits).softmax(-1)[:, index]
 
-    return _finish(loaded, "multiple-choice", inputs, target=index, target_label=f"P('{choices[index]}')",
+    return _finish(loaded, inputs, target=index, target_label=f"P('{choices[index]}')",
                    probability=probability, targets=tuple((str(i), c) for i, c in enumerate(choices)))
 
 
-PREPARERS: dict[str, Callable[[LoadedModel, tuple[str, ...], str | None], Prepared]] = {
-    "fill-mask": fill_mask, "nsp": nsp, "ner": ner, "qa": qa, "classification": classification,
-    "multiple-choice": multiple_choice,
-}
-
-
 def prepare(loaded: LoadedModel, task: str, texts: tuple[str, ...], target: str | None = None) -> Prepared:
-    if task not in PREPARERS:
-        raise InputError(f"{task} cannot be explained.", hint=f"Explainable tasks: {', '.join(TASKS)}.")
+    """The task's own preparation, named by its spec (`ExplainAdapter.prepare`)."""
+    from bertstudio.core.explain.inputs import adapter_for
+
+    adapter = adapter_for(task)
     if not texts:
         raise InputError("Nothing to explain: the input is empty.")
-    return PREPARERS[task](loaded, tuple(texts), target)
+    return replace(adapter.prepare(loaded, tuple(texts), target), task=task)

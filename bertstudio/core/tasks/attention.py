@@ -18,7 +18,7 @@ from bertstudio.core.errors import InputError, MissingHeadError
 from bertstudio.core.models import LoadedModel
 from bertstudio.core.notes import Note
 from bertstudio.core.progress import TaskControl
-from bertstudio.core.tasks.spec import TaskSpec
+from bertstudio.core.tasks.spec import TaskSpec, lazy
 from bertstudio.core.text_limits import fit_to_model, require_text
 
 if TYPE_CHECKING:  # numpy is imported where it is used: every spec is read before the window shows
@@ -275,4 +275,5 @@ def _run(loaded: LoadedModel, inputs: AttentionInput, control: TaskControl) -> A
 SPEC = TaskSpec(
     key="attention", title="Attention", model_class="AutoModel", default_model="bert-base-uncased",
     attn_implementation="eager", run=_run, compare=attention_differences, order=50, ignore_missing=("pooler.",),
+    script=lazy("bertstudio.core.snippets:attention"),
 )

@@ -18,7 +18,7 @@ from bertstudio.core.errors import InputError
 from bertstudio.core.models import LoadedModel
 from bertstudio.core.notes import Note
 from bertstudio.core.progress import TaskControl
-from bertstudio.core.tasks.spec import TaskSpec
+from bertstudio.core.tasks.spec import EvaluateAdapter, ExplainAdapter, TaskSpec, lazy
 from bertstudio.core.text_limits import Truncation, fit_to_model, require_text
 
 if TYPE_CHECKING:
@@ -315,4 +315,23 @@ SPEC = TaskSpec(
     model_class="AutoModelForSequenceClassification",
     default_model="distilbert/distilbert-base-uncased-finetuned-sst-2-english",
     trained_as="ForSequenceClassification", run=run, compare=compare, order=60,
+    script=lazy("bertstudio.core.snippets:classification"),
+    explain=ExplainAdapter(
+        parts="the text (and its pair on a second line)",
+        texts_of=lazy("bertstudio.core.explain.inputs:classification_texts"),
+        inputs_of=lazy("bertstudio.core.explain.inputs:classification_inputs"),
+        prepare=lazy("bertstudio.core.explain.targets:classification"),
+        summary=lazy("bertstudio.core.explain.summaries:classification"),
+        examples=lazy("bertstudio.core.explain.importance:table_examples"),
+    ),
+    evaluate=EvaluateAdapter(
+        picker="Classification (CSV/TSV/JSONL)", file_filter="Tables (*.csv *.tsv *.jsonl)",
+        read=lazy("bertstudio.core.evaluate.readers:read_classification_file"),
+        prepare=lazy("bertstudio.core.evaluate.predict:prepare_classification"),
+        predict=lazy("bertstudio.core.evaluate.predict:classification"),
+        metrics=lazy("bertstudio.core.evaluate.metrics:classification"),
+        inputs_of=lazy("bertstudio.core.evaluate.rows:classification_input"),
+        pair_of=lazy("bertstudio.core.evaluate.rows:pair_of_two"),
+        columns=(("text", "Text"), ("pair", "Second text"), ("label", "Label")), labelled=True,
+    ),
 )

@@ -15,7 +15,7 @@ from bertstudio.core.errors import InputError, MissingHeadError
 from bertstudio.core.models import LoadedModel
 from bertstudio.core.notes import Note
 from bertstudio.core.progress import TaskControl
-from bertstudio.core.tasks.spec import TaskSpec
+from bertstudio.core.tasks.spec import EvaluateAdapter, ExplainAdapter, TaskSpec, lazy
 from bertstudio.core.text_limits import Truncation, fit_to_model, require_text
 
 MAX_TOP_K = 100
@@ -158,4 +158,22 @@ def _inputs_for(loaded: LoadedModel, inputs: FillMaskInput) -> FillMaskInput:
 SPEC = TaskSpec(
     key="fill-mask", title="Fill-mask", model_class="AutoModelForMaskedLM", default_model="bert-base-uncased",
     run=_run, compare=compare, inputs_for=_inputs_for, order=10,
+    script=lazy("bertstudio.core.snippets:fill_mask"),
+    explain=ExplainAdapter(
+        parts="the text with a mask", one_text=True, per_layer=True,
+        texts_of=lazy("bertstudio.core.explain.inputs:fill_mask_texts"),
+        inputs_of=lazy("bertstudio.core.explain.inputs:fill_mask_inputs"),
+        prepare=lazy("bertstudio.core.explain.targets:fill_mask"),
+        summary=lazy("bertstudio.core.explain.summaries:fill_mask"),
+    ),
+    evaluate=EvaluateAdapter(
+        picker="Masked LM (plain text)", file_filter="Text (*.txt)",
+        read=lazy("bertstudio.core.evaluate.readers:read_text_file"),
+        predict=lazy("bertstudio.core.evaluate.predict:masked_lm"),
+        metrics=lazy("bertstudio.core.evaluate.metrics:masked_lm_scores"),
+        inputs_of=lazy("bertstudio.core.evaluate.rows:fill_mask_input"),
+        pair_of=lazy("bertstudio.core.evaluate.rows:pair_of_text"),
+        correct=lazy("bertstudio.core.evaluate.rows:masked_correct"),
+        shown_gold=lazy("bertstudio.core.evaluate.rows:masked_gold"), row_accuracy=False,
+    ),
 )

@@ -16,7 +16,7 @@ from bertstudio.core.errors import InputError
 from bertstudio.core.models import LoadedModel
 from bertstudio.core.notes import Note
 from bertstudio.core.progress import TaskControl
-from bertstudio.core.tasks.spec import TaskSpec
+from bertstudio.core.tasks.spec import EvaluateAdapter, ExplainAdapter, TaskSpec, lazy
 from bertstudio.core.text_limits import require_text
 
 if TYPE_CHECKING:
@@ -121,4 +121,22 @@ def run(loaded: LoadedModel, inputs: ChoiceInput, control: TaskControl) -> Choic
 SPEC = TaskSpec(
     key="multiple-choice", title="Multiple choice", command="choice", model_class="AutoModelForMultipleChoice",
     default_model="bert-base-uncased", trained_as="ForMultipleChoice", run=run, compare=compare, order=70,
+    script=lazy("bertstudio.core.snippets:multiple_choice"),
+    explain=ExplainAdapter(
+        parts="the prompt, then one ending per line",
+        texts_of=lazy("bertstudio.core.explain.inputs:multiple_choice_texts"),
+        inputs_of=lazy("bertstudio.core.explain.inputs:multiple_choice_inputs"),
+        prepare=lazy("bertstudio.core.explain.targets:multiple_choice"),
+        summary=lazy("bertstudio.core.explain.summaries:multiple_choice"),
+    ),
+    evaluate=EvaluateAdapter(
+        picker="Multiple choice (CSV with choices)", file_filter="Tables (*.csv *.tsv *.jsonl)",
+        read=lazy("bertstudio.core.evaluate.readers:read_choice_file"),
+        predict=lazy("bertstudio.core.evaluate.predict:choice"),
+        metrics=lazy("bertstudio.core.evaluate.metrics:accuracy_scores"),
+        inputs_of=lazy("bertstudio.core.evaluate.rows:choice_input"),
+        pair_of=lazy("bertstudio.core.evaluate.rows:pair_of_prompt"),
+        shown_gold=lazy("bertstudio.core.evaluate.rows:choice_gold"),
+        columns=(("prompt", "Prompt"), ("label", "Correct index")), choice_columns=True, labelled=True,
+    ),
 )

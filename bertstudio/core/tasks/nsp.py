@@ -17,7 +17,7 @@ from bertstudio.core.errors import InputError, MissingHeadError
 from bertstudio.core.models import LoadedModel
 from bertstudio.core.notes import Note
 from bertstudio.core.progress import TaskControl
-from bertstudio.core.tasks.spec import TaskSpec
+from bertstudio.core.tasks.spec import EvaluateAdapter, ExplainAdapter, TaskSpec, lazy
 from bertstudio.core.text_limits import require_text
 
 if TYPE_CHECKING:
@@ -184,4 +184,19 @@ def run(loaded: LoadedModel, inputs: NspInput, control: TaskControl) -> NspResul
 SPEC = TaskSpec(
     key="nsp", title="Next sentence", model_class="AutoModelForNextSentencePrediction",
     default_model="bert-base-uncased", run=run, compare=compare, order=20,
+    script=lazy("bertstudio.core.snippets:nsp"),
+    explain=ExplainAdapter(
+        parts="sentence A, then sentence B", texts_of=lazy("bertstudio.core.explain.inputs:nsp_texts"),
+        inputs_of=lazy("bertstudio.core.explain.inputs:nsp_inputs"),
+        prepare=lazy("bertstudio.core.explain.targets:nsp"), summary=lazy("bertstudio.core.explain.summaries:nsp"),
+    ),
+    evaluate=EvaluateAdapter(
+        picker="Next sentence (pairs with 0/1 labels)", file_filter="Tables (*.csv *.tsv *.jsonl)",
+        read=lazy("bertstudio.core.evaluate.readers:read_nsp_file"),
+        predict=lazy("bertstudio.core.evaluate.predict:nsp"),
+        metrics=lazy("bertstudio.core.evaluate.metrics:classification"), labels=("IsNext", "NotNext"),
+        inputs_of=lazy("bertstudio.core.evaluate.rows:nsp_input"),
+        pair_of=lazy("bertstudio.core.evaluate.rows:pair_of_two"),
+        columns=(("text", "Sentence A"), ("pair", "Sentence B"), ("label", "Label")), labelled=True,
+    ),
 )

@@ -57,6 +57,38 @@ class ExplainAdapter:
     texts_of: Callable[[Any], tuple[str, ...]]  # the task's input -> the texts explained
     inputs_of: Callable[[tuple[str, ...]], Any]  # texts -> the task's input (to run the task itself)
     prepare: Callable[..., Any]  # (loaded, texts, target or None) -> explain.targets.Prepared
+    one_text: bool = False  # typed lines are joined into one text (not one part per line)
+    per_layer: bool = False  # the MLM head is also read at every layer (explain.layers)
+    summary: Callable[[Any], str] | None = None  # a result in a few lines (head pruning: intact vs pruned)
+    examples: Callable[[Any], list[Any]] | None = None  # a data file -> [importance.Example] (default: tab-separated)
+
+
+@dataclass(frozen=True)
+class EvaluateAdapter:
+    """How Evaluate scores this task on a labelled file (see core/evaluate): the functions named
+    here (`lazy`) take the rows the reader gives (`evaluate.readers.Example`, task-shaped)."""
+
+    picker: str  # the Evaluate tab's task picker: "Classification (CSV/TSV/JSONL)"
+    file_filter: str  # its Open dialog: "Tables (*.csv *.tsv *.jsonl)"
+    read: Callable[..., Any]  # (path, EvalColumns, control) -> evaluate.readers.Dataset
+    predict: Callable[..., Any]  # (loaded, examples, control, options, **prepared) -> (predictions, notes)
+    metrics: Callable[..., Any]  # (golds, predicted values, labels) -> (metrics, per label, confusion or None)
+    inputs_of: Callable[[Any], Any]  # a row -> the task's input (the row opened in the task's tab)
+    pair_of: Callable[[Any], tuple[str, str | None]]  # a row -> the text (pair) the projector embeds
+    columns: tuple[tuple[str, str], ...] = ()  # (EvalColumns field, label) a person may choose
+    choice_columns: bool = False  # a list of choice columns may be named too
+    # (loaded, dataset) -> (labels, notes, keywords for `predict`): refuses a file the model cannot
+    # score (a label or tag it does not know) before any row runs; None: nothing to check.
+    prepare: Callable[..., Any] | None = None
+    labels: tuple[str, ...] = ()  # a fixed label order for metrics (NSP's IsNext, NotNext)
+    correct: Callable[[Any, Any], bool] | None = None  # (gold, predicted value); None: equal
+    shown_gold: Callable[[Any, Any], str] | None = None  # (row, prediction) -> the Rows page's gold; None: str
+    # One label per row (a class, IsNext, a choice): slices by it score accuracy, the projector colours by it.
+    labelled: bool = False
+    label_of: Callable[[Any], str | None] | None = None  # the slice label of an unlabelled task's row
+    row_accuracy: bool = True  # a row is right or wrong (the masked LM scores tokens, not rows)
+    per_label: str = "class"  # per-label scores are "per class" or "per type" (entities)
+    error_order: Callable[[Any], float] | None = None  # predicted value -> sort key of the errors; None: row order
 
 
 @dataclass(frozen=True)
@@ -83,7 +115,7 @@ class TaskSpec:
     # Evaluate only where its spec has the adapter; the Explain and Evaluate tabs, the snippet
     # writer and the CLI list exactly the specs that have one.
     explain: ExplainAdapter | None = None
-    evaluate: Any = None  # EvaluateAdapter (core/evaluate): reader, predictions, metrics, rows
+    evaluate: EvaluateAdapter | None = None
     script: ScriptBuilder | None = None
 
     @property

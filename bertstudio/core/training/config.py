@@ -12,8 +12,9 @@ from bertstudio.core.training.data import Columns
 from bertstudio.core.training.options import opt, options
 from bertstudio.core.training.pretraining import ScratchConfig
 from bertstudio.core.training.schedules import SCHEDULERS
+from bertstudio.core.training.trainable import TRAINABLE
 
-TASKS = ("text-classification", "token-classification", "pretraining")
+TASKS = tuple(TRAINABLE)  # the `--task` choices: one per trainable, none written here
 PRECISIONS = ("no", "fp16", "bf16")
 
 
@@ -26,7 +27,7 @@ class TrainConfig:
     train_file: str = opt("", flag="--train", label="Training file", widget="file", required=True, group="Data",
                           metavar="FILE",
                           help="CSV/TSV/JSONL (classification), CoNLL (token classification) "
-                               "or plain text (pretraining)")
+                               "or plain text (pre-training)")
     output_dir: str = opt("", flag="--output", label="Output folder", widget="folder", required=True, group="Data",
                           metavar="DIR", help="new model folder to write (atomically; an existing folder that is "
                                               "not a BERT Studio run is never replaced)")
@@ -82,7 +83,8 @@ class TrainConfig:
         """Every check that needs no model and no data: run before anything is loaded."""
         for name, option, _default in options(TrainConfig):
             option.check(name, getattr(self, name))
-        if not self.model and not (self.task == "pretraining" and self.scratch is not None):
+        trainable = TRAINABLE.get(self.task)
+        if not self.model and not (trainable is not None and trainable.from_scratch and self.scratch is not None):
             raise InputError("No base model chosen.",
                              hint="Choose a model folder or Hub id (or pre-train from scratch).")
         if not self.train_file:

@@ -1,6 +1,10 @@
 """One object per trainable task: how it reads its data, builds its model, encodes, collates,
-scores and where the result opens. The engine asks `TRAINABLE[config.task]` and never
-branches on the task itself.
+scores and where the result opens. The engine, the `train` CLI and the Train tab ask
+`TRAINABLE[config.task]` and never branch on the task itself.
+
+Where a result opens is not a list of app task keys: a trainable names the transformers heads its
+saved model carries (`heads`), and the result opens in every task spec whose model class is one of
+them (a new task spec with such a head is offered without an edit here).
 """
 
 from __future__ import annotations
@@ -8,12 +12,15 @@ from __future__ import annotations
 import inspect
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from bertstudio.core.errors import InputError, ModelSourceError
+from bertstudio.core.tasks.pretraining import SPEC as PRETRAINING
 from bertstudio.core.training import data as data_mod
 from bertstudio.core.training import metrics
-from bertstudio.core.training.config import TrainConfig
+
+if TYPE_CHECKING:  # config lists TRAINABLE's keys as the --task choices
+    from bertstudio.core.training.config import TrainConfig
 
 
 @dataclass
@@ -43,12 +50,30 @@ def _held_out(items: list, config: TrainConfig) -> tuple[list, list | None]:
     return [items[i] for i in keep], [items[i] for i in held]
 
 
-class TrainableTask:
-    """The base: a task key, the tabs that open its result, and the steps the engine calls."""
+def specs_with_heads(heads: tuple[str, ...]) -> tuple[str, ...]:
+    """The keys of the task specs whose model class is one of `heads`, in the order of `heads`."""
+    from bertstudio.core.tasks.spec import all_specs
 
-    key: ClassVar[str]
-    open_in: ClassVar[tuple[str, ...]]
+    return tuple(spec.key for head in heads for spec in all_specs().values() if spec.model_class == head)
+
+
+class TrainableTask:
+    """The base: a `--task` key, what the form says, where its result opens, the steps the engine calls."""
+
+    key: ClassVar[str]  # the `train --task` value and the run folder's marker
+    title: ClassVar[str]  # what the Train form lists
+    demo_files: ClassVar[tuple[str, str]]  # (training, validation or "") under resources/datasets
     auto_class: ClassVar[str] = ""  # the transformers Auto class of the head
+    from_scratch: ClassVar[bool] = False  # may start from nothing (a new vocabulary and model)
+    columns: ClassVar[bool] = False  # reads named columns of a table (the form offers them)
+    # The Auto classes whose heads the saved model carries (default: `auto_class`), the first one
+    # first: Evaluate scores the result as the first task it opens in.
+    heads: ClassVar[tuple[str, ...]] = ()
+
+    @property
+    def open_in(self) -> tuple[str, ...]:
+        """The task specs that can load the saved model (every head it may carry)."""
+        return specs_with_heads(self.heads or (self.auto_class,))
 
     def read(self, config: TrainConfig, nsp: bool = True) -> Data:
         raise NotImplementedError
@@ -82,12 +107,15 @@ class TrainableTask:
         raise NotImplementedError
 
     def opens_in(self, nsp: bool) -> tuple[str, ...]:
+        """The task specs that can load the model this run saved."""
         return self.open_in
 
 
 class TextClassification(TrainableTask):
     key = "text-classification"
-    open_in = ("classification",)
+    title = "Text classification (CSV / TSV / JSONL)"
+    demo_files = ("reviews_train.csv", "reviews_eval.csv")
+    columns = True
     auto_class = "AutoModelForSequenceClassification"
 
     def read(self, config: TrainConfig, nsp: bool = True) -> Data:
@@ -131,7 +159,8 @@ class TextClassification(TrainableTask):
 
 class TokenClassification(TrainableTask):
     key = "token-classification"
-    open_in = ("ner",)
+    title = "Token classification / NER (CoNLL)"
+    demo_files = ("ner_train.conll", "ner_eval.conll")
     auto_class = "AutoModelForTokenClassification"
 
     def read(self, config: TrainConfig, nsp: bool = True) -> Data:
@@ -195,8 +224,11 @@ def pretraining_class(folder: Path) -> tuple[Any, bool]:
 
 
 class Pretraining(TrainableTask):
-    key = "pretraining"
-    open_in = ("fill-mask", "nsp")
+    key = PRETRAINING.key  # this trains the pre-training spec's model (the spec has no run of its own)
+    title = "Pre-training: masked LM + next sentence (plain text)"
+    demo_files = ("pretraining_corpus.txt", "")
+    from_scratch = True
+    heads = ("AutoModelForMaskedLM", "AutoModelForNextSentencePrediction")
 
     def needs_model_probe(self, config: TrainConfig) -> bool:
         return bool(config.model)
@@ -249,7 +281,8 @@ class Pretraining(TrainableTask):
         return metrics.pretraining(nsp)
 
     def opens_in(self, nsp: bool) -> tuple[str, ...]:
-        return self.open_in if nsp else ("fill-mask",)
+        """Without next-sentence prediction the saved model carries the masked-LM head only."""
+        return self.open_in if nsp else specs_with_heads(self.heads[:1])
 
 
 TRAINABLE: dict[str, TrainableTask] = {task.key: task for task in (TextClassification(), TokenClassification(),

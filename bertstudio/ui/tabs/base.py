@@ -99,6 +99,7 @@ class TaskTab(ModelTab):
         self.run_button = self.controls.run_button
         self.cancel_button = self.controls.cancel_button
         self.explain_button = self.controls.explain_button
+        self.explain_button.setVisible(spec_for(self.SPEC_KEY).explain is not None)  # only what Explain can read
         self.examples_combo.activated.connect(self._example_chosen)
         self.run_button.clicked.connect(self.run)
         self.cancel_button.clicked.connect(self.cancel)
@@ -359,7 +360,7 @@ class TaskTab(ModelTab):
         return (info.request.source if info is not None else self.model_bar.source_text()), self.inputs()
 
     def _explain(self) -> None:
-        if self._ran is not None and self.result is not None:
+        if self._ran is not None and self.result is not None and self.spec.explain is not None:
             request, inputs = self._ran
             self.explain_requested.emit(ExplainRequest(self.SPEC_KEY, request, inputs, self.result))
 

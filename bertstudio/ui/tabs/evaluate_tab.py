@@ -27,6 +27,7 @@ from PySide6.QtWidgets import (
 )
 
 from bertstudio.core.errors import BertStudioError, InputError
+from bertstudio.core.evaluate.adapters import adapter_for, evaluable, evaluated_as
 from bertstudio.core.models import LoadRequest, ModelInfo
 from bertstudio.core.progress import TaskControl
 from bertstudio.ui.tabs.frame import ModelTab, error_note
@@ -35,24 +36,6 @@ from bertstudio.ui.widgets.eval_results import ComparePage, ConfusionPage, Metri
 from bertstudio.ui.widgets.run_controls import ProgressLine
 from bertstudio.workers.runner import TaskRunner
 
-# (spec key, what a person reads, the file types it reads)
-TASKS = (
-    ("classification", "Classification (CSV/TSV/JSONL)", "Tables (*.csv *.tsv *.jsonl)"),
-    ("ner", "Token classification (CoNLL)", "CoNLL (*.conll *.txt *.iob *.bio)"),
-    ("qa", "Question answering (SQuAD JSON or CSV)", "SQuAD or tables (*.json *.csv *.tsv *.jsonl)"),
-    ("fill-mask", "Masked LM (plain text)", "Text (*.txt)"),
-    ("nsp", "Next sentence (pairs with 0/1 labels)", "Tables (*.csv *.tsv *.jsonl)"),
-    ("multiple-choice", "Multiple choice (CSV with choices)", "Tables (*.csv *.tsv *.jsonl)"),
-)
-# which column roles each task reads (EvalColumns field -> label)
-ROLES = {
-    "classification": (("text", "Text"), ("pair", "Second text"), ("label", "Label")),
-    "ner": (),
-    "qa": (("question", "Question"), ("context", "Context"), ("answer", "Answer")),
-    "fill-mask": (),
-    "nsp": (("text", "Sentence A"), ("pair", "Sentence B"), ("label", "Label")),
-    "multiple-choice": (("prompt", "Prompt"), ("label", "Correct index")),
-}
 DETECTED = "(detected)"
 
 
@@ -74,9 +57,13 @@ class EvaluateTab(ModelTab):
     TASK = "evaluate"
     TITLE = "Evaluate"
     ORDER = 95
-    MODEL_TASK = "classification"
 
     open_row = Signal(str, str, object)  # spec key, model source, the task's input dataclass
+
+    def _setup(self) -> None:
+        # The model bar loads for the picker's task (the specs with an Evaluate adapter), the first at start.
+        self.MODEL_TASK = next(iter(evaluable()))
+        super()._setup()
 
     def build(self) -> None:
         from bertstudio.core.evaluate.projector import methods
@@ -85,8 +72,9 @@ class EvaluateTab(ModelTab):
         self.comparison: Any = None
         self._request: LoadRequest | None = None
         self.task_combo = QComboBox()
-        for key, label, _ in TASKS:
-            self.task_combo.addItem(label, key)
+        for key, spec in evaluable().items():
+            assert spec.evaluate is not None
+            self.task_combo.addItem(spec.evaluate.picker, key)
         self.task_combo.currentIndexChanged.connect(self._task_changed)
         self.data_file = QLineEdit()
         self.data_file.setPlaceholderText("a labelled file: CSV/TSV/JSONL, CoNLL, SQuAD JSON or text")
@@ -181,7 +169,8 @@ class EvaluateTab(ModelTab):
         self.choice_columns = QLineEdit()
         self.choice_columns.setPlaceholderText("choice0, choice1… (detected)")
         header = header_of(self.data_file.text().strip())
-        roles = ROLES[self.task_key]
+        adapter = adapter_for(self.task_key)
+        roles = adapter.columns
         if not roles or not header:
             note = QLabel("none to choose for this task" if not roles else "detected when a file is chosen")
             note.setEnabled(False)
@@ -196,13 +185,13 @@ class EvaluateTab(ModelTab):
             self.column_combos[field] = combo
             row.addWidget(QLabel(f"{label}:"))
             row.addWidget(combo)
-        if self.task_key == "multiple-choice":
+        if adapter.choice_columns:
             row.addWidget(QLabel("Choices:"))
             row.addWidget(self.choice_columns, 1)
         row.addStretch(1)
 
     def _browse(self) -> None:
-        filters = next(f for key, _, f in TASKS if key == self.task_key)
+        filters = adapter_for(self.task_key).file_filter
         path, _ = QFileDialog.getOpenFileName(self, "Open a labelled file", "", f"{filters};;All files (*)")
         if path:
             self.data_file.setText(path)
@@ -243,8 +232,9 @@ class EvaluateTab(ModelTab):
             self.runner.cancel()
 
     def open_evaluation(self, model_source: str, data_file: str, task_key: str) -> None:
-        """Evaluate `model_source` on `data_file` at once (the Train tab's "Evaluate…")."""
-        index = self.task_combo.findData("fill-mask" if task_key == "pretraining" else task_key)
+        """Evaluate `model_source` on `data_file` at once (the Train tab's "Evaluate…"); a model trained
+        for a task Evaluate does not score is scored as the task its training opens it in."""
+        index = self.task_combo.findData(evaluated_as(task_key))
         if index >= 0:
             self.task_combo.setCurrentIndex(index)
         self.model_bar.source.setEditText(model_source)
@@ -299,13 +289,11 @@ class EvaluateTab(ModelTab):
         self.projector_page.status.setText(getattr(error, "message", None) or str(error))
 
     def _open_row(self, row: int) -> None:
-        from bertstudio.core.evaluate.rows import row_inputs
-
         evaluation = self.evaluation
         if evaluation is None or evaluation.dataset is None or not 0 <= row < evaluation.n:
             return
         example = evaluation.dataset.examples[row]
-        self.open_row.emit(evaluation.task, evaluation.model, row_inputs(evaluation.task, example))
+        self.open_row.emit(evaluation.task, evaluation.model, evaluation.adapter.inputs_of(example))
 
     def model_loaded(self, info: ModelInfo) -> None:
         self.status.emit(f"Evaluate: {info.architecture} ready for {self.task_key}")

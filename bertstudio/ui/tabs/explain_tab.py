@@ -29,6 +29,7 @@ from PySide6.QtWidgets import (
 )
 
 from bertstudio.core.errors import BertStudioError, InputError
+from bertstudio.core.explain.inputs import adapter_for, explainable
 from bertstudio.core.limits import MAX_IG_STEPS
 from bertstudio.core.models import LoadRequest, ModelInfo
 from bertstudio.core.notes import Note
@@ -42,8 +43,6 @@ from bertstudio.ui.widgets.head_importance_view import HeadImportanceView
 from bertstudio.ui.widgets.layer_predictions import LayerPredictionsView
 from bertstudio.ui.widgets.run_controls import ProgressLine
 
-TASKS = (("fill-mask", "Fill-mask"), ("nsp", "Next sentence"), ("ner", "NER"), ("qa", "Question answering"),
-         ("classification", "Classification"), ("multiple-choice", "Multiple choice"))
 METHODS = (("integrated-gradients", "Integrated Gradients"), ("grad-x-input", "Gradient × input"),
            ("gradient", "Gradient (L2 norm)"))
 DEFAULT_TARGET = "(the model's answer)"
@@ -52,14 +51,14 @@ DEFAULT_TARGET = "(the model's answer)"
 # -- worker side ---------------------------------------------------------------------------------
 def explain_job(request: LoadRequest, task: str, texts: tuple[str, ...], method: str, target: str | None,
                 steps: int, converge: bool, control: TaskControl) -> tuple[str, Any]:
-    """Attributions, and for fill-mask also the per-layer predictions of the same text."""
+    """Attributions, and where the task's adapter asks (fill-mask) the per-layer predictions of the same text."""
     from bertstudio.core.explain.attribution import explain
     from bertstudio.core.explain.layers import per_layer
     from bertstudio.core.models import load_model
 
     loaded = load_model(request, control)
     explanation = explain(loaded, task, texts, method, target, steps, converge, control)
-    layers = per_layer(loaded, texts[0]) if task == "fill-mask" else None
+    layers = per_layer(loaded, texts[0]) if adapter_for(task).per_layer else None
     return "explain", (explanation, layers)
 
 
@@ -102,15 +101,14 @@ class ExplainTab(ModelTab):
     TASK = "explain"
     TITLE = "Explain"
     ORDER = 90
-    MODEL_TASK = "classification"
+    MODEL_TASK = explainable()[0].key  # the first task it lists
 
     def build(self) -> None:
         self._request: LoadRequest | None = None  # the model a task tab handed over (or the bar's)
         self._handed: tuple[tuple[str, ...], Any] | None = None  # (texts, the task's input) from a task tab
         self.task_combo = QComboBox()
-        for key, label in TASKS:
-            self.task_combo.addItem(label, key)
-        self.task_combo.setCurrentIndex(4)
+        for spec in explainable():  # exactly the specs with an Explain adapter, in their order
+            self.task_combo.addItem(spec.title, spec.key)
         self.task_combo.currentIndexChanged.connect(self._task_changed)
         self.input = QPlainTextEdit()
         self.input.setMaximumHeight(72)
@@ -177,7 +175,7 @@ class ExplainTab(ModelTab):
     # -- public ------------------------------------------------------------------------------
     def explain(self, spec_key: str, request: LoadRequest, inputs: Any, result: Any) -> None:
         """From a task tab: its task, model, input and result; the attributions start at once."""
-        from bertstudio.core.explain.inputs import targets_of, texts_of
+        from bertstudio.core.explain.inputs import texts_of
 
         texts = texts_of(spec_key, inputs)
         self._request = request  # set first: the task switch keeps it (and reloads nothing)
@@ -189,7 +187,7 @@ class ExplainTab(ModelTab):
             if combo.findText(value) >= 0:
                 combo.setCurrentText(value)
         self.model_bar.load(request.source)  # the bar shows the model's facts; the job uses `request`
-        self._fill_targets(targets_of(spec_key, result))
+        self._fill_targets(())  # the explanation brings the targets a person may choose
         self.run()
 
     def set_task(self, key: str) -> None:
@@ -207,13 +205,12 @@ class ExplainTab(ModelTab):
         return str(self.method.currentData())
 
     def _task_changed(self, *_args: Any) -> None:
-        from bertstudio.core.explain.inputs import PARTS
-
+        adapter = adapter_for(self.task_key)
         self.model_bar.task = self.task_key
-        self.input_label.setText(f"Input, one part per line: {PARTS[self.task_key]}")
+        self.input_label.setText(f"Input, one part per line: {adapter.parts}")
         self._request = None if self._request is None or self._request.task != self.task_key else self._request
         self._fill_targets(())
-        self.pages.setTabEnabled(2, self.task_key == "fill-mask")
+        self.pages.setTabEnabled(2, adapter.per_layer)
         self._reload_for_task()
 
     def _reload_for_task(self) -> None:
@@ -343,7 +340,7 @@ class ExplainTab(ModelTab):
             self.importance.show_importance(value)
             self.notes.set_notes(value.notes)
         elif kind == "prune":
-            self.importance.show_preview(self.task_key, value)
+            self.importance.show_preview(adapter_for(self.task_key).summary, value)
             self.notes.set_notes(value.notes)
 
     # -- workspace -----------------------------------------------------------------------------
@@ -352,7 +349,7 @@ class ExplainTab(ModelTab):
                 "steps": self.steps.value(), "converge": self.converge.isChecked()}
 
     def restore(self, state: dict[str, Any]) -> None:
-        if state.get("task") in dict(TASKS):
+        if state.get("task") in {spec.key for spec in explainable()}:
             self.set_task(str(state["task"]))
         self.input.setPlainText(str(state.get("input", "")))
         index = self.method.findData(state.get("method"))

@@ -32,8 +32,10 @@ from PySide6.QtWidgets import (
 )
 
 from bertstudio.core.progress import ProgressEvent
+from bertstudio.core.tasks.pretraining import SPEC as PRETRAINING
 from bertstudio.core.training.config import TrainConfig
 from bertstudio.core.training.pretraining import ScratchConfig
+from bertstudio.core.training.trainable import TRAINABLE, TrainableTask
 from bertstudio.resources import resource_path
 from bertstudio.ui.tabs.frame import StudioTab
 from bertstudio.ui.train import output as output_mod
@@ -45,16 +47,11 @@ from bertstudio.ui.widgets.elided_label import ElidedLabel
 from bertstudio.ui.widgets.training_plots import TrainingPlots
 from bertstudio.workers.runner import TaskRunner
 
-DEMO_FILES = {
-    "text-classification": ("reviews_train.csv", "reviews_eval.csv"),
-    "token-classification": ("ner_train.conll", "ner_eval.conll"),
-    "pretraining": ("pretraining_corpus.txt", ""),
-}
 ALIASES = {"model": "base_model", "intermediate_size": "ffn", "hidden_size": "hidden"}
 
 
 class TrainTab(StudioTab):
-    TASK = "pretraining"
+    TASK = PRETRAINING.key  # the pre-training spec runs here (it has no run of its own): window and workspace key
     TITLE = "Train"
     ORDER = 90
 
@@ -164,19 +161,24 @@ class TrainTab(StudioTab):
     def task_key(self) -> str:
         return str(self.task.currentData())
 
+    @property
+    def trainable(self) -> TrainableTask:
+        """What the chosen task offers (from scratch, named columns, demo files): asked, never switched on."""
+        return TRAINABLE.get(self.task_key) or next(iter(TRAINABLE.values()))
+
     def _task_changed(self) -> None:
-        pretraining = self.task_key == "pretraining"
-        self.from_scratch.setVisible(pretraining)
-        scratch = pretraining and self.from_scratch.isChecked()
+        can_scratch = self.trainable.from_scratch
+        self.from_scratch.setVisible(can_scratch)
+        scratch = can_scratch and self.from_scratch.isChecked()
         self.scratch_box.setVisible(scratch)
         self.base_model.setEnabled(not scratch)
-        self.columns_box.setVisible(self.task_key == "text-classification")
+        self.columns_box.setVisible(self.trainable.columns)
         self._columns_path = ""
         self._clear_plan("Reading the data for the plan…" if self.train_file.text().strip() else NO_PLAN)
         self._settings_changed()
 
     def use_demo_data(self) -> None:
-        train, evaluation = DEMO_FILES[self.task_key]
+        train, evaluation = self.trainable.demo_files
         self.train_file.setText(str(resource_path("datasets", train)))
         self.eval_file.setText(str(resource_path("datasets", evaluation)) if evaluation else "")
 
@@ -195,7 +197,7 @@ class TrainTab(StudioTab):
     def _columns(self) -> Any:
         from bertstudio.core.training import Columns
 
-        if self.task_key != "text-classification" or self._columns_path != self.train_file.text().strip():
+        if not self.trainable.columns or self._columns_path != self.train_file.text().strip():
             return None  # a new file: detected in the worker
         text, label, pair = (self.text_column.currentText(), self.label_column.currentText(),
                              self.pair_column.currentText())
@@ -205,7 +207,7 @@ class TrainTab(StudioTab):
         """The run's settings as the core's TrainConfig."""
         values = self.form.values(TrainConfig)
         scratch = None
-        if self.task_key == "pretraining" and self.from_scratch.isChecked():
+        if self.trainable.from_scratch and self.from_scratch.isChecked():
             scratch = ScratchConfig(max_length=values["max_length"], **self.form.values(ScratchConfig))
         values.update(
             model="" if scratch else values["model"], eval_file=values["eval_file"] or None,
@@ -222,7 +224,7 @@ class TrainTab(StudioTab):
             self.plan_runner.cancel(emit=False)
             self._clear_plan(NO_PLAN)
             return
-        self.plan_runner.start(preview_job, self.config(), self.task_key == "text-classification")
+        self.plan_runner.start(preview_job, self.config(), self.trainable.columns)
 
     def _clear_plan(self, text: str) -> None:
         """No plan drawn under an error or for other settings than those shown."""

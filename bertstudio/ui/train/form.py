@@ -24,12 +24,13 @@ from PySide6.QtWidgets import (
 )
 
 from bertstudio.core.training.options import Option, options
+from bertstudio.core.training.trainable import TRAINABLE
 
-TASK_LABELS = {
-    "text-classification": "Text classification (CSV / TSV / JSONL)",
-    "token-classification": "Token classification / NER (CoNLL)",
-    "pretraining": "Pre-training: masked LM + next sentence (plain text)",
-}
+
+def choice_label(choice: str) -> str:
+    """What a choice reads as: a trainable task's own title, any other choice itself."""
+    trainable = TRAINABLE.get(choice)
+    return trainable.title if trainable is not None else choice
 
 
 def make_widget(option: Option, default: Any) -> QWidget:
@@ -53,7 +54,7 @@ def make_widget(option: Option, default: Any) -> QWidget:
     elif option.widget in ("choice", "device"):
         widget = QComboBox()
         for choice in option.choices:
-            widget.addItem(TASK_LABELS.get(choice, choice), choice)
+            widget.addItem(choice_label(choice), choice)
         if default is not None and option.choices:
             widget.setCurrentIndex(max(0, widget.findData(default)))
     elif option.widget == "check":

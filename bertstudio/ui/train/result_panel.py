@@ -14,7 +14,14 @@ from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWi
 from bertstudio.ui.train import output as output_mod
 from bertstudio.ui.widgets.elided_label import ElidedLabel
 
-OPEN_LABELS = {"fill-mask": "Fill-mask", "nsp": "NSP", "ner": "NER", "classification": "Classification"}
+
+def open_targets() -> dict[str, str]:
+    """Spec key -> "Open in <title>" for every task a trained model can open in, in tab order."""
+    from bertstudio.core.tasks.spec import all_specs
+    from bertstudio.core.training.trainable import TRAINABLE
+
+    opened = {key for trainable in TRAINABLE.values() for key in trainable.open_in}
+    return {spec.key: f"Open in {spec.title}" for spec in all_specs().values() if spec.key in opened}
 
 
 def format_metrics(metrics: dict[str, float]) -> str:
@@ -37,8 +44,8 @@ class ResultPanel(QWidget):
         self.delete_checkpoints.clicked.connect(self.delete_checkpoint_folder)
         self.open_buttons: dict[str, QPushButton] = {}
         open_row = QHBoxLayout()
-        for key, label in OPEN_LABELS.items():
-            button = QPushButton(f"Open in {label}")
+        for key, label in open_targets().items():
+            button = QPushButton(label)
             button.clicked.connect(lambda _checked=False, k=key: self.open_in.emit(k))
             self.open_buttons[key] = button
             open_row.addWidget(button)

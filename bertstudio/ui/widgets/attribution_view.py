@@ -155,7 +155,7 @@ class AttributionView(QWidget):
                 item = QTableWidgetItem()
                 item.setData(Qt.ItemDataRole.DisplayRole, value)
                 self.table.setItem(r, c, item)
-        self.table.setColumnHidden(3, e.task != "multiple-choice")
+        self.table.setColumnHidden(3, e.sequences <= 1)  # one sequence: nothing to tell apart
         self.table.setSortingEnabled(True)
         self.table.sortItems(2, Qt.SortOrder.DescendingOrder)  # the tokens that pushed most towards the target
 

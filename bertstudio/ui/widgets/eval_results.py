@@ -71,7 +71,7 @@ class MetricsPage(QWidget):
 
     def show_result(self, result: Any) -> None:
         self.metrics.set_records([(k, v) for k, v in result.metrics.items()])
-        self.per_label_box.findChild(QLabel).setText(f"<b>{'Per type' if result.task == 'ner' else 'Per class'}</b>")
+        self.per_label_box.findChild(QLabel).setText(f"<b>Per {result.adapter.per_label}</b>")
         self.per_label.set_records([(k, s.precision, s.recall, s.f1, s.support) for k, s in result.per_label.items()])
         self.per_label_box.setVisible(bool(result.per_label))
         main = next((k for k in ("f1", "top1_accuracy", "accuracy") if k in result.metrics), "")
@@ -270,7 +270,7 @@ class ProjectorPage(QWidget):
     def set_result(self, result: Any) -> None:
         self.result = result
         self.compute.setEnabled(result is not None)
-        if result is not None and result.task in ("classification", "nsp", "multiple-choice"):
+        if result is not None and result.adapter.labelled:  # one label per row: colour by it
             self.colour.setCurrentText("gold")
 
     def show_projection(self, projection: Any) -> None:

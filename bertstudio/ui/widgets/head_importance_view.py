@@ -8,6 +8,7 @@ important heads switched off, from one job (core.jobs.run_spec with compare_abla
 from __future__ import annotations
 
 import html
+from collections.abc import Callable
 from typing import Any
 
 from PySide6.QtCore import Signal
@@ -25,26 +26,16 @@ from PySide6.QtWidgets import (
 )
 
 
-def summary_of(task: str, result: Any) -> str:
-    """A few lines that say what a task's result is (for intact vs pruned)."""
+def summary_of(summary: Callable[[Any], str] | None, result: Any) -> str:
+    """A few lines that say what a task's result is (for intact vs pruned), by the task's own
+    summary (its spec's Explain adapter); a result it cannot read shows as it is."""
     if result is None:
         return ""
-    try:
-        if task == "fill-mask":
-            return "\n".join(f"{c.score:7.2%}  {c.token}" for c in result.masks[0].candidates)
-        if task == "classification":
-            return "\n".join(f"{s.score:7.2%}  {s.label}" for s in result.first.scores)
-        if task == "multiple-choice":
-            return "\n".join(f"{c.score:7.2%}  {c.choice}" for c in result.choices)
-        if task == "qa":
-            return "\n".join(f"{a.score:7.2%}  {a.answer or '(no answer)'}" for a in result.answers)
-        if task == "ner":
-            return "\n".join(f"{e.score:7.2%}  {e.label}  {e.word}" for e in result.entities) or "no entities"
-        if task == "nsp":
-            first = result.results[0] if hasattr(result, "results") else result
-            return f"P(IsNext) = {first.is_next:.2%}\nP(NotNext) = {first.not_next:.2%}"
-    except (AttributeError, IndexError):
-        pass
+    if summary is not None:
+        try:
+            return summary(result)
+        except (AttributeError, IndexError):
+            pass
     return str(result)
 
 
@@ -171,6 +162,7 @@ class HeadImportanceView(QWidget):
             self.pruned_label.setText("switching off " + ", ".join(f"{layer}:{head}" for layer, head in heads))
             self.prune_requested.emit(heads)
 
-    def show_preview(self, task: str, outcome: Any) -> None:
+    def show_preview(self, summary: Callable[[Any], str] | None, outcome: Any) -> None:
+        """The intact and the pruned result, each in the task's own few lines (`summary`)."""
         for box, result in ((self.intact, outcome.result), (self.pruned, outcome.second)):
-            box.setHtml(f"<pre>{html.escape(summary_of(task, result))}</pre>")
+            box.setHtml(f"<pre>{html.escape(summary_of(summary, result))}</pre>")

@@ -31,6 +31,7 @@ class RankedBars(pg.PlotWidget):
         self._role = "a"
         self.probability = ("%" in value_format) if probability is None else probability
         self.partner: RankedBars | None = None
+        self.value_range: tuple[float, float] | None = None  # a fixed value axis, whatever the values
         self.labels: list[str] = []
         self.values: np.ndarray = np.zeros(0)
         self._texts: list[pg.TextItem] = []
@@ -96,9 +97,12 @@ class RankedBars(pg.PlotWidget):
         self.setMinimumHeight(40 + 24 * max(count, 1))
 
     def x_range(self) -> tuple[float, float]:
-        """The value axis' range: 0-1 for probabilities, else shared with the partner."""
+        """The value axis' range: 0-1 for probabilities, a fixed `value_range` (cosines: -1..1), else
+        shared with the partner."""
         if self.probability:
             return 0.0, 1.0
+        if self.value_range is not None:
+            return self.value_range
         lists = [self.values] + ([self.partner.values] if self.partner is not None else [])
         return plot_style.shared_value_range(*lists)
 

@@ -1,0 +1,133 @@
+"""Evaluate for Similarity: an STS-style file (sentence1, sentence2, gold score) against the cosines.
+
+The metrics are the two plain correlations STS benchmarks report, between the gold scores and
+the model's cosines: Spearman (of ranks: what an embedding model is judged by, whatever the gold
+scale, 0-5 or 0-1) and Pearson, both in -1..1, computed by scipy. A row's error is how far its
+cosine's rank is from its gold score's rank (ranks among all rows, ties averaged); the errors are
+the rows whose ranks differ, largest difference first.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from bertstudio.core import notes
+from bertstudio.core.datafiles import read_table, tick
+from bertstudio.core.evaluate.predict import EvalOptions, Prediction
+from bertstudio.core.evaluate.readers import Dataset, EvalColumns, Example, _extra, _finish, _pick
+from bertstudio.core.models import LoadedModel
+from bertstudio.core.progress import TaskControl
+from bertstudio.core.training.data import RowIssue, raise_issues
+
+FIRST_NAMES = ("sentence1", "sentence_1", "sentence_a", "text_a", "s1", "a", "text")
+SECOND_NAMES = ("sentence2", "sentence_2", "sentence_b", "text_b", "s2", "b", "text_pair")
+SCORE_NAMES = ("score", "similarity", "gold", "label", "relatedness_score", "y")
+
+
+def _gold(value: Any) -> float | None:
+    try:
+        number = float(str(value).strip())
+    except ValueError:
+        return None
+    return number if math.isfinite(number) else None
+
+
+def read_file(path: Path, columns: EvalColumns, control: TaskControl | None = None) -> Dataset:
+    """inputs = (sentence 1, sentence 2), gold = the score (a finite number, any scale)."""
+    header, rows = read_table(path, control=control)
+    raise_issues(path, [RowIssue(line, problem) for line, row, problem in rows if row is None])
+    score = _pick(header, columns.label, SCORE_NAMES, "score", path)
+    first = _pick(header, columns.text, FIRST_NAMES, "sentence1", path, (score,))
+    second = _pick(header, columns.pair, SECOND_NAMES, "sentence2", path, (score, first))
+    examples, issues = [], []
+    for line, row in ((line, row) for line, row, _ in rows if row is not None):
+        tick(control, line)
+        a, b = str(row.get(first) or "").strip(), str(row.get(second) or "").strip()
+        gold = _gold(row.get(score, ""))
+        if not a or not b:
+            issues.append(RowIssue(line, "empty sentence1 or sentence2"))
+        elif gold is None:
+            issues.append(RowIssue(line, f"score '{row.get(score)}' is not a number"))
+        else:
+            examples.append(Example(line, f"{a} ||| {b}", (a, b), gold, _extra(row, (first, second, score))))
+    return _finish(path, examples, issues, (first, second, score), header)
+
+
+def ranks(values: Sequence[float]) -> list[float]:
+    """1-based ranks, ties given their average rank (as Spearman's correlation ranks them)."""
+    from scipy.stats import rankdata
+
+    return [float(r) for r in rankdata(list(values))] if values else []
+
+
+def predict(loaded: LoadedModel, examples: Sequence[Example], control: TaskControl,
+            options: EvalOptions) -> tuple[list[Prediction], list[Any]]:
+    """The cosine of each pair (mean pooling, as the Similarity tab) and its rank difference."""
+    import torch
+
+    from bertstudio.core.tasks.similarity import embed
+
+    cosines: list[float] = []
+    for start in range(0, len(examples), options.batch_size):
+        chunk = examples[start:start + options.batch_size]
+        firsts = embed(loaded, [x.inputs[0] for x in chunk], "mean")
+        seconds = embed(loaded, [x.inputs[1] for x in chunk], "mean")
+        unit = torch.nn.functional.normalize
+        cosines += (unit(firsts, dim=-1) * unit(seconds, dim=-1)).sum(-1).clamp(-1, 1).tolist()
+        control.check()
+        control.report(f"Scored {len(cosines)} of {len(examples)} rows", len(cosines) / len(examples))
+    predicted, gold = ranks(cosines), ranks([float(x.gold) for x in examples])
+    n, limit = len(examples), loaded.info.max_length
+    texts = [text for x in examples for text in x.inputs]
+    cut = sum(len(ids) > limit for ids in loaded.tokenizer(texts)["input_ids"]) if texts else 0
+    found = [notes.warning(f"{cut} sentence(s) were longer than the {limit} tokens the model reads and were cut; "
+                           "their embeddings cover the first part only.")] if cut else []
+    return [Prediction((c, abs(p - g)), f"{c:+.3f} (rank {p:g} of {n}; gold rank {g:g})", c)
+            for c, p, g in zip(cosines, predicted, gold, strict=True)], found
+
+
+def _correlations(golds: Sequence[float], cosines: Sequence[float]) -> dict[str, float]:
+    """Spearman and Pearson; NaN where undefined (fewer than two rows, or a constant column)."""
+    from scipy.stats import pearsonr, spearmanr
+
+    if len(golds) < 2 or len(set(golds)) < 2 or len(set(cosines)) < 2:
+        return {"spearman": float("nan"), "pearson": float("nan")}
+    return {"spearman": float(spearmanr(golds, cosines).statistic),
+            "pearson": float(pearsonr(golds, cosines).statistic)}
+
+
+def metrics(golds: Sequence[Any], predictions: Sequence[Any], _labels: Sequence[str] = ()) -> tuple[Any, Any, Any]:
+    """(metrics, no per-label scores, no confusion): the correlations of gold scores and cosines."""
+    cosines = [float(value[0]) for value in predictions]
+    values = _correlations([float(g) for g in golds], cosines)
+    values["mean_rank_difference"] = (sum(float(v[1]) for v in predictions) / len(predictions)
+                                      if predictions else float("nan"))
+    return values, {}, None
+
+
+def correct(_gold: Any, value: Any) -> bool:
+    """A row is right when its cosine has the rank its gold score has."""
+    return float(value[1]) < 0.5
+
+
+def error_order(value: Any) -> float:
+    """Errors largest rank difference first."""
+    return -float(value[1])
+
+
+def shown_gold(example: Example, _prediction: Any) -> str:
+    return f"{float(example.gold):g}"
+
+
+def inputs_of(example: Example) -> Any:
+    """A row opened in the Similarity tab: sentence 1 against sentence 2."""
+    from bertstudio.core.tasks.similarity import SimilarityInput
+
+    return SimilarityInput(example.inputs[0], (example.inputs[1],))
+
+
+def pair_of(example: Example) -> tuple[str, str | None]:
+    return example.inputs[0], example.inputs[1]

@@ -1,0 +1,215 @@
+"""Sentence similarity: sentence A against one or more sentences B, the cosine of their embeddings.
+
+An embedding is the encoder's last hidden state pooled over the sentence: "mean" averages it over
+the attention mask (sentence-transformers' definition for all-MiniLM-L6-v2 and most of its
+models), "cls" takes the first token. The cosine is what those models were trained to make
+meaningful; it lies in -1..1, so the view draws it on a fixed -1..1 axis. With several sentences
+the result also holds the whole similarity matrix (A first, then the B's in the order given).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from bertstudio.core import notes
+from bertstudio.core.errors import InputError
+from bertstudio.core.notes import Note
+from bertstudio.core.tasks.spec import EvaluateAdapter, ExplainAdapter, TaskSpec, lazy
+from bertstudio.core.text_limits import require_text
+
+if TYPE_CHECKING:
+    from bertstudio.core.compare import RankingDiff
+    from bertstudio.core.models import LoadedModel
+    from bertstudio.core.progress import TaskControl
+
+POOLINGS = ("mean", "cls")
+MAX_SENTENCES = 200  # sentences B compared with A at once
+BATCH = 16
+
+
+@dataclass(frozen=True)
+class SimilarityInput:
+    """Sentence A, the sentences B it is compared with, and how token states become one embedding."""
+
+    a: str
+    bs: tuple[str, ...] = field(default_factory=tuple)
+    pooling: str = "mean"
+
+
+@dataclass(frozen=True)
+class SimilarityScore:
+    text: str  # a sentence B
+    score: float  # cosine with A, -1..1
+
+    def to_json(self) -> dict[str, object]:
+        return {"text": self.text, "score": self.score}
+
+
+@dataclass(frozen=True)
+class SimilarityResult:
+    """Cosines of A with each B (in the order given) and the matrix of every pair (A, B1, B2...)."""
+
+    a: str
+    pooling: str
+    scores: tuple[SimilarityScore, ...]
+    matrix: tuple[tuple[float, ...], ...]  # (1 + len(scores)) x (1 + len(scores)); row 0 is A
+    cut: tuple[str, ...] = ()  # sentences longer than the model reads (cut to fit)
+    max_length: int = 0
+
+    @property
+    def ranked(self) -> tuple[SimilarityScore, ...]:
+        """Most similar first (what the bars show)."""
+        return tuple(sorted(self.scores, key=lambda s: s.score, reverse=True))
+
+    @property
+    def notes(self) -> tuple[Note, ...]:
+        if not self.cut:
+            return ()
+        return (notes.warning(
+            f"{len(self.cut)} sentence(s) were longer than the {self.max_length} tokens the model reads and "
+            "were cut; their embeddings cover the first part only.", "\n".join(self.cut)),)
+
+    def to_json(self) -> dict[str, object]:
+        return {"pooling": self.pooling, "scores": [s.to_json() for s in self.scores],
+                "matrix": [list(row) for row in self.matrix], "notes": [n.to_json() for n in self.notes]}
+
+
+def sentences_from_lines(text: str) -> tuple[str, ...]:
+    """One sentence B per non-empty line."""
+    return tuple(line.strip() for line in text.splitlines() if line.strip())
+
+
+def check_inputs(inputs: SimilarityInput) -> tuple[str, list[str], str]:
+    """(A, the B's, pooling) or InputError naming what cannot work; no model needed."""
+    require_text(inputs.a, "sentence A")
+    kept = [b.strip() for b in inputs.bs if isinstance(b, str) and b.strip()]
+    if not kept:
+        raise InputError("There are no sentences B to compare with A.", hint="Type one sentence per line.")
+    if len(kept) > MAX_SENTENCES:
+        raise InputError(f"{len(kept)} sentences is too many; at most {MAX_SENTENCES} are compared at once.")
+    return inputs.a, kept, _pooling(inputs.pooling)
+
+
+def _pooling(value: object) -> str:
+    pooling = str(value).strip().lower()
+    if pooling not in POOLINGS:
+        raise InputError(f"Unknown pooling {value!r}.", hint=f"Choose one of: {', '.join(POOLINGS)}.")
+    return pooling
+
+
+def pool(hidden: Any, mask: Any, pooling: str) -> Any:
+    """One embedding per row: the mask-weighted mean of the token states, or the first token's state."""
+    if pooling == "cls":
+        return hidden[:, 0]
+    weights = mask.unsqueeze(-1).to(hidden.dtype)
+    return (hidden * weights).sum(dim=1) / weights.sum(dim=1).clamp(min=1e-9)
+
+
+def embed(loaded: LoadedModel, texts: Sequence[str], pooling: str, control: TaskControl | None = None) -> Any:
+    """(len(texts), hidden) float32 embeddings on the CPU, in batches (cancellable between them)."""
+    import torch
+
+    tokenizer, limit = loaded.tokenizer, loaded.info.max_length
+    parts = []
+    for start in range(0, len(texts), BATCH):
+        if control is not None:
+            control.check()
+            control.report(f"Embedding sentences {start + 1}–{min(start + BATCH, len(texts))}…", start / len(texts))
+        batch = list(texts[start:start + BATCH])
+        with loaded.lock, torch.inference_mode():
+            encoding = tokenizer(batch, return_tensors="pt", padding=True, truncation=True,
+                                 max_length=limit).to(loaded.model.device)
+            hidden = loaded.model(**encoding).last_hidden_state.float()
+            parts.append(pool(hidden, encoding["attention_mask"], pooling).cpu())
+    return torch.cat(parts)
+
+
+def cosine_matrix(embeddings: Any) -> Any:
+    import torch
+
+    unit = torch.nn.functional.normalize(embeddings, dim=-1)
+    return (unit @ unit.T).clamp(-1.0, 1.0)
+
+
+def run(loaded: LoadedModel, inputs: SimilarityInput, control: TaskControl) -> SimilarityResult:
+    """Embed A and every B (one model pass per batch), then the cosines of all pairs."""
+    a, bs, pooling = check_inputs(inputs)
+    texts = [a, *bs]
+    limit = loaded.info.max_length
+    cut = tuple(t for t in dict.fromkeys(texts) if len(loaded.tokenizer(t)["input_ids"]) > limit)
+    matrix = cosine_matrix(embed(loaded, texts, pooling, control)).tolist()
+    scores = tuple(SimilarityScore(b, float(matrix[0][i + 1])) for i, b in enumerate(bs))
+    return SimilarityResult(a, pooling, scores, tuple(tuple(float(v) for v in row) for row in matrix), cut, limit)
+
+
+def ranked_items(result: SimilarityResult) -> list[tuple[str, float]]:
+    """(sentence B, cosine), most similar first."""
+    return [(s.text, s.score) for s in result.ranked]
+
+
+def compare(a: SimilarityResult, b: SimilarityResult) -> RankingDiff:
+    """core.compare.RankingDiff of model A's cosines -> model B's (changed best match, rank moves)."""
+    from bertstudio.core.compare import compare_rankings
+
+    return compare_rankings(ranked_items(a), ranked_items(b))
+
+
+def script(source: str, inputs: Any) -> str:
+    """Copy as Python: the same embeddings and cosines with plain transformers. Every value we did not
+    write (model, sentences, pooling) enters through `literal`, one statement each."""
+    from bertstudio.core.snippets import literal
+
+    given = _as_input(inputs)  # not refused when empty (as the other scripts): the script is the user's to edit
+    a, bs, pooling = given.a, [b.strip() for b in given.bs if b.strip()], _pooling(given.pooling)
+    pooled = ("hidden[:, 0]" if pooling == "cls" else
+              "(hidden * mask).sum(1) / mask.sum(1).clamp(min=1e-9)  # mean over the attention mask")
+    return (
+        "import torch\nfrom transformers import AutoModel, AutoTokenizer\n\n"
+        f"MODEL = {literal(source)}\nA = {literal(a)}\nBS = {literal(bs)}\nPOOLING = {literal(pooling)}\n\n"
+        "tokenizer = AutoTokenizer.from_pretrained(MODEL)\n"
+        "model = AutoModel.from_pretrained(MODEL).eval()\n"
+        "with torch.inference_mode():\n"
+        "    encoding = tokenizer([A, *BS], return_tensors=\"pt\", padding=True, truncation=True)\n"
+        "    hidden = model(**encoding).last_hidden_state.float()\n"
+        "    mask = encoding[\"attention_mask\"].unsqueeze(-1).float()\n"
+        f"    embeddings = {pooled}\n"
+        "unit = torch.nn.functional.normalize(embeddings, dim=-1)\n"
+        "for b, score in zip(BS, (unit[1:] @ unit[0]).tolist()):\n"
+        "    print(f\"{score:.6f}\\t{b}\")\n"
+    )
+
+
+def _as_input(inputs: Any) -> SimilarityInput:
+    """A SimilarityInput from itself or from a dict of its fields (a workspace's saved view)."""
+    if isinstance(inputs, SimilarityInput):
+        return inputs
+    if isinstance(inputs, dict):
+        bs = inputs.get("bs", ())
+        bs = sentences_from_lines(bs) if isinstance(bs, str) else tuple(str(b) for b in bs or ())
+        return SimilarityInput(str(inputs.get("a", "")), bs, str(inputs.get("pooling", "mean")))
+    raise InputError("These inputs are not a similarity task's.")
+
+
+_EXPLAIN = "bertstudio.core.explain.similarity_target"
+_EVALUATE = "bertstudio.core.evaluate.similarity"
+
+SPEC = TaskSpec(
+    key="similarity", title="Similarity", model_class="AutoModel",
+    default_model="sentence-transformers/all-MiniLM-L6-v2", run=run, compare=compare, order=25,
+    ignore_missing=("pooler.",), script=script,
+    explain=ExplainAdapter(
+        parts="sentence A, then sentence B", texts_of=lazy(f"{_EXPLAIN}:texts_of"),
+        inputs_of=lazy(f"{_EXPLAIN}:inputs_of"), prepare=lazy(f"{_EXPLAIN}:prepare"),
+        summary=lazy(f"{_EXPLAIN}:summary"),
+    ),
+    evaluate=EvaluateAdapter(
+        picker="Similarity (sentence pairs with gold scores, STS)", file_filter="Tables (*.csv *.tsv *.jsonl)",
+        read=lazy(f"{_EVALUATE}:read_file"), predict=lazy(f"{_EVALUATE}:predict"),
+        metrics=lazy(f"{_EVALUATE}:metrics"), inputs_of=lazy(f"{_EVALUATE}:inputs_of"),
+        pair_of=lazy(f"{_EVALUATE}:pair_of"), correct=lazy(f"{_EVALUATE}:correct"),
+        shown_gold=lazy(f"{_EVALUATE}:shown_gold"), error_order=lazy(f"{_EVALUATE}:error_order"),
+        columns=(("text", "Sentence 1"), ("pair", "Sentence 2"), ("label", "Gold score")), row_accuracy=False,
+    ),
+)

@@ -1,0 +1,228 @@
+"""Similarity tab: sentence A against one or more sentences B, the cosines as ranked bars on a fixed
+-1..1 axis (a 0.3 looks like a 0.3 whatever the others are), and with several B's the similarity
+matrix of every pair. Compare and heads off come from the template: model B's bars sit beside A's
+on the same axis, each label carrying its cosine change and rank move.
+"""
+
+from __future__ import annotations
+
+import html
+from typing import Any
+
+from PySide6.QtWidgets import QComboBox, QLabel, QPlainTextEdit, QVBoxLayout, QWidget
+
+from bertstudio.core.jobs import Outcome
+from bertstudio.core.tasks.similarity import (
+    POOLINGS,
+    SimilarityInput,
+    SimilarityResult,
+    check_inputs,
+    sentences_from_lines,
+)
+from bertstudio.ui.tabs.base import TaskTab
+from bertstudio.ui.widgets.compare_panel import CompareBars, _fit_labels
+
+AXIS = "cosine similarity with sentence A"
+POOLING_LABELS = {"mean": "Mean of the tokens (sentence-transformers)", "cls": "First token ([CLS])"}
+EXAMPLES = (
+    ("Paraphrase vs unrelated", "A man is playing a guitar.",
+     ("A person plays an instrument.", "Someone is performing music on stage.",
+      "The stock market fell sharply today.")),
+    ("Questions", "How do I reset my password?",
+     ("I forgot my login, how can I change it?", "What is the capital of France?",
+      "Where can I update my account key?")),
+)
+
+
+# The ends a hair inside the range, as plot_style's probability ticks: pyqtgraph drops a tick on the edge.
+COSINE_TICKS = [(-1 + 1e-6, "-1"), (-0.5, "-0.5"), (0.0, "0"), (0.5, "0.5"), (1 - 1e-6, "1")]
+
+
+def _cosine_axis(bars: Any) -> None:
+    """Ticks at -1, -0.5, 0, 0.5, 1 (the ends labelled), set again after each redraw (which resets them)."""
+    item = bars.getPlotItem()
+    item.getAxis("bottom").setTicks([COSINE_TICKS])
+    item.getAxis("bottom").setStyle(hideOverlappingLabels=False)  # keep the "-1" and "1" at the ends
+    item.setContentsMargins(0, 0, 10, 0)  # room for the "1" at the right end
+    item.showGrid(x=False)  # pyqtgraph's grid clips the end labels (plot_style.probability_axis)
+
+
+def _short(text: str, width: int = 60) -> str:
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+class SimilarityMatrix(QWidget):
+    """Cosines of every pair (A, B1, B2...) on a fixed -1..1 diverging scale, the value in each cell."""
+
+    MAX_WRITTEN = 144  # cells; beyond this the values are in the tooltip only
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        import pyqtgraph as pg
+
+        from bertstudio.ui import plot_style
+
+        self.plot = pg.PlotWidget()
+        self.plot.setMenuEnabled(False)
+        self.plot.setMouseEnabled(False, False)
+        self.plot.hideButtons()
+        item = self.plot.getPlotItem()
+        item.invertY(True)
+        self.image = pg.ImageItem(axisOrder="row-major")
+        self.plot.addItem(self.image)
+        self.colour_bar = pg.ColorBarItem(values=(-1.0, 1.0), colorMap=pg.colormap.get("CET-D1"), interactive=False,
+                                          label="cosine")
+        self.colour_bar.setImageItem(self.image, insert_in=item)
+        plot_style.style_plot(self.plot)
+        self.texts: list[Any] = []
+        self.labels: tuple[str, ...] = ()
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(self.plot)
+        self.setMinimumHeight(220)
+
+    def set_matrix(self, labels: tuple[str, ...], matrix: tuple[tuple[float, ...], ...]) -> None:
+        import numpy as np
+        import pyqtgraph as pg
+
+        for text in self.texts:
+            self.plot.removeItem(text)
+        self.texts = []
+        self.labels = labels
+        values = np.asarray(matrix, dtype=np.float32).reshape(len(labels), len(labels))
+        self.image.setImage(values, levels=(-1.0, 1.0), autoLevels=False)
+        ticks = [(i + 0.5, _short(label, 14)) for i, label in enumerate(labels)]
+        item = self.plot.getPlotItem()
+        item.getAxis("left").setTicks([ticks])
+        item.getAxis("bottom").setTicks([ticks])
+        if values.size <= self.MAX_WRITTEN:
+            for (row, column), value in np.ndenumerate(values):
+                text = pg.TextItem(f"{value:.2f}", color="k" if abs(value) < 0.6 else "w", anchor=(0.5, 0.5))
+                text.setPos(column + 0.5, row + 0.5)
+                self.plot.addItem(text)
+                self.texts.append(text)
+        size = max(1, len(labels))
+        item.setRange(xRange=(0, size), yRange=(0, size), padding=0.02 if labels else 0)
+        self.setToolTip("\n".join(f"{i}: {label}" for i, label in enumerate(labels)))
+
+
+class SimilarityTab(TaskTab):
+    SPEC_KEY = "similarity"
+    RUN_LABEL = "Compare sentences"
+
+    def build_inputs(self, box: QVBoxLayout) -> None:
+        self.sentence_a = QPlainTextEdit()
+        self.sentence_a.setPlaceholderText("Sentence A…")
+        self.sentence_a.setMaximumHeight(70)
+        self.sentences_b = QPlainTextEdit()
+        self.sentences_b.setPlaceholderText("Sentences B, one per line…")
+        self.sentences_b.setMaximumHeight(120)
+        self.pooling = QComboBox()
+        for key in POOLINGS:
+            self.pooling.addItem(POOLING_LABELS[key], key)
+        self.pooling.setToolTip("How the token states become one sentence embedding: the mean over the attention "
+                                "mask (what all-MiniLM-L6-v2 was trained with) or the first token's state.")
+        self.options.addWidget(QLabel("Pooling"))
+        self.options.addWidget(self.pooling)
+        box.addWidget(QLabel("Sentence A"))
+        box.addWidget(self.sentence_a)
+        box.addWidget(QLabel("Sentences B (one per line)"))
+        box.addWidget(self.sentences_b)
+
+    def build_results(self, box: QVBoxLayout) -> None:
+        self.compare_bars = CompareBars()
+        self.compare_bars.set_value_format("{:+.3f}", AXIS, probability=False)
+        for bars in (self.compare_bars.bars_a, self.compare_bars.bars_b):
+            bars.value_range = (-1.0, 1.0)  # cosines: one fixed axis, never stretched to the values
+            _cosine_axis(bars)
+        self.bars = self.compare_bars.bars_a
+        self.matrix = SimilarityMatrix()
+        self.matrix.setVisible(False)
+        box.addWidget(self.compare_bars, 1)
+        box.addWidget(self.matrix, 1)
+
+    def examples(self) -> list[tuple[str, Any]]:
+        return [(label, SimilarityInput(a, bs)) for label, a, bs in EXAMPLES]
+
+    def inputs(self) -> SimilarityInput:
+        inputs = SimilarityInput(self.sentence_a.toPlainText(), sentences_from_lines(self.sentences_b.toPlainText()),
+                                 str(self.pooling.currentData()))
+        check_inputs(inputs)  # said at once, before a job starts
+        return inputs
+
+    def set_inputs(self, inputs: SimilarityInput) -> None:
+        self.sentence_a.setPlainText(inputs.a)
+        self.sentences_b.setPlainText("\n".join(inputs.bs))
+        self._set_pooling(inputs.pooling)
+
+    def _set_pooling(self, pooling: str) -> None:
+        index = self.pooling.findData(pooling)
+        self.pooling.setCurrentIndex(index if index >= 0 else 0)
+
+    def state(self) -> dict[str, Any]:
+        return {"a": self.sentence_a.toPlainText(), "bs": self.sentences_b.toPlainText(),
+                "pooling": str(self.pooling.currentData())}
+
+    def restore(self, state: dict[str, Any]) -> None:
+        self.sentence_a.setPlainText(str(state.get("a", "")))
+        bs = state.get("bs", "")
+        self.sentences_b.setPlainText("\n".join(str(b) for b in bs) if isinstance(bs, list) else str(bs))
+        self._set_pooling(str(state.get("pooling", "mean")))
+
+    def clear_result(self) -> None:
+        self.bars.set_items([], [], [])
+        _cosine_axis(self.bars)
+        self.compare_bars.title_a.setVisible(False)
+        self.compare_bars.side_b.setVisible(False)
+        self.compare_bars.summary.setVisible(False)
+        self.matrix.setVisible(False)
+
+    def render(self, outcome: Outcome) -> None:
+        result: SimilarityResult = outcome.result
+        if outcome.second is not None:
+            self._show_two(outcome)
+        else:
+            ranked = result.ranked
+            self.compare_bars.show_one([s.text for s in ranked], [s.score for s in ranked],
+                                       [f"{s.score:+.4f}  {s.text}" for s in ranked])
+        for bars in (self.compare_bars.bars_a, self.compare_bars.bars_b):
+            _cosine_axis(bars)
+        self._show_matrix(result)
+        best = result.ranked[0]
+        self.status.emit(f"Similarity: most similar to A is “{_short(best.text, 40)}” ({best.score:+.3f}, "
+                         f"{result.pooling} pooling)")
+
+    def _show_matrix(self, result: SimilarityResult) -> None:
+        """The matrix of every pair, when there is more than one pair to see."""
+        several = len(result.scores) > 1
+        self.matrix.setVisible(several)
+        if several:
+            labels = ("A", *(f"B{i + 1}" for i in range(len(result.scores))))
+            self.matrix.set_matrix(labels, result.matrix)
+
+    def _show_two(self, outcome: Outcome) -> None:
+        """A's and B's bars side by side on the -1..1 axis; B's labels carry the change and rank move."""
+        diff = outcome.diff
+        first, second = outcome.result.ranked, outcome.second.ranked
+        source_a = self.model_request().source if self.model_request() else "A"
+        self.compare_bars.show_two(source_a, outcome.second_source, ([s.text for s in first], [s.score for s in first]),
+                                   ([s.text for s in second], [s.score for s in second]), diff)
+        marked = [self.marked_label(s.text, diff) for s in second]
+        _fit_labels(self.compare_bars.bars_b, marked)
+        self.compare_bars.bars_b.set_items(marked, [s.score for s in second],
+                                           [f"{s.score:+.4f}  {s.text}" for s in second])
+        changes = [f"{html.escape(_short(d.label, 40))} {d.delta:+.3f}" for d in diff.deltas if d.delta is not None]
+        head = (f"<b>Most similar changed:</b> {html.escape(str(diff.top_a))} → {html.escape(str(diff.top_b))}"
+                if diff.top_changed else f"Most similar unchanged: {html.escape(str(diff.top_a))}")
+        self.compare_bars.summary.setText(head + (" · largest cosine changes (B − A): " + ", ".join(changes[:3])
+                                                  if changes else ""))
+
+    @staticmethod
+    def marked_label(label: str, diff: Any) -> str:
+        """B's bar label: the cosine change and the rank move (▲ up, ▼ down, = same)."""
+        delta = diff.delta_of(label)
+        if delta is None or delta.delta is None:
+            return _short(label, 40)
+        move = (delta.rank_a or 0) - (delta.rank_b or 0)
+        rank = f"▲{move}" if move > 0 else f"▼{-move}" if move < 0 else "="
+        return f"{_short(label, 40)} ({delta.delta:+.3f}, {rank})"
