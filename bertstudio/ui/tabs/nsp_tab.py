@@ -17,7 +17,7 @@ from bertstudio.core.models import ModelInfo
 from bertstudio.core.tasks.nsp import NspInput, NspRanking, candidates_from_lines, ranked_items
 from bertstudio.resources import examples
 from bertstudio.ui.tabs.base import TaskTab
-from bertstudio.ui.widgets.compare_panel import CompareBars, _fit_labels, ranking_summary
+from bertstudio.ui.widgets.compare_panel import CompareBars, fit_labels, ranking_summary
 
 LABEL_NOTE = ("BERT's NSP head: <b>label 0 = IsNext</b> (B continues A), "
               "<b>label 1 = NotNext</b> (B is a random sentence). Hover the bars for the raw logits.")
@@ -152,8 +152,8 @@ class NspTab(TaskTab):
         shown_a = [_short(label, 40) for label, _ in items_a]
         self.bars.set_items(shown_a, [p for _, p in items_a], [f"{label}: {p:.4f}" for label, p in items_a])
         marked = [self.marked_label(label, diff, ranked) for label, _ in items_b]
-        _fit_labels(self.bars, shown_a)
-        _fit_labels(self.compare_bars.bars_b, marked)
+        fit_labels(self.bars, shown_a)
+        fit_labels(self.compare_bars.bars_b, marked)
         self.compare_bars.bars_b.set_items(marked, [p for _, p in items_b],
                                            [f"{label}: {p:.4f}" for label, p in items_b])
         summary = ranking_summary(diff)

@@ -9,7 +9,8 @@ from __future__ import annotations
 import html
 from typing import Any
 
-from PySide6.QtWidgets import QComboBox, QLabel, QPlainTextEdit, QVBoxLayout, QWidget
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QComboBox, QLabel, QPlainTextEdit, QSplitter, QVBoxLayout, QWidget
 
 from bertstudio.core.jobs import Outcome
 from bertstudio.core.tasks.similarity import (
@@ -20,7 +21,7 @@ from bertstudio.core.tasks.similarity import (
     sentences_from_lines,
 )
 from bertstudio.ui.tabs.base import TaskTab
-from bertstudio.ui.widgets.compare_panel import CompareBars, _fit_labels
+from bertstudio.ui.widgets.compare_panel import CompareBars, fit_labels
 
 AXIS = "cosine similarity with sentence A"
 POOLING_LABELS = {"mean": "Mean of the tokens (sentence-transformers)", "cls": "First token ([CLS])"}
@@ -138,8 +139,14 @@ class SimilarityTab(TaskTab):
         self.bars = self.compare_bars.bars_a
         self.matrix = SimilarityMatrix()
         self.matrix.setVisible(False)
-        box.addWidget(self.compare_bars, 1)
-        box.addWidget(self.matrix, 1)
+        # Side by side: the ranked bars keep the tab's whole height (one row per sentence B), the matrix
+        # of every pair beside them; the template remembers where the user puts the divider.
+        split = QSplitter(Qt.Orientation.Horizontal)
+        split.addWidget(self.compare_bars)
+        split.addWidget(self.matrix)
+        split.setStretchFactor(0, 3)
+        split.setStretchFactor(1, 2)
+        box.addWidget(split, 1)
 
     def examples(self) -> list[tuple[str, Any]]:
         return [(label, SimilarityInput(a, bs)) for label, a, bs in EXAMPLES]
@@ -208,7 +215,7 @@ class SimilarityTab(TaskTab):
         self.compare_bars.show_two(source_a, outcome.second_source, ([s.text for s in first], [s.score for s in first]),
                                    ([s.text for s in second], [s.score for s in second]), diff)
         marked = [self.marked_label(s.text, diff) for s in second]
-        _fit_labels(self.compare_bars.bars_b, marked)
+        fit_labels(self.compare_bars.bars_b, marked)
         self.compare_bars.bars_b.set_items(marked, [s.score for s in second],
                                            [f"{s.score:+.4f}  {s.text}" for s in second])
         changes = [f"{html.escape(_short(d.label, 40))} {d.delta:+.3f}" for d in diff.deltas if d.delta is not None]

@@ -38,7 +38,7 @@ def _elide(label: str) -> str:
     return label if len(label) <= MAX_LABEL_CHARS else label[: MAX_LABEL_CHARS - 1] + "…"
 
 
-def _fit_labels(bars: RankedBars, labels: Sequence[str]) -> None:
+def fit_labels(bars: RankedBars, labels: Sequence[str]) -> None:
     """Make the label axis wide enough for its labels (pyqtgraph drops tick texts that do not fit)."""
     axis = bars.getPlotItem().getAxis("left")
     metrics = QFontMetrics(axis.style.get("tickFont") or bars.font())
@@ -148,7 +148,7 @@ class CompareBars(QWidget):
     def show_one(self, labels: Sequence[str], values: Sequence[float], tooltips: Sequence[str] = ()) -> None:
         self.title_a.setVisible(False)
         shown = [_elide(label) for label in labels]
-        _fit_labels(self.bars_a, shown)
+        fit_labels(self.bars_a, shown)
         self.bars_a.set_items(shown, values, tooltips or labels)
         self.side_b.setVisible(False)
         self.summary.setVisible(False)
@@ -166,7 +166,7 @@ class CompareBars(QWidget):
         self.title_b.setText(f"<b style='color:{self.bars_b.color}'>B</b> {html.escape(_short(source_b))}")
         self.title_a.setVisible(True)
         shown_a = [_elide(label) for label in a[0]]
-        _fit_labels(self.bars_a, shown_a)
+        fit_labels(self.bars_a, shown_a)
         self.bars_a.set_items(shown_a, a[1], a[0])
         other_labels = bool(getattr(diff, "labels_note", ""))  # another classifier's labels: nothing is "new"
         marked = []
@@ -175,7 +175,7 @@ class CompareBars(QWidget):
             change = delta.delta if delta is not None else None
             marked.append(f"{_elide(label)} ({change:+.1%})" if change is not None and abs(change) >= 0.0005
                           else _elide(label) if change is not None or other_labels else f"{_elide(label)} (new)")
-        _fit_labels(self.bars_b, marked)
+        fit_labels(self.bars_b, marked)
         self.bars_b.set_items(marked, b[1], b[0])
         # Each side as tall as its own labels need: two labels beside 27 are two bars with their own
         # scale in sight, not two bars stretched to the height of the longer list (scale scrolled away).
