@@ -44,7 +44,7 @@ def exit_now(code: int, settings: object = None) -> NoReturn:
     machine) and a pool thread stuck in native code would keep the process alive, so skip it."""
     import logging
 
-    store = getattr(settings, "_store", None)
+    store = getattr(settings, "store", None)
     if store is not None:
         store.sync()
     logging.shutdown()

@@ -29,9 +29,9 @@ class Command:
     print_differences: Callable[[Any], None] | None = None  # text mode, after A's and B's results
     differences_title: str = "differences (B - A)"
     description: str | None = None
-    # --json of one result (default: result.to_json()); attention narrows it to --layer/--head.
+    # --json of one result (default: jsonable(result)); attention narrows it to --layer/--head.
     json_result: Callable[[Any, argparse.Namespace], Any] | None = None
-    # --json of the differences (default: jsonable(diff)); attention narrows them to --layer/--head.
+    # --json of the differences (default: core.jobs.outcome_json's); attention narrows them to --layer/--head.
     json_differences: Callable[[Any, argparse.Namespace], Any] | None = None
     # called with the Outcome before anything is printed (attention writes --out here)
     after_run: Callable[[Any, argparse.Namespace], None] | None = None
@@ -100,9 +100,9 @@ def _clear_progress_line() -> None:
 
 
 def run_command(command: Command, args: argparse.Namespace) -> int:
-    from bertstudio.core.jobs import run_spec
+    from bertstudio.core.jobs import outcome_json, run_spec
     from bertstudio.core.models import LoadRequest
-    from bertstudio.core.tasks.spec import jsonable, spec_for
+    from bertstudio.core.tasks.spec import spec_for
 
     spec = spec_for(command.task)
     inputs = command.inputs(args)
@@ -114,18 +114,13 @@ def run_command(command: Command, args: argparse.Namespace) -> int:
     print_notes(outcome.notes)
     if command.after_run is not None:
         command.after_run(outcome, args)
-    as_json = command.json_result or (lambda result, _args: jsonable(result))
-    as_differences = command.json_differences or (lambda diff, _args: jsonable(diff))
-    if args.json:
-        if outcome.second is None:
-            print_json(as_json(outcome.result, args))
-        else:
-            compared = {"model": args.compare, "result": as_json(outcome.second, args),
-                        "differences": as_differences(outcome.diff, args)}
-            if getattr(outcome.diff, "message", ""):  # why `differences` is empty (kept from the old JSON)
-                compared["message"] = outcome.diff.message
-            print_json({"model": args.model, "result": as_json(outcome.result, args), "compare": compared,
-                        "notes": jsonable(outcome.notes)})
+    if args.json:  # the same form File → Export result… writes (core.jobs.outcome_json)
+        json_result, json_differences = command.json_result, command.json_differences
+        print_json(outcome_json(
+            args.model, outcome,
+            (lambda result: json_result(result, args)) if json_result else None,
+            (lambda outcome: json_differences(outcome.diff, args)) if json_differences else None,
+        ))
         return 0
     if outcome.second is None:
         command.print_result(outcome.result)

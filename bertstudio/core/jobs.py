@@ -15,7 +15,7 @@ from bertstudio.core.heads import HeadSet, format_heads
 from bertstudio.core.models import LoadedModel, LoadRequest, load_model
 from bertstudio.core.notes import Note
 from bertstudio.core.progress import TaskControl
-from bertstudio.core.tasks.spec import TaskSpec, result_notes
+from bertstudio.core.tasks.spec import TaskSpec, jsonable, result_notes
 
 R = TypeVar("R")
 
@@ -95,3 +95,35 @@ def run_spec(
     found = model_notes(loaded) + result_notes(intact)
     diff = spec.compare(intact, ablated) if spec.compare else None
     return Outcome(intact, ablated, label, diff, _notes.unique(found))
+
+
+def outcome_json(
+    source: str,
+    outcome: Outcome[Any],
+    result_json: Callable[[Any], Any] | None = None,
+    differences_json: Callable[[Any], Any] | None = None,
+) -> Any:
+    """The one JSON form of an Outcome, for the CLI's --json and File → Export result… alike.
+
+    One model: the result's own JSON (a list for some tasks). Compared: `{"model", "result",
+    "compare": {"model", "result", "differences"[, "message"]}, "notes"}`, as the README promises.
+    `result_json`/`differences_json` narrow the default `jsonable` (the CLI's attention --layer/--head).
+    """
+    as_result = result_json or jsonable
+    if outcome.second is None:
+        return as_result(outcome.result)
+    compared = {"model": outcome.second_source, "result": as_result(outcome.second),
+                "differences": (differences_json or _differences_json)(outcome)}
+    if getattr(outcome.diff, "message", ""):  # why `differences` is empty (kept from the old JSON)
+        compared["message"] = outcome.diff.message
+    return {"model": source, "result": as_result(outcome.result), "compare": compared,
+            "notes": jsonable(outcome.notes)}
+
+
+def _differences_json(outcome: Outcome[Any]) -> Any:
+    """Per-row differences of a result made from one input (`batch` False: classify one text or
+    pair) are that row's difference itself; a batch keeps one per row."""
+    diff = outcome.diff
+    if getattr(outcome.result, "batch", None) is False and isinstance(diff, (list, tuple)) and len(diff) == 1:
+        return jsonable(diff[0])
+    return jsonable(diff)

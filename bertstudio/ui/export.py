@@ -2,8 +2,8 @@
 
 A view that is one plot goes through pyqtgraph's own exporters (ImageExporter, SVGExporter);
 a composite view (bars beside text, tables) is grabbed (PNG) or painted into an SVG
-generator (vector text and shapes). JSON is the Outcome through `core.tasks.spec.jsonable`,
-the same form as the CLI's --json, with the model sources and notes beside it.
+generator (vector text and shapes). JSON is the Outcome through `core.jobs.outcome_json`, the
+very form the CLI's --json prints for the same result.
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ from PySide6.QtGui import QImage, QPainter
 from PySide6.QtWidgets import QWidget
 
 from bertstudio.core.errors import InputError
+from bertstudio.core.jobs import outcome_json
 from bertstudio.core.tasks.spec import jsonable
 
 FORMATS = {".png": "PNG image", ".svg": "SVG drawing", ".json": "JSON result"}
@@ -33,21 +34,19 @@ def result_view(tab: Any) -> QWidget:
     return tab  # type: ignore[no-any-return]
 
 
-def result_json(tab: Any) -> dict[str, Any]:
+def result_json(tab: Any) -> Any:
     """The tab's last result as plain JSON values; InputError when nothing has been run.
 
-    Task tabs keep an Outcome; the Evaluate tab its evaluation (or comparison), the Train tab
-    its run's result.
+    Task tabs keep an Outcome: written exactly as the CLI's --json prints it (`core.jobs.outcome_json`:
+    the result's own form, or with a compared model `{"model", "result", "compare", "notes"}`).
+    The Evaluate tab keeps its evaluation (or comparison), the Train tab its run's result.
     """
     outcome = getattr(tab, "outcome", None)
     info = getattr(tab, "model_info", None)
-    data: dict[str, Any] = {"task": getattr(tab, "TASK", ""), "model": info.request.source if info else ""}
+    source = info.request.source if info else ""
     if outcome is not None and getattr(outcome, "result", None) is not None:
-        data.update(result=jsonable(outcome.result), notes=jsonable(list(getattr(outcome, "notes", ()))))
-        if getattr(outcome, "second", None) is not None:
-            data.update(second_model=outcome.second_source, second=jsonable(outcome.second),
-                        differences=jsonable(outcome.diff))
-        return data
+        return outcome_json(source, outcome)
+    data: dict[str, Any] = {"task": getattr(tab, "TASK", ""), "model": source}
     for name in ("comparison", "evaluation", "result"):
         value = getattr(tab, name, None)
         if value is not None:
@@ -110,8 +109,8 @@ def export_svg(view: QWidget, path: str | Path) -> None:
         painter.end()
 
 
-def export_json(data: dict[str, Any], path: str | Path) -> None:
-    """Atomic, like the workspace; paths and other plain values as strings."""
+def export_json(data: Any, path: str | Path) -> None:
+    """Atomic, like the workspace; paths and other plain values as strings (a list for some tasks)."""
     from bertstudio.ui.workspace import write
 
     write(path, data, default=str)

@@ -42,7 +42,7 @@ class MainWindow(QMainWindow):
         self.resize(1180, 780)
         self.settings = settings or AppSettings()
         self.confirm_close = confirm_close
-        theme.manager().restore(self.settings._store)  # light/dark before anything is drawn
+        theme.manager().restore(self.settings.store)  # light/dark before anything is drawn
         self.log = LogPanel(self)
         self.addDockWidget(Qt.DockWidgetArea.BottomDockWidgetArea, self.log)
         self.resizeDocks([self.log], [110], Qt.Orientation.Vertical)
@@ -90,7 +90,7 @@ class MainWindow(QMainWindow):
 
     def _restore_last_workspace(self) -> None:
         """Sources, inputs and layout now; each model loads in the background when its tab is shown."""
-        path = workspace.last_workspace_path(self.settings._store)
+        path = workspace.last_workspace_path(self.settings.store)
         self._workspace_ready = True  # whatever the file holds, closing saves the window as it is then
         if path.exists():
             try:
@@ -115,7 +115,7 @@ class MainWindow(QMainWindow):
         close: a full disk, or a bug in a tab's state, is one line in the log and the window still goes."""
         if self._workspace_ready and not self.workspace.restoring:
             try:
-                workspace.write(workspace.last_workspace_path(self.settings._store), workspace.capture(self))
+                workspace.write(workspace.last_workspace_path(self.settings.store), workspace.capture(self))
             except Exception as error:  # see the docstring: closing must not fail
                 self.log.error(error, "saving the last workspace")
 
@@ -146,7 +146,8 @@ class MainWindow(QMainWindow):
         self.models_index.rescan()
         self.workspace.allow_loads()
 
-    def _choose_models_dir(self) -> None:
+    def choose_models_dir(self) -> None:
+        """File > Set models folder…: ask for the folder of model folders and remember it."""
         folder = QFileDialog.getExistingDirectory(self, "Folder of model folders", self.settings.models_dir)
         if folder:
             self.settings.set_models_dir(folder)

@@ -64,7 +64,7 @@ def install(window: MainWindow) -> Menus:
     _action(window, file, "Export result…", lambda: export_result(window), "Ctrl+E",
             tip="The current tab's result as PNG or SVG, or as JSON")
     file.addSeparator()
-    _action(window, file, "Set models folder…", window._choose_models_dir)
+    _action(window, file, "Set models folder…", window.choose_models_dir)
     _action(window, file, "Quit", window.close, "Ctrl+Q")
 
     edit = bar.addMenu("&Edit")

@@ -25,6 +25,10 @@ AXES = ("left", "bottom", "right", "top")
 
 _STYLED: weakref.WeakSet[pg.GraphicsView] = weakref.WeakSet()
 _CALLBACKS: weakref.WeakKeyDictionary[pg.GraphicsView, weakref.WeakMethod] = weakref.WeakKeyDictionary()
+# What this module drew on a plot and re-colours on a theme change, kept here rather than as
+# attributes set on pyqtgraph's objects; weak keys, so a closed plot leaves no entry behind.
+_GUIDES: weakref.WeakKeyDictionary[pg.GraphicsView, list[pg.InfiniteLine]] = weakref.WeakKeyDictionary()
+_LEGENDS: weakref.WeakKeyDictionary[pg.GraphicsView, list[tuple[str, str, str]]] = weakref.WeakKeyDictionary()
 _CONNECTED = False
 
 
@@ -89,7 +93,7 @@ def value_axis(plot: pg.PlotWidget, low: float, high: float, axis: str = "bottom
 
 
 def _guides(plot: pg.PlotWidget, horizontal: bool, visible: bool) -> None:
-    lines = getattr(plot, "_guides", None)
+    lines = _GUIDES.get(plot)
     if lines is None and not visible:
         return
     if lines is None:
@@ -99,7 +103,7 @@ def _guides(plot: pg.PlotWidget, horizontal: bool, visible: bool) -> None:
         for line in lines:
             line.setZValue(-10)
             plot.addItem(line, ignoreBounds=True)
-        plot._guides = lines  # type: ignore[attr-defined]
+        _GUIDES[plot] = lines
     for line in lines:
         line.setVisible(visible)
 
@@ -132,7 +136,7 @@ def shared_value_range(*value_lists: Iterable[float]) -> tuple[float, float]:
 
 def legend_outside(plot: pg.PlotWidget, entries: Sequence[tuple[str, str, str]]) -> None:
     """A legend in the title row, above the data: entries are (name, colour, marker)."""
-    plot._legend_entries = list(entries)  # type: ignore[attr-defined]  # re-drawn on theme change
+    _LEGENDS[plot] = list(entries)  # re-drawn on theme change
     colors = theme.colors()
     parts = [f"<span style='color:{colour}'>{marker}</span>&nbsp;"
              f"<span style='color:{colors.foreground}'>{name}</span>" for name, colour, marker in entries]
@@ -195,11 +199,11 @@ def _apply(plot: pg.GraphicsView) -> None:
             axis.setLabel(axis.labelText, units=axis.labelUnits, color=colors.foreground)
     for item in _plot_items(plot):
         title = item.titleLabel
-        if title is not None and title.text and not getattr(plot, "_legend_entries", None):
+        if title is not None and title.text and not _LEGENDS.get(plot):
             title.setText(title.text, color=colors.foreground)
-    for line in getattr(plot, "_guides", None) or ():
+    for line in _GUIDES.get(plot, ()):
         line.setPen(pg.mkPen(colors.muted, width=1, style=Qt.PenStyle.DotLine))
-    entries = getattr(plot, "_legend_entries", None)
+    entries = _LEGENDS.get(plot)
     if entries:
         legend_outside(plot, entries)
     restyle = getattr(plot, "apply_theme", None)

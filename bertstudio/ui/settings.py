@@ -20,6 +20,12 @@ class AppSettings(QObject):
         self._override = models_dir_override
 
     @property
+    def store(self) -> QSettings:
+        """The QSettings underneath, for the parts that keep their own keys (theme, last workspace)
+        and for syncing it to disk before a fast exit."""
+        return self._store
+
+    @property
     def models_dir(self) -> str:
         """--models-dir / BERTSTUDIO_MODELS_DIR win for this run; otherwise the remembered folder."""
         if self._override:

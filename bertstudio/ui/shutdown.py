@@ -33,7 +33,7 @@ def training_tab(window: Any) -> Any | None:
     """The tab whose run must be saved, not thrown away, when the window closes."""
     tabs = getattr(window, "task_tabs", {})
     return next((tab for tab in tabs.values()
-                 if hasattr(tab, "stop_and_save") or (hasattr(tab, "stop") and hasattr(tab, "_stop_event"))), None)
+                 if callable(getattr(tab, "stop_and_save", None))), None)
 
 
 def training_running(tab: Any | None) -> bool:
@@ -46,10 +46,7 @@ def training_running(tab: Any | None) -> bool:
 
 def stop_training(tab: Any) -> None:
     """Stop after the current step; the engine saves what was trained."""
-    if hasattr(tab, "stop_and_save"):
-        tab.stop_and_save()
-    else:
-        tab.stop()
+    tab.stop_and_save()
 
 
 def ask_about_training(window: QMainWindow) -> str:

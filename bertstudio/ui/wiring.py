@@ -6,6 +6,7 @@
   each field then says where its heads came from and has its own Clear;
 - a row double-clicked in the Evaluate tab opens in its task's tab, with the evaluated model,
   and runs there once that model is ready (never the previous text's result under the new text);
+- the Train tab's "Open in …" loads the trained model in that task's tab and shows it;
 - the Train tab's "Evaluate" (through `MainWindow.open_evaluation`) starts the Evaluate tab.
 
 Tabs are found by the signals and methods they offer (duck typing), so a tab that is not
@@ -78,6 +79,15 @@ def open_evaluation(tabs: QTabWidget, model_source: str, data_file: str, task_ke
     return True
 
 
+def open_model_in(tabs: QTabWidget, task_tabs: dict[str, Any], task: str, folder: str) -> None:
+    """The Train tab's "Open in …": the trained model in that task's tab, which is then shown."""
+    tab = task_tabs.get(task)
+    if tab is None:
+        return
+    tab.open_model(folder)
+    _show(tabs, tab)
+
+
 def connect_tab(tabs: QTabWidget, task_tabs: dict[str, Any], tab: QWidget) -> None:
     """Wire one newly added tab to the others (tabs arrive in two batches at start-up)."""
     if hasattr(tab, "explain_requested"):
@@ -86,3 +96,6 @@ def connect_tab(tabs: QTabWidget, task_tabs: dict[str, Any], tab: QWidget) -> No
         tab.heads_off_requested.connect(lambda heads: switch_heads_off(task_tabs, heads, tab))
     if hasattr(tab, "open_row"):
         tab.open_row.connect(lambda key, source, inputs: open_row(tabs, task_tabs, key, source, inputs))
+    if hasattr(tab, "open_model_requested"):
+        tab.open_model_requested.connect(lambda task, folder: open_model_in(tabs, task_tabs, task, folder))
+        tab.can_open = task_tabs.__contains__  # "Open in …" only for tabs this build has

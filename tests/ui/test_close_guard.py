@@ -36,8 +36,9 @@ class StandInTrainTab(QWidget):
     def start(self, steps: int = 100_000) -> None:
         self.runner.start(self._run, steps)
 
-    def stop(self) -> None:
+    def stop_and_save(self) -> bool:  # how shutdown finds the Train tab: a public method, not a private field
         self._stop_event.set()
+        return True
 
 
 class Window(QMainWindow):
@@ -75,7 +76,7 @@ def test_cancel_keeps_the_window_and_the_run(qtbot, win) -> None:  # noqa: ANN00
     qtbot.waitUntil(lambda: win.train.steps > 3, timeout=5_000)
     assert not win.close()
     assert win.isVisible() and win.train.runner.busy and not win.closed
-    win.train.stop()
+    win.train.stop_and_save()
     qtbot.waitUntil(lambda: not win.train.runner.busy, timeout=5_000)
 
 

@@ -66,6 +66,27 @@ def test_train_tab_evaluate_reaches_the_evaluate_tab(window, monkeypatch) -> Non
     assert window.tabs.currentWidget() is evaluate
 
 
+def test_train_tab_open_in_goes_through_wiring(window, monkeypatch) -> None:
+    """The Train tab only asks (a signal); ui/wiring.py finds the task tab and shows it (issue 18)."""
+    from types import SimpleNamespace
+
+    from bertstudio.ui.tabs.train_tab import TrainTab
+    from tests.ui.conftest import tab_of
+
+    train, fill_mask = tab_of(window, TrainTab), window.task_tabs["fill-mask"]
+    opened = []
+    monkeypatch.setattr(fill_mask, "open_model", opened.append)
+    assert train.can_open("fill-mask") and not train.can_open("no-such-task")  # told by wiring
+    train.result = SimpleNamespace(output_dir="runs/trained")
+    with_signal = []
+    train.open_model_requested.connect(lambda *args: with_signal.append(args))
+    train.open_result_in("fill-mask")
+    assert with_signal == [("fill-mask", "runs/trained")] and opened == ["runs/trained"]
+    assert window.tabs.currentWidget() is fill_mask
+    train.open_result_in("no-such-task")  # a tab this build lacks: nothing happens
+    assert opened == ["runs/trained"] and window.tabs.currentWidget() is fill_mask
+
+
 def test_heads_go_to_every_tab_but_the_one_that_sent_them() -> None:
     """The sender is told apart by identity, not by a task key (issue 18): any tab may offer heads."""
     from bertstudio.ui import wiring

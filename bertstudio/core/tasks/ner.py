@@ -74,7 +74,7 @@ def label_hint(id2label: dict[int, str]) -> str:
 
 def has_word_boundaries(tokenizer: Any) -> bool:
     """Fast tokenizers with a continuing-subword prefix ('##') know words; others are guessed from spaces."""
-    backend = getattr(tokenizer, "_tokenizer", None)
+    backend = getattr(tokenizer, "backend_tokenizer", None)  # the Rust tokenizer; slow ones have none
     return bool(tokenizer.is_fast and backend is not None
                 and getattr(backend.model, "continuing_subword_prefix", None))
 

@@ -279,7 +279,7 @@ class AttentionTab(TaskTab):
 
     def _move(self, layers: int, heads: int) -> None:
         if self.views.currentWidget() is self.compare_page:
-            self.compare_page._move(layers, heads)
+            self.compare_page.move(layers, heads)
         else:
             self.view_state.move(layers, heads)
 

@@ -11,6 +11,7 @@ while a run is going (it uses what was set at Start), and any error clears the d
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -56,6 +57,7 @@ class TrainTab(StudioTab):
     ORDER = 90
 
     run_ended = Signal()  # the run fully ended (saved, failed or cancelled): the window may close now
+    open_model_requested = Signal(str, str)  # (task key, trained model folder): ui/wiring.py opens it there
 
     def set_devices(self, devices: list[str], dtypes: dict[str, list[str]]) -> None:
         """The base model is a setting of the run, not a loaded model: the devices go to the form."""
@@ -70,6 +72,7 @@ class TrainTab(StudioTab):
     def build(self) -> None:
         self.result: Any = None
         self.plan_result: Any = None
+        self.can_open: Callable[[str], bool] = lambda _key: False  # which task tabs exist: set by ui/wiring.py
         self._stop_event = threading.Event()
         self._columns_path = ""  # the file whose header fills the column choices
         self.confirm_replace = output_mod.ask_replace  # replaced in tests
@@ -344,8 +347,7 @@ class TrainTab(StudioTab):
     def _on_result(self, result: Any) -> None:
         self.result = result
         self.plots.flush()
-        tabs = getattr(self.window(), "task_tabs", {})
-        self.results.show_result(result, lambda key: key in tabs, hasattr(self.window(), "open_evaluation"))
+        self.results.show_result(result, self.can_open, hasattr(self.window(), "open_evaluation"))
         self.clear_message()
         state = "stopped early at" if result.stopped else "finished at"
         self.status.emit(f"Train: {state} step {result.step}; model in {result.output_dir}")
@@ -360,13 +362,9 @@ class TrainTab(StudioTab):
         self.run_ended.emit()
 
     def open_result_in(self, task: str) -> None:
-        """Load the trained model in another tab and switch to it."""
-        window = self.window()
-        tab = getattr(window, "task_tabs", {}).get(task)
-        if tab is None or self.result is None:
-            return
-        tab.open_model(self.result.output_dir)
-        window.tabs.setCurrentWidget(tab)
+        """Load the trained model in another tab and switch to it (the tab is reached by ui/wiring.py)."""
+        if self.result is not None:
+            self.open_model_requested.emit(task, self.result.output_dir)
 
     def evaluate_result(self) -> None:
         """Hand the trained model and the validation (else training) file to the Evaluate view."""

@@ -28,11 +28,11 @@ class ComparePage(StatePage):
         self.summary.plot.setLabel("bottom", "head")
         self.summary.describe = self._describe_summary_cell
         self.summary.clicked.connect(self.open_difference)
-        self.summary.arrow.connect(self._move)
+        self.summary.arrow.connect(self.move)
         self.diff = AttentionHeatmap()  # B - A of one head, diverging colours around 0
         self.diff.set_colormap(DIVERGING)
         self.diff.describe = self._describe_difference
-        self.diff.arrow.connect(self._move)
+        self.diff.arrow.connect(self.move)
         self.info = QLabel(HINT)
         self.info.setWordWrap(True)
         self.readout = readout_label("Hover a cell")
@@ -95,7 +95,8 @@ class ComparePage(StatePage):
         top = top if top > 0 else 1e-6
         self.diff.set_matrix(matrix, queries, keys, f"B − A, layer {layer}, head {head}", levels=(-top, top))
 
-    def _move(self, layers: int, heads: int) -> None:
+    def move(self, layers: int, heads: int) -> None:
+        """The arrow keys: step the compared head by layers and heads (wrapping round the grid)."""
         if self.head is None or self.bundle is None:
             return
         result = self.bundle.result

@@ -89,8 +89,7 @@ class RankedBars(pg.PlotWidget):
         axis.setTicks([[(float(i), label) for i, label in enumerate(self.labels)]])
         self._scale()
         if self.partner is not None and not self.probability:
-            self.partner._scale()
-            self.partner._place_texts()
+            self.partner.rescale()
         self._place_texts()
         self.setYRange(-0.6, max(count, 1) - 0.4, padding=0)
         self.setToolTip("\n".join(tooltips))
@@ -105,6 +104,11 @@ class RankedBars(pg.PlotWidget):
             return self.value_range
         lists = [self.values] + ([self.partner.values] if self.partner is not None else [])
         return plot_style.shared_value_range(*lists)
+
+    def rescale(self) -> None:
+        """Range and value labels again: the partner's shared scale changed with our values."""
+        self._scale()
+        self._place_texts()
 
     def _scale(self) -> None:
         low, high = self.x_range()
