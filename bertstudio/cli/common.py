@@ -37,3 +37,16 @@ def stderr_control() -> TaskControl:
 
 def print_json(value: Any) -> None:
     print(json.dumps(value, ensure_ascii=False, indent=2))
+
+
+def print_ranking_differences(diff: Any, first: str = "top") -> None:
+    """A RankingDiff as the ranking commands print it (NSP's candidates, similarity's sentences B):
+    whether the first place changed, then each item's change and its move in rank."""
+    if diff.top_changed:
+        print(f"  {first} changed: {diff.top_a} -> {diff.top_b}")
+    else:
+        print(f"  {first} unchanged: {diff.top_a}")
+    for d in diff.deltas:
+        delta = "" if d.delta is None else f"{d.delta:+.4f}"
+        moved = f"  rank {d.rank_a} -> {d.rank_b}" if d.rank_a != d.rank_b else ""
+        print(f"  {delta:>8}  {d.label}{moved}")

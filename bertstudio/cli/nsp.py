@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING
 
+from bertstudio.cli.common import print_ranking_differences
 from bertstudio.cli.runner import Command
 
 if TYPE_CHECKING:
@@ -40,14 +41,7 @@ def _print(result: NspResult | NspRanking) -> None:
 
 
 def _print_differences(diff: RankingDiff) -> None:
-    if diff.top_changed:
-        print(f"  top changed: {diff.top_a} -> {diff.top_b}")
-    else:
-        print(f"  top unchanged: {diff.top_a}")
-    for d in diff.deltas:
-        delta = "" if d.delta is None else f"{d.delta:+.4f}"
-        moved = f"  rank {d.rank_a} -> {d.rank_b}" if d.rank_a != d.rank_b else ""
-        print(f"  {delta:>8}  {d.label}{moved}")
+    print_ranking_differences(diff, 'top')
 
 
 COMMAND = Command(

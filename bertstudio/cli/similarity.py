@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING
 
+from bertstudio.cli.common import print_ranking_differences
 from bertstudio.cli.runner import Command
 
 if TYPE_CHECKING:
@@ -42,14 +43,7 @@ def _print(result: SimilarityResult) -> None:
 
 
 def _print_differences(diff: RankingDiff) -> None:
-    if diff.top_changed:
-        print(f"  most similar changed: {diff.top_a} -> {diff.top_b}")
-    else:
-        print(f"  most similar unchanged: {diff.top_a}")
-    for d in diff.deltas:
-        delta = "" if d.delta is None else f"{d.delta:+.4f}"
-        moved = f"  rank {d.rank_a} -> {d.rank_b}" if d.rank_a != d.rank_b else ""
-        print(f"  {delta:>8}  {d.label}{moved}")
+    print_ranking_differences(diff, 'most similar')
 
 
 COMMAND = Command(

@@ -131,7 +131,7 @@ def test_evaluate_code_names_no_task_key() -> None:
         if path.stem in all_specs():  # a task's own evaluate module (evaluate/similarity.py) may name it
             continue
         for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
-            if quoted.search(line) and "_pick(" not in line:  # "choice" as the name of a column
+            if quoted.search(line) and "pick_column(" not in line:  # "choice" as the name of a column
                 found.append(f"{path.relative_to(ROOT)}:{number}: {line.strip()}")
     assert not found, "\n".join(found)
 

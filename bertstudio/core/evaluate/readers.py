@@ -10,7 +10,7 @@ other column of a table kept per row, so metrics can be sliced by it.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -86,7 +86,7 @@ class Dataset:
         return replace(self, examples=self.examples[:limit])
 
 
-def _pick(header: Sequence[str], given: str | None, names: Sequence[str], what: str, path: Path,
+def pick_column(header: Sequence[str], given: str | None, names: Sequence[str], what: str, path: Path,
           avoid: Sequence[str | None] = ()) -> str:
     """The column the user named (checked) or the first well-known name in the header."""
     if given:
@@ -101,18 +101,18 @@ def _pick(header: Sequence[str], given: str | None, names: Sequence[str], what: 
                      hint=f"Its columns: {', '.join(header)}. Name the column with the {what} option.")
 
 
-def _extra(row: Mapping[str, Any], used: Sequence[str | None]) -> dict[str, str]:
+def extra_fields(row: Mapping[str, Any], used: Sequence[str | None]) -> dict[str, str]:
     return {k: "" if v is None else str(v) for k, v in row.items() if k not in used and not isinstance(v, list | dict)}
 
 
-def _table(path: Path, control: TaskControl | None) -> tuple[list[str], list[tuple[int, dict[str, Any]]]]:
+def table_rows(path: Path, control: TaskControl | None) -> tuple[list[str], list[tuple[int, dict[str, Any]]]]:
     """Header and well-formed rows; malformed ones stop the run with their line numbers."""
     header, rows = read_table(path, control=control)
     raise_issues(path, [RowIssue(line, problem) for line, row, problem in rows if row is None])
     return header, [(line, row) for line, row, _ in rows if row is not None]
 
 
-def _finish(path: Path, examples: list[Example], issues: list[RowIssue], used: Sequence[str | None],
+def finish_dataset(path: Path, examples: list[Example], issues: list[RowIssue], used: Sequence[str | None],
             header: Sequence[str]) -> Dataset:
     raise_issues(path, issues)
     if not examples:
@@ -138,8 +138,8 @@ def read_classification_file(path: Path, columns: EvalColumns, control: TaskCont
         tick(control, i)
         pair = data.pairs[i] if data.pairs is not None else None
         shown = f"{text} ||| {pair}" if pair else text
-        examples.append(Example(line, shown, (text, pair), label, _extra(by_line.get(line, {}), used)))
-    return _finish(path, examples, [], used, header)
+        examples.append(Example(line, shown, (text, pair), label, extra_fields(by_line.get(line, {}), used)))
+    return finish_dataset(path, examples, [], used, header)
 
 
 # -- token classification -----------------------------------------------------------------------
@@ -165,17 +165,17 @@ def _squad(path: Path) -> Dataset:
     raise_issues(path, [RowIssue(line, problem) for line, problem in problems])
     examples = [Example(q.line, q.question, (q.question, q.context), q.answers, {"title": q.title} if q.title else {})
                 for q in questions]
-    return _finish(path, examples, [], (), ("title",) if any(x.fields for x in examples) else ())
+    return finish_dataset(path, examples, [], (), ("title",) if any(x.fields for x in examples) else ())
 
 
 def read_qa_file(path: Path, columns: EvalColumns, control: TaskControl | None = None) -> Dataset:
     """inputs = (question, context), gold = answer texts (empty: no answer). SQuAD JSON, or a table."""
     if path.suffix.lower() == ".json":
         return _squad(path)
-    header, rows = _table(path, control)
-    question = _pick(header, columns.question, QUESTION_NAMES, "question", path)
-    context = _pick(header, columns.context, CONTEXT_NAMES, "context", path, (question,))
-    answer = _pick(header, columns.answer, ANSWER_NAMES, "answer", path, (question, context))
+    header, rows = table_rows(path, control)
+    question = pick_column(header, columns.question, QUESTION_NAMES, "question", path)
+    context = pick_column(header, columns.context, CONTEXT_NAMES, "context", path, (question,))
+    answer = pick_column(header, columns.answer, ANSWER_NAMES, "answer", path, (question, context))
     examples, issues = [], []
     for line, row in rows:
         tick(control, line)
@@ -188,8 +188,8 @@ def read_qa_file(path: Path, columns: EvalColumns, control: TaskControl | None =
         if a and not isinstance(value, list) and a.lower() not in c.lower():
             issues.append(RowIssue(line, f"the answer '{a}' is not in the context"))
             continue
-        examples.append(Example(line, q, (q, c), golds, _extra(row, (question, context, answer))))
-    return _finish(path, examples, issues, (question, context, answer), header)
+        examples.append(Example(line, q, (q, c), golds, extra_fields(row, (question, context, answer))))
+    return finish_dataset(path, examples, issues, (question, context, answer), header)
 
 
 # -- masked LM, NSP, multiple choice --------------------------------------------------------------
@@ -198,7 +198,7 @@ def read_text_file(path: Path, _columns: EvalColumns | None = None, control: Tas
     examples = [Example(n, line, line, None) for n, line in read_lines(path, "data file", control=control)]
     bad = [RowIssue(x.line, "control characters in the line (is this a binary file?)")
            for x in examples if any(ord(c) < 32 and c != "\t" for c in x.text)]
-    return _finish(path, examples, bad, (), ())
+    return finish_dataset(path, examples, bad, (), ())
 
 
 def nsp_label(value: Any) -> str | None:
@@ -206,30 +206,40 @@ def nsp_label(value: Any) -> str | None:
     return _NSP_WORDS.get(re.sub(r"[^a-z0-9]", "", str(value).lower()))
 
 
-def read_nsp_file(path: Path, columns: EvalColumns, control: TaskControl | None = None) -> Dataset:
-    """inputs = (sentence A, sentence B), gold = IsNext / NotNext (label 0 / 1 as BERT was trained)."""
-    header, rows = _table(path, control)
-    label = _pick(header, columns.label, NSP_LABEL_NAMES, "label", path)
-    first = _pick(header, columns.text, SENTENCE_A_NAMES, "sentence A", path, (label,))
-    second = _pick(header, columns.pair, SENTENCE_B_NAMES, "sentence B", path, (label, first))
+def read_pairs(path: Path, control: TaskControl | None, columns: tuple[str, str, str],
+               gold_of: Callable[[Any], Any], empty: str, bad_gold: Callable[[Any], str],
+               header: Sequence[str], rows: Sequence[tuple[int, dict[str, Any]]]) -> Dataset:
+    """A file of text pairs with a gold value each (NSP's label, an STS score): inputs = (first,
+    second); a row with an empty text or a gold `gold_of` cannot read (None) is a numbered issue."""
+    first, second, gold_column = columns
     examples, issues = [], []
     for line, row in rows:
         tick(control, line)
         a, b = str(row.get(first) or "").strip(), str(row.get(second) or "").strip()
-        gold = nsp_label(row.get(label, ""))
+        gold = gold_of(row.get(gold_column, ""))
         if not a or not b:
-            issues.append(RowIssue(line, "empty sentence A or B"))
+            issues.append(RowIssue(line, empty))
         elif gold is None:
-            issues.append(RowIssue(line, f"label '{row.get(label)}' is not 0/IsNext or 1/NotNext"))
+            issues.append(RowIssue(line, bad_gold(row.get(gold_column))))
         else:
-            examples.append(Example(line, f"{a} ||| {b}", (a, b), gold, _extra(row, (first, second, label))))
-    return _finish(path, examples, issues, (first, second, label), header)
+            examples.append(Example(line, f"{a} ||| {b}", (a, b), gold, extra_fields(row, columns)))
+    return finish_dataset(path, examples, issues, columns, header)
+
+
+def read_nsp_file(path: Path, columns: EvalColumns, control: TaskControl | None = None) -> Dataset:
+    """inputs = (sentence A, sentence B), gold = IsNext / NotNext (label 0 / 1 as BERT was trained)."""
+    header, rows = table_rows(path, control)
+    label = pick_column(header, columns.label, NSP_LABEL_NAMES, "label", path)
+    first = pick_column(header, columns.text, SENTENCE_A_NAMES, "sentence A", path, (label,))
+    second = pick_column(header, columns.pair, SENTENCE_B_NAMES, "sentence B", path, (label, first))
+    return read_pairs(path, control, (first, second, label), nsp_label, "empty sentence A or B",
+                      lambda value: f"label '{value}' is not 0/IsNext or 1/NotNext", header, rows)
 
 
 def _choice_columns(header: Sequence[str], given: Sequence[str], path: Path) -> tuple[str, ...]:
     if given:
         for name in given:
-            _pick(header, name, (), "choice", path)
+            pick_column(header, name, (), "choice", path)
         return tuple(given)
     numbered = sorted((int(m.group(2)), h) for h in header if (m := _CHOICE_COLUMN.match(h)))
     if len(numbered) < 2 and "choices" not in header:
@@ -240,10 +250,10 @@ def _choice_columns(header: Sequence[str], given: Sequence[str], path: Path) -> 
 
 def read_choice_file(path: Path, columns: EvalColumns, control: TaskControl | None = None) -> Dataset:
     """inputs = (prompt, choices), gold = the correct choice's 0-based index."""
-    header, rows = _table(path, control)
+    header, rows = table_rows(path, control)
     choices = _choice_columns(header, columns.choices, path)
-    label = _pick(header, columns.label, CHOICE_LABEL_NAMES, "label", path, choices)
-    prompt = _pick(header, columns.prompt or columns.text, PROMPT_NAMES, "prompt", path, (*choices, label))
+    label = pick_column(header, columns.label, CHOICE_LABEL_NAMES, "label", path, choices)
+    prompt = pick_column(header, columns.prompt or columns.text, PROMPT_NAMES, "prompt", path, (*choices, label))
     examples, issues = [], []
     for line, row in rows:
         tick(control, line)
@@ -256,8 +266,9 @@ def read_choice_file(path: Path, columns: EvalColumns, control: TaskControl | No
         elif not raw.lstrip("-").isdigit() or not 0 <= int(raw) < len(options):
             issues.append(RowIssue(line, f"label '{raw}' is not a choice index 0..{len(options) - 1}"))
         else:
-            examples.append(Example(line, text, (text, options), int(raw), _extra(row, (prompt, label, *choices))))
-    return _finish(path, examples, issues, (prompt, label, *choices), header)
+            extra = extra_fields(row, (prompt, label, *choices))
+            examples.append(Example(line, text, (text, options), int(raw), extra))
+    return finish_dataset(path, examples, issues, (prompt, label, *choices), header)
 
 
 def read_dataset(task: str, path: str | Path, columns: EvalColumns | None = None,

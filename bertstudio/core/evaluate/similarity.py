@@ -15,12 +15,10 @@ from pathlib import Path
 from typing import Any
 
 from bertstudio.core import notes
-from bertstudio.core.datafiles import read_table, tick
 from bertstudio.core.evaluate.predict import EvalOptions, Prediction
-from bertstudio.core.evaluate.readers import Dataset, EvalColumns, Example, _extra, _finish, _pick
+from bertstudio.core.evaluate.readers import Dataset, EvalColumns, Example, pick_column, read_pairs, table_rows
 from bertstudio.core.models import LoadedModel
 from bertstudio.core.progress import TaskControl
-from bertstudio.core.training.data import RowIssue, raise_issues
 
 FIRST_NAMES = ("sentence1", "sentence_1", "sentence_a", "text_a", "s1", "a", "text")
 SECOND_NAMES = ("sentence2", "sentence_2", "sentence_b", "text_b", "s2", "b", "text_pair")
@@ -37,23 +35,12 @@ def _gold(value: Any) -> float | None:
 
 def read_file(path: Path, columns: EvalColumns, control: TaskControl | None = None) -> Dataset:
     """inputs = (sentence 1, sentence 2), gold = the score (a finite number, any scale)."""
-    header, rows = read_table(path, control=control)
-    raise_issues(path, [RowIssue(line, problem) for line, row, problem in rows if row is None])
-    score = _pick(header, columns.label, SCORE_NAMES, "score", path)
-    first = _pick(header, columns.text, FIRST_NAMES, "sentence1", path, (score,))
-    second = _pick(header, columns.pair, SECOND_NAMES, "sentence2", path, (score, first))
-    examples, issues = [], []
-    for line, row in ((line, row) for line, row, _ in rows if row is not None):
-        tick(control, line)
-        a, b = str(row.get(first) or "").strip(), str(row.get(second) or "").strip()
-        gold = _gold(row.get(score, ""))
-        if not a or not b:
-            issues.append(RowIssue(line, "empty sentence1 or sentence2"))
-        elif gold is None:
-            issues.append(RowIssue(line, f"score '{row.get(score)}' is not a number"))
-        else:
-            examples.append(Example(line, f"{a} ||| {b}", (a, b), gold, _extra(row, (first, second, score))))
-    return _finish(path, examples, issues, (first, second, score), header)
+    header, rows = table_rows(path, control)
+    score = pick_column(header, columns.label, SCORE_NAMES, "score", path)
+    first = pick_column(header, columns.text, FIRST_NAMES, "sentence1", path, (score,))
+    second = pick_column(header, columns.pair, SECOND_NAMES, "sentence2", path, (score, first))
+    return read_pairs(path, control, (first, second, score), _gold, "empty sentence1 or sentence2",
+                      lambda value: f"score '{value}' is not a number", header, rows)
 
 
 def ranks(values: Sequence[float]) -> list[float]:
@@ -66,23 +53,20 @@ def ranks(values: Sequence[float]) -> list[float]:
 def predict(loaded: LoadedModel, examples: Sequence[Example], control: TaskControl,
             options: EvalOptions) -> tuple[list[Prediction], list[Any]]:
     """The cosine of each pair (mean pooling, as the Similarity tab) and its rank difference."""
-    import torch
-
-    from bertstudio.core.tasks.similarity import embed
+    from bertstudio.core.tasks.similarity import embed, longer_than_model, pair_cosines
 
     cosines: list[float] = []
+    cut = 0
     for start in range(0, len(examples), options.batch_size):
         chunk = examples[start:start + options.batch_size]
         firsts = embed(loaded, [x.inputs[0] for x in chunk], "mean")
         seconds = embed(loaded, [x.inputs[1] for x in chunk], "mean")
-        unit = torch.nn.functional.normalize
-        cosines += (unit(firsts, dim=-1) * unit(seconds, dim=-1)).sum(-1).clamp(-1, 1).tolist()
+        cosines += pair_cosines(firsts, seconds)
+        cut += len(longer_than_model(loaded, [text for x in chunk for text in x.inputs]))
         control.check()
         control.report(f"Scored {len(cosines)} of {len(examples)} rows", len(cosines) / len(examples))
     predicted, gold = ranks(cosines), ranks([float(x.gold) for x in examples])
     n, limit = len(examples), loaded.info.max_length
-    texts = [text for x in examples for text in x.inputs]
-    cut = sum(len(ids) > limit for ids in loaded.tokenizer(texts)["input_ids"]) if texts else 0
     found = [notes.warning(f"{cut} sentence(s) were longer than the {limit} tokens the model reads and were cut; "
                            "their embeddings cover the first part only.")] if cut else []
     return [Prediction((c, abs(p - g)), f"{c:+.3f} (rank {p:g} of {n}; gold rank {g:g})", c)

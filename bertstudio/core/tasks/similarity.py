@@ -126,6 +126,20 @@ def embed(loaded: LoadedModel, texts: Sequence[str], pooling: str, control: Task
     return torch.cat(parts)
 
 
+def longer_than_model(loaded: LoadedModel, texts: Sequence[str]) -> list[str]:
+    """The texts `embed` cuts (more tokens than the model reads), for the note that says so."""
+    limit = loaded.info.max_length
+    return [t for t, ids in zip(texts, loaded.tokenizer(list(texts))["input_ids"], strict=True) if len(ids) > limit]
+
+
+def pair_cosines(firsts: Any, seconds: Any) -> list[float]:
+    """Row i's cosine of firsts[i] with seconds[i] (an STS file's pairs)."""
+    import torch
+
+    unit = torch.nn.functional.normalize
+    return (unit(firsts, dim=-1) * unit(seconds, dim=-1)).sum(-1).clamp(-1, 1).tolist()
+
+
 def cosine_matrix(embeddings: Any) -> Any:
     import torch
 
@@ -138,7 +152,7 @@ def run(loaded: LoadedModel, inputs: SimilarityInput, control: TaskControl) -> S
     a, bs, pooling = check_inputs(inputs)
     texts = [a, *bs]
     limit = loaded.info.max_length
-    cut = tuple(t for t in dict.fromkeys(texts) if len(loaded.tokenizer(t)["input_ids"]) > limit)
+    cut = tuple(longer_than_model(loaded, list(dict.fromkeys(texts))))
     matrix = cosine_matrix(embed(loaded, texts, pooling, control)).tolist()
     scores = tuple(SimilarityScore(b, float(matrix[0][i + 1])) for i, b in enumerate(bs))
     return SimilarityResult(a, pooling, scores, tuple(tuple(float(v) for v in row) for row in matrix), cut, limit)
