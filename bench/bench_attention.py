@@ -36,7 +36,7 @@ def rows() -> list[Row]:
     from bertstudio.core.tasks.attention import compute
 
     app = QApplication.instance() or QApplication([])
-    from bertstudio.core.tasks.attention_bundle import grid_stage, make_bundle
+    from bertstudio.core.attention.bundle import grid_stage, make_bundle
     from bertstudio.ui.widgets.attention_grid import AttentionGrid
     from bertstudio.ui.widgets.attention_head_view import HeadView
     from bertstudio.ui.widgets.attention_heatmap import AttentionHeatmap

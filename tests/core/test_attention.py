@@ -9,11 +9,8 @@ import sys
 import numpy as np
 import pytest
 
-from bertstudio.core.errors import InputError
-from bertstudio.core.models import LoadRequest, load_model
-from bertstudio.core.tasks.attention import compute
-from bertstudio.core.tasks.attention_export import load_matrix_csv, load_npz, save
-from bertstudio.core.tasks.attention_view import (
+from bertstudio.core.attention.export import load_matrix_csv, load_npz, save
+from bertstudio.core.attention.view import (
     ViewOptions,
     head_statistics,
     make_view,
@@ -21,6 +18,9 @@ from bertstudio.core.tasks.attention_view import (
     quadrant,
     rollout,
 )
+from bertstudio.core.errors import InputError
+from bertstudio.core.models import LoadRequest, load_model
+from bertstudio.core.tasks.attention import compute
 
 ARCHS = ["bert", "roberta", "distilbert", "albert"]
 

@@ -5,8 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from bertstudio.core.errors import InputError
-from bertstudio.core.tasks.attention_bundle import (
+from bertstudio.core.attention.bundle import (
     CELL_MAX,
     GAP_INDEX,
     make_bundle,
@@ -14,8 +13,9 @@ from bertstudio.core.tasks.attention_bundle import (
     pooled,
     with_mean_column,
 )
-from bertstudio.core.tasks.attention_state import AttentionViewState, ViewSettings
-from bertstudio.core.tasks.attention_view import ViewOptions
+from bertstudio.core.attention.state import AttentionViewState, ViewSettings
+from bertstudio.core.attention.view import ViewOptions
+from bertstudio.core.errors import InputError
 
 
 def test_state_notifies_changed_fields_once() -> None:

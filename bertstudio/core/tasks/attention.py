@@ -4,8 +4,8 @@ The forward pass runs with eager attention (sdpa returns no weights in transform
 `output_attentions=True`; the result is one float32 array of shape layers x heads x T x T
 (BertViz's data shape) with the tokenizer's own tokens. Views over it (mean over heads,
 rollout, special tokens hidden, A/B quadrants, per-head statistics) live in
-`attention_view`; the tab's pooled thumbnails and view state in `attention_bundle` and
-`attention_state`.
+`core/attention/view.py`; the tab's pooled thumbnails and view state in
+`core/attention/bundle.py` and `core/attention/state.py`.
 """
 
 from __future__ import annotations

@@ -135,7 +135,7 @@ def all_specs() -> dict[str, TaskSpec]:
     folder = Path(__file__).parent
     for module in pkgutil.iter_modules([str(folder)]):
         if not _defines_spec(folder / f"{module.name}.py"):
-            continue  # a helper (attention_view: numpy through and through) is not imported for a spec
+            continue  # a helper module without a SPEC is not imported for a spec
         namespace = importlib.import_module(f"{__package__}.{module.name}")
         spec = getattr(namespace, "SPEC", None)
         if isinstance(spec, TaskSpec):

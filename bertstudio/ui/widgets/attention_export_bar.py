@@ -64,8 +64,8 @@ class ExportBar(QWidget):
 
     def export(self, path: Path, what: str) -> None:
         """Write the current view (png), the detail matrix (csv-head / npz-head) or all heads."""
-        from bertstudio.core.tasks import attention_export as export
-        from bertstudio.core.tasks.attention_bundle import detail_matrix
+        from bertstudio.core.attention import export
+        from bertstudio.core.attention.bundle import detail_matrix
 
         tab, bundle = self.tab, self.tab.bundle
         if bundle is None:
