@@ -1,4 +1,5 @@
-"""Attention: forward pass (ours vs raw output_attentions), grid drawn at 128/512 tokens, head switch.
+"""Attention: forward pass (ours vs raw output_attentions), grid drawn at 128/512 tokens, head switch,
+`attention --out` and `--norms` at 512 tokens (export_rows; `python bench_attention.py --export` runs only them).
 
 A bert-base-sized random checkpoint (12 layers x 12 heads, hidden 768) with a small vocabulary
 is built in a temp dir, so timings need no download.
@@ -17,8 +18,8 @@ def _checkpoint(folder: Path) -> Path:
 
     words = "the cat sat on mat dog ran fast big small house tree water book".split()
     vocab = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", *words]
-    (folder / "vocab.txt").write_text("\n".join(vocab), encoding="utf-8")
-    BertTokenizer(vocab_file=str(folder / "vocab.txt"), model_max_length=512).save_pretrained(folder)
+    # transformers 5's BertTokenizer ignores vocab_file= (5 special tokens only): give the vocabulary itself
+    BertTokenizer(vocab={token: i for i, token in enumerate(vocab)}, model_max_length=512).save_pretrained(folder)
     BertModel(BertConfig(vocab_size=len(vocab))).eval().save_pretrained(folder)
     return folder
 
@@ -106,7 +107,50 @@ def rows() -> list[Row]:
             out.extend(_head_view_rows(head_view, tokens_list))
         for widget in (grid, heatmap, head_view):
             widget.close()
+        out.extend(export_rows(loaded, Path(tmp)))
     return out
+
+
+def export_rows(loaded: object, folder: Path, tokens: int = 512, repeats: int = 5) -> list[Row]:
+    """What `attention --out FILE.npz` does (forward, numpy copy, plain savez through a .partial
+    file) vs a plain forward + np.savez of the stacked attentions; and `--norms` (the same
+    forward with value hooks, the Gram matrices and the layers x heads x T x T norms) vs the
+    plain attention forward. Both at 512 tokens on the BERT-base-sized checkpoint."""
+    import numpy as np
+    import torch
+
+    from bertstudio.core.attention.export import save
+    from bertstudio.core.tasks.attention import compute
+
+    text = _text(tokens)
+    encoding = loaded.tokenizer(text, return_tensors="pt")  # type: ignore[attr-defined]
+    model = loaded.model  # type: ignore[attr-defined]
+    ours_file, raw_file = folder / "ours.npz", folder / "raw.npz"
+
+    def raw_forward() -> np.ndarray:
+        with torch.inference_mode():
+            attentions = model(**encoding, output_attentions=True).attentions
+        return torch.stack([a[0] for a in attentions]).numpy()
+
+    def raw_out() -> None:
+        np.savez(raw_file, attentions=raw_forward())
+
+    def ours_out() -> None:
+        save(ours_file, compute(loaded, text))  # type: ignore[arg-type]
+
+    def ours_norms() -> None:  # what `attention --norms` computes: the per-head norms
+        result = compute(loaded, text, norms=True)  # type: ignore[arg-type]
+        assert result.norms is not None
+
+    out_s, raw_out_s = interleaved(ours_out, raw_out, repeats=repeats)
+    norms_s, forward_s = interleaved(ours_norms, raw_forward, repeats=repeats)
+    size = ours_file.stat().st_size / 2**20
+    return [
+        Row(f"attention --out .npz {tokens} tok", out_s, raw_out_s,
+            f"target <= 1.05x forward + np.savez ({size:.0f} MiB, not compressed; --compress to compress)"),
+        Row(f"attention --norms {tokens} tok", norms_s, forward_s,
+            "target <= 1.3x the plain attention forward: value hooks, ||f_h(x_j)||, the per-head norms"),
+    ]
 
 
 def _head_view_rows(head_view: object, tokens: list[str]) -> list[Row]:
@@ -142,5 +186,16 @@ def _head_view_rows(head_view: object, tokens: list[str]) -> list[Row]:
 
 
 if __name__ == "__main__":
-    for row in rows():
-        print(row)
+    import sys
+
+    if "--export" in sys.argv:
+        from bertstudio.core.models import LoadRequest, load_model
+
+        with tempfile.TemporaryDirectory() as tmp:
+            checkpoint = _checkpoint(Path(tmp))
+            for row in export_rows(load_model(LoadRequest(str(checkpoint), "attention", attn_implementation="eager")),
+                                   Path(tmp)):
+                print(row, f"ratio {row.ratio:.3f}")
+    else:
+        for row in rows():
+            print(row)

@@ -6,7 +6,9 @@ same input, timed alternately; the ratio is ours / raw (1.00 = no overhead).
 
 from __future__ import annotations
 
-from common import MODELS, Row, interleaved
+from pathlib import Path
+
+from common import MODELS, Row, bert_base, interleaved, sizes, topic_labels
 
 TEXT = "This pasta recipe with tomato sauce, garlic and basil is ready in twenty minutes."
 ROWS = [
@@ -22,27 +24,33 @@ ROWS = [
 
 
 def rows() -> list[Row]:
+    out = _rows("", MODELS / "categorium-bert-tiny-topics-en", 200, 15) if "small" in sizes() else []
+    if "base" in sizes():
+        out += _rows("bert-base-sized ", bert_base("SequenceClassification", topic_labels()), 30, 5)
+    return out
+
+
+def _rows(size: str, folder: Path, single_repeats: int, batch_repeats: int) -> list[Row]:
     from transformers import AutoModelForSequenceClassification, AutoTokenizer, pipeline
 
     from bertstudio.core.models import LoadRequest, load_model
     from bertstudio.core.tasks.classification import BATCH_SIZE, classify, classify_batch
 
-    folder = MODELS / "categorium-bert-tiny-topics-en"
     loaded = load_model(LoadRequest(str(folder), "classification"))
     raw = pipeline(
         "text-classification",
         model=AutoModelForSequenceClassification.from_pretrained(folder).eval(),
         tokenizer=AutoTokenizer.from_pretrained(folder),
     )
-    single_ours, single_raw = interleaved(lambda: classify(loaded, TEXT), lambda: raw(TEXT, top_k=None), 200)
+    single_ours, single_raw = interleaved(lambda: classify(loaded, TEXT), lambda: raw(TEXT, top_k=None), single_repeats)
     batch_ours, batch_raw = interleaved(
         lambda: classify_batch(loaded, ROWS),
         lambda: raw(ROWS, top_k=None, batch_size=BATCH_SIZE),
-        15,
+        batch_repeats,
     )
     n = len(ROWS)
     return [
-        Row("classification latency, 1 text", single_ours, single_raw, "categorium bert-tiny, CPU"),
-        Row(f"classification batch, {n} rows", batch_ours, batch_raw,
+        Row(f"{size}classification latency, 1 text", single_ours, single_raw, "CPU"),
+        Row(f"{size}classification batch, {n} rows", batch_ours, batch_raw,
             f"{n / batch_ours:.0f} rows/s ours vs {n / batch_raw:.0f} rows/s raw (batch {BATCH_SIZE})"),
     ]

@@ -12,7 +12,7 @@ import csv
 import tempfile
 from pathlib import Path
 
-from common import MODELS, Row, interleaved
+from common import MODELS, Row, bert_base, interleaved, sizes, topic_labels
 
 TEXTS = [
     ("how to cook a delicious chicken curry recipe with rice", "food"),
@@ -29,6 +29,13 @@ BATCH = 32
 
 
 def rows() -> list[Row]:
+    out = _rows("", MODELS / "categorium-bert-tiny-topics-en", ROWS, 7) if "small" in sizes() else []
+    if "base" in sizes():
+        out += _rows("bert-base-sized ", bert_base("SequenceClassification", topic_labels()), 128, 3)
+    return out
+
+
+def _rows(size: str, folder: Path, count: int, repeats: int) -> list[Row]:
     from transformers import AutoModelForSequenceClassification, AutoTokenizer, pipeline
 
     from bertstudio.core.evaluate.evaluation import evaluate
@@ -36,12 +43,11 @@ def rows() -> list[Row]:
     from bertstudio.core.evaluate.readers import read_dataset
     from bertstudio.core.models import LoadRequest, load_model
 
-    folder = MODELS / "categorium-bert-tiny-topics-en"
     data = Path(tempfile.mkdtemp()) / "topics.csv"
     with data.open("w", newline="", encoding="utf-8") as handle:
         writer = csv.writer(handle)
         writer.writerow(["text", "label", "source"])
-        for i in range(ROWS):
+        for i in range(count):
             text, label = TEXTS[i % len(TEXTS)]
             writer.writerow([f"{text} ({i})", label, "ab"[i % 2]])
     loaded = load_model(LoadRequest(str(folder), "classification"))
@@ -59,6 +65,6 @@ def rows() -> list[Row]:
         return sum(p["label"] == r["label"] for p, r in zip(predicted, table, strict=True)) / len(table)
 
     assert abs(ours() - plain()) < 1e-9, "both paths must predict the same labels"
-    mine, theirs = interleaved(ours, plain, 7)
-    return [Row(f"evaluate classification, {ROWS} rows", mine, theirs,
-                f"{ROWS / mine:.0f} rows/s ours vs {ROWS / theirs:.0f} rows/s plain pipeline (batch {BATCH})")]
+    mine, theirs = interleaved(ours, plain, repeats)
+    return [Row(f"{size}evaluate classification, {count} rows", mine, theirs,
+                f"{count / mine:.0f} rows/s ours vs {count / theirs:.0f} rows/s plain pipeline (batch {BATCH})")]

@@ -24,7 +24,8 @@ def rows() -> list[Row]:
     from captum.attr import LayerIntegratedGradients
 
     from bertstudio.core.explain.ablation import heads_switched_off
-    from bertstudio.core.explain.attribution import baseline_ids, explain, forward_of
+    from bertstudio.core.explain.attribution import explain
+    from bertstudio.core.explain.forward import baseline_ids, forward_of
     from bertstudio.core.explain.targets import prepare
     from bertstudio.core.models import LoadRequest, load_model
     from tests.fixtures.trained_sentiment import trained_sentiment

@@ -7,7 +7,7 @@ import subprocess
 import sys
 import time
 
-from common import MODELS, Row, interleaved
+from common import MODELS, Row, bert_base, interleaved, sizes
 
 TEXT_MINILM = "The capital of France is [MASK]. It is a [MASK] city with many museums and old [MASK]."
 
@@ -33,13 +33,13 @@ def _cli(model: str, text: str, ours: bool) -> float:
     return time.perf_counter() - start
 
 
-def _model_rows(name: str, text: str) -> list[Row]:
+def _model_rows(name: str, text: str, folder: str = "", cli: bool = True, repeats: int = 40) -> list[Row]:
     from transformers import AutoModelForMaskedLM, AutoTokenizer, pipeline
 
     from bertstudio.core.models import LoadRequest, load_uncached
     from bertstudio.core.tasks.fill_mask import predict
 
-    folder = str(MODELS / name)
+    folder = folder or str(MODELS / name)
 
     def ours_load() -> None:
         load_uncached(LoadRequest(folder, "fill-mask"))
@@ -52,18 +52,24 @@ def _model_rows(name: str, text: str) -> list[Row]:
     loaded = load_uncached(LoadRequest(folder, "fill-mask"))
     raw_pipe = pipeline("fill-mask", model=AutoModelForMaskedLM.from_pretrained(folder).eval(),
                         tokenizer=AutoTokenizer.from_pretrained(folder))
-    ours_s, raw_s = interleaved(lambda: predict(loaded, text, 5), lambda: raw_pipe(text, top_k=5), repeats=40)
-    cli_ours = min(_cli(folder, text, True) for _ in range(2))
-    cli_raw = min(_cli(folder, text, False) for _ in range(2))
-    return [
+    ours_s, raw_s = interleaved(lambda: predict(loaded, text, 5), lambda: raw_pipe(text, top_k=5), repeats=repeats)
+    out = [
         Row(f"{name}: model load", load_ours, load_raw, "tokenizer + weights + head report"),
         Row(f"{name}: fill-mask latency (core)", ours_s, raw_s, "vs FillMaskPipeline"),
-        Row(f"{name}: fill-mask CLI process", cli_ours, cli_raw, "vs python -c pipeline(...)"),
     ]
+    if cli:
+        cli_ours = min(_cli(folder, text, True) for _ in range(2))
+        cli_raw = min(_cli(folder, text, False) for _ in range(2))
+        out.append(Row(f"{name}: fill-mask CLI process", cli_ours, cli_raw, "vs python -c pipeline(...)"))
+    return out
 
 
 def rows() -> list[Row]:
-    out = [Row("window shown (process start -> showEvent)", _window_shown(), note="torch not yet imported")]
-    out += _model_rows("all-minilm-l6-v2", TEXT_MINILM)
-    out += _model_rows("rxnmapper-albert-smiles-mlm", "C C ( = [MASK] ) O")
+    out = []
+    if "small" in sizes():
+        out.append(Row("window shown (process start -> showEvent)", _window_shown(), note="torch not yet imported"))
+        out += _model_rows("all-minilm-l6-v2", TEXT_MINILM)
+        out += _model_rows("rxnmapper-albert-smiles-mlm", "C C ( = [MASK] ) O")
+    if "base" in sizes():
+        out += _model_rows("bert-base-sized", TEXT_MINILM, str(bert_base("MaskedLM")), cli=False, repeats=20)
     return out

@@ -7,7 +7,9 @@ per-token scores. The head of all-MiniLM-L6-v2 is random: latency does not care.
 
 from __future__ import annotations
 
-from common import MODELS, Row, interleaved
+from typing import Any
+
+from common import MODELS, Row, bert_base, interleaved, sizes, threads
 
 QUESTION = "Where was Ingrid born?"
 SHORT = ("Ingrid was born in Lisbon in 1961. Her brother Rafael was born in Warsaw three years later, "
@@ -21,10 +23,20 @@ def rows() -> list[Row]:
     from bertstudio.core.models import LoadRequest, load_model
     from bertstudio.core.tasks.qa import QAOptions, answer
 
-    torch.set_num_threads(2)
-    loaded = load_model(LoadRequest(str(MODELS / "all-minilm-l6-v2"), "qa"))
+    torch.set_num_threads(threads())
+    models = [("", MODELS / "all-minilm-l6-v2")] if "small" in sizes() else []
+    models += [("bert-base-sized ", bert_base("QuestionAnswering"))] if "base" in sizes() else []
+    out: list[Row] = []
+    for size, folder in models:
+        loaded = load_model(LoadRequest(str(folder), "qa"))
+        out += _rows(size, loaded, answer, QAOptions(top_k=5))
+    return out
+
+
+def _rows(size: str, loaded: Any, answer: Any, options: Any) -> list[Row]:
+    import torch
+
     tokenizer, model = loaded.tokenizer, loaded.model
-    options = QAOptions(top_k=5)
     out: list[Row] = []
     for name, context in (("short", SHORT), ("long", LONG)):
 
@@ -41,6 +53,6 @@ def rows() -> list[Row]:
 
         windows = len(ours().windows)
         ours_s, raw_s = interleaved(ours, raw, repeats=15)
-        out.append(Row(f"qa {name} ({len(context)} chars, {windows} window{'s' * (windows > 1)})", ours_s, raw_s,
+        out.append(Row(f"{size}qa {name} ({len(context)} chars, {windows} window{'s' * (windows > 1)})", ours_s, raw_s,
                        "answer() vs tokenizer + bare AutoModelForQuestionAnswering forward"))
     return out

@@ -65,6 +65,7 @@ class Shot:
     model: Path | None
     prepare: Callable[[Any], None]  # fills the inputs (and options) of the tab
     run: bool = True
+    after: Callable[[Any], None] | None = None  # after the run: open a page, choose a view
 
 
 def shots() -> list[Shot]:
@@ -92,6 +93,32 @@ def shots() -> list[Shot]:
         ran = getattr(source, "_ran", None)
         if ran is not None and source.result is not None:
             tab.explain("classification", ran[0], ran[1], source.result)
+
+    def neuron_view(tab: Any) -> None:
+        """Layer 1 head 8 of MiniLM attends to the next token: query 'fox', its key 'jumps' hovered."""
+        tab.open_head(1, 8)
+        tab.views.setCurrentWidget(tab.neuron_page)
+        tab.neuron_page.set_query(4)
+        tab.neuron_page.show_key(5)
+
+    def corpus_search(tab: Any) -> None:
+        """The Corpus page: the demo corpus indexed at layer 4, the neighbours of 'bank' (river side)."""
+        from bertstudio.ui.widgets.attention_corpus import CorpusPage
+
+        page = next(tab.views.widget(i) for i in range(tab.views.count())
+                    if isinstance(tab.views.widget(i), CorpusPage))
+        tab.views.setCurrentWidget(page)
+        page.use_demo()
+        page.layer.setValue(4)
+        page.k.setValue(20)
+        page.refresh()
+        page.token.setCurrentIndex([t for _, t in page.query_tokens].index("bank"))
+        page.index_button.click()
+        wait(page.query_runner.result, 600_000)
+
+    def value_weighted(tab: Any) -> None:
+        tab.weighting.setCurrentText("value-weighted norms")
+        tab.views.setCurrentWidget(tab.grid_page)
 
     def train(tab: Any) -> None:
         tab.use_demo_data()
@@ -124,6 +151,12 @@ def shots() -> list[Shot]:
         Shot("qa.png", "qa", fixture("qa-minilm"), inputs(QAInput("When was BERT introduced?", context))),
         Shot("attention.png", "attention", minilm, inputs(AttentionInput(
             "The cat sat on the mat because it was tired."))),
+        Shot("neuron-view.png", "attention", minilm, inputs(AttentionInput(
+            "The quick brown fox jumps over the lazy dog near the river bank.")), after=neuron_view),
+        Shot("corpus-search.png", "attention", minilm, inputs(AttentionInput(
+            "We walked along the bank of the river.")), after=corpus_search),
+        Shot("value-weighted.png", "attention", minilm, inputs(AttentionInput(
+            "The cat sat on the mat because it was tired.")), after=value_weighted),
         Shot("classification.png", "classification", MODELS / "categorium-bert-tiny-topics-en", inputs(
             ClassificationInput("The central bank raised interest rates to fight inflation."))),
         Shot("similarity.png", "similarity", minilm, inputs(SimilarityInput(
@@ -160,6 +193,8 @@ def take(window: Any, shot: Shot, out: Path) -> bool:
         runner = getattr(tab, "runner", None)
         if runner is not None and runner.busy:
             wait(runner.finished)
+    if shot.after is not None:
+        shot.after(tab)
     settle(800)
     window.grab().save(str(out / shot.name))
     print(f"wrote {out / shot.name}")

@@ -15,9 +15,9 @@ from bertstudio import __version__
 
 def command_modules() -> list[str]:
     """Every module of this package but the shared ones is a subcommand: a task command declares
-    `COMMAND` (run by cli.runner); any other has its own register(subparsers)."""
+    `COMMAND` (run by cli.task_command); any other has its own register(subparsers)."""
     names = [m.name for m in pkgutil.iter_modules([str(Path(__file__).parent)])]
-    return sorted(name for name in names if name not in {"common", "runner"} and not name.startswith("_"))
+    return sorted(name for name in names if name not in {"common", "task_command"} and not name.startswith("_"))
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -28,7 +28,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"bertstudio {__version__}")
     parser.add_argument("--models-dir", help="folder of local model folders (or BERTSTUDIO_MODELS_DIR)")
     subparsers = parser.add_subparsers(dest="command", metavar="<command>")
-    from bertstudio.cli.runner import register_command
+    from bertstudio.cli.task_command import register_command
 
     for name in command_modules():
         module = importlib.import_module(f"bertstudio.cli.{name}")
@@ -41,7 +41,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 # Arguments that name files or folders: any bytes are fine there (Linux paths need not be UTF-8).
 PATH_ARGUMENTS = frozenset({"model", "compare", "out", "file", "context_file", "train", "eval", "output",
-                            "models_dir", "models_dir_sub"})
+                            "models_dir", "models_dir_sub", "corpus"})
 
 
 def _not_utf8(args: argparse.Namespace) -> tuple[str, str] | None:

@@ -1,4 +1,5 @@
-"""bertstudio explain --model SRC --task TASK --method METHOD [--target T] [--steps N] INPUT... [--json]
+"""bertstudio explain --model SRC --task TASK --method METHOD [--target T] [--steps N] [--baseline pad|zero]
+[--samples N] [--seed S] [--faithfulness] INPUT... [--json]
 
 Which input each task takes (as its own command does):
   fill-mask  TEXT                     (one or more mask tokens; the first mask is explained)
@@ -10,6 +11,10 @@ Which input each task takes (as its own command does):
 Targets (--target): fill-mask a token (default: the top candidate); nsp is_next|not_next;
 ner a token index, optionally INDEX:LABEL (default: the first entity's first token); qa start|end
 of the best answer; classify a label (default: the predicted one); choice an index or the ending.
+Methods: gradient, grad-x-input, integrated-gradients (--steps, --baseline), occlusion (each token
+replaced by the pad token), lime and kernel-shap (captum's, over token presence: --samples, --seed).
+--faithfulness adds ERASER's comprehensiveness and sufficiency at 1, 5, 10, 20 and 50% of the tokens
+(deleted from the input, or all that is kept; fill-mask's mask, NER's token and QA's answer start/end stay).
 """
 
 from __future__ import annotations
@@ -19,10 +24,17 @@ import sys
 from typing import Any
 
 from bertstudio.cli.common import print_json, stderr_control
-from bertstudio.cli.runner import head_list, print_notes
-from bertstudio.core.limits import MAX_IG_STEPS
-
-METHODS = ("gradient", "grad-x-input", "integrated-gradients")  # as core.explain.attribution, without torch
+from bertstudio.cli.task_command import head_list, print_notes
+from bertstudio.core.explain.methods import (
+    BASELINES,
+    DEFAULT_SAMPLES,
+    DEFAULT_SEED,
+    MAX_SEED,
+    METHODS,
+    check_samples,
+    check_seed,
+)
+from bertstudio.core.limits import MAX_IG_STEPS, MAX_PERTURBATION_SAMPLES, MIN_PERTURBATION_SAMPLES
 
 
 def task_names() -> tuple[str, ...]:
@@ -55,13 +67,24 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     add_input_options(parser)
     parser.add_argument("--method", default="integrated-gradients", choices=METHODS,
-                        help="gradient (L2 norm), grad-x-input, integrated-gradients (default)")
+                        help="gradient (L2 norm), grad-x-input, integrated-gradients (default), occlusion, lime, "
+                             "kernel-shap")
     parser.add_argument("--target", metavar="T", help="the output to explain (default: see above)")
     parser.add_argument("--steps", default="50", metavar="N",
                         help=f"Integrated Gradients steps, 1-{MAX_IG_STEPS} (default 50)")
     parser.add_argument("--converge", action="store_true",
                         help=f"double the steps (at most 3 times, to {MAX_IG_STEPS} at most) until "
                              "|delta| <= 1%% of |F(input) - F(baseline)|")
+    parser.add_argument("--baseline", default="pad", choices=BASELINES,
+                        help="integrated-gradients: non-special tokens as the pad token (default) or as zero "
+                             "word embeddings")
+    parser.add_argument("--samples", default=str(DEFAULT_SAMPLES), metavar="N",
+                        help=f"lime / kernel-shap: perturbed inputs, {MIN_PERTURBATION_SAMPLES}-"
+                             f"{MAX_PERTURBATION_SAMPLES} (default {DEFAULT_SAMPLES})")
+    parser.add_argument("--seed", default=str(DEFAULT_SEED), metavar="S",
+                        help=f"lime / kernel-shap: seed of the sampling, 0-{MAX_SEED} (default {DEFAULT_SEED})")
+    parser.add_argument("--faithfulness", action="store_true",
+                        help="add comprehensiveness and sufficiency (ERASER) per bin and their AOPC")
     parser.add_argument("--ablate-heads", metavar="L:H[,L:H...]", type=head_list, default=(),
                         help="explain the model with these attention heads switched off (0-based layer:head)")
     parser.set_defaults(func=run)
@@ -103,28 +126,42 @@ def load(args: argparse.Namespace) -> Any:
 def _print(result: Any) -> None:
     print(f"{result.method}: attributions to {result.target_label} = {result.score:.4f}")
     if result.delta is not None:
-        print(f"F(baseline) = {result.baseline_score:.4f}, delta = {result.delta:+.2e} ({result.steps} steps)")
+        print(f"F({result.baseline} baseline) = {result.baseline_score:.4f}, delta = {result.delta:+.2e} "
+              f"({result.steps} steps)")
+    if result.samples is not None:
+        print(f"{result.samples} samples, seed {result.seed}")
     largest = max((abs(v) for v in result.attributions), default=0.0) or 1.0
     for index, (token, value) in enumerate(zip(result.tokens, result.attributions, strict=True)):
         bar = ("+" if value >= 0 else "-") * round(20 * abs(value) / largest)
         row = f"{result.rows[index]}  " if result.sequences > 1 else ""
         print(f"  {row}{index:>4}  {token:<16} {value:+.5f}  {bar}")
+    faithful = result.faithfulness
+    if faithful is not None:
+        print(f"faithfulness over {faithful.tokens} tokens (F = {faithful.score:.4f}):")
+        print("  top %          " + "".join(f"{k:>8}" for k in faithful.bins) + "      AOPC")
+        for name, values, aopc in (
+                ("comprehensiveness", faithful.comprehensiveness, faithful.aopc_comprehensiveness),
+                ("sufficiency", faithful.sufficiency, faithful.aopc_sufficiency)):
+            print(f"  {name:<17}" + "".join(f"{v:+8.4f}" for v in values) + f"  {aopc:+8.4f}")
 
 
 def run(args: argparse.Namespace) -> int:
     from contextlib import nullcontext
 
     from bertstudio.core.explain.ablation import heads_switched_off
-    from bertstudio.core.explain.attribution import check_steps, explain
+    from bertstudio.core.explain.attribution import check_method, check_steps, explain
     from bertstudio.core.tasks.spec import spec_for_command
 
     steps = check_steps(args.steps)  # before the model is loaded
+    samples, seed = check_samples(args.samples), check_seed(args.seed)
+    check_method(args.method, args.baseline)
     texts = task_texts(args, list(args.inputs))
     loaded = load(args)
     heads = heads_switched_off(loaded.model, args.ablate_heads) if args.ablate_heads else nullcontext()
     with loaded.lock, heads:
         result = explain(loaded, spec_for_command(args.task).key, texts, args.method, args.target, steps,
-                         args.converge, stderr_control())
+                         args.converge, stderr_control(), samples=samples, seed=seed, baseline=args.baseline,
+                         faithfulness=args.faithfulness)
     if sys.stderr.isatty():
         print("\r" + " " * 100 + "\r", end="", file=sys.stderr)
     print_notes(result.notes)

@@ -6,7 +6,7 @@ import argparse
 from typing import TYPE_CHECKING, Any
 
 from bertstudio.cli import _per_layer
-from bertstudio.cli.runner import Command
+from bertstudio.cli.task_command import Command
 
 if TYPE_CHECKING:
     from bertstudio.core.tasks.fill_mask import FillMaskInput

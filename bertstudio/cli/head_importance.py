@@ -15,7 +15,7 @@ from typing import Any
 
 from bertstudio.cli.common import print_json, stderr_control
 from bertstudio.cli.explain import add_input_options, load, task_texts
-from bertstudio.cli.runner import print_notes
+from bertstudio.cli.task_command import print_notes
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING
 
-from bertstudio.cli.runner import Command
+from bertstudio.cli.task_command import Command
 
 if TYPE_CHECKING:
     from bertstudio.core.compare import EntityDiff

@@ -11,7 +11,7 @@ import argparse
 from typing import TYPE_CHECKING
 
 from bertstudio.cli.common import print_ranking_differences
-from bertstudio.cli.runner import Command
+from bertstudio.cli.task_command import Command
 
 if TYPE_CHECKING:
     from bertstudio.core.compare import RankingDiff

@@ -49,6 +49,7 @@ def _add(parser: Any, name: str, option: Any, default: Any, groups: dict[str, An
 def register(subparsers: argparse._SubParsersAction) -> None:
     from bertstudio.core.training.config import TrainConfig
     from bertstudio.core.training.data import Columns
+    from bertstudio.core.training.distill_config import DistillConfig
     from bertstudio.core.training.options import options
     from bertstudio.core.training.pretraining import ScratchConfig
     from bertstudio.core.training.trainable import TRAINABLE
@@ -64,6 +65,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     scratch.add_argument("--from-scratch", action="store_true", help="new BERT with a WordPiece vocab from --train")
     for name, option, default in options(ScratchConfig):
         _add(scratch, f"scratch_{name}", option, default, groups)
+    distill = parser.add_argument_group("distillation (with --task distill)")
+    for name, option, default in options(DistillConfig):
+        _add(distill, f"distill_{name}", option, default, groups)
     parser.add_argument("--json", action="store_true", help="one JSON object per event on stdout")
     parser.set_defaults(func=run)
 
@@ -87,10 +91,26 @@ def config_from_args(args: argparse.Namespace) -> Any:
             raise InputError(f"--from-scratch goes with --task {scratch_tasks} and no --model.")
         scratch = ScratchConfig(max_length=args.max_length,
                                 **{name: getattr(args, f"scratch_{name}") for name, _o, _d in options(ScratchConfig)})
+    distill = distill_config(args)
     values = {name: getattr(args, name) for name, _option, _default in options(TrainConfig)}
     values["epochs"] = values["epochs"] if values["epochs"] is not None else 3.0
     values["model"] = values["model"] or ""
-    return TrainConfig(columns=columns, scratch=scratch, **values)
+    return TrainConfig(columns=columns, scratch=scratch, distill=distill, **values)
+
+
+def distill_config(args: argparse.Namespace) -> Any:
+    """The distillation settings where the task distils (it has a teacher); --teacher elsewhere is refused."""
+    from bertstudio.core.errors import InputError
+    from bertstudio.core.training.distill_config import DistillConfig
+    from bertstudio.core.training.options import options
+    from bertstudio.core.training.trainable import TRAINABLE
+
+    distils = [key for key, task in TRAINABLE.items() if getattr(task, "distils", False)]
+    if args.task not in distils:
+        if args.distill_teacher or args.distill_student_layers:
+            raise InputError(f"--teacher and --student-layers go with --task {' or '.join(distils)}.")
+        return None
+    return DistillConfig(**{name: getattr(args, f"distill_{name}") for name, _o, _d in options(DistillConfig)})
 
 
 def run(args: argparse.Namespace) -> int:

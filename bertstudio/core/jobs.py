@@ -7,9 +7,10 @@ supersede/cancel checks, the second model's loading and the notes behave the sam
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
+from bertstudio.core import execution
 from bertstudio.core import notes as _notes
 from bertstudio.core.heads import HeadSet, format_heads
 from bertstudio.core.models import LoadedModel, LoadRequest, load_model
@@ -34,7 +35,8 @@ class Outcome(Generic[R]):
 def model_notes(loaded: LoadedModel) -> tuple[Note, ...]:
     """What loading found that a person must know: a head initialised at random."""
     warning = loaded.info.head_warning
-    return (_notes.warning(warning),) if warning else ()
+    quantized = (_notes.info(loaded.info.quantized),) if loaded.info.quantized else ()
+    return ((_notes.warning(warning),) if warning else ()) + quantized
 
 
 def run_task(
@@ -45,15 +47,24 @@ def run_task(
     compare: Callable[[R, R], Any] | None = None,
 ) -> Outcome[R]:
     """`run(loaded)` on the requested model, then on `compare_source`'s with `compare(a, b)`."""
+    from time import perf_counter
+
+    from bertstudio.core.quantize import compare_request, size_speed_note
+
     loaded = load_model(request, control)
     control.check()
+    started = perf_counter()
     result = run(loaded)
+    seconds = perf_counter() - started
     found = model_notes(loaded) + result_notes(result)
     if not compare_source:
         return Outcome(result, notes=_notes.unique(found))
-    other = load_model(replace(request, source=compare_source), control)
+    other = load_model(compare_request(request, compare_source), control)
     control.check()
+    started = perf_counter()
     second = run(other)
+    if loaded.info.quantized or other.info.quantized:  # a quantized variant: size and speed side by side
+        found += (_notes.info(size_speed_note(loaded.info, other.info, seconds, perf_counter() - started)),)
     found += tuple(n.prefixed("B: ") for n in model_notes(other) + result_notes(second))
     diff = compare(result, second) if compare else None
     found += result_notes(diff)  # why no difference could be computed (tokenizers that split differently)
@@ -83,7 +94,7 @@ def run_spec(
             return run(loaded, own, control)
         from bertstudio.core.explain.ablation import heads_switched_off
 
-        with loaded.lock, heads_switched_off(loaded.model, heads):
+        with execution.exclusive(loaded) as model, heads_switched_off(model, heads):
             return run(loaded, own, control)
 
     if not compare_ablated:

@@ -29,6 +29,13 @@ MAX_JSON_DEPTH = 64
 MAX_CONTEXT_BYTES = 16 * 1024 * 1024
 # Rows per forward pass of an evaluation (padded to the longest: memory grows with it).
 MAX_BATCH_SIZE = 4096
+# LIME / Kernel SHAP samples (one forward row each): below 8 the fit has fewer rows than a sentence has words.
+MIN_PERTURBATION_SAMPLES = 8
+MAX_PERTURBATION_SAMPLES = 4096
+# Evaluate rows explained together (one attribution pass each: about 0.1 s per row on a small model).
+MAX_EXPLAIN_ROWS = 500
+# Nearest rows listed for one evaluated row.
+MAX_NEIGHBOURS = 1000
 
 
 def as_int(value: Any, what: str) -> int:

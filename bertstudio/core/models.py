@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -32,6 +32,7 @@ class LoadRequest:
     device: str = "cpu"
     dtype: str = "float32"
     attn_implementation: str | None = None  # "eager" where attention weights are shown
+    quantize: str | None = None  # "int8": dynamic int8 quantization after loading (CPU only; core/quantize.py)
 
     def __post_init__(self) -> None:
         spec_for(self.task)  # an unknown task is a programming error: fail at once
@@ -80,6 +81,8 @@ class ModelInfo:
     special_tokens: tuple[str, ...]
     head_report: HeadReport
     id2label: dict[int, str] = field(default_factory=dict)
+    size_mb: float = 0.0  # the state in memory (int8 weights one byte each)
+    quantized: str = ""  # what quantizing did (engine, layers, MB before and after); "" when not quantized
 
     @property
     def head_warning(self) -> str:
@@ -306,6 +309,9 @@ def load_uncached(request: LoadRequest, control: TaskControl | None = None) -> L
     _check_task_supported(request.task, config)
     device = devices.normalise_device(request.device)
     dtype = devices.torch_dtype(device, request.dtype)
+    from bertstudio.core.quantize import check_quantize
+
+    check_quantize(request.quantize, device)  # int8 on a GPU is refused before the weights are read
     from transformers import AutoTokenizer
 
     control.report(f"Reading tokenizer of {request.source}…", None)
@@ -346,6 +352,14 @@ def load_uncached(request: LoadRequest, control: TaskControl | None = None) -> L
     model.eval()
     report = _head_report(loading_info, request.task, config)
     info = _build_info(request, folder, model, tokenizer, report)
+    from bertstudio.core.quantize import quantize_int8, state_mb
+
+    if request.quantize:
+        control.report(f"Quantizing {request.source} to int8…", None)
+        model, done = quantize_int8(model)
+        info = replace(info, size_mb=done.int8_mb, quantized=done.text)
+    else:
+        info = replace(info, size_mb=state_mb(model))
     control.report(f"Loaded {info.architecture} from {request.source}", 1.0)
     return LoadedModel(model=model, tokenizer=tokenizer, info=info)
 

@@ -34,6 +34,7 @@ MAX_QT_INT = 2**31 - 1  # what a spin box (a C int) can hold: larger values over
 MAX_PIXELS = 100_000  # a splitter size
 MAX_LIST = 10_000  # items in one list of a view (heads shown, selected heads…)
 MAX_SHOWN_PROBLEMS = 8
+MAX_PINS = 20  # kept inputs of a task tab (the pinned one and its edits)
 # Counts whose name says what they are, bounded tighter than a C int (never tighter than a tab's widget).
 COUNTS: dict[str, tuple[int, int]] = {"top_k": (1, 1000)}
 
@@ -229,8 +230,10 @@ SIZES = list_of(count(0, MAX_PIXELS), 16)
 
 
 def tab_check(view: Check) -> Check:
+    pins = list_of(obj({"label": text(100), "view": view}), MAX_PINS)  # pinned inputs: each a view of the tab
     return obj({"model": text(10_000), "compare": text(10_000), "heads_off": text(10_000), "loaded": text(10_000),
-                "splitter": SIZES, "splitters": list_of(SIZES, 64), "view": view})
+                "splitter": SIZES, "splitters": list_of(SIZES, 64), "view": view, "pins": pins,
+                "pin": count(0, MAX_PINS - 1)})
 
 
 def validate(data: Any, views: Mapping[str, Any] | None = None) -> Checked:

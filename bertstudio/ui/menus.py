@@ -17,7 +17,7 @@ from bertstudio.ui import theme, workspace
 from bertstudio.workers.runner import TaskRunner
 
 if TYPE_CHECKING:
-    from bertstudio.ui.main_window import MainWindow
+    from bertstudio.ui.window_api import StudioWindow
 
 WORKSPACE_FILTER = "BERT Studio workspace (*.bertstudio.json *.json)"
 # The template's shortcuts (every tab has them), for the help list; a tab's own shortcuts
@@ -29,7 +29,7 @@ KNOWN = {"Ctrl+Return": "Run the current tab", "Ctrl+Enter": "Run the current ta
 TAB_KEYS = tuple(f"Alt+{key}" for key in "1234567890-=")
 
 
-def _action(window: MainWindow, menu: QMenu, text: str, slot: Any, *keys: Any, tip: str = "") -> QAction:
+def _action(window: StudioWindow, menu: QMenu, text: str, slot: Any, *keys: Any, tip: str = "") -> QAction:
     action = QAction(text, window)
     if keys:
         action.setShortcuts([QKeySequence(key) for key in keys])
@@ -53,7 +53,7 @@ class Menus:
         self.tab_actions = tab_actions or []
 
 
-def install(window: MainWindow) -> Menus:
+def install(window: StudioWindow) -> Menus:
     """Build File, Edit, View and Help on `window` (called once, before the first paint)."""
     bar = window.menuBar()
     file = bar.addMenu("&File")
@@ -110,18 +110,18 @@ def install(window: MainWindow) -> Menus:
     return Menus(theme_actions, export_runner, tab_menu, tab_actions, copy_action)
 
 
-def step_tab(window: MainWindow, step: int) -> None:
+def step_tab(window: StudioWindow, step: int) -> None:
     count = window.tabs.count()
     if count:
         window.tabs.setCurrentIndex((window.tabs.currentIndex() + step) % count)
 
 
-def go_to_tab(window: MainWindow, index: int) -> None:
+def go_to_tab(window: StudioWindow, index: int) -> None:
     if 0 <= index < window.tabs.count():
         window.tabs.setCurrentIndex(index)
 
 
-def refresh_tab_menu(window: MainWindow) -> None:
+def refresh_tab_menu(window: StudioWindow) -> None:
     """View → Go to tab lists every tab as it is now (tabs arrive after the first paint)."""
     menu, actions = window.menus.tab_menu, window.menus.tab_actions
     if menu is None:
@@ -140,7 +140,7 @@ def refresh_tab_menu(window: MainWindow) -> None:
 
 
 # -- workspace -------------------------------------------------------------------------------------
-def save_workspace(window: MainWindow, path: str | None = None) -> None:
+def save_workspace(window: StudioWindow, path: str | None = None) -> None:
     if path is None:
         path, _ = QFileDialog.getSaveFileName(window, "Save workspace", "workspace.bertstudio.json", WORKSPACE_FILTER)
     if path:
@@ -152,7 +152,7 @@ def save_workspace(window: MainWindow, path: str | None = None) -> None:
         window.show_status(f"Workspace saved to {path}")
 
 
-def open_workspace(window: MainWindow, path: str | None = None) -> None:
+def open_workspace(window: StudioWindow, path: str | None = None) -> None:
     if path is None:
         path, _ = QFileDialog.getOpenFileName(window, "Open workspace", "", WORKSPACE_FILTER)
     if path:
@@ -165,7 +165,7 @@ def open_workspace(window: MainWindow, path: str | None = None) -> None:
 
 
 # -- export and Copy as Python ---------------------------------------------------------------------
-def export_result(window: MainWindow, path: str | None = None) -> None:
+def export_result(window: StudioWindow, path: str | None = None) -> None:
     from bertstudio.ui import export
 
     tab = window.tabs.currentWidget()
@@ -193,14 +193,14 @@ def script_spec(tab: Any) -> Any:
     return spec if getattr(spec, "script", None) is not None else None
 
 
-def update_copy_action(window: MainWindow) -> None:
+def update_copy_action(window: StudioWindow) -> None:
     """Copy as Python is offered only where the current tab's spec has a script."""
     action = getattr(getattr(window, "menus", None), "copy_action", None)
     if action is not None:
         action.setEnabled(script_spec(window.tabs.currentWidget()) is not None)
 
 
-def copy_as_python(window: MainWindow) -> str:
+def copy_as_python(window: StudioWindow) -> str:
     """Put a script for the current tab on the clipboard; returns it ("" if the tab has none)."""
     from bertstudio.core.snippets import python_snippet
 
@@ -222,7 +222,7 @@ def copy_as_python(window: MainWindow) -> str:
 
 
 # -- help ------------------------------------------------------------------------------------------
-def shortcut_rows(window: MainWindow) -> list[tuple[str, str]]:
+def shortcut_rows(window: StudioWindow) -> list[tuple[str, str]]:
     """(keys, what) for every menu action and tab shortcut, menus first."""
     rows: list[tuple[str, str]] = []
     refresh_tab_menu(window)  # every tab's key, under its title
@@ -244,7 +244,7 @@ def shortcut_rows(window: MainWindow) -> list[tuple[str, str]]:
     return rows
 
 
-def show_shortcuts(window: MainWindow) -> QDialog:
+def show_shortcuts(window: StudioWindow) -> QDialog:
     dialog = QDialog(window)
     dialog.setWindowTitle("Keyboard shortcuts")
     text = QTextBrowser()

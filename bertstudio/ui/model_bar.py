@@ -34,6 +34,9 @@ def load_job(request: LoadRequest, control: TaskControl) -> ModelInfo:
     return load_model(request, control).info
 
 
+INT8_CHOICE = "int8 (CPU)"  # the number-format choice that loads float32 and quantizes it (core/quantize.py)
+
+
 def describe_model(info: ModelInfo) -> str:
     facts = [
         info.architecture,
@@ -43,7 +46,9 @@ def describe_model(info: ModelInfo) -> str:
         f"hidden {info.hidden_size}" if info.hidden_size else "",
         f"vocabulary {info.vocab_size:,}",
         f"max {info.max_length} tokens",
-        f"{info.request.device} {info.request.dtype}",
+        f"{info.request.device} {info.request.quantize or info.request.dtype}"
+        + (" dynamic" if info.request.quantize else ""),
+        f"{info.size_mb:.1f} MB" if info.size_mb else "",
     ]
     return " · ".join(f for f in facts if f)
 
@@ -85,8 +90,9 @@ class ModelBar(QWidget):
         self.device.addItem("cpu")
         self.device.setToolTip("Where the model runs")
         self.dtype = QComboBox()
-        self.dtype.addItem("float32")
-        self.dtype.setToolTip("Number format (half precision on GPUs only)")
+        self.dtype.addItems(["float32", INT8_CHOICE])
+        self.dtype.setToolTip("Number format (half precision on GPUs only; int8: the float32 model dynamically "
+                              "quantized, smaller and faster on the CPU)")
         self.device.currentTextChanged.connect(self._device_chosen)
         self.load_button = QPushButton("Load")
         self.load_button.setDefault(True)
@@ -171,6 +177,8 @@ class ModelBar(QWidget):
     def _device_chosen(self, device: str) -> None:
         self.dtype.clear()
         self.dtype.addItems(getattr(self, "_dtypes", {}).get(device, ["float32"]))
+        if device.startswith("cpu"):
+            self.dtype.addItem(INT8_CHOICE)
 
     def source_text(self) -> str:
         """The chosen source: a listed model's folder, or what the user typed."""
@@ -191,8 +199,9 @@ class ModelBar(QWidget):
             source=source if source is not None else self.source_text(),
             task=self.task,
             device=self.device.currentText() or "cpu",
-            dtype=self.dtype.currentText() or "float32",
+            dtype="float32" if self.dtype.currentText() == INT8_CHOICE else self.dtype.currentText() or "float32",
             attn_implementation=self.attn_implementation,
+            quantize="int8" if self.dtype.currentText() == INT8_CHOICE else None,
         )
 
     def load(self, source: str | None = None) -> None:

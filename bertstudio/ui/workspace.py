@@ -23,7 +23,7 @@ from bertstudio.core import workspace_file
 from bertstudio.core.workspace_file import FORMAT, VERSION
 
 if TYPE_CHECKING:
-    from bertstudio.ui.main_window import MainWindow
+    from bertstudio.ui.window_api import StudioWindow
 
 __all__ = ["FORMAT", "VERSION", "Workspace", "capture", "read", "write"]
 
@@ -59,7 +59,7 @@ def restore_tab(tab: Any, state: dict[str, Any]) -> None:
             splitter.setSizes(sizes)
 
 
-def capture(window: MainWindow) -> dict[str, Any]:
+def capture(window: StudioWindow) -> dict[str, Any]:
     current = window.tabs.currentWidget()
     return {
         "format": FORMAT,
@@ -108,7 +108,7 @@ class Workspace(QObject):
     restored = Signal()  # every tab of the last `apply` is back
     problems = Signal(object)  # a workspace_file.Checked: what was left out of the last `apply`
 
-    def __init__(self, window: MainWindow) -> None:
+    def __init__(self, window: StudioWindow) -> None:
         super().__init__(window)
         self.window = window
         self.pending: dict[str, str] = {}  # task key -> model source to load when its tab is shown

@@ -90,6 +90,7 @@ def test_pooling_mosaic_and_bundle() -> None:
     class _Result:  # what make_bundle reads of an AttentionResult
         attentions = att[..., :20, :20] / att[..., :20, :20].sum(-1, keepdims=True)
         length, cls_index, sep_indices = 20, 0, (19,)
+        norms = summed_norms = None  # no value-weighted norms asked for
 
     bundle = make_bundle(_Result())  # type: ignore[arg-type]
     np.testing.assert_allclose(bundle.mean, _Result.attentions.mean(axis=1), atol=1e-6)
@@ -97,3 +98,16 @@ def test_pooling_mosaic_and_bundle() -> None:
     np.testing.assert_allclose(bundle.rollout.sum(-1), 1.0, atol=1e-5)
     assert bundle.statistics.entropy.shape == (2, 3)
     np.testing.assert_allclose(bundle.layer_mean(1), bundle.mean[1])
+
+
+def test_weighting_is_a_view_field_and_checked() -> None:
+    state = AttentionViewState()
+    seen: list[frozenset[str]] = []
+    state.subscribe(seen.append, only={"quadrant"} | {"weighting"})
+    state.update(weighting="value-weighted norms")
+    assert state.settings.norms and seen == [{"weighting"}]
+    with pytest.raises(InputError, match="weighting"):
+        state.update(weighting="probabilities")
+    restored = AttentionViewState()
+    restored.restore(state.to_json())
+    assert restored.settings.norms

@@ -99,7 +99,7 @@ def _captum_reference(loaded, task: str, steps: int):  # noqa: ANN001, ANN202
     import torch
     from captum.attr import LayerIntegratedGradients
 
-    from bertstudio.core.explain.attribution import baseline_ids, forward_of
+    from bertstudio.core.explain.forward import baseline_ids, forward_of
     from bertstudio.core.explain.targets import prepare
 
     prepared = prepare(loaded, task, TEXTS[task])

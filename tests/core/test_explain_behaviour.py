@@ -59,3 +59,17 @@ def test_an_entity_s_own_tokens_dominate_its_attribution(ner, sentence: str, ent
         index = int(value.split(":")[0])
         largest = max(range(len(result.attributions)), key=lambda i: abs(result.attributions[i]))
         assert largest == index, (value, list(zip(result.tokens, result.attributions, strict=True)))
+
+
+def test_faithfulness_tells_a_faithful_method_from_an_unfaithful_one(sentiment) -> None:  # noqa: ANN001
+    """'bad' carries this sentence: deleting what occlusion or IG ranks first drops P(negative) to near 0
+    (high comprehensiveness) and keeping it alone keeps it (low sufficiency). Gradient x input ranks
+    other tokens first on it (its sign follows the embedding's, not the effect), and the numbers say so."""
+    from bertstudio.core.explain.attribution import explain
+
+    sentence = HELD_OUT[1][0]  # "Overall, the tablet is truly bad."
+    for method in ("occlusion", "integrated-gradients"):
+        faithful = explain(sentiment, "classification", (sentence,), method, steps=16, faithfulness=True).faithfulness
+        assert faithful.aopc_comprehensiveness > 0.8 and faithful.aopc_sufficiency < 0.05, (method, faithful)
+    unfaithful = explain(sentiment, "classification", (sentence,), "grad-x-input", faithfulness=True).faithfulness
+    assert unfaithful.aopc_comprehensiveness < 0.5 and unfaithful.aopc_sufficiency > 0.1, unfaithful

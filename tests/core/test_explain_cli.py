@@ -128,3 +128,31 @@ def test_explain_targets_out_of_range_or_not_ascii_digits(checkpoint_factory, ca
     code = main(["explain", "--model", model, "--task", task, "--method", "gradient", *inputs, "--target", target])
     err = capsys.readouterr().err
     assert code == 1 and message in err and "Traceback" not in err and "internal error" not in err, err
+
+
+def test_explain_perturbation_methods_and_faithfulness(checkpoint_factory, capsys) -> None:  # noqa: ANN001
+    from bertstudio.cli import explain as command
+    from bertstudio.core.explain import attribution, methods
+
+    assert command.METHODS is attribution.METHODS is methods.METHODS  # one list, read without torch by the CLI
+    model = str(checkpoint_factory("bert", "SequenceClassification"))
+    base = ["explain", "--model", model, "--task", "classify", "a good film about a big dog ."]
+    occlusion = _json(capsys, [*base, "--method", "occlusion", "--faithfulness", "--json"])
+    assert occlusion["method"] == "occlusion" and occlusion["attributions"][0] == 0.0 and "samples" not in occlusion
+    faithful = occlusion["faithfulness"]
+    assert faithful["bins"] == [1, 5, 10, 20, 50] and len(faithful["comprehensiveness"]) == 5
+    assert faithful["aopc_sufficiency"] == pytest.approx(sum(faithful["sufficiency"]) / 5)
+    lime = _json(capsys, [*base, "--method", "lime", "--samples", "16", "--seed", "3", "--json"])
+    assert lime["samples"] == 16 and lime["seed"] == 3 and "faithfulness" not in lime
+    assert _json(capsys, [*base, "--method", "lime", "--samples", "16", "--seed", "3", "--json"]) == lime
+    zero = _json(capsys, [*base, "--steps", "4", "--baseline", "zero", "--json"])
+    assert zero["baseline"] == "zero" and zero["steps"] == 4
+    assert main([*base, "--method", "kernel-shap", "--samples", "16", "--faithfulness"]) == 0
+    out = capsys.readouterr().out
+    assert "16 samples, seed 0" in out and "comprehensiveness" in out and "AOPC" in out
+    for args, message in ((["--method", "lime", "--samples", "5000"], "between 8 and 4,096"),
+                          (["--method", "kernel-shap", "--seed", "x"], "seed (--seed) must be a whole number"),
+                          (["--method", "occlusion", "--baseline", "zero"], "Integrated Gradients'")):
+        assert main([*base, *args]) == 1
+        err = capsys.readouterr().err
+        assert message in err and "Traceback" not in err, err

@@ -130,6 +130,26 @@ def test_kill_9_during_checkpoint_write_then_resume(tmp_path: Path, checkpoint_f
     assert (output / "model.safetensors").is_file() and not checkpoints.exists()
 
 
+
+@pytest.mark.parametrize("task", ["qa"])  # the new heads share the engine; QA has the most to restore (windows)
+def test_kill_9_then_resume_for_a_new_task(tmp_path: Path, checkpoint_factory, task: str) -> None:  # noqa: ANN001
+    from tests.core.test_training_tasks import task_config
+
+    output = tmp_path / "out"
+    config = task_config(task, tmp_path, checkpoint_factory("bert", "Model"), save_steps=2, eval_file=None,
+                         eval_share=0.0, output_dir=str(output))
+    args = ["train", "--task", task, "--model", config.model, "--train", config.train_file, "--output", str(output),
+            "--max-steps", "8", "--save-steps", "2", "--eval-share", "0", "--batch-size", "4", "--max-length", "64"]
+    killed = subprocess.run([sys.executable, "-c", KILLER, *args], capture_output=True, text=True, env=ENV,
+                            cwd=ROOT, timeout=300)
+    assert killed.returncode == -signal.SIGKILL, killed.stderr
+    events: list[TrainingEvent] = []
+    control = TaskControl(lambda e: events.append(e.payload) if isinstance(e.payload, TrainingEvent) else None)
+    result = train(replace(config, resume=True, learning_rate=5e-5, warmup_steps=0), control)
+    assert [e.step for e in events if e.kind == "step"] == [3, 4, 5, 6, 7, 8] and not result.stopped
+    assert "checkpoint-4 is incomplete" in events[0].message
+    assert (output / "model.safetensors").is_file() and not Path(str(output) + ".checkpoints").exists()
+
 # -- tampered files -------------------------------------------------------------------------------
 PAYLOAD = textwrap.dedent("""
     import pathlib, sys, torch

@@ -71,6 +71,10 @@ def test_a_good_workspace_passes_whole() -> None:
     (("tabs", "attention", "view", "view", "focus"), {"a": {"b": "c"}}, None),  # untyped by the example: kept
     (("tabs", "attention", "view", "view", "selected"), None, None),  # a list may be null (an unset focus is)
     (("tabs", "attention", "view", "view", "selected"), [[0, "x"]], "selected[0][1] must be a whole number"),
+    (("tabs", "fill-mask", "pins"), [{"label": "pinned", "view": {"text": "a [MASK] .", "top_k": 5}}], None),
+    (("tabs", "fill-mask", "pins"), [{"label": "pinned", "view": {"text": 5}}], "pins[0].view.text must be a text"),
+    (("tabs", "fill-mask", "pins"), [{"label": "x", "view": {}}] * 21, "at most 20"),
+    (("tabs", "fill-mask", "pin"), 99, "tabs.fill-mask.pin must be between 0 and 19"),
     (("tabs", "nope"), {}, "tabs.nope: unknown tab"),
     (("extra",), 1, "extra: unknown field"),
 ])

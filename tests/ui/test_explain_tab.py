@@ -222,3 +222,94 @@ def test_a_spec_without_explain_gets_no_explain_button(qtbot, settings, monkeypa
     assert tab.explain_button.isHidden()  # a result does not bring it back
     with qtbot.assertNotEmitted(tab.explain_requested):
         tab._explain()
+
+
+def test_method_settings_show_only_where_they_apply(qtbot, tab) -> None:  # noqa: ANN001
+    """IG: steps, Converge, baseline; LIME / SHAP: samples and seed; All: steps, samples, seed. Explain stays put."""
+    options = tab.options
+    _settle()
+    run_top, run_left = _top(tab.run_button), tab.run_button.x()
+    expected = {
+        "integrated-gradients": {options.steps, options.converge, options.baseline},
+        "grad-x-input": set(), "gradient": set(), "occlusion": set(),
+        "lime": {options.samples, options.seed}, "kernel-shap": {options.samples, options.seed},
+        "all": {options.steps, options.samples, options.seed},
+    }
+    for method, shown in expected.items():
+        tab.method.setCurrentIndex(tab.method.findData(method))
+        _settle()
+        fields = {options.steps, options.converge, options.baseline, options.samples, options.seed}
+        assert {w for w in fields if w.isVisible()} == shown, method
+        assert options.faithfulness.isVisible()
+        assert (_top(tab.run_button), tab.run_button.x()) == (run_top, run_left), method
+    options.samples.setValue(10 ** 6)
+    assert options.samples.value() == 4096  # core.limits.MAX_PERTURBATION_SAMPLES
+    options.samples.setValue(1)
+    assert options.samples.value() == 8
+    tab.method.setCurrentIndex(tab.method.findData("lime"))
+    options.seed.setValue(5)
+    state = tab.state()
+    assert state["method"] == "lime" and state["seed"] == 5 and state["faithfulness"] is True
+    tab.method.setCurrentIndex(0)
+    tab.restore({**state, "samples": "many"})  # a wrong field is left as it is
+    assert tab.method.currentData() == "lime" and options.seed.value() == 5 and options.samples.value() == 256
+
+
+def test_lime_with_faithfulness_shows_samples_and_the_bins(qtbot, tab, checkpoint_factory) -> None:  # noqa: ANN001
+    folder = checkpoint_factory("bert", "SequenceClassification")
+    tab.set_task("classification")
+    load_model_in(qtbot, tab, folder)
+    tab.input.setPlainText("a good film about a big dog .")
+    tab.method.setCurrentIndex(tab.method.findData("lime"))
+    tab.options.samples.setValue(24)
+    tab.options.seed.setValue(2)
+    _wait(qtbot, tab, tab.run_button.click)
+    shown = tab.attributions.explanation
+    expected = explain(load_model(LoadRequest(str(folder), "classification")), "classification",
+                       ("a good film about a big dog .",), "lime", samples=24, seed=2, faithfulness=True)
+    assert shown.attributions == pytest.approx(expected.attributions, abs=1e-9)
+    assert "24 samples · seed 2" in tab.attributions.summary.text()
+    table = tab.faithfulness.table
+    assert table.rowCount() == 1 and table.item(0, 0).text() == "LIME"
+    assert float(table.item(0, 1).text()) == pytest.approx(expected.faithfulness.aopc_comprehensiveness, abs=1e-3)
+    assert [float(table.item(0, c).text()) for c in range(8, 13)] == pytest.approx(
+        list(expected.faithfulness.sufficiency), abs=1e-3)
+
+
+def test_all_methods_side_by_side_with_agreement_and_faithfulness(qtbot, tab, checkpoint_factory) -> None:  # noqa: ANN001
+    from bertstudio.core.explain.compare import ALL, spearman
+
+    folder = checkpoint_factory("bert", "SequenceClassification")
+    tab.set_task("classification")
+    load_model_in(qtbot, tab, folder)
+    tab.input.setPlainText("a good film about a big dog .")
+    tab.method.setCurrentIndex(tab.method.findData("all"))
+    tab.steps.setValue(6)
+    tab.options.samples.setValue(16)
+    events = []
+    tab.runner.progress.connect(events.append)
+    _wait(qtbot, tab, tab.run_button.click)
+    view = tab.methods
+    assert tab.pages.currentWidget() is view
+    explanations = view.methods.explanations
+    assert [(e.method, e.baseline or "pad") for e in explanations] == list(ALL)
+    assert view.image.image.shape == (len(ALL), sum(not s for s in explanations[0].special))  # methods x tokens
+    occlusion = explanations[4]
+    reference = explain(load_model(LoadRequest(str(folder), "classification")), "classification",
+                        ("a good film about a big dog .",), "occlusion")
+    assert occlusion.attributions == pytest.approx(reference.attributions, abs=1e-9)
+    assert view.agreement.rowCount() == view.agreement.columnCount() == len(ALL)
+    value = spearman(explanations[2], explanations[3])  # IG [PAD] vs IG zero
+    assert view.agreement.item(2, 3).text() == ("–" if value is None else f"{value:+.2f}")
+    assert view.faithfulness.table.rowCount() == len(ALL)
+    assert all(e.faithfulness is not None for e in explanations)
+    assert "16 samples, seed 0" in view.summary.text() and "IG: 6 steps" in view.summary.text()
+    fractions = [e.fraction for e in events if getattr(e, "fraction", None) is not None]
+    assert fractions and fractions == sorted(fractions) and fractions[-1] == 1.0  # one bar over the whole set
+    assert any("(7 of 7)" in e.message for e in events)
+
+    tab.options.samples.setValue(4096)
+    with qtbot.waitSignal(tab.runner.cancelled, timeout=60_000):
+        tab.run_button.click()
+        tab.cancel()
+    assert "Cancelled" in tab.notes.text() and tab.run_button.isEnabled()

@@ -354,7 +354,8 @@ def test_task_choices_and_open_buttons_come_from_trainables_and_specs(window) ->
     assert [tab.task.itemData(i) for i in range(tab.task.count())] == list(TRAINABLE)
     assert [tab.task.itemText(i) for i in range(tab.task.count())] == [t.title for t in TRAINABLE.values()]
     assert {key: button.text() for key, button in tab.open_buttons.items()} == {
-        key: f"Open in {spec_for(key).title}" for key in ("fill-mask", "nsp", "ner", "classification")}
+        key: f"Open in {spec_for(key).title}" for key in ("fill-mask", "nsp", "ner", "qa", "classification",
+                                                          "multiple-choice")}
     for key, trainable in TRAINABLE.items():
         tab.task.setCurrentIndex(tab.task.findData(key))
         assert tab.from_scratch.isVisibleTo(tab) == trainable.from_scratch, key

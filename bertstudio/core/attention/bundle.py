@@ -107,6 +107,7 @@ class GridStage:
 
     result: AttentionResult
     thumbnails: np.ndarray  # layers x (heads + 1) x r x k: max-pooled head cells, the mean of them last
+    norm_thumbnails: np.ndarray | None = None  # the same of the value-weighted norms, their sum over heads last
 
 
 @dataclass(frozen=True, eq=False)
@@ -124,14 +125,25 @@ class AttentionBundle:
     thumbnails: np.ndarray  # layers x (heads + 1) x r x k: the model view's max-pooled cells, mean last
     comparison: AttentionComparison | None = None  # model B and B - A per head, when comparing
     notes: tuple[Note, ...] = ()  # load warnings, truncation, why B cannot be compared
+    norm_thumbnails: np.ndarray | None = None  # layers x (heads + 1) x r x k of the norms, summed norm last
+    norm_mean_abs: np.ndarray | None = None  # compare: mean |B - A| of the norms per head (layers x heads)
 
     def layer_mean(self, layer: int) -> np.ndarray:
         return self.mean[layer] if self.mean is not None else self.result.attentions[layer].mean(axis=0)
 
 
 def grid_stage(result: AttentionResult, cell_max: int = CELL_MAX) -> GridStage:
-    """The mosaic's cells straight from the raw attentions: one pooling pass, nothing else."""
-    return GridStage(result, with_mean_column(pooled(result.attentions, cell_max)))
+    """The mosaic's cells straight from the raw attentions: one pooling pass; with norms, the
+    norms (per head and summed, computed here, in the worker, and kept on the result) too."""
+    norm_thumbnails = None
+    if result.norms is not None and result.summed_norms is not None:
+        norm_thumbnails = with_extra_column(pooled(result.norms, cell_max), pooled(result.summed_norms, cell_max))
+    return GridStage(result, with_mean_column(pooled(result.attentions, cell_max)), norm_thumbnails)
+
+
+def with_extra_column(cells: np.ndarray, extra: np.ndarray) -> np.ndarray:
+    """layers x heads x r x k and layers x r x k -> layers x (heads + 1) x r x k (the summed norm last)."""
+    return np.concatenate([cells, extra[:, None]], axis=1).astype(np.float32, copy=False)
 
 
 def make_bundle(
@@ -154,7 +166,12 @@ def make_bundle(
     rolled = rollout(result.attentions, mean)
     if control is not None:
         control.check()
-    return AttentionBundle(result, mean, rolled, head_statistics(result), stage.thumbnails, comparison, notes)
+    norm_mean_abs = None
+    if comparison is not None and comparison.diff is not None and result.norms is not None \
+            and comparison.result.norms is not None:
+        norm_mean_abs = np.abs(comparison.result.norms - result.norms).mean(axis=(-2, -1)).astype(np.float32)
+    return AttentionBundle(result, mean, rolled, head_statistics(result), stage.thumbnails, comparison, notes,
+                           stage.norm_thumbnails, norm_mean_abs)
 
 
 def attention_job(
@@ -187,6 +204,7 @@ def attention_job(
         other = replace(request, source=compare_source) if compare_source else request
         second = run_spec(spec, other, inputs, control, ablate=() if compare_source else ablated)
         control.check()
+        _ = second.result.norms, second.result.summed_norms  # computed here, in the worker, not when drawn
         differences = attention_differences(result, second.result)
         comparison = AttentionComparison(label, second.result, differences.diff, differences.message)
         found += tuple(n.prefixed("B: ") for n in second.notes) + differences.notes
@@ -214,23 +232,49 @@ def detail_matrix(bundle: AttentionBundle, settings: ViewSettings) -> tuple[np.n
     from bertstudio.core.attention.view import rollout
 
     result, layer = bundle.result, settings.layer
+    norms = settings.norms and result.norms is not None and result.summed_norms is not None
     if settings.source == "head":
         full, title = result.attentions[layer, settings.head], f"layer {layer}, head {settings.head}"
+        if norms:
+            full, title = result.norms[layer, settings.head], title + ", value-weighted norms"  # type: ignore[index]
     elif settings.source == "layer mean":
         full, title = bundle.layer_mean(layer), f"layer {layer}, mean over heads"
+        if norms:
+            full, title = result.summed_norms[layer], f"layer {layer}, norm of the heads' sum"  # type: ignore[index]
     else:
         rolled = bundle.rollout if bundle.rollout is not None else rollout(result.attentions)
-        full, title = rolled[layer], f"rollout up to layer {layer}"
+        full, title = rolled[layer], f"rollout up to layer {layer}" + (" (of the weights)" if norms else "")
+        norms = False
     queries, keys, view = shown(result, settings.options(result.b_start is not None))
+    if norms:  # a norm is a size, not a share: hidden tokens are left out, rows are not rescaled
+        view = replace(view, renormalise=False)
     return (full if is_identity(view, result.length) else view.apply(full)), queries, keys, title
 
 
-def grid_cells(bundle: AttentionBundle, options: ViewOptions, cell_max: int) -> np.ndarray:
-    """The model view's cells for these options: the worker's thumbnails when nothing is hidden."""
-    _queries, _keys, view = shown(bundle.result, options)
-    if is_identity(view, bundle.result.length):
+def shown_heads(result: AttentionResult, settings: ViewSettings) -> tuple[np.ndarray, View, bool]:
+    """layers x heads x T x T of what the views show (weights, or norms when chosen and computed),
+    the View over it, and whether it is norms (then rows are never renormalised)."""
+    _queries, _keys, view = shown(result, settings.options(result.b_start is not None))
+    if settings.norms and result.norms is not None:
+        return result.norms, replace(view, renormalise=False), True
+    return result.attentions, view, False
+
+
+def grid_cells(bundle: AttentionBundle, options: ViewOptions, cell_max: int, norms: bool = False) -> np.ndarray:
+    """The model view's cells for these options: the worker's thumbnails when nothing is hidden.
+
+    `norms`: the value-weighted norms, their sum over heads in the last column (when computed)."""
+    result = bundle.result
+    _queries, _keys, view = shown(result, options)
+    if norms and bundle.norm_thumbnails is not None and result.norms is not None and result.summed_norms is not None:
+        if len(view.rows) == len(view.cols) == result.length:
+            return bundle.norm_thumbnails
+        view = replace(view, renormalise=False)
+        return with_extra_column(pooled(view.apply(result.norms), cell_max),
+                                 pooled(view.apply(result.summed_norms), cell_max))
+    if is_identity(view, result.length):
         return bundle.thumbnails
-    return with_mean_column(pooled(view.apply(bundle.result.attentions), cell_max))
+    return with_mean_column(pooled(view.apply(result.attentions), cell_max))
 
 
 LINE_BINS = (0.02, 0.05, 0.1, 0.2, 0.4, 1.01)  # weight bin edges of the head view; weaker lines are not drawn

@@ -18,7 +18,11 @@ from bertstudio.core.attention.view import QUADRANTS, ViewOptions
 from bertstudio.core.errors import InputError
 
 SOURCES = ("head", "layer mean", "rollout")
-VIEW_FIELDS = frozenset({"quadrant", "hide_special", "renormalise"})  # change which tokens are shown
+# what the grid, detail, head view, compare and exports show: the weights alpha, or the value-weighted
+# norms ||alpha f(x)|| (Kobayashi et al. 2020; per head, and summed over heads where the weights average)
+WEIGHTINGS = ("weights", "value-weighted norms")
+# change which tokens are shown, or which values: every view redraws
+VIEW_FIELDS = frozenset({"quadrant", "hide_special", "renormalise", "weighting"})
 
 Listener = Callable[[frozenset[str]], None]
 
@@ -32,9 +36,15 @@ class ViewSettings:
     hide_special: bool = False
     renormalise: bool = True
     colours: str = "viridis"
+    weighting: str = "weights"  # one of WEIGHTINGS
     focus: tuple[int, int] | None = None  # (0 query / 1 key, position in the full input): lines kept shown
     heads_shown: tuple[int, ...] = (0,)  # the head view's heads; `head` is always among them when any
     selected: tuple[tuple[int, int], ...] = ()  # (layer, head) chosen in the grid to switch off
+
+    @property
+    def norms(self) -> bool:
+        """The views show value-weighted norms instead of the weights."""
+        return self.weighting == WEIGHTINGS[1]
 
     def options(self, pair: bool = True) -> ViewOptions:
         """The view options for the result at hand (quadrants need a pair)."""
@@ -150,6 +160,8 @@ class AttentionViewState:
     def _valid(self, s: ViewSettings) -> ViewSettings:
         if s.source not in SOURCES:
             raise InputError(f"Unknown view {s.source!r}; choose one of {', '.join(SOURCES)}.")
+        if s.weighting not in WEIGHTINGS:
+            raise InputError(f"Unknown weighting {s.weighting!r}; choose one of {', '.join(WEIGHTINGS)}.")
         if s.quadrant not in QUADRANTS:
             raise InputError(f"Unknown quadrant {s.quadrant!r}; choose one of {', '.join(QUADRANTS)}.")
         layers, heads = self._shape

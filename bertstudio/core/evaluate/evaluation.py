@@ -70,6 +70,11 @@ class Evaluation:
     golds: tuple[Any, ...] = field(default=(), repr=False, compare=False)  # task-shaped, for subsets
     predictions: tuple[Any, ...] = field(default=(), repr=False, compare=False)
     dataset: Dataset | None = field(default=None, repr=False, compare=False)  # the rows read (projector, open)
+    size_mb: float = 0.0  # the model's state in memory (int8 weights one byte each)
+    quantize: str | None = None  # "int8" when the model was the quantized variant
+    # Single-label tasks: (rows, classes) float32 probabilities, columns in `classes` order (curves, thresholds)
+    probabilities: Any = field(default=None, repr=False, compare=False)
+    classes: tuple[str, ...] = ()
 
     @property
     def n(self) -> int:
@@ -106,6 +111,9 @@ class Evaluation:
         data["slices"] = [s.to_json() for s in self.slices]
         data["seconds"] = self.seconds
         data["rows_per_second"] = self.n / self.seconds if self.seconds > 0 else None
+        data["ms_per_row"] = 1000 * self.seconds / self.n if self.n else None
+        data["size_mb"] = self.size_mb
+        data["quantize"] = self.quantize
         data["notes"] = [n.to_json() for n in self.notes]
         return data
 
@@ -198,7 +206,17 @@ def evaluate(loaded: LoadedModel, dataset: Dataset, control: TaskControl | None 
         task=task, model=loaded.info.request.source, data=dataset.path, metrics=metrics, rows=rows,
         per_label=per_label, confusion=confusion, slices=slices(adapter, dataset, rows, golds, values, labels),
         notes=_notes.unique(found), seconds=time.perf_counter() - started, golds=golds, predictions=values,
-        dataset=dataset)
+        dataset=dataset, **_probabilities(predicted))
+
+
+def _probabilities(predicted: Sequence[Prediction]) -> dict[str, Any]:
+    """The rows' class probabilities as one array, where the task's predictor gives them."""
+    if not predicted or predicted[0].probabilities is None:
+        return {}
+    import numpy as np
+
+    return {"probabilities": np.asarray([p.probabilities for p in predicted], dtype=np.float32),
+            "classes": predicted[0].classes}
 
 
 @dataclass(frozen=True)
@@ -228,9 +246,15 @@ class EvalComparison:
     def notes(self) -> tuple[Note, ...]:
         return _notes.unique(self.a.notes + tuple(n.prefixed("B: ") for n in self.b.notes))
 
+    @property
+    def agreement(self) -> float:
+        """The share of rows where A and B predict the same (top-1 agreement)."""
+        return 1.0 - len(self.disagreements) / self.a.n if self.a.n else 1.0
+
     def to_json(self) -> dict[str, Any]:
         data = self.a.to_json()
         data["compare"] = {**self.b.to_json(), "disagreements": [d.to_json() for d in self.disagreements],
+                           "agreement": self.agreement,
                            "mcnemar_p": self.mcnemar.p_exact, "mcnemar_chi2_p": self.mcnemar.p_chi2,
                            "a_only_correct": self.mcnemar.a_only, "b_only_correct": self.mcnemar.b_only}
         return data
@@ -257,7 +281,7 @@ class EvalRequest:
 def evaluate_job(request: LoadRequest, evaluation: EvalRequest, control: TaskControl,
                  compare_source: str | None = None) -> Evaluation | EvalComparison:
     """Read the file (errors before any model loads), evaluate model A, then B on the same rows."""
-    from dataclasses import replace
+    from bertstudio.core.quantize import compare_request
 
     control.report(f"Reading {Path(evaluation.data).name}…", None)
     dataset = read_dataset(request.task, evaluation.data, evaluation.columns, control).limited(evaluation.limit)
@@ -265,7 +289,7 @@ def evaluate_job(request: LoadRequest, evaluation: EvalRequest, control: TaskCon
     result = _with_load_notes(evaluate(loaded, dataset, control, evaluation.options), loaded)
     if not compare_source:
         return result
-    other = load_model(replace(request, source=compare_source), control)
+    other = load_model(compare_request(request, compare_source), control)  # "SRC [int8]": the int8 variant
     return compare(result, _with_load_notes(evaluate(other, dataset, control, evaluation.options), other))
 
 
@@ -273,5 +297,8 @@ def _with_load_notes(result: Evaluation, loaded: LoadedModel) -> Evaluation:
     from dataclasses import replace
 
     from bertstudio.core.jobs import model_notes
+    from bertstudio.core.quantize import variant_source
 
-    return replace(result, notes=_notes.unique(model_notes(loaded) + result.notes))
+    request = loaded.info.request
+    return replace(result, notes=_notes.unique(model_notes(loaded) + result.notes), size_mb=loaded.info.size_mb,
+                   quantize=request.quantize, model=variant_source(request.source, request.quantize))

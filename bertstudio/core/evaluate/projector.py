@@ -33,6 +33,7 @@ class Projection:
     layer: int
     pooling: str
     explained: tuple[float, ...] = ()  # PCA: share of variance of each axis
+    vectors: np.ndarray | None = field(default=None, compare=False, repr=False)  # (rows, hidden), for nearest rows
 
     def to_json(self) -> dict[str, object]:
         return {"method": self.method, "layer": self.layer, "pooling": self.pooling,
@@ -100,4 +101,4 @@ def projection(loaded: LoadedModel, dataset: Dataset, layer: int = -1, pooling: 
     vectors = embed(loaded, dataset, layer, pooling, control=control)
     points, explained = project(vectors, method)
     layers = (loaded.info.layers or 0) + 1
-    return Projection(points, method, layer % layers, pooling, explained)
+    return Projection(points, method, layer % layers, pooling, explained, vectors)

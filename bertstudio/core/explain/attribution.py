@@ -1,34 +1,51 @@
-"""Token attributions: gradient L2 norm, gradient x input and Integrated Gradients, via captum.
+"""Token attributions, via captum: gradient L2 norm, gradient x input, Integrated Gradients, and the
+perturbation methods occlusion, LIME and Kernel SHAP (perturbation.py); faithfulness.py measures them.
 
-Every method differentiates F = P(target) (see targets.py) with respect to the output of the
+The gradient methods differentiate F = P(target) (see targets.py) with respect to the output of the
 word-embedding layer (`model.get_input_embeddings()`), the layer captum's
 `LayerIntegratedGradients` integrates over. IG's baseline is the same sequence with every
 non-special token replaced by the pad token (special tokens kept), so position and segment
 embeddings are the same on the whole path and only the words change. RoBERTa derives position
 ids from the ids themselves (pads get the padding position); we pass the input's own position
-ids so the baseline differs from the input in its words only.
+ids so the baseline differs from the input in its words only. The zero baseline instead sets the
+word embedding of every non-special token to zero (captum's IntegratedGradients over the
+embeddings, fed to the model as `inputs_embeds`).
+
+The public entry is `explain(loaded, task, texts, method, target, steps, converge, control, *,
+samples, seed, baseline, faithfulness)` -> Explanation; the Evaluate tab and the CLI call it.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from bertstudio.core import notes
 from bertstudio.core.errors import InputError
+from bertstudio.core.explain.faithfulness import Faithfulness
+from bertstudio.core.explain.forward import baseline_ids, forward_of, steps_per_batch, zero_baseline
+from bertstudio.core.explain.methods import (
+    BASELINES,
+    DEFAULT_SAMPLES,
+    DEFAULT_SEED,
+    INTEGRATED_GRADIENTS,
+    METHODS,
+    PERTURBATION,
+    check_samples,
+    check_seed,
+)
+from bertstudio.core.explain.share import Share
 from bertstudio.core.explain.targets import Prepared, prepare
 from bertstudio.core.limits import MAX_IG_STEPS, check_count
 from bertstudio.core.models import LoadedModel
 from bertstudio.core.notes import Note
 from bertstudio.core.progress import TaskControl
 
-METHODS = ("gradient", "grad-x-input", "integrated-gradients")
+__all__ = ["METHODS", "Explanation", "explain"]
 MAX_DOUBLINGS = 3  # converge: steps, 2x, 4x, 8x at most
 TOLERANCE = 0.01  # converged when |delta| <= 1 % of |F(input) - F(baseline)|
-ATTENTION_BUDGET = 2**20  # rows x tokens^2 per IG batch: 64 steps of 128 tokens, 4 of 512
-TOKEN_BUDGET = 8192  # tokens per IG batch: short inputs still check for Cancel every few hundred steps
 
 
 @dataclass(frozen=True)
@@ -50,16 +67,25 @@ class Explanation:
     targets: tuple[tuple[str, str], ...] = ()  # other targets a person may choose (value, label)
     notes: tuple[Note, ...] = ()
     sequences: int = 1  # how many sequences the tokens come from (multiple choice: one per choice)
+    baseline: str | None = None  # Integrated Gradients: "pad" or "zero"
+    samples: int | None = None  # LIME / Kernel SHAP: perturbed inputs drawn
+    seed: int | None = None  # LIME / Kernel SHAP: the seed of torch's generator
+    faithfulness: Faithfulness | None = None  # ERASER comprehensiveness / sufficiency, when asked for
 
     def to_json(self) -> dict[str, object]:
         data: dict[str, object] = {
             "tokens": list(self.tokens), "attributions": list(self.attributions), "target": self.target,
             "method": self.method, "score": self.score,
         }
-        if self.method == "integrated-gradients":
-            data.update(baseline_score=self.baseline_score, delta=self.delta, steps=self.steps)
+        if self.method == INTEGRATED_GRADIENTS:
+            data.update(baseline_score=self.baseline_score, delta=self.delta, steps=self.steps,
+                        baseline=self.baseline)
+        if self.samples is not None:
+            data.update(samples=self.samples, seed=self.seed)
         if self.sequences > 1:
             data["rows"] = list(self.rows)
+        if self.faithfulness is not None:
+            data["faithfulness"] = self.faithfulness.to_json()
         data["notes"] = [n.to_json() for n in self.notes]
         return data
 
@@ -74,42 +100,6 @@ def check_steps(steps: object) -> int:
 def converge_steps(steps: int) -> list[int]:
     """The step counts 'converge' tries: doubling at most MAX_DOUBLINGS times, never past the bound."""
     return [steps * 2**k for k in range(MAX_DOUBLINGS + 1) if steps * 2**k <= MAX_IG_STEPS]
-
-
-def baseline_ids(loaded: LoadedModel, prepared: Prepared) -> Any:
-    """The input with every non-special token replaced by the pad token."""
-    import torch
-
-    pad = loaded.tokenizer.pad_token_id
-    if pad is None:
-        raise InputError("This tokenizer has no pad token, so the Integrated Gradients baseline cannot be built.",
-                         hint="Use the gradient or gradient x input method.")
-    ids = prepared.inputs["input_ids"]
-    special = torch.tensor(prepared.special, device=ids.device).reshape(ids.shape)
-    return torch.where(special, ids, torch.full_like(ids, pad))
-
-
-def forward_of(loaded: LoadedModel, prepared: Prepared) -> tuple[Callable[..., Any], tuple[Any, ...]]:
-    """F(input_ids, *extra) -> (batch,) probabilities, and the extra inputs (mask, segments, positions)."""
-    inputs = dict(prepared.inputs)
-    ids = inputs.pop("input_ids")
-    embeddings = getattr(getattr(loaded.model, loaded.model.base_model_prefix, None), "embeddings", None)
-    padding_idx = getattr(embeddings, "padding_idx", None)
-    if padding_idx is not None:  # RoBERTa: positions from the input's ids, not the baseline's pads
-        real = ids.ne(padding_idx).long()
-        inputs["position_ids"] = real.cumsum(-1) * real + padding_idx
-    names = tuple(inputs)
-
-    def forward(input_ids: Any, *extra: Any) -> Any:
-        return prepared.probability(loaded.model(input_ids=input_ids, **dict(zip(names, extra, strict=True))))
-
-    return forward, tuple(inputs[n] for n in names)
-
-
-def steps_per_batch(prepared: Prepared, steps: int) -> int:
-    ids = prepared.inputs["input_ids"]
-    rows, width = max(1, ids.numel() // ids.shape[-1]), ids.shape[-1]
-    return max(1, min(steps, ATTENTION_BUDGET // (rows * width * width), TOKEN_BUDGET // (rows * width)))
 
 
 def _per_token(method: str, attributions: Any) -> list[float]:
@@ -128,18 +118,19 @@ def _scores(forward: Callable[..., Any], ids: Any, baseline: Any, extra: tuple[A
 
 def integrated_gradients(
     loaded: LoadedModel, prepared: Prepared, steps: int, control: TaskControl, batch_steps: int | None = None,
-    ends: list[float] | None = None,
+    ends: list[float] | None = None, baseline: str = "pad",
 ) -> Any:
-    """captum's LayerIntegratedGradients (Gauss-Legendre) over the word embeddings; control.check()
-    and progress between the internal batches (each batch is one call of the forward). captum's
-    first two calls run the input and the baseline whole: `ends` receives F(input), F(baseline)."""
-    from captum.attr import LayerIntegratedGradients
+    """captum's LayerIntegratedGradients (Gauss-Legendre) over the word embeddings from the [PAD]
+    baseline, or its IntegratedGradients over them from the zero baseline; control.check() and
+    progress between the internal batches (each batch is one call of the forward). captum's
+    first two layer calls run the input and the baseline whole: `ends` receives F(input), F(baseline)."""
+    from captum.attr import IntegratedGradients, LayerIntegratedGradients
 
-    forward, extra = forward_of(loaded, prepared)
-    ids = prepared.inputs["input_ids"]
+    zero = baseline == "zero"
+    forward, extra = forward_of(loaded, prepared, embedded=zero)
     rows = prepared.sequences  # captum's internal batch counts rows of the flattened input
     per_batch = batch_steps or steps_per_batch(prepared, steps)
-    total = 2 + math.ceil(steps / per_batch)
+    total = (0 if zero else 2) + math.ceil(steps / per_batch)
     done = [0]
 
     def checked(*args: Any) -> Any:
@@ -147,13 +138,17 @@ def integrated_gradients(
         control.report(f"Integrated Gradients, {steps} steps: pass {done[0] + 1} of {total}", done[0] / total)
         done[0] += 1
         output = forward(*args)
-        if ends is not None and done[0] <= 2:
+        if ends is not None and not zero and done[0] <= 2:
             ends.append(float(output.detach()[0]))
         return output
 
+    if zero:
+        embedded, start = zero_baseline(loaded, prepared)
+        return IntegratedGradients(checked).attribute(embedded, baselines=start, additional_forward_args=extra,
+                                                      n_steps=steps, internal_batch_size=per_batch * rows)
     ig = LayerIntegratedGradients(checked, loaded.model.get_input_embeddings())
-    return ig.attribute(ids, baselines=baseline_ids(loaded, prepared), additional_forward_args=extra,
-                        n_steps=steps, internal_batch_size=per_batch * rows)
+    return ig.attribute(prepared.inputs["input_ids"], baselines=baseline_ids(loaded, prepared),
+                        additional_forward_args=extra, n_steps=steps, internal_batch_size=per_batch * rows)
 
 
 def gradients(loaded: LoadedModel, prepared: Prepared, times_input: bool) -> Any:
@@ -165,56 +160,110 @@ def gradients(loaded: LoadedModel, prepared: Prepared, times_input: bool) -> Any
     return method.attribute(prepared.inputs["input_ids"], additional_forward_args=extra)
 
 
+def check_method(method: str, baseline: str = "pad") -> None:
+    if method not in METHODS:
+        raise InputError(f"Unknown attribution method {method!r}.", hint=f"Choose one of {', '.join(METHODS)}.")
+    if baseline not in BASELINES:
+        raise InputError(f"Unknown baseline {baseline!r}.", hint=f"Choose one of {', '.join(BASELINES)}.")
+    if baseline != "pad" and method != INTEGRATED_GRADIENTS:
+        raise InputError(f"The {baseline} baseline is Integrated Gradients' (--baseline); {method} replaces "
+                         "absent tokens by the pad token.", hint="Leave out --baseline, or use integrated-gradients.")
+
+
 def explain(
     loaded: LoadedModel,
     task: str,
     texts: tuple[str, ...],
-    method: str = "integrated-gradients",
+    method: str = INTEGRATED_GRADIENTS,
     target: str | None = None,
     steps: int = 50,
     converge: bool = False,
     control: TaskControl | None = None,
+    *,
+    samples: int = DEFAULT_SAMPLES,
+    seed: int = DEFAULT_SEED,
+    baseline: str = "pad",
+    faithfulness: bool = False,
 ) -> Explanation:
-    """Attributions of F = P(target) to every token of the input (see module docstring)."""
+    """Attributions of F = P(target) to every token of the input (see module docstring); with
+    `faithfulness`, ERASER's comprehensiveness and sufficiency of them (faithfulness.py)."""
     import torch
 
     control = control or TaskControl()
-    if method not in METHODS:
-        raise InputError(f"Unknown attribution method {method!r}.", hint=f"Choose one of {', '.join(METHODS)}.")
+    check_method(method, baseline)
     steps = check_steps(steps)
-    found: list[Note] = []
+    samples, seed = check_samples(samples), check_seed(seed)
+    outer = control
+    if faithfulness:  # the method takes the first 80% of the bar, its faithfulness the rest
+        control = Share(outer, 0.0, 0.8)
     with loaded.lock, torch.inference_mode(False), torch.enable_grad():
         prepared = prepare(loaded, task, tuple(texts), target)
-        forward, extra = forward_of(loaded, prepared)
-        ids = prepared.inputs["input_ids"]
-        if method != "integrated-gradients":
+        if method in PERTURBATION:
+            result = _perturbed(loaded, prepared, method, samples, seed, control)
+        elif method != INTEGRATED_GRADIENTS:
+            forward, extra = forward_of(loaded, prepared)
+            ids = prepared.inputs["input_ids"]
             raw = gradients(loaded, prepared, times_input=method == "grad-x-input")
             score, _ = _scores(forward, ids, ids, extra)
-            return _result(prepared, method, raw, score, notes=())
-        tried = converge_steps(steps) if converge else [steps]
-        for count in tried:
-            ends: list[float] = []
-            raw = integrated_gradients(loaded, prepared, count, control, ends=ends)
-            score, base = ends if len(ends) == 2 else _scores(forward, ids, baseline_ids(loaded, prepared), extra)
-            gap = abs(score - base)
-            delta = float(raw.sum()) - (score - base)
-            if abs(delta) <= max(TOLERANCE * gap, 1e-6):
-                break
-        if converge and abs(delta) > max(TOLERANCE * gap, 1e-6):
-            found.append(notes.warning(
-                f"Integrated Gradients did not converge: |delta| = {abs(delta):.3g} after {count} steps is more "
-                f"than 1% of |F(input) - F(baseline)| = {gap:.3g}.",
-                "Attributions are approximate; the baseline path may cross a sharp region of the model."))
-        elif not converge and abs(delta) > 0.05 * max(gap, 1e-12):
-            found.append(notes.info(f"Completeness gap |delta| = {abs(delta):.3g} is over 5% of "
-                                    f"|F(input) - F(baseline)| = {gap:.3g}; more steps (or 'converge') narrow it."))
-        control.report("Integrated Gradients done", 1.0)
-        return _result(prepared, method, raw, score, base, delta, count, tuple(found))
+            result = _result(prepared, method, raw, score, notes=())
+        else:
+            result = _integrated(loaded, prepared, steps, converge, baseline, control)
+        if faithfulness:
+            from bertstudio.core.explain.faithfulness import measure
+
+            found, remarks = measure(loaded, prepared, result.attributions, Share(outer, 0.8, 1.0))
+            result = replace(result, faithfulness=found, notes=notes.unique((*result.notes, *remarks)))
+        outer.report(f"{method} done", 1.0)
+        return result
+
+
+def _perturbed(loaded: LoadedModel, prepared: Prepared, method: str, samples: int, seed: int,
+               control: TaskControl) -> Explanation:
+    import torch
+
+    from bertstudio.core.explain.perturbation import occlusion, sampled
+
+    with torch.inference_mode():  # forward passes only
+        if method == "occlusion":
+            raw, score = occlusion(loaded, prepared, control)
+            return _result(prepared, method, raw.tolist(), score)
+        raw, score = sampled(loaded, prepared, method, samples, seed, control)
+    return replace(_result(prepared, method, raw.tolist(), score), samples=samples, seed=seed)
+
+
+def _integrated(loaded: LoadedModel, prepared: Prepared, steps: int, converge: bool, baseline: str,
+                control: TaskControl) -> Explanation:
+    """Integrated Gradients at `steps`, or doubling them until the completeness gap is within 1%."""
+    zero = baseline == "zero"
+    forward, extra = forward_of(loaded, prepared, embedded=zero)
+    if zero:
+        inputs, start = zero_baseline(loaded, prepared)
+    else:
+        inputs, start = prepared.inputs["input_ids"], baseline_ids(loaded, prepared)
+    found: list[Note] = []
+    for count in converge_steps(steps) if converge else [steps]:
+        ends: list[float] = []
+        raw = integrated_gradients(loaded, prepared, count, control, ends=ends, baseline=baseline)
+        score, base = ends if len(ends) == 2 else _scores(forward, inputs, start, extra)
+        gap = abs(score - base)
+        delta = float(raw.sum()) - (score - base)
+        if abs(delta) <= max(TOLERANCE * gap, 1e-6):
+            break
+    if converge and abs(delta) > max(TOLERANCE * gap, 1e-6):
+        found.append(notes.warning(
+            f"Integrated Gradients did not converge: |delta| = {abs(delta):.3g} after {count} steps is more "
+            f"than 1% of |F(input) - F(baseline)| = {gap:.3g}.",
+            "Attributions are approximate; the baseline path may cross a sharp region of the model."))
+    elif not converge and abs(delta) > 0.05 * max(gap, 1e-12):
+        found.append(notes.info(f"Completeness gap |delta| = {abs(delta):.3g} is over 5% of "
+                                f"|F(input) - F(baseline)| = {gap:.3g}; more steps (or 'converge') narrow it."))
+    return replace(_result(prepared, INTEGRATED_GRADIENTS, raw, score, base, delta, count, tuple(found)),
+                   baseline=baseline)
 
 
 def _result(prepared: Prepared, method: str, raw: Any, score: float, base: float | None = None,
             delta: float | None = None, steps: int | None = None, notes: tuple[Note, ...] = ()) -> Explanation:
-    values = _per_token(method, raw)
+    values = raw if isinstance(raw, list) else _per_token(method, raw)  # a list: one value per flat position
     keep = prepared.keep
     return Explanation(
         task=prepared.task, method=method, tokens=tuple(prepared.tokens[i] for i in keep),

@@ -37,6 +37,7 @@ class Prepared:
     targets: tuple[tuple[str, str], ...] = ()  # (value for --target, label) a person may choose from
     loss: Callable[[Any], Any] | None = None  # head importance: the task's own loss, when not -log F
     loss_name: str = "cross-entropy against the model's own prediction"  # what `loss` (or -log F) is
+    fixed: tuple[int, ...] = ()  # flat positions F reads (the mask, NER's token, QA's start/end): never deleted
 
     @property
     def sequences(self) -> int:
@@ -131,7 +132,7 @@ def fill_mask(loaded: LoadedModel, texts: tuple[str, ...], target: str | None) -
 
     choices = tuple((str(int(i)), str(tokenizer.decode([int(i)])).strip()) for i in top.indices)
     return _finish(loaded, inputs, target=word, target_label=f"P('{word}' at mask 1)",
-                   probability=probability, targets=choices)
+                   probability=probability, targets=choices, fixed=(position,))
 
 
 def nsp(loaded: LoadedModel, texts: tuple[str, ...], target: str | None) -> Prepared:
@@ -194,7 +195,8 @@ def ner(loaded: LoadedModel, texts: tuple[str, ...], target: str | None) -> Prep
     choices = tuple((f"{i}:{labels[predicted[i]]}", f"{tokens[i]} ({labels[predicted[i]]})") for i in entities)
     return _finish(loaded, inputs, target=f"{position}:{labels[label]}",
                    target_label=f"P({labels[label]} at '{tokens[position]}')", probability=probability,
-                   targets=choices, loss=loss, loss_name="token cross-entropy against the model's own tags")
+                   targets=choices, loss=loss, loss_name="token cross-entropy against the model's own tags",
+                   fixed=(position,))
 
 
 def qa(loaded: LoadedModel, texts: tuple[str, ...], target: str | None) -> Prepared:
@@ -233,7 +235,8 @@ def qa(loaded: LoadedModel, texts: tuple[str, ...], target: str | None) -> Prepa
         return raw.masked_fill(~allowed, float("-inf")).softmax(-1)[:, position]
 
     return _finish(loaded, inputs, target=which, target_label=f"P({which} of '{best.answer}')",
-                   probability=probability, targets=(("start", "answer start"), ("end", "answer end")))
+                   probability=probability, targets=(("start", "answer start"), ("end", "answer end")),
+                   fixed=(position,))
 
 
 def classification(loaded: LoadedModel, texts: tuple[str, ...], target: str | None) -> Prepared:

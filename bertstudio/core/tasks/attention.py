@@ -11,24 +11,31 @@ rollout, special tokens hidden, A/B quadrants, per-head statistics) live in
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
+from bertstudio.core import execution
 from bertstudio.core import notes as _notes
 from bertstudio.core.errors import InputError, MissingHeadError
 from bertstudio.core.models import LoadedModel
 from bertstudio.core.notes import Note
 from bertstudio.core.progress import TaskControl
 from bertstudio.core.tasks.spec import TaskSpec, lazy
-from bertstudio.core.text_limits import fit_to_model, require_text
+from bertstudio.core.text_limits import require_text
 
 if TYPE_CHECKING:  # numpy is imported where it is used: every spec is read before the window shows
     import numpy as np
+
+    from bertstudio.core.attention.qk import HeadVectors
 
 
 @dataclass(frozen=True)
 class AttentionInput:
     text: str  # sentence A
     pair: str | None = None  # sentence B: segment ids are set, quadrants become possible
+    qk: bool = False  # also capture every head's queries, keys and values (the neuron view, --qk)
+    norms: bool = False  # also capture what value-weighted norms need (--norms): same forward pass
+    norm_sum: bool = False  # with norms: also what the norm of the heads' sum needs (the tab's summed view)
 
 
 @dataclass(frozen=True, eq=False)
@@ -46,6 +53,24 @@ class AttentionResult:
     b_start: int | None = None  # first token of sentence B (pairs only)
     notes: tuple[Note, ...] = ()  # what was cut to fit the model, explained
     architecture: str = ""
+    vectors: HeadVectors | None = None  # queries, keys, values (layers x heads x T x d) when asked for
+    value_norms: np.ndarray | None = None  # ||f_h(x_j)||, layers x heads x T (core/attention/norms.py) when asked for
+    value_gram: np.ndarray | None = None  # f_h(x_j) . f_g(x_j), layers x T x heads x heads, when the sum is asked for
+    softmax_error: float | None = None  # max |softmax(q.k/sqrt(d)) - weight| when vectors were captured
+
+    @cached_property
+    def norms(self) -> np.ndarray | None:
+        """||alpha_ij f_h(x_j)|| per head (layers x heads x T x T), computed once per result."""
+        from bertstudio.core.attention.norms import head_norms
+
+        return None if self.value_norms is None else head_norms(self.attentions, self.value_norms)
+
+    @cached_property
+    def summed_norms(self) -> np.ndarray | None:
+        """||sum_h alpha_ij^h f_h(x_j)|| (layers x T x T), computed once per result."""
+        from bertstudio.core.attention.norms import summed_norms
+
+        return None if self.value_gram is None else summed_norms(self.attentions, self.value_gram)
 
     @property
     def layers(self) -> int:
@@ -78,8 +103,16 @@ class AttentionResult:
             if layer is None or head is None:
                 raise InputError("Give both a layer and a head, or neither.")
             out.update(layer=layer, head=head, attention=self.head(layer, head).tolist())
+            if self.norms is not None:
+                out["norms"] = self.norms[layer, head].tolist()
+            if self.vectors is not None:
+                from bertstudio.core.attention.qk import qk_json
+
+                out["qk"] = qk_json(self.vectors, layer, head)
         else:
             out["attentions"] = self.attentions.tolist()
+            if self.norms is not None:
+                out["norms"] = self.norms.tolist()
         return out
 
 
@@ -95,8 +128,8 @@ def _encode(loaded: LoadedModel, text: str, pair: str | None) -> tuple[Any, str,
     tokenizer = loaded.tokenizer
     limit = loaded.info.max_length
     if pair is None:
-        kept, truncation = fit_to_model(text, tokenizer, limit)
-        found = (_notes.warning(truncation.message),) if truncation else ()
+        kept, truncation = execution.fit(loaded, text)
+        found = execution.truncation_notes(truncation)
         return tokenizer(kept, return_tensors="pt", return_special_tokens_mask=True), kept, None, found
     full = tokenizer(text, pair, return_special_tokens_mask=True)
     cut = len(full["input_ids"]) > limit
@@ -136,11 +169,18 @@ def _segments(encoding: Any, tokenizer: Any, pair: bool) -> tuple[tuple[int, ...
 
 
 def compute(
-    loaded: LoadedModel, text: str, pair: str | None = None, control: TaskControl | None = None
+    loaded: LoadedModel, text: str, pair: str | None = None, control: TaskControl | None = None,
+    qk: bool = False, norms: bool = False, norm_sum: bool = False,
 ) -> AttentionResult:
-    """Run the model once with output_attentions=True; return every layer and head as numpy."""
+    """Run the model once with output_attentions=True; return every layer and head as numpy.
+
+    `qk`: forward hooks on the model's own projections also keep every head's queries, keys
+    and values; `norms`: they keep the values and W_O for value-weighted norms (same pass);
+    `norm_sum`: also the Gram matrices for the norm of the heads' sum."""
     import numpy as np
     import torch
+
+    from bertstudio.core.attention.qk import Captured, capture
 
     control = control or TaskControl()
     require_text(text)
@@ -159,13 +199,18 @@ def compute(
     special_mask = [bool(s) for s in encoding.pop("special_tokens_mask")[0].tolist()]
     segments, b_start = _segments(encoding, tokenizer, pair is not None)
     wanted = ("input_ids", "attention_mask", "token_type_ids")
-    inputs = {k: v.to(model.device) for k, v in encoding.items() if k in wanted}
+    inputs = {k: v for k, v in encoding.items() if k in wanted}
     if "token_type_ids" in inputs and pair is None:
         inputs["token_type_ids"] = torch.zeros_like(inputs["input_ids"])
     control.check()
     control.report("Running the model…", None)
-    with loaded.lock, torch.inference_mode():
-        outputs = model(**inputs, output_attentions=True)
+    seen: Captured | None = None
+    with execution.exclusive(loaded):
+        if qk or norms:
+            with capture(model, vectors=qk, values=norms) as seen:
+                outputs = execution.forward(model, inputs, output_attentions=True)
+        else:
+            outputs = execution.forward(model, inputs, output_attentions=True)
     control.check()
     attentions = outputs.attentions
     if not attentions:
@@ -174,18 +219,49 @@ def compute(
             hint="Load the model with eager attention.",
         )
     stacked = torch.stack([a[0] for a in attentions]).to(torch.float32).cpu().numpy()
+    heads = model.config.num_attention_heads
+    extra = _captured(seen, len(attentions), heads, qk, norms, norm_sum) if seen is not None else {}
     ids = encoding["input_ids"][0].tolist()
     tokens = tuple(tokenizer.convert_ids_to_tokens(ids))
     cls_id = tokenizer.cls_token_id if tokenizer.cls_token_id is not None else tokenizer.bos_token_id
     sep_id = tokenizer.sep_token_id if tokenizer.sep_token_id is not None else tokenizer.eos_token_id
     cls_index = ids.index(cls_id) if cls_id is not None and cls_id in ids else None
     sep_indices = tuple(i for i, t in enumerate(ids) if sep_id is not None and t == sep_id)
+    if extra.get("vectors") is not None:
+        from bertstudio.core.attention.qk import softmax_error
+
+        key_valid = inputs["attention_mask"][0].bool().cpu().numpy() if "attention_mask" in inputs else None
+        extra["softmax_error"] = softmax_error(extra["vectors"], stacked, key_valid)
+        if extra["softmax_error"] > 1e-3:
+            found += (_notes.warning(
+                f"softmax(q.k/sqrt(d)) differs from the model's attention weights by up to "
+                f"{extra['softmax_error']:.3g}: this model adds terms to its scores that the neuron view does not show."
+            ),)
     control.report("Attention ready", 1.0)
     return AttentionResult(
         text=kept, pair=pair, tokens=tokens, attentions=np.ascontiguousarray(stacked),
         segment_ids=segments, special=tuple(special_mask), cls_index=cls_index, sep_indices=sep_indices,
-        b_start=b_start, notes=found, architecture=loaded.info.architecture,
+        b_start=b_start, notes=found, architecture=loaded.info.architecture, **extra,
     )
+
+
+def _captured(seen: Any, layers: int, heads: int, qk: bool, norms: bool, norm_sum: bool) -> dict[str, Any]:
+    """The hooks' captures as the result's fields; one capture per layer, or a clear error."""
+    from bertstudio.core.attention.norms import value_gram, value_norms
+    from bertstudio.core.attention.qk import HeadVectors, split_heads
+
+    if len(seen.value) != layers or (qk and not len(seen.query) == len(seen.key) == layers):
+        raise MissingHeadError(f"The projection hooks saw {len(seen.value)} attention calls for {layers} layers.",
+                               hint="This model's attention is built differently; queries and keys cannot be read.")
+    out: dict[str, Any] = {}
+    if qk:
+        out["vectors"] = HeadVectors(split_heads(seen.query, heads), split_heads(seen.key, heads),
+                                     split_heads(seen.value, heads))
+    if norms:
+        out["value_norms"] = value_norms(seen.value, seen.output_weight, heads)
+        if norm_sum:
+            out["value_gram"] = value_gram(seen.value, seen.output_weight, heads)
+    return out
 
 
 # -- comparing two models ---------------------------------------------------------------------------
@@ -269,7 +345,8 @@ def compare_attention(a: AttentionResult, b: AttentionResult, source: str) -> At
 
 
 def _run(loaded: LoadedModel, inputs: AttentionInput, control: TaskControl) -> AttentionResult:
-    return compute(loaded, inputs.text, inputs.pair, control)
+    return compute(loaded, inputs.text, inputs.pair, control, qk=inputs.qk, norms=inputs.norms,
+                   norm_sum=inputs.norm_sum)
 
 
 SPEC = TaskSpec(

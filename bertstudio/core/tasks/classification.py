@@ -13,13 +13,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from bertstudio.core import execution
 from bertstudio.core import notes as _notes
 from bertstudio.core.errors import InputError
 from bertstudio.core.models import LoadedModel
 from bertstudio.core.notes import Note
 from bertstudio.core.progress import TaskControl
-from bertstudio.core.tasks.spec import EvaluateAdapter, ExplainAdapter, TaskSpec, lazy
-from bertstudio.core.text_limits import Truncation, fit_to_model, require_text
+from bertstudio.core.tasks.spec import CounterfactualAdapter, EvaluateAdapter, ExplainAdapter, TaskSpec, lazy
+from bertstudio.core.text_limits import Truncation, require_text
 
 if TYPE_CHECKING:
     from bertstudio.core.compare import RankingDiff
@@ -86,7 +87,7 @@ class ClassificationResult:
 
     @property
     def notes(self) -> tuple[Note, ...]:
-        found = [_notes.warning(self.truncation.message)] if self.truncation else []
+        found = list(execution.truncation_notes(self.truncation))
         cut = [i + 1 for i, row in enumerate(self.rows) if row.truncated]
         if cut and not self.truncation:
             shown = ", ".join(map(str, cut[:10])) + ("…" if len(cut) > 10 else "")
@@ -115,47 +116,20 @@ def _row(text: str, pair: str | None, raw: list[dict[str, Any]], truncated: bool
     return Classification(text=text, text_pair=pair, scores=scores, truncated=truncated)
 
 
-def _surely_fits(loaded: LoadedModel, text: str, pair: str | None = None) -> bool:
-    """A cheap bound that spares tokenizing twice: no tokenizer makes more than two tokens per byte."""
-    size = len(text.encode("utf-8")) + (len(pair.encode("utf-8")) if pair else 0)
-    return 2 * size + loaded.tokenizer.num_special_tokens_to_add(pair=pair is not None) <= loaded.info.max_length
-
-
-def _too_long(loaded: LoadedModel, texts: Sequence[str], control: TaskControl | None = None) -> list[bool]:
-    """Which texts have more tokens than the model reads: the doubtful ones tokenized in chunks of
-    1,024 with a cancel check between (one call over 100,000 rows kept Cancel and Ctrl+C waiting)."""
-    control = control or TaskControl()
-    doubtful = [i for i, text in enumerate(texts) if not _surely_fits(loaded, text)]
-    flags = [False] * len(texts)
-    for start in range(0, len(doubtful), 1024):
-        control.check()
-        control.report(f"Checking the length of {start} of {len(doubtful)} rows", start / len(doubtful))
-        part = doubtful[start:start + 1024]
-        ids = loaded.tokenizer([texts[i] for i in part], truncation=False)["input_ids"]
-        for i, row in zip(part, ids, strict=True):
-            flags[i] = len(row) > loaded.info.max_length
-    control.check()
-    return flags
-
-
 def classify(loaded: LoadedModel, text: str, pair: str | None = None) -> ClassificationResult:
     """Every label's score for one text, or for a pair (text A, text B) such as a paraphrase check."""
     require_text(text)
-    tokenizer = loaded.tokenizer
     kind = score_kind(loaded.model.config)
-    with loaded.lock:
+    with execution.exclusive(loaded):
         if pair is None or not pair.strip():
-            read, truncation = (text, None) if _surely_fits(loaded, text) else fit_to_model(
-                text, tokenizer, loaded.info.max_length
-            )
-            raw = loaded.pipeline("text-classification")(read, top_k=None)
+            read, truncation = (text, None) if execution.surely_fits(loaded, text) else execution.fit(loaded, text)
+            raw = execution.run_pipeline(loaded, "text-classification", read, top_k=None)
             row = _row(read, None, raw, truncation is not None)
             return ClassificationResult((row,), kind, truncation=truncation)
-        truncated = not _surely_fits(loaded, text, pair) and len(
-            tokenizer(text, pair, truncation=False)["input_ids"]
-        ) > loaded.info.max_length
+        truncated = execution.too_long(loaded, [text], [pair])[0]
         kwargs = {"truncation": True, "max_length": loaded.info.max_length} if truncated else {}
-        raw = loaded.pipeline("text-classification")({"text": text, "text_pair": pair}, top_k=None, **kwargs)
+        raw = execution.run_pipeline(loaded, "text-classification", {"text": text, "text_pair": pair}, top_k=None,
+                                     **kwargs)
     return ClassificationResult((_row(text, pair, raw, truncated),), kind)
 
 
@@ -179,10 +153,10 @@ def classify_batch(
             hint="Remove empty rows or fill them in.",
         )
     kind = score_kind(loaded.model.config)
-    long = _too_long(loaded, rows, control)
+    long = execution.too_long(loaded, rows, control=control)
     kwargs = {"truncation": True, "max_length": loaded.info.max_length} if any(long) else {}
     out: list[Classification] = []
-    with loaded.lock:
+    with execution.exclusive(loaded):
         # A generator makes the pipeline batch internally and hand back rows one by one: progress and
         # cancelling between batches at no cost to throughput.
         pipe = loaded.pipeline("text-classification")
@@ -316,6 +290,10 @@ SPEC = TaskSpec(
     default_model="distilbert/distilbert-base-uncased-finetuned-sst-2-english",
     trained_as="ForSequenceClassification", run=run, compare=compare, order=60,
     script=lazy("bertstudio.core.snippets:classification"),
+    counterfactual=CounterfactualAdapter(
+        predicted=lazy("bertstudio.core.whatif.tasks:classification_predicted"),
+        probabilities=lazy("bertstudio.core.whatif.tasks:classification_probabilities"), edits=(0, 1),
+    ),
     explain=ExplainAdapter(
         parts="the text (and its pair on a second line)",
         texts_of=lazy("bertstudio.core.explain.inputs:classification_texts"),
@@ -327,9 +305,12 @@ SPEC = TaskSpec(
     evaluate=EvaluateAdapter(
         picker="Classification (CSV/TSV/JSONL)", file_filter="Tables (*.csv *.tsv *.jsonl)",
         read=lazy("bertstudio.core.evaluate.readers:read_classification_file"),
-        prepare=lazy("bertstudio.core.evaluate.predict:prepare_classification"),
-        predict=lazy("bertstudio.core.evaluate.predict:classification"),
-        metrics=lazy("bertstudio.core.evaluate.metrics:classification"),
+        # evaluate.regression hands a regression head (train --task regression) its own steps, others on
+        prepare=lazy("bertstudio.core.evaluate.regression:prepare"),
+        predict=lazy("bertstudio.core.evaluate.regression:predict"),
+        metrics=lazy("bertstudio.core.evaluate.regression:metrics"),
+        correct=lazy("bertstudio.core.evaluate.regression:correct"),
+        error_order=lazy("bertstudio.core.evaluate.regression:error_order"),
         inputs_of=lazy("bertstudio.core.evaluate.rows:classification_input"),
         pair_of=lazy("bertstudio.core.evaluate.rows:pair_of_two"),
         columns=(("text", "Text"), ("pair", "Second text"), ("label", "Label")), labelled=True,

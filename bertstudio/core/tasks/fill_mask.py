@@ -10,13 +10,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from bertstudio.core import notes
+from bertstudio.core import execution
 from bertstudio.core.errors import InputError, MissingHeadError
 from bertstudio.core.models import LoadedModel
 from bertstudio.core.notes import Note
 from bertstudio.core.progress import TaskControl
-from bertstudio.core.tasks.spec import EvaluateAdapter, ExplainAdapter, TaskSpec, lazy
-from bertstudio.core.text_limits import Truncation, fit_to_model, require_text
+from bertstudio.core.tasks.spec import CounterfactualAdapter, EvaluateAdapter, ExplainAdapter, TaskSpec, lazy
+from bertstudio.core.text_limits import Truncation, require_text
 
 MAX_TOP_K = 100
 
@@ -56,7 +56,7 @@ class FillMaskResult:
 
     @property
     def notes(self) -> tuple[Note, ...]:
-        return (notes.warning(self.truncation.message),) if self.truncation else ()
+        return execution.truncation_notes(self.truncation)
 
     def to_json(self) -> list[list[dict[str, object]]]:
         return [[c.to_json() for c in mask.candidates] for mask in self.masks]
@@ -99,7 +99,7 @@ def predict(loaded: LoadedModel, text: str, top_k: int = 5) -> FillMaskResult:
     if not 1 <= top_k <= MAX_TOP_K:
         raise InputError(f"top-k must be between 1 and {MAX_TOP_K}, not {top_k}.")
     encoding = tokenizer(text, add_special_tokens=False, return_offsets_mapping=True)
-    read, truncation = fit_to_model(text, tokenizer, info.max_length, encoding)
+    read, truncation = execution.fit(loaded, text, encoding)
     spans = _mask_spans(encoding, tokenizer.mask_token_id, len(read))
     if not spans:
         lost = truncation is not None and _mask_spans(encoding, tokenizer.mask_token_id, len(text))
@@ -108,8 +108,7 @@ def predict(loaded: LoadedModel, text: str, top_k: int = 5) -> FillMaskResult:
             else f"The text has no mask token. Put {tokenizer.mask_token} where a word should be predicted.",
             hint=truncation.message if lost and truncation else "Use “Insert mask” or type the token yourself.",
         )
-    with loaded.lock:
-        raw = loaded.pipeline("fill-mask")(read, top_k=top_k)
+    raw = execution.run_pipeline(loaded, "fill-mask", read, top_k=top_k)
     per_mask = [raw] if len(spans) == 1 else raw
     masks = tuple(
         MaskPrediction(
@@ -159,6 +158,10 @@ SPEC = TaskSpec(
     key="fill-mask", title="Fill-mask", model_class="AutoModelForMaskedLM", default_model="bert-base-uncased",
     run=_run, compare=compare, inputs_for=_inputs_for, order=10,
     script=lazy("bertstudio.core.snippets:fill_mask"),
+    counterfactual=CounterfactualAdapter(
+        predicted=lazy("bertstudio.core.whatif.tasks:fill_mask_predicted"),
+        probabilities=lazy("bertstudio.core.whatif.tasks:fill_mask_probabilities"), masked_lm=True,
+    ),
     explain=ExplainAdapter(
         parts="the text with a mask", one_text=True, per_layer=True,
         texts_of=lazy("bertstudio.core.explain.inputs:fill_mask_texts"),

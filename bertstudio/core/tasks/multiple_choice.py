@@ -11,12 +11,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from bertstudio.core import execution
 from bertstudio.core import notes as _notes
 from bertstudio.core.errors import InputError
 from bertstudio.core.models import LoadedModel
 from bertstudio.core.notes import Note
 from bertstudio.core.progress import TaskControl
-from bertstudio.core.tasks.spec import EvaluateAdapter, ExplainAdapter, TaskSpec, lazy
+from bertstudio.core.tasks.spec import CounterfactualAdapter, EvaluateAdapter, ExplainAdapter, TaskSpec, lazy
 from bertstudio.core.text_limits import require_text
 
 if TYPE_CHECKING:
@@ -68,17 +69,15 @@ def parse_choices(text: str) -> list[str]:
 
 
 def preprocess(loaded: LoadedModel, prompt: str, choices: Sequence[str]) -> tuple[dict[str, Any], bool]:
-    """The prompt paired with each ending, as tensors of shape (1, choices, tokens)."""
-    tokenizer = loaded.tokenizer
+    """The prompt paired with each ending, as tensors of shape (1, choices, tokens) on the model's device."""
     limit = loaded.info.max_length
     prompts = [prompt] * len(choices)
-    lengths = tokenizer(prompts, list(choices), truncation=False)["input_ids"]
-    truncated = any(len(ids) > limit for ids in lengths)
-    encoded = tokenizer(
+    truncated = any(execution.too_long(loaded, prompts, list(choices)))
+    encoded = loaded.tokenizer(
         prompts, list(choices), padding=True, truncation=True if truncated else False,
         max_length=limit if truncated else None, return_tensors="pt",
     )
-    return {name: tensor.unsqueeze(0).to(loaded.model.device) for name, tensor in encoded.items()}, truncated
+    return execution.on_device(loaded.model, {name: tensor.unsqueeze(0) for name, tensor in encoded.items()}), truncated
 
 
 def predict(loaded: LoadedModel, prompt: str, choices: Sequence[str]) -> ChoiceResult:
@@ -95,9 +94,9 @@ def predict(loaded: LoadedModel, prompt: str, choices: Sequence[str]) -> ChoiceR
         )
     if len(choices) > MAX_CHOICES:
         raise InputError(f"{len(choices)} endings are more than the {MAX_CHOICES} this app scores at once.")
-    with loaded.lock, torch.inference_mode():
+    with execution.exclusive(loaded) as model:
         inputs, truncated = preprocess(loaded, prompt, choices)
-        logits = loaded.model(**inputs).logits[0].float()
+        logits = execution.forward(model, inputs).logits[0].float()
         probabilities = torch.softmax(logits, dim=-1)
     scored = [
         ChoiceScore(choice, float(p), float(z), i)
@@ -122,6 +121,10 @@ SPEC = TaskSpec(
     key="multiple-choice", title="Multiple choice", command="choice", model_class="AutoModelForMultipleChoice",
     default_model="bert-base-uncased", trained_as="ForMultipleChoice", run=run, compare=compare, order=70,
     script=lazy("bertstudio.core.snippets:multiple_choice"),
+    counterfactual=CounterfactualAdapter(
+        predicted=lazy("bertstudio.core.whatif.tasks:choice_predicted"),
+        probabilities=lazy("bertstudio.core.whatif.tasks:softmax_probabilities"), choices=True,
+    ),
     explain=ExplainAdapter(
         parts="the prompt, then one ending per line",
         texts_of=lazy("bertstudio.core.explain.inputs:multiple_choice_texts"),

@@ -14,13 +14,14 @@ import warnings
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from bertstudio.core import execution
 from bertstudio.core import notes as _notes
 from bertstudio.core.errors import InputError
 from bertstudio.core.models import LoadedModel
 from bertstudio.core.notes import Note
 from bertstudio.core.progress import TaskControl
 from bertstudio.core.tasks.spec import EvaluateAdapter, ExplainAdapter, TaskSpec, lazy
-from bertstudio.core.text_limits import Truncation, fit_to_model, require_text
+from bertstudio.core.text_limits import Truncation, require_text
 
 if TYPE_CHECKING:  # core.compare holds numpy: imported where used (every spec is read before the window shows)
     from bertstudio.core.compare import Entity, EntityDiff
@@ -130,12 +131,11 @@ def tag(loaded: LoadedModel, text: str, aggregation: str = DEFAULT_STRATEGY, vie
                          hint="Choose a token-classification checkpoint whose config.json lists id2label.")
     notes: list[Note] = []
     if tokenizer.is_fast:
-        read, truncation = fit_to_model(text, tokenizer, info.max_length)
-        if truncation is not None:
-            notes.append(_notes.warning(truncation.message))
+        read, truncation = execution.fit(loaded, text)
+        notes += execution.truncation_notes(truncation)
     else:  # no offsets to cut at: the pipeline truncates, and we say so
         read, truncation = text, None
-        if len(tokenizer(text)["input_ids"]) > info.max_length:
+        if execution.too_long(loaded, [text])[0]:
             notes.append(_notes.warning(f"The text is longer than the {info.max_length} tokens the model reads; "
                                         "the rest was not tagged."))
     hint = label_hint(info.id2label)
@@ -144,7 +144,7 @@ def tag(loaded: LoadedModel, text: str, aggregation: str = DEFAULT_STRATEGY, vie
     if not has_word_boundaries(tokenizer) and tokenizer.is_fast:
         notes.append(_notes.info("This tokenizer does not mark where words continue, so 'first', 'average' and "
                                  "'max' guess word boundaries from spaces."))
-    with loaded.lock:
+    with execution.exclusive(loaded):  # the pipeline's own steps: one forward, a postprocess per strategy
         pipe = loaded.pipeline("token-classification")
         preprocess, _, _ = pipe._sanitize_parameters()
         outputs = [pipe.forward(inputs) for inputs in pipe.preprocess(read, **preprocess)]

@@ -12,12 +12,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from bertstudio.core import notes
+from bertstudio.core import execution, notes
 from bertstudio.core.errors import InputError, MissingHeadError
 from bertstudio.core.models import LoadedModel
 from bertstudio.core.notes import Note
 from bertstudio.core.progress import TaskControl
-from bertstudio.core.tasks.spec import EvaluateAdapter, ExplainAdapter, TaskSpec, lazy
+from bertstudio.core.tasks.spec import CounterfactualAdapter, EvaluateAdapter, ExplainAdapter, TaskSpec, lazy
 from bertstudio.core.text_limits import require_text
 
 if TYPE_CHECKING:
@@ -104,21 +104,17 @@ def _score(loaded: LoadedModel, sentence_a: str, candidates: list[str]) -> list[
 
     tokenizer = loaded.tokenizer
     limit = loaded.info.max_length
-    lengths = [
-        len(tokenizer(sentence_a, b, add_special_tokens=True)["input_ids"]) for b in candidates
-    ]
-    with loaded.lock, torch.inference_mode():
-        encoding = tokenizer(
-            [sentence_a] * len(candidates), candidates, return_tensors="pt", padding=True,
-            truncation="longest_first", max_length=limit,
-        ).to(loaded.model.device)
-        logits = loaded.model(**encoding).logits.float()
+    firsts = [sentence_a] * len(candidates)
+    with execution.exclusive(loaded) as model:
+        cut = execution.too_long(loaded, firsts, candidates)
+        encoding = tokenizer(firsts, candidates, return_tensors="pt", padding=True, truncation="longest_first",
+                             max_length=limit)
+        logits = execution.forward(model, encoding).logits.float()
         probabilities = torch.softmax(logits, dim=-1).cpu().tolist()
         logits_list = logits.cpu().tolist()
     return [
-        NspResult(sentence_a, b, float(p[IS_NEXT]), float(p[NOT_NEXT]), (float(lg[0]), float(lg[1])), n > limit,
-                  limit)
-        for b, p, lg, n in zip(candidates, probabilities, logits_list, lengths, strict=True)
+        NspResult(sentence_a, b, float(p[IS_NEXT]), float(p[NOT_NEXT]), (float(lg[0]), float(lg[1])), long, limit)
+        for b, p, lg, long in zip(candidates, probabilities, logits_list, cut, strict=True)
     ]
 
 
@@ -185,6 +181,10 @@ SPEC = TaskSpec(
     key="nsp", title="Next sentence", model_class="AutoModelForNextSentencePrediction",
     default_model="bert-base-uncased", run=run, compare=compare, order=20,
     script=lazy("bertstudio.core.snippets:nsp"),
+    counterfactual=CounterfactualAdapter(
+        predicted=lazy("bertstudio.core.whatif.tasks:nsp_predicted"),
+        probabilities=lazy("bertstudio.core.whatif.tasks:softmax_probabilities"), edits=(0, 1),
+    ),
     explain=ExplainAdapter(
         parts="sentence A, then sentence B", texts_of=lazy("bertstudio.core.explain.inputs:nsp_texts"),
         inputs_of=lazy("bertstudio.core.explain.inputs:nsp_inputs"),

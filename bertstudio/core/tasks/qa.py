@@ -15,6 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from bertstudio.core import execution
 from bertstudio.core import notes as _notes
 from bertstudio.core.errors import InputError, MissingHeadError
 from bertstudio.core.models import LoadedModel
@@ -175,18 +176,12 @@ def preprocess(tokenizer: Any, question: str, context: str, options: QAOptions, 
         return_offsets_mapping=True,
         padding="longest",
     )
-    context_index = 1 if question_first else 0
     input_ids = np.asarray(encoded["input_ids"], dtype=np.int64)
-    windows, length = input_ids.shape
-    context_mask = np.zeros((windows, length), dtype=bool)
-    word_ids = np.full((windows, length), -1, dtype=np.int64)
-    for w in range(windows):
-        sequence_ids = encoded.sequence_ids(w)
-        words = encoded.word_ids(w)
-        for i, sequence in enumerate(sequence_ids):
-            if sequence == context_index:
-                context_mask[w, i] = True
-                word_ids[w, i] = -1 if words[i] is None else words[i]
+    windows = input_ids.shape[0]
+    sequences = np.array([[-1 if s is None else s for s in encoded.sequence_ids(w)] for w in range(windows)])
+    context_mask = sequences == (1 if question_first else 0)
+    words = np.array([[-1 if x is None else x for x in encoded.word_ids(w)] for w in range(windows)], dtype=np.int64)
+    word_ids = np.where(context_mask, words, -1)
     offsets = np.asarray(encoded["offset_mapping"], dtype=np.int64)
     token_start = np.where(context_mask, offsets[..., 0], -1)
     token_end = np.where(context_mask, offsets[..., 1], -1)
@@ -220,21 +215,17 @@ def preprocess(tokenizer: Any, question: str, context: str, options: QAOptions, 
 def forward(model: Any, features: Features, control: TaskControl | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Start and end logits of every window, (windows, length) float32, in batches of windows."""
     import numpy as np
-    import torch
 
     control = control or TaskControl()
     starts, ends = [], []
-    device = model.device
-    with torch.inference_mode():
-        for first in range(0, features.windows, WINDOW_BATCH):
-            control.check()
-            batch = {k: torch.from_numpy(v[first:first + WINDOW_BATCH]).to(device) for k, v in features.inputs.items()}
-            output = model(**batch)
-            starts.append(output.start_logits.float().cpu().numpy())
-            ends.append(output.end_logits.float().cpu().numpy())
-            if features.windows > WINDOW_BATCH:
-                control.report(f"Read window {min(first + WINDOW_BATCH, features.windows)} of {features.windows}",
-                               min(first + WINDOW_BATCH, features.windows) / features.windows)
+    for first in range(0, features.windows, WINDOW_BATCH):
+        control.check()
+        output = execution.forward(model, {k: v[first:first + WINDOW_BATCH] for k, v in features.inputs.items()})
+        starts.append(output.start_logits.float().cpu().numpy())
+        ends.append(output.end_logits.float().cpu().numpy())
+        if features.windows > WINDOW_BATCH:
+            done = min(first + WINDOW_BATCH, features.windows)
+            control.report(f"Read window {done} of {features.windows}", done / features.windows)
     return np.concatenate(starts), np.concatenate(ends)
 
 
@@ -299,23 +290,19 @@ def postprocess(
 
 
 def _context_tokens(features: Features, p_start: np.ndarray, p_end: np.ndarray) -> ContextTokens:
-    """Merge the windows' context tokens by their character offsets, keeping the best probability."""
+    """Merge the windows' context tokens by their character offsets, keeping the best probability
+    (and the first window's token text), in character order."""
     import numpy as np
 
-    merged: dict[tuple[int, int], list[Any]] = {}
-    for w in range(features.windows):
-        for i in np.flatnonzero(features.context_mask[w]):
-            key = (int(features.token_start[w, i]), int(features.token_end[w, i]))
-            entry = merged.setdefault(key, [features.token_text[w][i], 0.0, 0.0])
-            entry[1] = max(entry[1], float(p_start[w, i]))
-            entry[2] = max(entry[2], float(p_end[w, i]))
-    spans = sorted(merged)
-    return ContextTokens(
-        tokens=tuple(merged[k][0] for k in spans),
-        spans=tuple(spans),
-        start_scores=np.array([merged[k][1] for k in spans], dtype=np.float64),
-        end_scores=np.array([merged[k][2] for k in spans], dtype=np.float64),
-    )
+    windows, positions = np.nonzero(features.context_mask)
+    starts, ends = features.token_start[windows, positions], features.token_end[windows, positions]
+    spans, first, inverse = np.unique(np.stack([starts, ends], axis=1), axis=0, return_index=True, return_inverse=True)
+    best_start, best_end = np.zeros(len(spans)), np.zeros(len(spans))
+    np.maximum.at(best_start, inverse.ravel(), p_start[windows, positions])
+    np.maximum.at(best_end, inverse.ravel(), p_end[windows, positions])
+    return ContextTokens(tokens=tuple(features.token_text[windows[i]][positions[i]] for i in first),
+                         spans=tuple((int(a), int(b)) for a, b in spans.tolist()),
+                         start_scores=best_start, end_scores=best_end)
 
 
 def _window_chars(features: Features) -> tuple[tuple[int, int], ...]:
@@ -351,24 +338,16 @@ def answer(
     options = options or QAOptions()
     control = control or TaskControl()
     require_span_head(loaded)
-    with loaded.lock:
+    with execution.exclusive(loaded) as model:
         features = preprocess(loaded.tokenizer, question, context, options, loaded.info.max_length)
         control.check()
-        start_logits, end_logits = forward(loaded.model, features, control)
+        start_logits, end_logits = forward(model, features, control)
     answers, null_score, tokens = postprocess(features, start_logits, end_logits, context, options)
     notes = list(features.notes)
     if features.windows > 1:
         notes.insert(0, _notes.info(f"The context was read in {features.windows} overlapping windows."))
-    return QAResult(
-        question=question,
-        context=context,
-        answers=answers,
-        tokens=tokens,
-        windows=_window_chars(features),
-        options=options,
-        null_score=null_score,
-        notes=tuple(notes),
-    )
+    return QAResult(question=question, context=context, answers=answers, tokens=tokens,
+                    windows=_window_chars(features), options=options, null_score=null_score, notes=tuple(notes))
 
 
 def _best_for_compare(result: QAResult) -> dict[str, object] | None:

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from bertstudio.core import notes
+from bertstudio.core import execution, notes
 from bertstudio.core.errors import InputError
 from bertstudio.core.notes import Note
 from bertstudio.core.tasks.spec import EvaluateAdapter, ExplainAdapter, TaskSpec, lazy
@@ -118,18 +118,17 @@ def embed(loaded: LoadedModel, texts: Sequence[str], pooling: str, control: Task
             control.check()
             control.report(f"Embedding sentences {start + 1}–{min(start + BATCH, len(texts))}…", start / len(texts))
         batch = list(texts[start:start + BATCH])
-        with loaded.lock, torch.inference_mode():
-            encoding = tokenizer(batch, return_tensors="pt", padding=True, truncation=True,
-                                 max_length=limit).to(loaded.model.device)
-            hidden = loaded.model(**encoding).last_hidden_state.float()
+        with execution.exclusive(loaded) as model:
+            encoding = execution.on_device(model, tokenizer(batch, return_tensors="pt", padding=True, truncation=True,
+                                                            max_length=limit))
+            hidden = execution.forward(model, encoding).last_hidden_state.float()
             parts.append(pool(hidden, encoding["attention_mask"], pooling).cpu())
     return torch.cat(parts)
 
 
 def longer_than_model(loaded: LoadedModel, texts: Sequence[str]) -> list[str]:
     """The texts `embed` cuts (more tokens than the model reads), for the note that says so."""
-    limit = loaded.info.max_length
-    return [t for t, ids in zip(texts, loaded.tokenizer(list(texts))["input_ids"], strict=True) if len(ids) > limit]
+    return [t for t, long in zip(texts, execution.too_long(loaded, texts), strict=True) if long]
 
 
 def pair_cosines(firsts: Any, seconds: Any) -> list[float]:

@@ -22,11 +22,11 @@ from typing import TYPE_CHECKING, Any
 from bertstudio.core.notes import Note
 
 if TYPE_CHECKING:
-    from bertstudio.core.models import LoadedModel
     from bertstudio.core.progress import TaskControl
 
-# run(loaded, inputs, control) -> result; the result has `notes` and `to_json()`.
-Runner = Callable[["LoadedModel", Any, "TaskControl"], Any]
+# run(loaded, inputs, control) -> result; the result has `notes` and `to_json()`. `loaded` is a
+# core.models.LoadedModel, typed Any here: models.py reads the specs, so naming it back made a circle.
+RunFunction = Callable[[Any, Any, "TaskControl"], Any]
 # (model source, inputs) -> a runnable transformers script (Copy as Python, `--python`).
 ScriptBuilder = Callable[[str, Any], str]
 
@@ -92,6 +92,19 @@ class EvaluateAdapter:
 
 
 @dataclass(frozen=True)
+class CounterfactualAdapter:
+    """What would flip this task's prediction (core/whatif): how a search reads the prediction from
+    `run`'s result and the probabilities of a batch of edited inputs. The texts are the Explain
+    adapter's (`texts_of`/`inputs_of`); only the texts numbered in `edits` are edited."""
+
+    predicted: Callable[..., Any]  # (loaded, result of `run`) -> whatif.tasks.Prediction (class index, label, score)
+    probabilities: Callable[..., Any]  # (loaded, model inputs, model outputs) -> (batch, classes) probabilities
+    edits: tuple[int, ...] = (0,)  # which texts a search may edit (0: the text or prompt, 1: the pair)
+    choices: bool = False  # texts are a prompt and endings: one sequence per ending (batch x choices x tokens)
+    masked_lm: bool = False  # the task's own model is a masked LM: it proposes words; `--mlm` loads for this task
+
+
+@dataclass(frozen=True)
 class TaskSpec:
     key: str  # LoadRequest.task, settings keys: "fill-mask", "classification"...
     title: str  # what a person reads: tab title, messages
@@ -106,10 +119,10 @@ class TaskSpec:
     # absent pooler is no reason to warn).
     ignore_missing: tuple[str, ...] = ()
     attn_implementation: str | None = None  # "eager" where attention weights are shown
-    run: Runner | None = None  # None: a model class only (pre-training is driven by training/)
+    run: RunFunction | None = None  # None: a model class only (pre-training is driven by training/)
     compare: Callable[[Any, Any], Any] | None = None  # (result A, result B) -> differences (to_json-able)
     # The inputs rewritten for another model (its own mask token): used for model B when comparing.
-    inputs_for: Callable[[LoadedModel, Any], Any] | None = None
+    inputs_for: Callable[[Any, Any], Any] | None = None  # (LoadedModel, inputs) -> inputs
     order: int = 100  # tabs and listings, smaller first
     # Optional adapters: what the task offers beyond Run. A tab offers Explain…, Copy as Python or
     # Evaluate only where its spec has the adapter; the Explain and Evaluate tabs, the snippet
@@ -117,6 +130,7 @@ class TaskSpec:
     explain: ExplainAdapter | None = None
     evaluate: EvaluateAdapter | None = None
     script: ScriptBuilder | None = None
+    counterfactual: CounterfactualAdapter | None = None  # What would flip this? (core/whatif)
 
     @property
     def cli_name(self) -> str:

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 
 from bertstudio.core.errors import DeviceError, InputError
 from bertstudio.core.training.data import Columns
+from bertstudio.core.training.distill_config import DistillConfig
 from bertstudio.core.training.options import opt, options
 from bertstudio.core.training.pretraining import ScratchConfig
 from bertstudio.core.training.schedules import SCHEDULERS
@@ -26,7 +27,8 @@ class TrainConfig:
                     required=True, group="Data", help="what to train")
     train_file: str = opt("", flag="--train", label="Training file", widget="file", required=True, group="Data",
                           metavar="FILE",
-                          help="CSV/TSV/JSONL (classification), CoNLL (token classification) "
+                          help="CSV/TSV/JSONL (classification, regression, multiple choice), SQuAD JSON or "
+                               "question/context/answer table (qa), CoNLL (token classification) "
                                "or plain text (pre-training)")
     output_dir: str = opt("", flag="--output", label="Output folder", widget="folder", required=True, group="Data",
                           metavar="DIR", help="new model folder to write (atomically; an existing folder that is "
@@ -41,6 +43,7 @@ class TrainConfig:
                                  "(0 = none; default 0.1)")
     columns: Columns | None = None  # text classification: None means detected
     scratch: ScratchConfig | None = None  # pre-training from scratch
+    distill: DistillConfig | None = None  # distillation: teacher, student size, temperature, mix
     scheduler: str = opt("linear", flag="--scheduler", label="Schedule", widget="choice", choices=SCHEDULERS,
                          group="Schedule", help="learning-rate schedule")
     warmup_steps: int = opt(0, flag="--warmup-steps", label="Warmup steps", widget="int", low=0, high=10_000_000,
@@ -79,6 +82,10 @@ class TrainConfig:
     overwrite: bool = opt(False, flag="--overwrite", label="Replace", widget="check", group="Hardware",
                           help="replace an earlier BERT Studio run in --output (other folders are never replaced)")
 
+    def __post_init__(self) -> None:
+        if self.distill is not None and self.distill.student_layers and not self.model:
+            object.__setattr__(self, "model", self.distill.teacher)  # the student is cut from the teacher
+
     def validate(self) -> None:
         """Every check that needs no model and no data: run before anything is loaded."""
         for name, option, _default in options(TrainConfig):
@@ -93,6 +100,8 @@ class TrainConfig:
             raise InputError("No output folder chosen.", hint="Choose where the trained model is saved.")
         if self.scratch is not None:
             self.scratch.validate()
+        if self.distill is not None:
+            self.distill.validate()
         if self.precision != "no" and self.device.startswith("cpu"):
             raise DeviceError(f"{self.precision} training needs a GPU.", hint="Choose a CUDA device or full precision.")
 

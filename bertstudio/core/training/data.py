@@ -57,9 +57,10 @@ def raise_issues(path: Path, issues: Sequence[RowIssue]) -> None:
 class Columns:
     """Which columns hold the text, the optional second text, and the label."""
 
-    text: str = opt(MISSING, flag="--text-column", label="Text", help="classification: column with the text "
-                    "(default: detected)")
-    label: str = opt(MISSING, flag="--label-column", label="Label", help="classification: column with the label "
+    text: str = opt(MISSING, flag="--text-column", label="Text",
+                    help="classification, regression: column with the text (default: detected)")
+    label: str = opt(MISSING, flag="--label-column", label="Label",
+                     help="classification: column with the label, regression: with the score "
                      "(default: detected)")
     text_pair: str | None = opt(None, flag="--pair-column", label="Second text",
                                 help="classification: column with a second text")

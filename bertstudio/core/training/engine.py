@@ -44,10 +44,11 @@ def plan_steps(train_examples: int, config: TrainConfig) -> tuple[int, int, int]
 
 def plan(config: TrainConfig) -> Plan:
     """Read the data (no model) and work out the step counts: cheap enough to call as settings change."""
-    data = TRAINABLE[config.task].read(config)
-    total, warmup, per_epoch = plan_steps(len(data.train), config)
-    return Plan(len(data.train), len(data.eval) if data.eval is not None else 0, total, warmup, per_epoch,
-                data.notes)
+    task = TRAINABLE[config.task]
+    data = task.read(config)
+    count = task.planned_examples(config, data)  # QA: the windows a long context is split into
+    total, warmup, per_epoch = plan_steps(count, config)
+    return Plan(count, len(data.eval) if data.eval is not None else 0, total, warmup, per_epoch, data.notes)
 
 
 def _load_tokenizer(folder: Path) -> Any:
@@ -193,7 +194,7 @@ def _train_locked(config: TrainConfig, output: Path, control: TaskControl, stop_
                  "truncated": summary.truncated, "longest": summary.longest},
     ))
     try:
-        trainer = _trainer(config, model, tokenizer, train_rows, eval_rows, data.labels, nsp, total, warmup, ckpt_dir)
+        trainer = _trainer(config, model, tokenizer, train_rows, eval_rows, data, nsp, total, warmup, ckpt_dir)
         callback = event_callback(
             emit, lambda: control.stop_requested or bool(stop_event and stop_event.is_set()),
             config.samples_per_step * max(1, trainer.args.world_size),
@@ -297,18 +298,17 @@ def training_arguments(config: TrainConfig, total: int, warmup: int, output_dir:
 
 
 def _trainer(config: TrainConfig, model: Any, tokenizer: Any, train_rows: list, eval_rows: list | None,
-             labels: list[str], nsp: bool, total: int, warmup: int, ckpt_dir: Path) -> Any:
+             data: Data, nsp: bool, total: int, warmup: int, ckpt_dir: Path) -> Any:
     from transformers import PrinterCallback, ProgressCallback, Trainer
-
-    from bertstudio.core.training.metrics import argmax
 
     task = TRAINABLE[config.task]
     args = training_arguments(config, total, warmup, ckpt_dir, evaluate=bool(eval_rows))
-    trainer = Trainer(
+    # the task's validation scores and how its logits are reduced first (argmax, or kept whole for QA spans)
+    compute, reduce = task.evaluation(data, eval_rows, nsp) if eval_rows else (None, None)
+    trainer = task.trainer_class(Trainer)(
         model=model, args=args, train_dataset=train_rows, eval_dataset=eval_rows or None,
         data_collator=task.collator(tokenizer), processing_class=tokenizer,
-        compute_metrics=task.metrics(labels, nsp) if eval_rows else None,
-        preprocess_logits_for_metrics=argmax if eval_rows else None,
+        compute_metrics=compute, preprocess_logits_for_metrics=reduce,
     )
     # stdout stays pure for `--json`: events come out through our callback only
     trainer.remove_callback(PrinterCallback)

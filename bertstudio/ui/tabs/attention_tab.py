@@ -1,5 +1,6 @@
-"""Attention tab: model view (all heads), detail view (one head), head view (lines), statistics,
-compare. A view on the template tab: it writes its inputs, how a result is drawn, and its state.
+"""Attention tab: model view (all heads), detail view (one head), head view (lines), neuron view
+(queries and keys of one head), statistics, compare; weights or value-weighted norms in each.
+A view on the template tab: it writes its inputs, how a result is drawn, and its state.
 
 What the person chose lives in one observable `AttentionViewState` (core); the controls write
 it and the views subscribe to it, so no view reaches into another.
@@ -28,7 +29,7 @@ from PySide6.QtWidgets import (
 )
 
 from bertstudio.core.attention.bundle import AttentionBundle, GridStage, attention_job, grid_cells
-from bertstudio.core.attention.state import SOURCES, VIEW_FIELDS, AttentionViewState
+from bertstudio.core.attention.state import SOURCES, VIEW_FIELDS, WEIGHTINGS, AttentionViewState
 from bertstudio.core.attention.view import QUADRANTS
 from bertstudio.core.models import ModelInfo
 from bertstudio.core.tasks.attention import AttentionInput, AttentionResult
@@ -36,9 +37,11 @@ from bertstudio.resources import examples
 from bertstudio.ui import theme
 from bertstudio.ui.tabs.base import TaskTab
 from bertstudio.ui.widgets.attention_compare import ComparePage
+from bertstudio.ui.widgets.attention_corpus import CorpusPage
 from bertstudio.ui.widgets.attention_export_bar import ExportBar
 from bertstudio.ui.widgets.attention_grid import AttentionGrid
 from bertstudio.ui.widgets.attention_heatmap import COLORMAPS
+from bertstudio.ui.widgets.attention_neuron import NeuronPage
 from bertstudio.ui.widgets.attention_pages import DetailPage, HeadPage, StatisticsTable, readout_label
 from bertstudio.ui.widgets.elided_label import ElidedLabel
 
@@ -67,7 +70,10 @@ class AttentionTab(TaskTab):
         self.explain_button.setVisible(False)  # token attributions explain a task's output, not attention
 
     def inputs(self) -> AttentionInput:
-        return AttentionInput(self.text.toPlainText(), self.pair.text().strip() or None)
+        """The tab always captures queries, keys and values (neuron view) and what norms need: the
+        same forward pass, a few per cent more work, and the weighting toggle never runs the model."""
+        return AttentionInput(self.text.toPlainText(), self.pair.text().strip() or None, qk=True, norms=True,
+                              norm_sum=True)
 
     def set_inputs(self, inputs: AttentionInput) -> None:
         self.text.setPlainText(inputs.text)
@@ -104,18 +110,25 @@ class AttentionTab(TaskTab):
         self.quadrant.setToolTip("For pairs: queries from one sentence, keys from the other (not renormalised)")
         self.colours = QComboBox()
         self.colours.addItems(COLORMAPS)
+        self.weighting = QComboBox()
+        self.weighting.addItems(WEIGHTINGS)
+        self.weighting.setToolTip("weights: the attention probabilities α. value-weighted norms: ||α f(x)||, how much "
+                                  "each key really sends (Kobayashi et al. 2020); per head, and the norm of the heads' "
+                                  "sum where the weights show the mean. Grid, detail, head view and compare follow.")
+        self.weighting.currentTextChanged.connect(lambda v: state.update(weighting=v))
         self.source.currentTextChanged.connect(lambda v: state.update(source=v))
         self.hide_special.toggled.connect(lambda v: state.update(hide_special=v))
         self.renormalise.toggled.connect(lambda v: state.update(renormalise=v))
         self.quadrant.currentTextChanged.connect(lambda v: state.update(quadrant=v))
         self.colours.currentTextChanged.connect(lambda v: state.update(colours=v))
-        self.export_bar = ExportBar(self)
+        self.export_bar = ExportBar(self, self)
         self.export_button = self.export_bar.button
         self.detail_page = DetailPage(state)
         self.note = ElidedLabel()  # a long note is elided, never widens the window
         theme.follow(self.note, lambda c: f"QLabel {{ color: {c.secondary}; }}")
         options = QHBoxLayout()
-        for widget in (QLabel("Show"), self.source, self.detail_page.layer, self.detail_page.head, self.hide_special,
+        for widget in (QLabel("Show"), self.weighting, self.source, self.detail_page.layer, self.detail_page.head,
+                       self.hide_special,
                        self.renormalise, QLabel("Quadrant"), self.quadrant, QLabel("Colours"), self.colours):
             options.addWidget(widget)
         options.addStretch(1)
@@ -149,11 +162,14 @@ class AttentionTab(TaskTab):
         self.views.addTab(self.detail_page, "Detail")
         self.head_page = HeadPage(state)
         self.views.addTab(self.head_page, "Head view")
+        self.neuron_page = NeuronPage(state)
+        self.views.addTab(self.neuron_page, "Neuron view")
         self.stats = StatisticsTable(state)
         self.stats.cellClicked.connect(lambda row, _column: self.open_head(*self.stats.head_at(row)))
         self.views.addTab(self.stats, "Statistics")
         self.compare_page = ComparePage(state)
         self.views.addTab(self.compare_page, "Compare")
+        self.add_page(CorpusPage(self), "Corpus")
         self.views.currentChanged.connect(self._page_changed)
         self.detail_page.readout.setMinimumWidth(480)
         self.views.setCornerWidget(self.detail_page.readout, Qt.Corner.TopRightCorner)
@@ -183,9 +199,14 @@ class AttentionTab(TaskTab):
             shortcut.setWhatsThis(what)
         self._show_selection()
 
+    def add_page(self, page: QWidget, title: str) -> None:
+        """Another page among the views (a corpus search, say), after the existing ones."""
+        self.views.addTab(page, title)
+
     def _page_changed(self, _index: int) -> None:
         self.detail_page.readout.setVisible(self.views.currentWidget() is self.detail_page)
         self.head_page.became_current()
+        self.neuron_page.became_current()
 
     @property
     def compare_head(self) -> tuple[int, int] | None:
@@ -197,6 +218,7 @@ class AttentionTab(TaskTab):
         for widget, setter, value in ((self.source, self.source.setCurrentText, s.source),
                                       (self.quadrant, self.quadrant.setCurrentText, s.quadrant),
                                       (self.colours, self.colours.setCurrentText, s.colours),
+                                      (self.weighting, self.weighting.setCurrentText, s.weighting),
                                       (self.hide_special, self.hide_special.setChecked, s.hide_special),
                                       (self.renormalise, self.renormalise.setChecked, s.renormalise)):
             widget.blockSignals(True)
@@ -219,7 +241,8 @@ class AttentionTab(TaskTab):
     def show_stage(self, stage: GridStage) -> None:
         """The forward pass is done: draw the grid (and the detail view) before any statistics."""
         self._prepare(stage.result)
-        self._show(AttentionBundle(stage.result, None, None, None, stage.thumbnails))
+        self._show(AttentionBundle(stage.result, None, None, None, stage.thumbnails,
+                                   norm_thumbnails=stage.norm_thumbnails))
         self.stats.fill(None)
         self.status.emit(f"Attention: {stage.result.length} tokens drawn; computing statistics…")
 
@@ -238,13 +261,13 @@ class AttentionTab(TaskTab):
     def _show(self, bundle: AttentionBundle) -> None:
         self.bundle = bundle
         self._draw_grid()
-        for page in (self.detail_page, self.head_page):
+        for page in (self.detail_page, self.head_page, self.neuron_page):
             page.set_bundle(bundle)
         self._describe()
 
     def clear_result(self) -> None:
         self.bundle = None
-        for page in (self.detail_page, self.head_page):
+        for page in (self.detail_page, self.head_page, self.neuron_page):
             page.set_bundle(None)
         self.compare_page.set_bundle(None)
         self.stats.fill(None)
@@ -256,15 +279,20 @@ class AttentionTab(TaskTab):
         if bundle is None:
             return
         result = bundle.result
-        options = self.view_state.settings.options(result.b_start is not None)
-        cells = grid_cells(bundle, options, self.grid.cell_pixels(result.layers, result.heads + 1))
-        self.grid.set_cells(cells, [f"H{h}" for h in range(result.heads)] + ["mean"])
+        settings = self.view_state.settings
+        norms = settings.norms and bundle.norm_thumbnails is not None
+        cells = grid_cells(bundle, settings.options(result.b_start is not None),
+                           self.grid.cell_pixels(result.layers, result.heads + 1), norms)
+        self.grid.set_cells(cells, [f"H{h}" for h in range(result.heads)] + ["sum" if norms else "mean"])
 
     def _describe(self) -> None:
         if self.bundle is None:
             return
         length = self.bundle.result.length
-        described = self.view_state.settings.options(self.bundle.result.b_start is not None).describe()
+        settings = self.view_state.settings
+        described = settings.options(self.bundle.result.b_start is not None).describe()
+        if settings.norms:
+            described = "; ".join(p for p in ("norms ||αf(x)||, each cell its own scale", described) if p)
         self.note.setText(f"{length} tokens · {described}" if described else f"{length} tokens")
 
     # -- navigation and head selection -----------------------------------------------------

@@ -5,7 +5,8 @@ A view declares `SPEC_KEY` (title, order, attention implementation come from the
 writes only its own part: `build_inputs`/`build_results` (its widgets), `inputs()` (the spec's
 input dataclass; InputError for bad input), `render(outcome)`, `clear_result()`,
 `state()`/`restore()` (workspace files) and `set_inputs()` (open a dataset row). Running,
-cancelling, comparing, ablating, notes and progress happen here, the same for every task.
+cancelling, comparing, ablating, notes and progress happen here, the same for every task;
+so do edit and pin and "What would flip this?" (ui/tabs/pinning.py; the jobs are in workers/jobs.py).
 So does keeping a result honest: once the input, the model, the heads off or the compared model
 differ from what the shown result was computed from, it is marked out of date (banner, faded).
 """
@@ -13,7 +14,7 @@ differ from what the shown result was computed from, it is marked out of date (b
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple
+from typing import Any, ClassVar, NamedTuple
 
 from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtGui import QKeySequence, QShortcut
@@ -27,15 +28,13 @@ from bertstudio.core.errors import BertStudioError, InputError, MissingHeadError
 from bertstudio.core.heads import HeadSet, format_heads, parse_heads
 from bertstudio.core.models import LoadRequest, ModelInfo
 from bertstudio.core.notes import Note
-from bertstudio.core.progress import TaskControl
-from bertstudio.core.tasks.spec import TaskSpec, spec_for
+from bertstudio.core.tasks.spec import spec_for
 from bertstudio.ui.tabs.frame import ModelTab, error_note
+from bertstudio.ui.tabs.pinning import PinnedInputs
 from bertstudio.ui.tabs.run_state import INVALID, RunState, changed, watch_inputs
 from bertstudio.ui.widgets.notes_area import status_cell
 from bertstudio.ui.widgets.run_controls import ProgressLine, RunControls, StaleBanner
-
-if TYPE_CHECKING:
-    from bertstudio.core.jobs import Outcome
+from bertstudio.workers.jobs import task_job
 
 
 class ExplainRequest(NamedTuple):
@@ -47,17 +46,7 @@ class ExplainRequest(NamedTuple):
     result: Any
 
 
-def task_job(
-    spec: TaskSpec, request: LoadRequest, inputs: Any, compare_source: str | None, ablated: HeadSet,
-    control: TaskControl,
-) -> Outcome[Any]:
-    """Worker side of Run: model A (and B, or A with heads off) through the task's spec."""
-    from bertstudio.core.jobs import run_spec
-
-    return run_spec(spec, request, inputs, control, compare_source, compare_ablated=ablated)
-
-
-class TaskTab(ModelTab):
+class TaskTab(PinnedInputs, ModelTab):
     """The template for one task spec (see the module docstring)."""
 
     SPEC_KEY: ClassVar[str] = ""  # the task spec this tab shows
@@ -124,6 +113,7 @@ class TaskTab(ModelTab):
         bottom = QWidget()
         bottom_layout = QVBoxLayout(bottom)
         bottom_layout.setContentsMargins(0, 0, 0, 0)
+        self.build_pins(bottom_layout)  # Pin, the kept edits, What would flip this? (ui/tabs/pinning.py)
         bottom_layout.addWidget(self.stale_banner)
         bottom_layout.addWidget(self.results_widget, 1)
         self.splitter = QSplitter(Qt.Orientation.Vertical)
@@ -214,6 +204,8 @@ class TaskTab(ModelTab):
         self.runner.cancel()
         self._clear()
         self.notes.clear()
+        self.pins.forget_results()  # they belong to the model before
+        self.pin_bar.flip_button.setEnabled(True)
         super()._on_model_loaded(info)
         self._check_heads()
         if self._run_on_load:
@@ -304,7 +296,8 @@ class TaskTab(ModelTab):
             return
         self._ran = (request, inputs)
         self._started_for = RunState(request, inputs, heads, compare_source)
-        self.runner.start(self.job(), self.spec, request, inputs, compare_source, heads)
+        if not self.start_pinned(request, inputs, compare_source, heads):
+            self.runner.start(self.job(), self.spec, request, inputs, compare_source, heads)
 
     def job(self) -> Callable[..., Any]:
         """The worker function Run starts: `task_job`'s signature; a view may return its own
@@ -329,14 +322,15 @@ class TaskTab(ModelTab):
         self.progress.stop()
 
     def _on_result(self, outcome: Any) -> None:
+        outcome, self.result = self.pinned_outcome(outcome)  # beside the pinned input's result, when one is
         self.outcome = outcome
-        self.result = outcome.result
         self.render(outcome)
         self._shown_for = self._started_for
         self._update_stale()
         shown_by_bar = self.model_info.head_warning if self.model_info else ""
         self.notes.set_notes(n for n in outcome.notes if n.text != shown_by_bar)
         self.explain_button.setEnabled(True)
+        self.pin_bar.pin_button.setEnabled(True)
 
     def _on_error(self, error: BaseException) -> None:
         self._clear()
@@ -348,6 +342,7 @@ class TaskTab(ModelTab):
         self.outcome = self.result = None
         self._shown_for = None
         self.explain_button.setEnabled(False)
+        self.pin_bar.pin_button.setEnabled(False)
         self.clear_result()
         self._update_stale()
 
@@ -370,6 +365,22 @@ class TaskTab(ModelTab):
             self.use_example(data)
         self.examples_combo.setCurrentIndex(0)
 
+    # -- for pins (ui/tabs/pinning.py) -------------------------------------------------------
+    def last_ran(self) -> Any:
+        return self._ran[1] if self._ran is not None else None
+
+    def clear_shown(self) -> None:
+        self._clear()
+
+    def shown_now(self, inputs: Any) -> None:
+        """A kept result is shown again: it belongs to `inputs` on the model loaded now."""
+        request = self.model_request()
+        if request is not None:
+            self._ran = (request, inputs)
+        self._shown_for = self._run_state()
+        self._update_stale()
+        self.explain_button.setEnabled(self.result is not None)
+
     # -- workspace -------------------------------------------------------------------------
     def workspace_state(self) -> dict[str, Any]:
         """Everything the tab would need to come back: model, compare, heads off, the view's state."""
@@ -379,6 +390,7 @@ class TaskTab(ModelTab):
             "heads_off": self.heads_off.text(),
             "splitter": self.splitter.sizes(),
             "view": self.state(),
+            **self.pins_state(),
         }
 
     def restore_workspace(self, state: dict[str, Any]) -> None:
@@ -391,5 +403,6 @@ class TaskTab(ModelTab):
         if len(sizes) == 2:
             self.splitter.setSizes([int(size) for size in sizes])
         self.restore(state.get("view") or {})
+        self.restore_pins(state)
         if state.get("model"):
             self.model_bar.source.setEditText(str(state["model"]))

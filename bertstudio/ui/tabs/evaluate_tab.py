@@ -1,8 +1,10 @@
 """Evaluate: a model (and optionally a second one) on a whole labelled file, in a worker.
 
 The model bar loads for the chosen task; Run reads the file and scores every row through the
-core (`core.evaluate`), progress and Cancel on the tab's runner. Results are rendered by the
-pages in `widgets/eval_results.py`; double-clicking a row emits `open_row(spec key, model
+core (`core.evaluate`, its jobs in `core/evaluate/jobs.py`), progress and Cancel on the tab's
+runner. Results are rendered by the pages in `widgets/eval_results.py`, the curves and threshold
+tuner in `widgets/eval_curves.py`, the Rows page and its tools (explain the selected rows, nearest
+rows) in `widgets/eval_rows.py`; double-clicking a row emits `open_row(spec key, model
 source, the task's input)` for the window to open it in the task's own tab. The Columns row is
 always there (its choices change, its place does not), so typing a path moves nothing below it.
 """
@@ -28,29 +30,17 @@ from PySide6.QtWidgets import (
 
 from bertstudio.core.errors import BertStudioError, InputError
 from bertstudio.core.evaluate.adapters import adapter_for, evaluable, evaluated_as
+from bertstudio.core.evaluate.jobs import evaluation_job, projection_job
 from bertstudio.core.models import LoadRequest, ModelInfo
-from bertstudio.core.progress import TaskControl
 from bertstudio.ui.tabs.frame import ModelTab, error_note
 from bertstudio.ui.widgets.compare_panel import CompareSource
-from bertstudio.ui.widgets.eval_results import ComparePage, ConfusionPage, MetricsPage, ProjectorPage, RowsBrowser
+from bertstudio.ui.widgets.eval_curves import CurvesPage
+from bertstudio.ui.widgets.eval_results import ComparePage, ConfusionPage, MetricsPage, ProjectorPage
+from bertstudio.ui.widgets.eval_rows import RowsPage
 from bertstudio.ui.widgets.run_controls import ProgressLine
 from bertstudio.workers.runner import TaskRunner
 
 DETECTED = "(detected)"
-
-
-def evaluation_job(request: LoadRequest, evaluation: Any, compare_source: str | None, control: TaskControl) -> Any:
-    from bertstudio.core.evaluate.evaluation import evaluate_job
-
-    return evaluate_job(request, evaluation, control, compare_source)
-
-
-def projection_job(request: LoadRequest, dataset: Any, layer: int, pooling: str, method: str,
-                   control: TaskControl) -> Any:
-    from bertstudio.core.evaluate.projector import projection
-    from bertstudio.core.models import load_model
-
-    return projection(load_model(request, control), dataset, layer, pooling, method, control)
 
 
 class EvaluateTab(ModelTab):
@@ -120,12 +110,13 @@ class EvaluateTab(ModelTab):
 
         self.metrics_page = MetricsPage()
         self.confusion_page = ConfusionPage()
-        self.errors_page = RowsBrowser()
+        self.curves_page = CurvesPage()
+        self.errors_page = RowsPage()
         self.compare_page = ComparePage()
         self.projector_page = ProjectorPage(methods())
         self.pages = QTabWidget()
         for page, title in ((self.metrics_page, "Metrics"), (self.confusion_page, "Confusion"),
-                            (self.errors_page, "Rows"), (self.compare_page, "Compare"),
+                            (self.curves_page, "Curves"), (self.errors_page, "Rows"), (self.compare_page, "Compare"),
                             (self.projector_page, "Projector")):
             self.pages.addTab(page, title)
         self.body.addWidget(self.pages, 1)
@@ -140,7 +131,8 @@ class EvaluateTab(ModelTab):
         self.runner.result.connect(self._on_result)
         self.projector_runner = TaskRunner(self)
         self.projector_runner.result.connect(self.projector_page.show_projection)
-        self.projector_runner.result.connect(lambda _: self.projector_page.compute.setEnabled(True))
+        self.projector_runner.result.connect(self.errors_page.offer_vectors)
+        self.projector_runner.finished.connect(lambda: self.projector_page.compute.setEnabled(True))  # Esc too
         self.projector_runner.error.connect(self._on_projection_error)
         self.projector_runner.progress.connect(lambda e: self.projector_page.status.setText(e.message))
         for keys, slot in (("Ctrl+Return", self.run), ("Ctrl+Enter", self.run), ("Esc", self.cancel)):
@@ -228,8 +220,11 @@ class EvaluateTab(ModelTab):
         self.runner.start(evaluation_job, request, evaluation, compare_source)
 
     def cancel(self) -> None:
-        if self.runner.busy and not self.runner.stop_requested:
-            self.runner.cancel()
+        """Esc / Cancel: the evaluation, and any tool working on its rows (explain, nearest, projector)."""
+        rows = self.errors_page
+        for runner in (self.runner, rows.explain_runner, rows.neighbours_runner, self.projector_runner):
+            if runner.busy and not runner.stop_requested:
+                runner.cancel()
 
     def open_evaluation(self, model_source: str, data_file: str, task_key: str) -> None:
         """Evaluate `model_source` on `data_file` at once (the Train tab's "Evaluate…"); a model trained
@@ -281,7 +276,9 @@ class EvaluateTab(ModelTab):
         self.metrics_page.show_result(evaluation)
         self.confusion_page.show_result(evaluation)
         self.pages.setTabEnabled(self.pages.indexOf(self.confusion_page), evaluation.confusion is not None)
-        self.errors_page.set_rows(evaluation.rows)
+        self.curves_page.set_result(evaluation)
+        self.pages.setTabEnabled(self.pages.indexOf(self.curves_page), self.curves_page.result is not None)
+        self.errors_page.set_context(self._request, evaluation)
         self.projector_page.set_result(evaluation)
 
     def _on_projection_error(self, error: BaseException) -> None:

@@ -3,7 +3,10 @@
 A task tab's "Explain…" calls `explain(spec_key, request, inputs, result)`: the task, model, input
 and the result's targets are filled in and the attributions computed at once. The tab also works
 on its own: choose a task, load a model, type the input (one part per line). All work runs in
-the tab's TaskRunner (progress, Cancel or Esc); the core is `core.explain`.
+the tab's TaskRunner (progress, Cancel or Esc); the core is `core.explain`, the jobs are
+`core.explain.jobs`. A method's settings (IG steps and baseline, LIME / SHAP samples and seed)
+show only for it; "All methods" runs each on the same input and shows them side by side with
+their rank agreement; Faithfulness adds comprehensiveness and sufficiency to each explanation.
 
 Switching the task reloads the bar's model for the new task (its class and head warning are the
 new task's, and Explain works without a second Load). Its head warning is on the model's own
@@ -18,66 +21,35 @@ from typing import Any
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QKeySequence, QShortcut
 from PySide6.QtWidgets import (
-    QCheckBox,
     QComboBox,
     QHBoxLayout,
     QLabel,
     QPlainTextEdit,
     QPushButton,
-    QSpinBox,
     QTabWidget,
+    QVBoxLayout,
+    QWidget,
 )
 
 from bertstudio.core.errors import BertStudioError, InputError
 from bertstudio.core.explain.inputs import adapter_for, explainable
-from bertstudio.core.limits import MAX_IG_STEPS
+from bertstudio.core.explain.jobs import all_methods_job, explain_job, importance_job, prune_job
+from bertstudio.core.explain.methods import label as method_label
 from bertstudio.core.models import LoadRequest, ModelInfo
 from bertstudio.core.notes import Note
-from bertstudio.core.progress import TaskControl
 from bertstudio.ui import theme
 from bertstudio.ui.model_bar import ModelBar
 from bertstudio.ui.tabs.frame import ModelTab, error_note
 from bertstudio.ui.widgets.attribution_view import AttributionView
 from bertstudio.ui.widgets.elided_label import ElidedLabel
+from bertstudio.ui.widgets.explain_faithfulness import FaithfulnessTable
+from bertstudio.ui.widgets.explain_methods import MethodsView
+from bertstudio.ui.widgets.explain_options import ALL_METHODS, MethodOptions
 from bertstudio.ui.widgets.head_importance_view import HeadImportanceView
 from bertstudio.ui.widgets.layer_predictions import LayerPredictionsView
 from bertstudio.ui.widgets.run_controls import ProgressLine
 
-METHODS = (("integrated-gradients", "Integrated Gradients"), ("grad-x-input", "Gradient × input"),
-           ("gradient", "Gradient (L2 norm)"))
 DEFAULT_TARGET = "(the model's answer)"
-
-
-# -- worker side ---------------------------------------------------------------------------------
-def explain_job(request: LoadRequest, task: str, texts: tuple[str, ...], method: str, target: str | None,
-                steps: int, converge: bool, control: TaskControl) -> tuple[str, Any]:
-    """Attributions, and where the task's adapter asks (fill-mask) the per-layer predictions of the same text."""
-    from bertstudio.core.explain.attribution import explain
-    from bertstudio.core.explain.layers import per_layer
-    from bertstudio.core.models import load_model
-
-    loaded = load_model(request, control)
-    explanation = explain(loaded, task, texts, method, target, steps, converge, control)
-    layers = per_layer(loaded, texts[0]) if adapter_for(task).per_layer else None
-    return "explain", (explanation, layers)
-
-
-def importance_job(request: LoadRequest, task: str, texts: tuple[str, ...], data: str, normalise: bool,
-                   control: TaskControl) -> tuple[str, Any]:
-    from bertstudio.core.explain.importance import Example, head_importance, read_examples
-    from bertstudio.core.models import load_model
-
-    examples = read_examples(data, task) if data else [Example(texts)]
-    return "importance", head_importance(load_model(request, control), task, examples, normalise, control)
-
-
-def prune_job(request: LoadRequest, task: str, inputs: Any, heads: tuple[tuple[int, int], ...],
-              control: TaskControl) -> tuple[str, Any]:
-    """The task's own result intact and with `heads` switched off (one job, side by side)."""
-    from bertstudio.core.jobs import run_spec
-    from bertstudio.core.tasks.spec import spec_for
-
-    return "prune", run_spec(spec_for(task), request, inputs, control, compare_ablated=heads)
 
 
 def warning_beside_summary(bar: ModelBar) -> ElidedLabel:
@@ -116,16 +88,8 @@ class ExplainTab(ModelTab):
         self.target.setEditable(True)
         self.target.setMinimumWidth(220)
         self.target.setToolTip("The output to explain: a candidate, label, entity token, answer start/end, choice")
-        self.method = QComboBox()
-        for key, label in METHODS:
-            self.method.addItem(label, key)
-        self.method.currentIndexChanged.connect(lambda: self.steps.setEnabled(self._method() == METHODS[0][0]))
-        self.steps = QSpinBox()
-        self.steps.setRange(1, MAX_IG_STEPS)  # the core's bound (explain refuses more)
-        self.steps.setValue(50)
-        self.steps.setPrefix("steps ")
-        self.converge = QCheckBox("Converge")
-        self.converge.setToolTip("Double the steps (at most 3 times) until |delta| <= 1% of |F(input) - F(baseline)|")
+        self.options = MethodOptions()  # the method picker and each method's settings (their own row)
+        self.method, self.steps, self.converge = self.options.method, self.options.steps, self.options.converge
         self.run_button = QPushButton("Explain")
         self.run_button.clicked.connect(self.run)
         self.cancel_button = QPushButton("Cancel")
@@ -137,10 +101,19 @@ class ExplainTab(ModelTab):
         self.progress_line.setSizePolicy(policy)
 
         self.attributions = AttributionView()
+        self.faithfulness = FaithfulnessTable()
+        self.faithfulness.setFixedHeight(self.faithfulness.height_for(1))  # one row: the explanation above it
+        self.attribution_page = QWidget()
+        page = QVBoxLayout(self.attribution_page)
+        page.setContentsMargins(0, 0, 0, 0)
+        page.addWidget(self.attributions, 1)
+        page.addWidget(self.faithfulness)
+        self.methods = MethodsView()
         self.importance = HeadImportanceView()
         self.layers = LayerPredictionsView()
         self.pages = QTabWidget()
-        self.pages.addTab(self.attributions, "Token attributions")
+        self.pages.addTab(self.attribution_page, "Token attributions")
+        self.pages.addTab(self.methods, "All methods")
         self.pages.addTab(self.importance, "Head importance")
         self.pages.addTab(self.layers, "Per-layer predictions")
         self.importance.compute_requested.connect(self._compute_importance)
@@ -152,12 +125,13 @@ class ExplainTab(ModelTab):
         self.input_label = ElidedLabel()  # never widens the window
         first.addWidget(self.input_label, 1)
         second = QHBoxLayout()
-        for widget in (QLabel("Target:"), self.target, QLabel("Method:"), self.method, self.steps, self.converge,
-                       self.run_button, self.cancel_button, self.progress_line):
+        for widget in (QLabel("Target:"), self.target, QLabel("Method:"), self.method, self.run_button,
+                       self.cancel_button, self.progress_line):
             second.addWidget(widget, 1 if widget is self.progress_line else 0)
         self.body.addLayout(first)
         self.body.addWidget(self.input)
         self.body.addLayout(second)
+        self.body.addWidget(self.options)
         self.body.addWidget(self.pages, 1)
 
         self.runner.started.connect(lambda: self._set_running(True))
@@ -210,7 +184,7 @@ class ExplainTab(ModelTab):
         self.input_label.setText(f"Input, one part per line: {adapter.parts}")
         self._request = None if self._request is None or self._request.task != self.task_key else self._request
         self._fill_targets(())
-        self.pages.setTabEnabled(2, adapter.per_layer)
+        self.pages.setTabEnabled(self.pages.indexOf(self.layers), adapter.per_layer)
         self._reload_for_task()
 
     def _reload_for_task(self) -> None:
@@ -274,7 +248,7 @@ class ExplainTab(ModelTab):
             self._reload_for_task()
 
     # -- running -------------------------------------------------------------------------------
-    def _start(self, func: Any, *args: Any) -> None:
+    def _start(self, func: Any, *args: Any, **kwargs: Any) -> None:
         request = self.request()
         try:
             if request is None and self.model_bar.busy:
@@ -282,7 +256,7 @@ class ExplainTab(ModelTab):
                                  hint="Explain again when it is loaded.")
             if request is None:
                 raise InputError(f"Load a model for {self.task_combo.currentText()} first.")
-            self.runner.start(func, request, self.task_key, *args)
+            self.runner.start(func, request, self.task_key, *args, **kwargs)
         except BertStudioError as error:
             self.notes.set_notes([error_note(error)])
 
@@ -292,8 +266,14 @@ class ExplainTab(ModelTab):
         except BertStudioError as error:
             self.notes.set_notes([error_note(error)])
             return
-        self._start(explain_job, texts, self._method(), self.chosen_target(), self.steps.value(),
-                    self.converge.isChecked())
+        options = self.options
+        if self._method() == ALL_METHODS:
+            self._start(all_methods_job, texts, self.chosen_target(), options.steps.value(), options.samples.value(),
+                        options.seed.value(), options.faithfulness.isChecked())
+            return
+        self._start(explain_job, texts, self._method(), self.chosen_target(), options.steps.value(),
+                    options.converge.isChecked(), samples=options.samples.value(), seed=options.seed.value(),
+                    baseline=str(options.baseline.currentData()), faithfulness=options.faithfulness.isChecked())
 
     def _compute_importance(self, data: str, normalise: bool) -> None:
         try:
@@ -331,11 +311,18 @@ class ExplainTab(ModelTab):
         if kind == "explain":
             explanation, layers = value
             self.attributions.show_explanation(explanation)
+            self.faithfulness.show_rows([(method_label(explanation.method, explanation.baseline or "pad"),
+                                          explanation.faithfulness)])
             self._fill_targets(tuple(explanation.targets))
             self.notes.set_notes(explanation.notes)
             if layers is not None:
                 self.layers.show_predictions(layers)
-            self.pages.setCurrentWidget(self.attributions)
+            self.pages.setCurrentWidget(self.attribution_page)
+        elif kind == "all":
+            self.methods.show_methods(value)
+            self._fill_targets(tuple(value.explanations[0].targets))
+            self.notes.set_notes(value.notes)
+            self.pages.setCurrentWidget(self.methods)
         elif kind == "importance":
             self.importance.show_importance(value)
             self.notes.set_notes(value.notes)
@@ -345,15 +332,10 @@ class ExplainTab(ModelTab):
 
     # -- workspace -----------------------------------------------------------------------------
     def state(self) -> dict[str, Any]:
-        return {"task": self.task_key, "input": self.input.toPlainText(), "method": self._method(),
-                "steps": self.steps.value(), "converge": self.converge.isChecked()}
+        return {"task": self.task_key, "input": self.input.toPlainText(), **self.options.state()}
 
     def restore(self, state: dict[str, Any]) -> None:
         if state.get("task") in {spec.key for spec in explainable()}:
             self.set_task(str(state["task"]))
         self.input.setPlainText(str(state.get("input", "")))
-        index = self.method.findData(state.get("method"))
-        if index >= 0:
-            self.method.setCurrentIndex(index)
-        self.steps.setValue(int(state.get("steps", 50) or 50))
-        self.converge.setChecked(bool(state.get("converge", False)))
+        self.options.restore(state)

@@ -35,11 +35,13 @@ from PySide6.QtWidgets import (
 from bertstudio.core.progress import ProgressEvent
 from bertstudio.core.tasks.pretraining import SPEC as PRETRAINING
 from bertstudio.core.training.config import TrainConfig
+from bertstudio.core.training.distill_config import DistillConfig
 from bertstudio.core.training.pretraining import ScratchConfig
 from bertstudio.core.training.trainable import TRAINABLE, TrainableTask
 from bertstudio.resources import resource_path
 from bertstudio.ui.tabs.frame import StudioTab
 from bertstudio.ui.train import output as output_mod
+from bertstudio.ui.train.distill_panel import TeacherStudentPlot, distill_settings
 from bertstudio.ui.train.form import ConfigForm
 from bertstudio.ui.train.jobs import PlannedRates, Preview, ResumedHistory, preview_job, train_job
 from bertstudio.ui.train.lines import NO_PAIR, NO_PLAN, fill_columns, plan_text, rate_text
@@ -80,7 +82,7 @@ class TrainTab(StudioTab):
         self.plan_runner.result.connect(self._on_plan)
         self.plan_runner.error.connect(self._on_plan_error)
 
-        self.form = ConfigForm((TrainConfig, ScratchConfig))
+        self.form = ConfigForm((TrainConfig, ScratchConfig, DistillConfig))
         for name, widget in self.form.widgets.items():
             setattr(self, ALIASES.get(name, name), widget)
         self.form.add_button("model", "…").clicked.connect(lambda: output_mod.browse_folder(self, self.base_model))
@@ -95,6 +97,9 @@ class TrainTab(StudioTab):
         data_form = self.form.layouts["Data"]
         data_form.insertRow(data_form.getWidgetPosition(self.form.rows["model"])[0] + 1, "", self.from_scratch)
         self.scratch_box = self.form.groups["Model size"]
+        self.distill_box = self.form.groups["Distillation"]  # shown for a task that distils, under Data
+        self.form.layout().insertWidget(self.form.layout().indexOf(self.form.groups["Data"]) + 1, self.distill_box)
+        self.form.add_button("teacher", "…").clicked.connect(lambda: output_mod.browse_folder(self, self.teacher))
         self.columns_box = QGroupBox("Columns (detected; confirm)")
         columns = QFormLayout(self.columns_box)
         self.text_column, self.pair_column, self.label_column = QComboBox(), QComboBox(), QComboBox()
@@ -109,6 +114,7 @@ class TrainTab(StudioTab):
 
         self.plan_label = ElidedLabel(NO_PLAN)  # never widens the window (the whole text in its tooltip)
         self.plots = TrainingPlots()
+        self.teacher_plot = TeacherStudentPlot(x_link=self.plots.loss_plot)  # distillation only
         self.progress = QProgressBar()
         self.progress.setFormat("step %v / %m")
         self.rate_label = ElidedLabel("")
@@ -134,6 +140,7 @@ class TrainTab(StudioTab):
         right_layout.setContentsMargins(0, 0, 0, 0)
         right_layout.addWidget(self.plan_label)
         right_layout.addWidget(self.plots, 1)
+        right_layout.addWidget(self.teacher_plot)
         right_layout.addLayout(controls)
         right_layout.addWidget(self.results)
         splitter = QSplitter()
@@ -176,6 +183,10 @@ class TrainTab(StudioTab):
         self.scratch_box.setVisible(scratch)
         self.base_model.setEnabled(not scratch)
         self.columns_box.setVisible(self.trainable.columns)
+        distils = bool(getattr(self.trainable, "distils", False))  # teacher vs student replaces the validation plot
+        for widget, shown in ((self.distill_box, distils), (self.teacher_plot, distils), (self.plots.metric_plot,
+                                                                                            not distils)):
+            widget.setVisible(shown)
         self._columns_path = ""
         self._clear_plan("Reading the data for the plan…" if self.train_file.text().strip() else NO_PLAN)
         self._settings_changed()
@@ -217,7 +228,8 @@ class TrainTab(StudioTab):
             device=self.device.currentText() or "cpu",
             output_dir=values["output_dir"] or str(Path.home() / "bertstudio-runs" /
                                                    output_mod.new_run_name(self.task_key)))
-        return TrainConfig(columns=self._columns(), scratch=scratch, **values)
+        distill = distill_settings(self.form, self.trainable)
+        return TrainConfig(columns=self._columns(), scratch=scratch, distill=distill, **values)
 
     # -- the plan (before Start), read in a worker -------------------------------------------
     def update_plan(self) -> None:
@@ -271,6 +283,7 @@ class TrainTab(StudioTab):
         self._stop_event = threading.Event()
         self.result = None
         self.plots.clear_run()
+        self.teacher_plot.clear_run()
         self.results.clear()
         self.rate_label.setText("")
         self.runner.start(train_job, config, self._stop_event)
@@ -324,6 +337,7 @@ class TrainTab(StudioTab):
             return
         if isinstance(payload, ResumedHistory):
             self.plots.add_history(payload.history.steps, payload.history.evals)
+            self.teacher_plot.add_history(payload.history.evals)
             return
         if not isinstance(payload, TrainingEvent):
             self.rate_label.setText(event.message)
@@ -338,6 +352,7 @@ class TrainTab(StudioTab):
             self.rate_label.setText(rate_text(payload))
         elif payload.kind == "eval":
             self.plots.add_eval(payload.step, payload.metrics)
+            self.teacher_plot.add_eval(payload.step, payload.metrics)
             self.results.show_eval(payload.step, payload.metrics)
         elif payload.kind == "saving":
             self.rate_label.setText("Saving…")

@@ -3,6 +3,8 @@ head on a symmetric diverging scale; it follows the view state's hidden tokens a
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QLabel, QSplitter, QVBoxLayout, QWidget
@@ -62,21 +64,36 @@ class ComparePage(StatePage):
             self.summary.set_matrix(EMPTY, [], [])
             self.diff.set_matrix(EMPTY, [], [])
             return
-        diff = comparison.diff
-        layers, heads = diff.mean_abs.shape
-        most = ", ".join(f"L{lay} H{hd} ({value:.3f})" for lay, hd, value in diff.most_changed(3))
+        self._summary()
+
+    def norms(self) -> bool:
+        """The state asks for value-weighted norms and both results have them."""
+        bundle = self.bundle
+        return bool(self.state.settings.norms and bundle is not None and bundle.norm_mean_abs is not None)
+
+    def _summary(self) -> None:
+        """Mean |B - A| per head, of the weights or of the norms (the view state's choice)."""
+        comparison = self.bundle.comparison if self.bundle is not None else None
+        if comparison is None or comparison.diff is None:
+            return
+        diff, norms = comparison.diff, self.norms()
+        what = "norms" if norms else "weights"
+        mean_abs = self.bundle.norm_mean_abs if norms else diff.mean_abs  # type: ignore[union-attr]
+        layers, heads = mean_abs.shape
+        order = np.argsort(-mean_abs, axis=None)[:3]
+        most = ", ".join(f"L{i // heads} H{i % heads} ({mean_abs.flat[i]:.3f})" for i in order)
         self.info.setText(
-            f"<b>A</b> {source_a or 'model A'} vs <b>B</b> {comparison.source}: mean |B − A| per head "
-            f"(left; click a head), B − A of that head (right; red: B attends more). Most changed: {most}."
+            f"<b>A</b> {self.source_a or 'model A'} vs <b>B</b> {comparison.source}: mean |B − A| of the {what} per "
+            f"head (left; click a head), B − A of that head (right; red: B more). Most changed: {most}."
         )
-        self.summary.set_matrix(diff.mean_abs, [f"L{i}" for i in range(layers)],
-                                [f"H{h}" for h in range(heads)], "mean |B − A| per head")
-        layer, head, _value = diff.most_changed(1)[0]
+        self.summary.set_matrix(mean_abs, [f"L{i}" for i in range(layers)],
+                                [f"H{h}" for h in range(heads)], f"mean |B − A| per head ({what})")
+        layer, head = self.head if self.head is not None else divmod(int(order[0]), heads)
         self.open_difference(layer, head)
 
     def draw(self, bundle: AttentionBundle) -> None:
         if self.head is not None:
-            self.open_difference(*self.head)
+            self._summary()
 
     def open_difference(self, layer: int, head: int) -> None:
         """Show B - A of one head (after the view options), on a symmetric diverging scale."""
@@ -87,13 +104,18 @@ class ComparePage(StatePage):
         self.head = (layer, head)
         result = bundle.result
         queries, keys, view = shown(result, self.state.settings.options(result.b_start is not None))
-        if is_identity(view, result.length):
-            matrix = comparison.diff.difference[layer, head]
+        if self.norms() and result.norms is not None and comparison.result.norms is not None:
+            view = replace(view, renormalise=False)
+            matrix = view.apply(comparison.result.norms[layer, head]) - view.apply(result.norms[layer, head])
+            title = f"B − A of the norms, layer {layer}, head {head}"
+        elif is_identity(view, result.length):
+            matrix, title = comparison.diff.difference[layer, head], f"B − A, layer {layer}, head {head}"
         else:  # the difference of what is shown (renormalised rows included)
             matrix = view.apply(comparison.result.attentions[layer, head]) - view.apply(result.attentions[layer, head])
+            title = f"B − A, layer {layer}, head {head}"
         top = float(np.abs(matrix).max()) if matrix.size else 0.0
         top = top if top > 0 else 1e-6
-        self.diff.set_matrix(matrix, queries, keys, f"B − A, layer {layer}, head {head}", levels=(-top, top))
+        self.diff.set_matrix(matrix, queries, keys, title, levels=(-top, top))
 
     def move(self, layers: int, heads: int) -> None:
         """The arrow keys: step the compared head by layers and heads (wrapping round the grid)."""
@@ -107,7 +129,7 @@ class ComparePage(StatePage):
     def _describe_summary_cell(self, _q: str, _k: str, value: float, layer: int, head: int) -> str:
         comparison = self.bundle.comparison if self.bundle is not None else None
         diff = comparison.diff if comparison is not None else None
-        top = f" (largest {diff.max_abs[layer, head]:.4f})" if diff is not None else ""
+        top = f" (largest {diff.max_abs[layer, head]:.4f})" if diff is not None and not self.norms() else ""
         return f"layer {layer}, head {head}: mean |B − A| = {value:.4f}{top}; click to open"
 
     def _describe_difference(self, query: str, key: str, value: float, row: int, column: int) -> str:
@@ -119,6 +141,8 @@ class ComparePage(StatePage):
             _queries, _keys, view = shown(result, self.state.settings.options(result.b_start is not None))
             layer, head = self.head
             q, k = int(view.rows[row]), int(view.cols[column])
-            text += (f" (A {result.attentions[layer, head, q, k]:.4f}, "
-                     f"B {comparison.result.attentions[layer, head, q, k]:.4f})")
+            a, b = result.attentions, comparison.result.attentions
+            if self.norms() and result.norms is not None and comparison.result.norms is not None:
+                a, b = result.norms, comparison.result.norms
+            text += f" (A {a[layer, head, q, k]:.4f}, B {b[layer, head, q, k]:.4f})"
         return text

@@ -1,19 +1,39 @@
 """The attention tab's Export menu. One head or a picture is written at once; all heads (tens of
 millions of values at 512 tokens) are written by a second TaskRunner, with progress and Cancel,
-so neither the GUI thread nor the tab's model job waits for the disk."""
+so neither the GUI thread nor the tab's model job waits for the disk.
+
+The bar knows its tab only as an `ExportHost` (what it reads and calls), so this module does not
+import the tab that holds it (the tab <-> bar import circle of issue 18). Value-weighted norms
+travel with the result: the .npz files get `norms`, the long CSV a `norm` column, the JSON
+`norms`, and the head's CSV is the detail matrix as shown (norms when the view shows them)."""
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
-from PySide6.QtWidgets import QHBoxLayout, QMenu, QProgressBar, QPushButton, QWidget
+from PySide6.QtCore import SignalInstance
+from PySide6.QtWidgets import QHBoxLayout, QMenu, QProgressBar, QPushButton, QTabWidget, QWidget
 
 from bertstudio.core.progress import ProgressEvent
 from bertstudio.workers.runner import TaskRunner
 
 if TYPE_CHECKING:
-    from bertstudio.ui.tabs.attention_tab import AttentionTab
+    from bertstudio.core.attention.bundle import AttentionBundle
+    from bertstudio.core.attention.state import AttentionViewState
+
+
+class ExportHost(Protocol):
+    """What the export bar needs of the tab that holds it."""
+
+    bundle: AttentionBundle | None
+    view_state: AttentionViewState
+    views: QTabWidget
+    status: SignalInstance
+
+    def show_message(self, text: str, error: bool = False) -> None: ...
+
+    def export_dialog(self, what: str) -> None: ...
 
 CHOICES = (("Current view as PNG…", "png"), ("Selected head as CSV…", "csv-head"),
            ("Selected head as .npz…", "npz-head"), ("All heads as .npz…", "npz-all"),
@@ -21,8 +41,8 @@ CHOICES = (("Current view as PNG…", "png"), ("Selected head as CSV…", "csv-h
 
 
 class ExportBar(QWidget):
-    def __init__(self, tab: AttentionTab) -> None:
-        super().__init__(tab)
+    def __init__(self, tab: ExportHost, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
         self.tab = tab
         self.button = QPushButton("Export")
         menu = QMenu(self.button)

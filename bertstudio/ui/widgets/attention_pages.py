@@ -27,7 +27,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from bertstudio.core.attention.bundle import AttentionBundle, detail_matrix, is_identity, shown
+from bertstudio.core.attention.bundle import AttentionBundle, detail_matrix, is_identity, shown, shown_heads
 from bertstudio.core.attention.state import VIEW_FIELDS, AttentionViewState
 from bertstudio.core.attention.view import STAT_COLUMNS, STAT_TITLES, HeadStatistics
 from bertstudio.ui import theme
@@ -131,7 +131,8 @@ class DetailPage(StatePage):
         # no plot title: the option row names the head, and the rows get the room (20 labels at 1280x800)
         self.heatmap.set_matrix(matrix, queries, keys)
         self.title = title
-        self.readout.setText(f"{title}: hover for query -> key: weight (←/→ or [ ]: head, ↑/↓: layer)")
+        what = "norm ||αf(x)||" if s.norms and bundle.result.norms is not None else "weight"
+        self.readout.setText(f"{title}: hover for query -> key: {what} (←/→ or [ ]: head, ↑/↓: layer)")
 
 
 def _swatch(colour: str) -> QIcon:
@@ -224,11 +225,15 @@ class HeadPage(StatePage):
             self.head_list.item(i).setCheckState(checked)
         self.head_list.blockSignals(False)
         result = bundle.result
-        queries, keys, view = shown(result, s.options(result.b_start is not None))
-        full = result.attentions[s.layer]
+        queries, keys, _view = shown(result, s.options(result.b_start is not None))
+        values, view, norms = shown_heads(result, s)
+        full = values[s.layer]
         identity = is_identity(view, result.length)
-        self.head_view.set_heads(queries, keys, [(h, full[h] if identity else view.apply(full[h]))
-                                                 for h in s.heads_shown])
+        matrices = [(h, full[h] if identity else view.apply(full[h])) for h in s.heads_shown]
+        if norms:  # lines by norm, relative to the largest of the heads shown (the bins are shares of it)
+            top = max((float(m.max()) for _h, m in matrices if m.size), default=0.0) or 1.0
+            matrices = [(h, m / top) for h, m in matrices]
+        self.head_view.set_heads(queries, keys, matrices)
         pinned = None
         if s.focus is not None:
             side, position = s.focus
@@ -236,7 +241,9 @@ class HeadPage(StatePage):
             pinned = (side, int(where[0])) if len(where) else None
         self.head_view.pin(pinned)
         drawn, total = self.head_view.drawn
-        self.lines_label.setText(f"strongest {drawn:,} of {total:,} lines in view" if total > drawn else "")
+        scale = "norms, relative to the largest shown" if norms else ""
+        lines = f"strongest {drawn:,} of {total:,} lines in view" if total > drawn else ""
+        self.lines_label.setText("; ".join(part for part in (scale, lines) if part))
         if pinned is None:
             self.readout.setText(f"layer {s.layer}, heads {', '.join(map(str, s.heads_shown)) or 'none'}: "
                                  "hover a token to see only its lines; click it to keep them")

@@ -107,8 +107,11 @@ class AttributionView(QWidget):
         parts = [f"<b>{html.escape(explanation.method)}</b> of <b>{html.escape(explanation.target_label)}</b>"
                  f" = {explanation.score:.4f}"]
         if explanation.delta is not None:
-            parts.append(f"F(baseline) = {explanation.baseline_score:.4f} · delta = {explanation.delta:+.2e} "
-                         f"({explanation.steps} steps)")
+            baseline = getattr(explanation, "baseline", None)  # Integrated Gradients' start: [PAD] or zero
+            parts.append(f"F({'zero ' if baseline == 'zero' else ''}baseline) = {explanation.baseline_score:.4f} "
+                         f"· delta = {explanation.delta:+.2e} ({explanation.steps} steps)")
+        if getattr(explanation, "samples", None) is not None:  # LIME / Kernel SHAP
+            parts.append(f"{explanation.samples} samples · seed {explanation.seed}")
         self.summary.setText(" · ".join(parts))
         self._set_export(True)
         self._redraw()

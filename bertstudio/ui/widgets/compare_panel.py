@@ -24,6 +24,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from bertstudio.core.quantize import split_variant, variant_source
 from bertstudio.ui import theme
 
 if TYPE_CHECKING:
@@ -60,16 +61,27 @@ class CompareSource(QWidget):
         self.browse = QPushButton("Folder…")
         self.browse.setEnabled(False)
         self.browse.clicked.connect(self._choose_folder)
+        self.int8 = QCheckBox("int8")  # B is the model quantized (core/quantize.py): the same model shows the gain
+        self.int8.setToolTip("Compare with this model dynamically quantized to int8 on the CPU (name the same "
+                             "model as A to see size, speed and agreement side by side)")
+        self.int8.setEnabled(False)
+        self.int8.toggled.connect(self._int8_toggled)
         self.enabled.toggled.connect(self._toggled)
         row = QHBoxLayout(self)
         row.setContentsMargins(0, 0, 0, 0)
         row.addWidget(self.enabled)
         row.addWidget(self.combo, 1)
         row.addWidget(self.browse)
+        row.addWidget(self.int8)
+
+    def _int8_toggled(self, on: bool) -> None:
+        if on and not self.combo.currentText().strip() and self._suggestions is not None:
+            self.combo.setEditText(self._suggestions.currentText())  # the same model as A, quantized
 
     def _toggled(self, on: bool) -> None:
         self.combo.setEnabled(on)
         self.browse.setEnabled(on)
+        self.int8.setEnabled(on)
         if on and self._suggestions is not None and self.combo.count() == 0:
             text = self.combo.currentText()
             for i in range(self._suggestions.count()):  # the model bar's local models
@@ -82,11 +94,18 @@ class CompareSource(QWidget):
             self.set_source(folder)
 
     def set_source(self, source: str | None) -> None:
-        """Turn comparing on with `source`, or off with None."""
+        """Turn comparing on with `source` ('SRC [int8]' ticks int8), or off with None."""
+        plain, quantize = split_variant(source or "")
         self.enabled.setChecked(bool(source))
-        self.combo.setEditText(source or "")
+        self.combo.setEditText(plain)
+        self.int8.setChecked(bool(quantize))
 
     def source(self) -> str | None:
+        """The second model, 'SRC [int8]' when int8 is ticked; None unless comparing is on."""
+        plain = self.plain_source()
+        return variant_source(plain, "int8" if self.int8.isChecked() else None) if plain else None
+
+    def plain_source(self) -> str | None:
         if not self.enabled.isChecked():
             return None
         index = self.combo.currentIndex()

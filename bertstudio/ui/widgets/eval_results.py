@@ -200,11 +200,15 @@ class ComparePage(QWidget):
         verdict = ("a real difference at the 5% level" if test.p_exact < 0.05
                    else "no evidence of a real difference at the 5% level")
         self.summary.setText(
-            f"A: {a.model}<br>B: {b.model}<br>{len(comparison.disagreements)} of {a.n} rows differ. Only A right: "
+            f"A: {a.model}<br>B: {b.model}<br>{len(comparison.disagreements)} of {a.n} rows differ (top-1 "
+            f"agreement {comparison.agreement:.1%}). Only A right: "
             f"{test.a_only}, only B right: {test.b_only}. McNemar p = {test.p_exact:.4g} (exact), "
             f"{test.p_chi2:.4g} (chi-square): {verdict}.")
         keys = [k for k in a.metrics if k in b.metrics]
-        self.metrics.set_records([(k, a.metrics[k], b.metrics[k], b.metrics[k] - a.metrics[k]) for k in keys])
+        costs = [("size (MB)", a.size_mb, b.size_mb),  # what a smaller variant (int8) gains, beside what it costs
+                 ("ms per row", 1000 * a.seconds / max(1, a.n), 1000 * b.seconds / max(1, b.n))]
+        self.metrics.set_records([(k, a.metrics[k], b.metrics[k], b.metrics[k] - a.metrics[k]) for k in keys]
+                                 + [(k, x, y, y - x) for k, x, y in costs])
         self.disagreements.set_records([(d.row, d.gold, d.a, d.b, d.a_correct, d.b_correct)
                                         for d in comparison.disagreements],
                                        [d.row for d in comparison.disagreements])

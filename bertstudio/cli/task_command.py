@@ -1,4 +1,4 @@
-"""One runner for every task command: a command declares its arguments, how they become the
+"""How every task command runs: a command declares its arguments, how they become the
 task's inputs, and how a result prints; loading, notes, compare and JSON happen here.
 
 The same `core.jobs.run_spec` serves the tabs, so the CLI and the window cannot drift apart;
@@ -13,7 +13,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from bertstudio.cli._quantize import add_quantize_options, compare_source
 from bertstudio.cli.common import add_model_options, print_json, stderr_control
+from bertstudio.core.quantize import variant_source
 
 if TYPE_CHECKING:
     from bertstudio.core.tasks.spec import TaskSpec
@@ -45,6 +47,7 @@ def register_command(subparsers: argparse._SubParsersAction, command: Command) -
     add_model_options(parser, command.task)
     command.add_arguments(parser)
     parser.add_argument("--compare", metavar="SRC2", help="a second model to run on the same input and compare")
+    add_quantize_options(parser)
     parser.add_argument("--ablate-heads", metavar="L:H[,L:H...]", type=head_list, default=(),
                         help="switch these attention heads off (0-based layer:head) and show that result")
     add_python_option(parser, spec)
@@ -82,6 +85,7 @@ def print_python(spec: TaskSpec, args: argparse.Namespace, inputs: Any) -> int:
     unsupported = [option for option, given in (
         ("--compare", args.compare), ("--ablate-heads", args.ablate_heads), ("--json", args.json),
         ("--per-layer", getattr(args, "per_layer", False)), ("--out", getattr(args, "out", None)),
+        ("--quantize", args.quantize),
     ) if given]
     if unsupported:
         raise InputError(f"--python writes a script for one model's plain result; leave out {unsupported[0]}.")
@@ -108,8 +112,10 @@ def run_command(command: Command, args: argparse.Namespace) -> int:
     inputs = command.inputs(args)
     if getattr(args, "python", False):
         return print_python(spec, args, inputs)
-    request = LoadRequest(args.model, spec.key, args.device, args.dtype, spec.attn_implementation)
-    outcome = run_spec(spec, request, inputs, stderr_control(), args.compare, args.ablate_heads)
+    compare = compare_source(args)  # "SRC [int8]" with --compare-quantize
+    model = variant_source(args.model, args.quantize)
+    request = LoadRequest(args.model, spec.key, args.device, args.dtype, spec.attn_implementation, args.quantize)
+    outcome = run_spec(spec, request, inputs, stderr_control(), compare, args.ablate_heads)
     _clear_progress_line()
     print_notes(outcome.notes)
     if command.after_run is not None:
@@ -117,7 +123,7 @@ def run_command(command: Command, args: argparse.Namespace) -> int:
     if args.json:  # the same form File → Export result… writes (core.jobs.outcome_json)
         json_result, json_differences = command.json_result, command.json_differences
         print_json(outcome_json(
-            args.model, outcome,
+            model, outcome,
             (lambda result: json_result(result, args)) if json_result else None,
             (lambda outcome: json_differences(outcome.diff, args)) if json_differences else None,
         ))
@@ -125,9 +131,9 @@ def run_command(command: Command, args: argparse.Namespace) -> int:
     if outcome.second is None:
         command.print_result(outcome.result)
         return 0
-    print(f"A: {args.model}")
+    print(f"A: {model}")
     command.print_result(outcome.result)
-    print(f"\nB: {args.compare}")
+    print(f"\nB: {compare}")
     command.print_result(outcome.second)
     if command.print_differences is not None:
         print(f"\n{command.differences_title}:")

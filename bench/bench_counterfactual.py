@@ -1,0 +1,104 @@
+"""Counterfactual search (core/whatif): time per search per method, and how fast Cancel lands.
+
+Model: the trained MiniLM sentiment head of tests/fixtures/trained_sentiment.py, its five held-out
+sentences, 2 edits at most, 8 proposals per word, beam 4, 5 results. Each method's median search
+time is set against a plain batched loop (the tokenizer and the model in batches of 32, nothing
+else) scoring as many edited sentences as the search scored: the ratio is what proposing, the beam,
+the progress and cancel checks and the verification through the task cost beyond the forwards.
+mlm's proposer: the MiniLM masked LM that tests/core/test_training.py trains (60 steps, cached) when
+it is on this machine, else a random MiniLM-vocabulary MLM (timing only: its words are noise).
+Cancel: a search on a 60-word text stopped from a timer thread 0.3 s in; the time until it returned.
+"""
+
+from __future__ import annotations
+
+import statistics
+import sys
+import threading
+import time
+from pathlib import Path
+
+from common import MODELS, Row
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+PRETRAINED_MLM = Path.home() / ".cache" / "bertstudio-test-fixtures" / "minilm-pretrain-4d025a5c6b"
+
+
+def _mlm(tokenizer_folder: Path) -> str:
+    if (PRETRAINED_MLM / "model.safetensors").is_file():
+        return str(PRETRAINED_MLM)
+    import tempfile
+
+    import torch
+    import transformers
+
+    folder = Path(tempfile.mkdtemp(prefix="bench-mlm-"))
+    tokenizer = transformers.AutoTokenizer.from_pretrained(tokenizer_folder)
+    config = transformers.BertConfig(vocab_size=len(tokenizer), hidden_size=384, num_hidden_layers=6,
+                                     num_attention_heads=12, intermediate_size=1536)
+    torch.manual_seed(0)
+    transformers.BertForMaskedLM(config).save_pretrained(folder)
+    tokenizer.save_pretrained(folder)
+    return str(folder)
+
+
+def rows() -> list[Row]:
+    import torch
+
+    from bertstudio.core.errors import TaskCancelled
+    from bertstudio.core.models import LoadRequest, load_model
+    from bertstudio.core.progress import TaskControl
+    from bertstudio.core.tasks.spec import spec_for_command
+    from bertstudio.core.whatif.search import find, options
+    from tests.fixtures.trained_sentiment import HELD_OUT, trained_sentiment
+
+    folder = trained_sentiment(MODELS / "all-minilm-l6-v2")
+    spec = spec_for_command("classify")
+    loaded = load_model(LoadRequest(str(folder), spec.key))
+    mlm = _mlm(folder)
+    sentences = [text for text, _, _ in HELD_OUT]
+
+    def plain(texts: list[str]) -> None:
+        with torch.inference_mode():
+            for start in range(0, len(texts), 32):
+                encoded = loaded.tokenizer(texts[start:start + 32], padding=True, truncation=True, return_tensors="pt")
+                loaded.model(**encoded).logits.softmax(-1)
+
+    out = []
+    for method in ("hotflip", "ablation", "mlm"):
+        chosen = options(method, 2, 5, 8, 4, mlm if method == "mlm" else None)
+        find(loaded, spec, spec.explain.inputs_of((sentences[0],)), chosen, TaskControl())  # warm (MLM load)
+        ours, raw, flipped, scored = [], [], 0, 0
+        for text in sentences:
+            start = time.perf_counter()
+            result = find(loaded, spec, spec.explain.inputs_of((text,)), chosen, TaskControl())
+            ours.append(time.perf_counter() - start)
+            flipped += bool(result.counterfactuals)
+            scored += result.evaluated
+            start = time.perf_counter()
+            plain([text] * result.evaluated)
+            raw.append(time.perf_counter() - start)
+        out.append(Row(f"counterfactual {method}, MiniLM, <=2 edits (per search)", statistics.median(ours),
+                       statistics.median(raw), f"{flipped}/5 flipped, {scored // 5} inputs scored per search"))
+
+    control = TaskControl()
+    asked: list[float] = []
+    timer = threading.Timer(0.3, lambda: (asked.append(time.perf_counter()), control.request_stop()))
+    timer.start()
+    try:
+        find(loaded, spec, spec.explain.inputs_of((" ".join(sentences * 3),)), options("hotflip", 5, 50, 20, 16),
+             control)
+    except TaskCancelled:
+        pass
+    landed = time.perf_counter()
+    timer.join()
+    out.append(Row("counterfactual Cancel: request -> returned", landed - asked[0], None,
+                   "hotflip, 5 edits, 60-word text; must be < 1 s"))
+    return out
+
+
+if __name__ == "__main__":
+    for row in rows():
+        ratio = f"{row.ratio:.2f}x" if row.ratio else ""
+        print(f"{row.name:<60} {row.ours:8.3f} s  {ratio:>7}  {row.note}")

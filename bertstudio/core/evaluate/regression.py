@@ -1,0 +1,109 @@
+"""Evaluate for a regression head (a sequence classifier whose config says problem_type
+"regression", as `train --task regression` saves): the Classification adapter's steps, each
+handing a regression model to the functions here and every other model to classification's.
+
+A regression model's value per row is the raw output; the file's label column holds the gold
+scores (any finite numbers, any scale). The metrics are Pearson's and Spearman's correlation
+(scipy, as the similarity evaluation and the training validation report them), the mean squared
+and mean absolute error. As in the similarity evaluation, a row's error is how far its
+prediction's rank is from its gold score's rank; the errors are those rows, largest first.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any
+
+from bertstudio.core.errors import InputError
+from bertstudio.core.evaluate.predict import EvalOptions, Prediction
+from bertstudio.core.evaluate.readers import Dataset, Example
+from bertstudio.core.models import LoadedModel
+from bertstudio.core.progress import TaskControl
+
+
+def is_regression(loaded: LoadedModel) -> bool:
+    from bertstudio.core.tasks.classification import score_kind
+
+    return score_kind(loaded.model.config) == "regression"
+
+
+def _number(value: Any) -> float | None:
+    try:
+        number = float(str(value).strip())
+    except ValueError:
+        return None
+    return number if math.isfinite(number) else None
+
+
+def prepare(loaded: LoadedModel, dataset: Dataset) -> tuple[list[str], list[str], dict[str, Any]]:
+    """A regression model needs a number in every gold cell (the first other one is named by line)."""
+    if not is_regression(loaded):
+        from bertstudio.core.evaluate.predict import prepare_classification
+
+        return prepare_classification(loaded, dataset)  # type: ignore[no-any-return]
+    bad = next((x for x in dataset.examples if _number(x.gold) is None), None)
+    if bad is not None:
+        raise InputError(f"Line {bad.line} has the score '{bad.gold}', which is not a number.",
+                         hint="This model predicts a value (a regression head): the label column needs numbers.")
+    return [], ["A regression head: its value per row is scored by correlation with the gold scores."], \
+        {"regression": True}
+
+
+def predict(loaded: LoadedModel, examples: Sequence[Example], control: TaskControl, options: EvalOptions,
+            regression: bool = False, **keywords: Any) -> tuple[list[Prediction], list[Any]]:
+    """The model's value per row (value, rank difference); other models: classification's predictor."""
+    if not regression:
+        from bertstudio.core.evaluate.predict import classification
+
+        return classification(loaded, examples, control, options, **keywords)  # type: ignore[no-any-return]
+    import torch
+
+    from bertstudio.core.evaluate.similarity import ranks
+
+    values: list[float] = []
+    limit = loaded.info.max_length
+    with loaded.lock, torch.inference_mode():
+        device = next(loaded.model.parameters()).device
+        for start in range(0, len(examples), options.batch_size):
+            chunk = examples[start:start + options.batch_size]
+            texts, pairs = [x.inputs[0] for x in chunk], [x.inputs[1] for x in chunk]
+            args = (texts, pairs) if all(pairs) else (texts,)
+            encoded = loaded.tokenizer(*args, truncation=True, max_length=limit, padding=True, return_tensors="pt")
+            values += loaded.model(**encoded.to(device)).logits[:, 0].float().tolist()
+            control.check()
+            control.report(f"Scored {len(values)} of {len(examples)} rows", len(values) / len(examples))
+    predicted, gold = ranks(values), ranks([float(x.gold) for x in examples])
+    n = len(examples)
+    return [Prediction((v, abs(p - g)), f"{v:.4g} (rank {p:g} of {n}; gold rank {g:g})", v)
+            for v, p, g in zip(values, predicted, gold, strict=True)], []
+
+
+def _regression(value: Any) -> bool:
+    return isinstance(value, tuple)
+
+
+def metrics(golds: Sequence[Any], predictions: Sequence[Any], labels: Sequence[str] = ()) -> tuple[Any, Any, Any]:
+    """Correlations and errors of a regression head; classification's metrics for other models."""
+    if not predictions or not _regression(predictions[0]):
+        from bertstudio.core.evaluate.metrics import classification
+
+        return classification(golds, predictions, labels)
+    from bertstudio.core.training.regression import correlations
+
+    gold = [float(g) for g in golds]
+    values = [float(p[0]) for p in predictions]
+    scores = {"pearson": math.nan, "spearman": math.nan, **correlations(gold, values)}
+    scores["mse"] = sum((v - g) ** 2 for v, g in zip(values, gold, strict=True)) / len(gold)
+    scores["mae"] = sum(abs(v - g) for v, g in zip(values, gold, strict=True)) / len(gold)
+    return scores, {}, None
+
+
+def correct(gold: Any, value: Any) -> bool:
+    """A regression row is right when its prediction has the rank its gold score has."""
+    return float(value[1]) < 0.5 if _regression(value) else bool(gold == value)
+
+
+def error_order(value: Any) -> float:
+    """Regression errors largest rank difference first; classification keeps row order."""
+    return -float(value[1]) if _regression(value) else 0.0

@@ -1,0 +1,149 @@
+"""How faithful an explanation is: ERASER's comprehensiveness and sufficiency (DeYoung et al. 2020).
+
+For bin k (% of the non-special tokens), the top ceil(k% x n) tokens by attribution (highest
+signed value first, ties by position) are deleted from the input (comprehensiveness = F(x) -
+F(x without them)) or are all that is kept (sufficiency = F(x) - F(only them)). Deleted means
+removed from the token sequence, not replaced; special tokens stay in both; the input is run
+again with the same target; AOPC is the mean over the bins. A faithful explanation has a high
+comprehensiveness (its top tokens carry the prediction) and a low sufficiency (they alone keep it).
+
+Tasks whose F is read at a token (fill-mask's mask, NER's token, QA's answer start or end,
+`Prepared.fixed`) keep that token in every input and count only the others; their token-level
+outputs are put back at the original positions (a deleted position gets -inf, so it is no
+candidate of QA's span softmax) before F is read. Multiple choice deletes from every choice and
+pads the shorter choices (attention mask 0).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from bertstudio.core import notes
+from bertstudio.core.explain.methods import FAITHFULNESS_BINS
+from bertstudio.core.explain.targets import Prepared
+from bertstudio.core.models import LoadedModel
+from bertstudio.core.notes import Note
+from bertstudio.core.progress import TaskControl
+
+
+@dataclass(frozen=True)
+class Faithfulness:
+    bins: tuple[int, ...]  # % of the non-special tokens
+    comprehensiveness: tuple[float, ...]  # per bin: F(x) - F(x without the top tokens)
+    sufficiency: tuple[float, ...]  # per bin: F(x) - F(only the top tokens)
+    score: float  # F(x), the full input run the same way
+    tokens: int  # n: the tokens the bins count
+
+    @property
+    def aopc_comprehensiveness(self) -> float:
+        return sum(self.comprehensiveness) / len(self.comprehensiveness)
+
+    @property
+    def aopc_sufficiency(self) -> float:
+        return sum(self.sufficiency) / len(self.sufficiency)
+
+    def to_json(self) -> dict[str, object]:
+        return {"bins": list(self.bins), "comprehensiveness": list(self.comprehensiveness),
+                "sufficiency": list(self.sufficiency), "aopc_comprehensiveness": self.aopc_comprehensiveness,
+                "aopc_sufficiency": self.aopc_sufficiency}
+
+
+def top_count(percent: int, n: int) -> int:
+    """ceil(percent% of n) in whole numbers (no float rounding: 10% of 30 is 3, not 4)."""
+    return -(-percent * n // 100)
+
+
+def ranked(prepared: Prepared, attributions: Sequence[float]) -> list[int]:
+    """The flat positions the bins count (not special, not fixed), highest attribution first.
+    `attributions` are an Explanation's: one per shown position (`prepared.keep`)."""
+    value = dict(zip(prepared.keep, attributions, strict=True))
+    fixed = set(prepared.fixed)
+    counted = [i for i in prepared.keep if not prepared.special[i] and i not in fixed]
+    return sorted(counted, key=lambda i: (-value[i], i))
+
+
+def without(loaded: LoadedModel, prepared: Prepared, dropped: set[int]) -> tuple[dict[str, Any], list[int]]:
+    """The model inputs with the flat positions `dropped` (and padding) removed, and the flat
+    positions kept, in order. Sequences of unequal length (choices) are padded on the right."""
+    import torch
+
+    ids = prepared.inputs["input_ids"]
+    width = ids.shape[-1]
+    attended = set(prepared.keep)
+    kept = [i for i in range(ids.numel()) if i in attended and i not in dropped]
+    per_row = [[i % width for i in kept if i // width == r] for r in range(ids.numel() // width)]
+    longest = max(len(r) for r in per_row)
+    pad = loaded.tokenizer.pad_token_id or 0
+    shortened = {}
+    for name, tensor in prepared.inputs.items():
+        rows = tensor.reshape(-1, width)
+        filler = pad if name == "input_ids" else 0
+        out = torch.full((rows.shape[0], longest), filler, dtype=tensor.dtype, device=tensor.device)
+        for r, columns in enumerate(per_row):
+            out[r, :len(columns)] = rows[r, columns]
+        shortened[name] = out.reshape(*tensor.shape[:-1], longest)
+    return shortened, kept
+
+
+def restored(outputs: Any, reference: Any, kept: list[int], width: int) -> Any:
+    """Token-level outputs of a shortened single sequence put back at the original positions
+    (-inf where a token was deleted), so F reads the same position as on the full input."""
+    import torch
+
+    short = len(kept)
+    if short == width:
+        return outputs
+    fields = {}
+    for name, value in outputs.items():
+        full = reference.get(name) if hasattr(reference, "get") else None
+        if (isinstance(value, torch.Tensor) and isinstance(full, torch.Tensor) and value.dim() >= 2
+                and value.shape[1] == short and full.shape[1] == width):
+            back = torch.full((value.shape[0], width, *value.shape[2:]), float("-inf"), dtype=value.dtype,
+                              device=value.device)
+            back[:, kept] = value
+            fields[name] = back
+        else:
+            fields[name] = value
+    return type(outputs)(**fields)
+
+
+def measure(loaded: LoadedModel, prepared: Prepared, attributions: Sequence[float], control: TaskControl,
+            bins: Sequence[int] = FAITHFULNESS_BINS) -> tuple[Faithfulness | None, tuple[Note, ...]]:
+    """Comprehensiveness and sufficiency of `attributions` (see the module docstring); None and a
+    note where no token can be deleted."""
+    import torch
+
+    order = ranked(prepared, attributions)
+    n = len(order)
+    if n == 0:
+        return None, (notes.info("Faithfulness needs at least one token besides the special and target tokens."),)
+    ids = prepared.inputs["input_ids"]
+    width = ids.shape[-1]
+    one_sequence = ids.numel() == width
+
+    def score(dropped: set[int], reference: Any = None) -> tuple[float, Any]:
+        control.check()
+        inputs, kept = without(loaded, prepared, dropped)
+        with torch.inference_mode():
+            outputs = loaded.model(**inputs)
+        if reference is not None and one_sequence:
+            outputs = restored(outputs, reference, kept, width)
+        return float(prepared.probability(outputs)[0]), outputs
+
+    with torch.inference_mode():
+        reference = loaded.model(**prepared.inputs)
+    full = float(prepared.probability(reference)[0])
+    comprehensiveness, sufficiency = [], []
+    for done, k in enumerate(bins):
+        control.report(f"Faithfulness: {k}% of {n} tokens", done / len(bins))
+        top = set(order[:top_count(k, n)])
+        comprehensiveness.append(full - score(top, reference)[0])
+        sufficiency.append(full - score(set(order) - top, reference)[0])
+    found: tuple[Note, ...] = ()
+    shown = [prepared.tokens[i] for i in prepared.fixed if not prepared.special[i]]
+    if shown:
+        found = (notes.info(f"Faithfulness keeps the explained token {', '.join(repr(t) for t in shown)} in every "
+                            f"input (F is read there); its bins count the other {n} tokens."),)
+    return Faithfulness(tuple(bins), tuple(comprehensiveness), tuple(sufficiency), full, n), found

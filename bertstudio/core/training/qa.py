@@ -1,0 +1,234 @@
+"""Extractive question answering: SQuAD JSON (v1.1, v2.0 with unanswerable questions) or the
+question/context/answer table that Evaluate reads, fine-tuned as transformers' run_qa.py does.
+
+A context longer than the maximum length is split into overlapping windows (the tokenizer's
+`return_overflowing_tokens` and `stride`); each window is one training row whose answer span is
+given in tokens, or the CLS token where the answer is not (wholly) in that window or there is
+none. Validation keeps the start and end logits of every window and picks, per question, the best
+span no longer than MAX_ANSWER_TOKENS, scored with the SQuAD normalisation Evaluate uses.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, ClassVar
+
+from bertstudio.core.errors import InputError, ModelSourceError
+from bertstudio.core.tasks.qa import SPEC as QA_SPEC
+from bertstudio.core.tasks.spec import lazy
+from bertstudio.core.training import data as data_mod
+from bertstudio.core.training import metrics as metrics_mod
+from bertstudio.core.training.base import Config, Data, TrainableTask, held_out, load_model_class
+
+MAX_ANSWER_TOKENS = 30  # the longest span validation predicts (run_qa.py's default)
+N_BEST = 20  # start and end candidates tried per window
+COUNT_WINDOWS_UP_TO = 20_000  # the plan tokenizes to count windows up to this many questions
+# Evaluate's table reader, named as the specs name it (the evaluate package reads the trainables' keys)
+_READ_QA_TABLE = lazy("bertstudio.core.evaluate.readers:read_qa_file")
+_DETECTED = lazy("bertstudio.core.evaluate.readers:EvalColumns")  # every column detected
+_EXTRA = ("offset_mapping", "example_index", "cls_index")  # kept for validation, never given to the model
+
+
+@dataclass(frozen=True)
+class QAExample:
+    line: int
+    question: str
+    context: str
+    answers: tuple[str, ...]  # empty: no answer in the context (SQuAD v2.0)
+    start: int  # character offset of answers[0] in the context; -1 when there is none
+
+
+def _located(line: int, question: str, context: str, answers: tuple[str, ...]) -> QAExample | data_mod.RowIssue:
+    if not answers:
+        return QAExample(line, question, context, (), -1)
+    first = answers[0]
+    start = context.find(first)
+    if start < 0:
+        start = context.lower().find(first.lower())
+    if start < 0 or not first.strip():
+        return data_mod.RowIssue(line, f"the answer '{first[:80]}' is not in its context")
+    return QAExample(line, question, context, answers, start)
+
+
+def read_qa(path: str | Path) -> list[QAExample]:
+    """Every question checked: SQuAD JSON by its reader, tables by Evaluate's; an answer that is not
+    in its context stops the run with the line it is on."""
+    from bertstudio.core.evaluate.squad import read_squad
+    from bertstudio.core.files import regular_file
+
+    path = regular_file(path, "data file")
+    found: list[QAExample | data_mod.RowIssue] = []
+    if path.suffix.lower() == ".json":
+        questions, problems = read_squad(path)
+        data_mod.raise_issues(path, [data_mod.RowIssue(line, problem) for line, problem in problems])
+        found = [_located(q.line, q.question, q.context, q.answers) for q in questions]
+    else:
+        dataset = _READ_QA_TABLE(path, _DETECTED())
+        found = [_located(x.line, x.inputs[0], x.inputs[1], tuple(x.gold)) for x in dataset.examples]
+    data_mod.raise_issues(path, [x for x in found if isinstance(x, data_mod.RowIssue)])
+    examples = [x for x in found if isinstance(x, QAExample)]
+    if not examples:
+        raise InputError(f"{path.name} has no questions.", hint="Add questions with their contexts.")
+    return examples
+
+
+def window_stride(max_length: int) -> int:
+    """Tokens two neighbouring windows share (run_qa.py: 128 of 384)."""
+    return max(1, max_length // 4)
+
+
+def _check_questions(tokenizer: Any, rows: Sequence[QAExample], max_length: int) -> None:
+    """A question that leaves no room for its context in a window is a numbered issue, not a crash."""
+    room = max_length - window_stride(max_length) - 4
+    lengths = [len(ids) for ids in tokenizer([r.question for r in rows], add_special_tokens=False)["input_ids"]]
+    issues = [data_mod.RowIssue(r.line, f"the question is {n} tokens: with the maximum length {max_length} at most "
+                                f"{room} leave room for the context")
+              for r, n in zip(rows, lengths, strict=True) if n > room]
+    if issues:
+        data_mod.raise_issues(Path("the data file"), issues)
+
+
+def encode_windows(tokenizer: Any, rows: Sequence[QAExample], max_length: int) -> list[dict[str, Any]]:
+    """One feature per window: token ids, the answer's token span (CLS when absent) and, for
+    validation, the window's character offsets into its context and the question it belongs to."""
+    _check_questions(tokenizer, rows, max_length)
+    pad_right = getattr(tokenizer, "padding_side", "right") == "right"
+    questions, contexts = [r.question.lstrip() for r in rows], [r.context for r in rows]
+    first, second = (questions, contexts) if pad_right else (contexts, questions)
+    encoded = tokenizer(first, second, truncation="only_second" if pad_right else "only_first",
+                        max_length=max_length, stride=window_stride(max_length), return_overflowing_tokens=True,
+                        return_offsets_mapping=True)
+    context_id = 1 if pad_right else 0
+    features = []
+    for i, ids in enumerate(encoded["input_ids"]):
+        example = encoded["overflow_to_sample_mapping"][i]
+        row = rows[example]
+        sequence = encoded.sequence_ids(i)
+        offsets: list[Any] = [tuple(o) if sequence[k] == context_id else None
+                              for k, o in enumerate(encoded["offset_mapping"][i])]
+        cls = ids.index(tokenizer.cls_token_id) if tokenizer.cls_token_id in ids else 0
+        start = end = cls
+        if row.start >= 0:
+            char_start, char_end = row.start, row.start + len(row.answers[0])
+            inside = [k for k, o in enumerate(offsets) if o is not None]
+            if inside and offsets[inside[0]][0] <= char_start and offsets[inside[-1]][1] >= char_end:
+                start = next(k for k in inside if offsets[k][1] > char_start)
+                end = next(k for k in reversed(inside) if offsets[k][0] < char_end)
+        feature = {key: encoded[key][i] for key in encoded
+                   if key not in ("offset_mapping", "overflow_to_sample_mapping")}
+        feature.update(start_positions=start, end_positions=end, offset_mapping=offsets, example_index=example,
+                       cls_index=cls)
+        features.append(feature)
+    return features
+
+
+def best_answers(starts: Any, ends: Any, rows: Sequence[dict[str, Any]], examples: Sequence[QAExample],
+                 allow_empty: bool) -> list[str]:
+    """The best span per question over all its windows (start + end logit, at most
+    MAX_ANSWER_TOKENS long); "" where no answer scores higher (allowed when the data has some)."""
+    import numpy as np
+
+    best: dict[int, tuple[float, str]] = {}
+    null: dict[int, float] = {}
+    for i, row in enumerate(rows):
+        index, offsets, cls = row["example_index"], row["offset_mapping"], row["cls_index"]
+        start, end = np.asarray(starts[i][:len(offsets)], float), np.asarray(ends[i][:len(offsets)], float)
+        null[index] = min(null.get(index, np.inf), float(start[cls] + end[cls]))
+        context = examples[index].context
+        for a in np.argsort(start)[::-1][:N_BEST]:
+            if offsets[a] is None:
+                continue
+            for b in np.argsort(end)[::-1][:N_BEST]:
+                if offsets[b] is None or b < a or b - a + 1 > MAX_ANSWER_TOKENS:
+                    continue
+                score = float(start[a] + end[b])
+                if score > best.get(index, (-np.inf, ""))[0]:
+                    best[index] = (score, context[offsets[a][0]:offsets[b][1]])
+    answers = []
+    for index in range(len(examples)):
+        score, text = best.get(index, (-np.inf, ""))
+        answers.append("" if allow_empty and null.get(index, -np.inf) > score else text)
+    return answers
+
+
+def qa_metrics(examples: Sequence[QAExample], rows: Sequence[dict[str, Any]], allow_empty: bool) -> metrics_mod.Metrics:
+    """Exact match and F1 (0-1, the SQuAD normalisation of Evaluate) of the best spans."""
+    from bertstudio.core.evaluate.squad import squad_scores
+
+    def compute(pred: Any) -> dict[str, float]:
+        starts, ends = pred.predictions[:2]
+        predicted = best_answers(starts, ends, rows, examples, allow_empty)
+        scores = squad_scores([x.answers for x in examples], predicted)
+        return {key: scores[key] / 100.0 for key in ("exact_match", "f1")}  # 0-1, on the scores' axis
+
+    return compute
+
+
+def keep_logits(logits: Any, _labels: Any) -> Any:
+    """Validation keeps the start and end logits whole: the span is picked from both."""
+    return logits
+
+
+class QACollator:
+    """Pads the windows; the validation-only fields never reach the model."""
+
+    def __init__(self, tokenizer: Any) -> None:
+        from transformers import DataCollatorWithPadding
+
+        self.pad = DataCollatorWithPadding(tokenizer)
+
+    def __call__(self, features: list[dict[str, Any]]) -> Any:
+        return self.pad([{k: v for k, v in f.items() if k not in _EXTRA} for f in features])
+
+
+class QuestionAnswering(TrainableTask):
+    key: ClassVar[str] = QA_SPEC.key  # trains the QA spec's head; the same name as `evaluate --task`
+    title = "Question answering (SQuAD JSON, or question/context/answer table)"
+    demo_files = ("qa_train.json", "qa_eval.json")
+    auto_class = "AutoModelForQuestionAnswering"
+
+    def read(self, config: Config, nsp: bool = True) -> Data:
+        questions = read_qa(config.train_file)
+        evaluation = read_qa(config.eval_file) if config.eval_file else None
+        if evaluation is None:
+            questions, evaluation = held_out(questions, config)
+        unanswerable = sum(not q.answers for q in questions)
+        notes = (f"{unanswerable} of {len(questions)} training questions have no answer (SQuAD v2.0): "
+                 "validation may predict no answer.",) if unanswerable else ()
+        return Data(questions, evaluation, [], notes)
+
+    def planned_examples(self, config: Config, data: Data) -> int:
+        """The windows, counted with the base model's tokenizer when it is a local folder."""
+        folder = Path(config.model).expanduser() if config.model else None
+        if folder is None or not (folder / "config.json").is_file() or len(data.train) > COUNT_WINDOWS_UP_TO:
+            return len(data.train)
+        from bertstudio.core.lazy_imports import import_transformers
+
+        try:
+            tokenizer = import_transformers().AutoTokenizer.from_pretrained(folder, trust_remote_code=False)
+            return len(encode_windows(tokenizer, data.train, config.max_length))
+        except InputError:
+            raise
+        except Exception:  # noqa: BLE001 - the run itself reports a tokenizer it cannot load
+            return len(data.train)
+
+    def load(self, folder: Path, config: Config, labels: list[str], tokenizer: Any) -> tuple[Any, bool]:
+        if not getattr(tokenizer, "is_fast", False):
+            raise ModelSourceError("Question answering needs a fast tokenizer (tokenizer.json) for answer offsets.")
+        import transformers
+
+        return load_model_class(transformers.AutoModelForQuestionAnswering, folder), False
+
+    def encode(self, tokenizer: Any, rows: Any, labels: list[str], max_length: int,
+               nsp: bool) -> tuple[list[dict[str, Any]], list[int]]:
+        features = encode_windows(tokenizer, rows, max_length)
+        return features, [len(f["input_ids"]) for f in features]
+
+    def collator(self, tokenizer: Any) -> Any:
+        return QACollator(tokenizer)
+
+    def evaluation(self, data: Data, eval_rows: list[dict[str, Any]], nsp: bool) -> tuple[metrics_mod.Metrics, Any]:
+        allow_empty = any(not q.answers for q in data.train)
+        return qa_metrics(data.eval, eval_rows, allow_empty), keep_logits

@@ -1,0 +1,170 @@
+"""Edit and pin for every task tab (mixed into TaskTab): keep an input and its result, edit, run,
+and the tab shows the edit's result beside the pinned one through its own compare rendering
+(A = the pinned input, B = the edit) with the spec's differences; the kept inputs are stepped
+through (Alt+Left/Right) and saved in the workspace. Also opens "What would flip this?"."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QKeySequence, QShortcut
+from PySide6.QtWidgets import QVBoxLayout
+
+from bertstudio.core.errors import BertStudioError
+from bertstudio.core.jobs import Outcome
+from bertstudio.ui.widgets.pin_bar import PinBar, PinEntry, Pins, summary
+from bertstudio.workers.jobs import pinned_job, task_job
+
+
+class PinnedInputs:
+    """TaskTab's pins. Uses the template's own members (spec, runner, result, outcome, render, state...)."""
+
+    spec: Any
+    runner: Any
+    result: Any
+    outcome: Any
+
+    def build_pins(self, box: QVBoxLayout) -> None:
+        self.pins = Pins()
+        self.pin_run = ""  # "" a plain run; "one": a run compared with the pinned result; "both": both computed
+        self.flip_panel: Any = None
+        searchable = self.spec.counterfactual is not None and self.spec.explain is not None
+        self.pin_bar = PinBar(can_flip=searchable)
+        # a tab whose Run returns more than an Outcome (Attention's bundle) is not compared with pins
+        self.pinnable = self.job() is task_job and self.spec.compare is not None
+        self.pin_bar.pin_button.setVisible(self.pinnable)
+        self.pin_bar.setVisible(self.pinnable or searchable)  # nothing to offer: no empty row above the results
+        box.addWidget(self.pin_bar)
+        self.pin_bar.pin_clicked.connect(self.pin)
+        self.pin_bar.unpin_clicked.connect(self.unpin)
+        self.pin_bar.stepped.connect(self.step_pin)
+        self.pin_bar.flip_clicked.connect(self.open_flip)
+        if self.pinnable:  # a tab without pins keeps Alt+Left/Right for itself (Attention: heads)
+            context = Qt.ShortcutContext.WidgetWithChildrenShortcut
+            QShortcut(QKeySequence("Alt+Left"), self, lambda: self.pin_bar.step_by(-1), context=context)
+            QShortcut(QKeySequence("Alt+Right"), self, lambda: self.pin_bar.step_by(1), context=context)
+
+    def show_pins(self, line: str = "") -> None:
+        self.pin_bar.show_pins(self.pins, line)
+
+    # -- pin, unpin, step ----------------------------------------------------------------------
+    def pin(self) -> None:
+        ran = self.last_ran()
+        if self.result is None or ran is None:
+            return
+        self.pins.pin(self.state(), ran, self.result)
+        self.show_pins("Pinned. Edit the input and run: the new result is shown beside it.")
+
+    def unpin(self) -> None:
+        self.pins.clear()
+        self.show_pins()
+        if self.result is not None and self.outcome is not None and self.outcome.result is not self.result:
+            self.outcome = Outcome(self.result, notes=self.outcome.notes)
+            self.render(self.outcome)
+
+    def step_pin(self, index: int) -> None:
+        if not 0 <= index < len(self.pins.entries):
+            return
+        self.pins.current = index
+        entry = self.pins.entries[index]
+        self.restore(entry.view)
+        if entry.result is None or self.pins.pinned.result is None:
+            self.clear_shown()
+            self.show_pins("Not run with this model yet: Run (Ctrl+Enter).")
+            return
+        shown = self.compared(entry)
+        self.outcome, self.result = shown, entry.result
+        self.render(shown)
+        self.shown_now(entry.inputs)
+
+    # -- running with a pin --------------------------------------------------------------------
+    def start_pinned(self, request: Any, inputs: Any, compare_source: str | None, heads: Any) -> bool:
+        """Called by Run: marks a run to compare with the pinned input; True when it started the job itself
+        (both inputs in one job: the pinned result is not known for this model)."""
+        self.pin_run = ""
+        if not self.pins.active or not self.pinnable or compare_source or heads:
+            if self.pins.active:
+                self.show_pins("Pins are compared when no second model and no heads off are set.")
+            return False
+        pinned = self.pins.pinned
+        if pinned.result is not None:
+            self.pin_run = "one"
+            return False
+        if pinned.inputs is None:
+            return False
+        self.pin_run = "both"
+        self.runner.start(pinned_job, self.spec, request, pinned.inputs, inputs)
+        return True
+
+    def pinned_outcome(self, outcome: Any) -> tuple[Any, Any]:
+        """(what the tab shows, this input's own result) for a finished run."""
+        kind, self.pin_run = self.pin_run, ""
+        if not kind or not self.pins.active:
+            return outcome, outcome.result
+        own = outcome.result
+        if kind == "both":
+            self.pins.pinned.result, own = outcome.result, outcome.second
+        entry = self.pins.add(self.state(), self.last_ran(), own)
+        return self.compared(entry, outcome.notes), own
+
+    def compared(self, entry: PinEntry, notes: tuple[Any, ...] = ()) -> Outcome[Any]:
+        pinned = self.pins.pinned
+        if entry is pinned or pinned.result is None:
+            self.show_pins("The pinned input. Edit it and run to compare.")
+            return Outcome(entry.result, notes=notes)
+        diff = self.spec.compare(pinned.result, entry.result)
+        self.show_pins(f"A: pinned, B: {entry.label}. {summary(diff)}")
+        return Outcome(pinned.result, entry.result, f"{entry.label} (A: pinned)", diff, notes)
+
+    # -- workspace -------------------------------------------------------------------------------
+    def pins_state(self) -> dict[str, Any]:
+        return {"pins": self.pins.to_json(), "pin": self.pins.current} if self.pins.active else {}
+
+    def restore_pins(self, state: dict[str, Any]) -> None:
+        """Pins from a workspace (checked by core/workspace_file): their inputs read back through the
+        tab's own widgets; their results come with the next Run."""
+        saved = [item for item in state.get("pins") or [] if isinstance(item, dict)]
+        if not saved:
+            self.pins.clear()
+            self.show_pins()
+            return
+        now = self.state()
+        inputs = []
+        for item in saved:
+            self.restore(item.get("view") or {})
+            try:
+                inputs.append(self.inputs())
+            except BertStudioError:
+                inputs.append(None)
+        self.restore(now)
+        self.pins.restore(saved, inputs, int(state.get("pin") or 0))
+        self.show_pins("Pins restored: Run to compare.")
+
+    # -- what would flip this ------------------------------------------------------------------
+    def open_flip(self) -> None:
+        from bertstudio.ui.widgets.counterfactual_panel import CounterfactualPanel
+
+        if self.flip_panel is None:
+            self.flip_panel = CounterfactualPanel(self.spec, self.flip_source, self)
+            self.flip_panel.open_texts.connect(self.open_counterfactual)
+        self.flip_panel.show()
+        self.flip_panel.raise_()
+
+    def flip_source(self) -> tuple[Any, Any]:
+        return self.model_request(), self.inputs()
+
+    def open_counterfactual(self, texts: tuple[str, ...]) -> None:
+        """One click on a result: the edited input in the tab, run."""
+        self.set_inputs(self.spec.explain.inputs_of(tuple(texts)))
+        self.run()
+
+    # -- from the template -----------------------------------------------------------------------
+    def last_ran(self) -> Any:
+        raise NotImplementedError
+
+    def clear_shown(self) -> None:
+        raise NotImplementedError
+
+    def shown_now(self, inputs: Any) -> None:
+        raise NotImplementedError

@@ -1,0 +1,169 @@
+"""What would flip this? The counterfactual search (core/whatif) for one task tab's input.
+
+Method, most edits, the masked LM that proposes words; Find runs the search in a worker (progress,
+Cancel or Esc); the results, fewest edits first, each with its prediction and "Open in editor"
+(the tab takes the edited input and runs it).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QKeySequence, QShortcut
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QComboBox,
+    QDialog,
+    QFormLayout,
+    QHBoxLayout,
+    QHeaderView,
+    QLineEdit,
+    QPushButton,
+    QSpinBox,
+    QTableWidget,
+    QTableWidgetItem,
+    QVBoxLayout,
+    QWidget,
+)
+
+from bertstudio.core.errors import BertStudioError
+from bertstudio.core.models import LoadRequest
+from bertstudio.core.notes import Note
+from bertstudio.ui.widgets.notes_area import NotesArea
+from bertstudio.ui.widgets.run_controls import ProgressLine
+from bertstudio.workers.runner import TaskRunner
+
+METHODS = (("mlm", "Masked-LM substitution"), ("hotflip", "HotFlip (gradient-guided)"), ("ablation", "Removal"))
+COLUMNS = ("Edits", "Prediction", "Score", "Edited input", "")
+
+
+class CounterfactualPanel(QDialog):
+    """`source()` gives (LoadRequest or None, the tab's input; InputError when it cannot run)."""
+
+    open_texts = Signal(object)  # the edited texts of one result (tuple of str)
+
+    def __init__(self, spec: Any, source: Callable[[], tuple[LoadRequest | None, Any]],
+                 parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        from bertstudio.core.whatif.search import MAX_EDITS
+
+        self.spec, self.source = spec, source
+        self.setWindowTitle(f"What would flip this? — {spec.title}")
+        self.resize(820, 460)
+        self.runner = TaskRunner(self)
+        self.method = QComboBox()
+        for key, label in METHODS:
+            self.method.addItem(label, key)
+        self.max_edits = QSpinBox()
+        self.max_edits.setRange(1, MAX_EDITS)
+        self.max_edits.setValue(2)
+        self.mlm = QLineEdit()
+        self.mlm.setPlaceholderText("the model's own MLM head (or a masked LM with the same vocabulary)")
+        self.method.currentIndexChanged.connect(lambda _i: self.mlm.setEnabled(self.method.currentData() == "mlm"))
+        form = QFormLayout()
+        form.addRow("Method:", self.method)
+        form.addRow("At most edits:", self.max_edits)
+        form.addRow("Masked LM:", self.mlm)
+        self.find_button = QPushButton("Find")
+        self.find_button.setToolTip("Search (Ctrl+Enter)")
+        self.cancel_button = QPushButton("Cancel")
+        self.cancel_button.setToolTip("Cancel (Esc)")
+        self.cancel_button.setEnabled(False)
+        self.progress = ProgressLine()
+        self.notes = NotesArea(one_line=True)
+        buttons = QHBoxLayout()
+        buttons.addWidget(self.find_button)
+        buttons.addWidget(self.cancel_button)
+        buttons.addWidget(self.progress, 1)
+        self.table = QTableWidget(0, len(COLUMNS))
+        self.table.setHorizontalHeaderLabels(COLUMNS)
+        self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        header = self.table.horizontalHeader()
+        header.setSectionResizeMode(3, QHeaderView.ResizeMode.Stretch)
+        for column in (0, 1, 2, 4):
+            header.setSectionResizeMode(column, QHeaderView.ResizeMode.ResizeToContents)
+        self.table.verticalHeader().setVisible(False)
+        self.table.cellDoubleClicked.connect(lambda row, _column: self.open_row(row))
+        layout = QVBoxLayout(self)
+        layout.addLayout(form)
+        layout.addLayout(buttons)
+        layout.addWidget(self.table, 1)
+        layout.addWidget(self.notes)
+        self.results: tuple[Any, ...] = ()
+        self.find_button.clicked.connect(self.find)
+        self.cancel_button.clicked.connect(self.cancel)
+        QShortcut(QKeySequence("Ctrl+Return"), self, self.find)
+        self.runner.started.connect(self._started)
+        self.runner.finished.connect(self._finished)
+        self.runner.progress.connect(self.progress.show_event)
+        self.runner.result.connect(self.show_result)
+        self.runner.error.connect(lambda error: self.notes.set_notes([_error_note(error)]))
+        self.runner.cancelled.connect(lambda: self.notes.set_notes([Note("info", "Cancelled.")]))
+
+    def keyPressEvent(self, event: Any) -> None:  # noqa: N802 - Qt's name
+        """Esc cancels a running search (and closes the dialog only when nothing runs)."""
+        if event.key() == Qt.Key.Key_Escape and self.runner.busy:
+            self.cancel()
+            return
+        super().keyPressEvent(event)
+
+    def find(self) -> None:
+        from bertstudio.core.whatif.search import options
+        from bertstudio.workers.jobs import counterfactual_job
+
+        try:
+            request, inputs = self.source()
+            if request is None:
+                raise BertStudioError("Load a model first.")
+            chosen = options(self.method.currentData(), self.max_edits.value(), 8, mlm=self.mlm.text())
+        except BertStudioError as error:
+            self.notes.set_notes([_error_note(error)])
+            return
+        self.table.setRowCount(0)
+        self.runner.start(counterfactual_job, self.spec, request, inputs, chosen)
+
+    def cancel(self) -> None:
+        if self.runner.busy and not self.runner.stop_requested:
+            self.runner.cancel()
+
+    def _started(self) -> None:
+        self.find_button.setEnabled(False)
+        self.cancel_button.setEnabled(True)
+        self.notes.clear()
+        self.progress.start()
+
+    def _finished(self) -> None:
+        self.find_button.setEnabled(True)
+        self.cancel_button.setEnabled(False)
+        self.progress.stop()
+
+    def show_result(self, result: Any) -> None:
+        self.results = result.counterfactuals
+        self.table.setRowCount(len(self.results))
+        for row, found in enumerate(self.results):
+            edits = ", ".join(f"{e.word.text} → {e.new}" if e.new else f"−{e.word.text}" for e in found.edits)
+            cells = (edits, found.prediction.label, f"{found.prediction.score:.3f}", " | ".join(found.texts))
+            for column, text in enumerate(cells):
+                item = QTableWidgetItem(text)
+                item.setToolTip(text)
+                self.table.setItem(row, column, item)
+            button = QPushButton("Open in editor")
+            button.setToolTip("Put this edited input in the tab and run it")
+            button.clicked.connect(lambda _checked=False, at=row: self.open_row(at))
+            self.table.setCellWidget(row, 4, button)
+        original = result.original
+        head = Note("info", f"Original: {original.label} ({original.score:.3f}); {len(self.results)} "
+                    f"counterfactual(s) from {result.evaluated:,} edited inputs ({result.method}).")
+        self.notes.set_notes([head, *result.notes])
+
+    def open_row(self, row: int) -> None:
+        if 0 <= row < len(self.results):
+            self.open_texts.emit(self.results[row].texts)
+
+
+def _error_note(error: BaseException) -> Note:
+    text = getattr(error, "message", None) or f"{type(error).__name__}: {error}"
+    return Note("error", f"{text} {getattr(error, 'hint', '')}".strip())

@@ -1,0 +1,90 @@
+"""Faithfulness of one or more explanations: AOPC and every bin, one row per explanation.
+
+Comprehensiveness (C) is how much F drops when the explanation's top k% tokens are deleted:
+higher is more faithful. Sufficiency (S) is how much F drops when only they are kept: lower is
+more faithful. The best AOPC of each kind is in bold when several explanations are compared.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QFont
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QHeaderView,
+    QLabel,
+    QTableWidget,
+    QTableWidgetItem,
+    QVBoxLayout,
+    QWidget,
+)
+
+from bertstudio.core.explain.methods import FAITHFULNESS_BINS
+
+CAPTION = ("<b>Faithfulness</b> (ERASER): C = F(x) − F(x without the top k% tokens), higher is more faithful; "
+           "S = F(x) − F(only those tokens), lower is more faithful; AOPC = mean over k.")
+EMPTY = "Tick Faithfulness and explain to see how much the top tokens carry the prediction."
+
+
+class FaithfulnessTable(QWidget):
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.caption = QLabel(EMPTY)
+        self.caption.setWordWrap(True)
+        headers = ["method", "AOPC C ↑", "AOPC S ↓", *(f"C {k}%" for k in FAITHFULNESS_BINS),
+                   *(f"S {k}%" for k in FAITHFULNESS_BINS)]
+        self.table = QTableWidget(0, len(headers))
+        self.table.setHorizontalHeaderLabels(headers)
+        self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        self.table.verticalHeader().setVisible(False)
+        self.table.verticalHeader().setDefaultSectionSize(self.fontMetrics().height() + 8)  # compact rows
+        header = self.table.horizontalHeader()
+        header.setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
+        for column in range(1, len(headers)):
+            header.setSectionResizeMode(column, QHeaderView.ResizeMode.ResizeToContents)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(self.caption)
+        layout.addWidget(self.table, 1)
+
+    def height_for(self, rows: int) -> int:
+        """The height that shows the caption, the header and `rows` rows without scrolling."""
+        return (self.caption.sizeHint().height() + self.table.horizontalHeader().sizeHint().height()
+                + rows * self.table.verticalHeader().defaultSectionSize() + 2 * self.table.frameWidth() + 8)
+
+    def clear(self) -> None:
+        self.table.setRowCount(0)
+        self.caption.setText(EMPTY)
+
+    def show_rows(self, rows: Sequence[tuple[str, Any]]) -> None:
+        """(name, core.explain.faithfulness.Faithfulness or None) per explanation."""
+        measured = [f for _, f in rows if f is not None]
+        self.caption.setText(CAPTION if measured else EMPTY)
+        self.table.setRowCount(len(rows))
+        best_c = max((f.aopc_comprehensiveness for f in measured), default=None)
+        best_s = min((f.aopc_sufficiency for f in measured), default=None)
+        for r, (name, faithful) in enumerate(rows):
+            cells: list[tuple[str, bool]] = [(name, False)]
+            if faithful is None:
+                cells += [("–", False)] * (self.table.columnCount() - 1)
+            else:
+                several = len(measured) > 1
+                cells += [(f"{faithful.aopc_comprehensiveness:+.3f}",
+                           several and faithful.aopc_comprehensiveness == best_c),
+                          (f"{faithful.aopc_sufficiency:+.3f}", several and faithful.aopc_sufficiency == best_s)]
+                cells += [(f"{v:+.3f}", False) for v in (*faithful.comprehensiveness, *faithful.sufficiency)]
+            for c, (text, bold) in enumerate(cells):
+                item = QTableWidgetItem(text)
+                if c:
+                    item.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+                if bold:
+                    font = QFont(item.font())
+                    font.setBold(True)
+                    item.setFont(font)
+                if faithful is not None and c == 0:
+                    item.setToolTip(f"{faithful.tokens} tokens counted; F(x) = {faithful.score:.4f}")
+                self.table.setItem(r, c, item)

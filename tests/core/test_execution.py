@@ -1,0 +1,102 @@
+"""The one execution path (core/execution.py): lock, inference mode, device move, what fits the model.
+
+The task modules name none of those themselves; the first test reads them to make sure a new or
+changed task goes through the path instead of writing its own copy.
+"""
+
+from __future__ import annotations
+
+import ast
+import threading
+from pathlib import Path
+
+import pytest
+
+from bertstudio.core import execution
+from bertstudio.core.errors import TaskCancelled
+from bertstudio.core.models import LoadRequest, load_model
+from bertstudio.core.progress import TaskControl
+
+TASKS = Path(__file__).resolve().parents[2] / "bertstudio" / "core" / "tasks"
+# pretraining is a model class only; spec.py runs nothing.
+NOT_RUN_HERE = {"pretraining.py", "spec.py", "__init__.py"}
+# What only core/execution.py may write: the model lock, inference mode, a device move, the cut.
+OWN_COPIES = {"lock", "inference_mode", "no_grad", "device", "fit_to_model"}
+
+
+def test_task_modules_run_the_model_through_the_one_path() -> None:
+    found = []
+    for path in sorted(TASKS.glob("*.py")):
+        if path.name in NOT_RUN_HERE:
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            name = node.attr if isinstance(node, ast.Attribute) else node.id if isinstance(node, ast.Name) else None
+            if name in OWN_COPIES:
+                found.append(f"{path.name}:{node.lineno} {name}")
+    assert not found, "use core.execution (exclusive, forward, on_device, fit) instead:\n" + "\n".join(found)
+
+
+def test_the_guard_sees_an_own_copy(tmp_path: Path) -> None:
+    """The same scan on a task written the old way finds each thing it must not write."""
+    source = ("def run(loaded):\n    import torch\n    with loaded.lock, torch.inference_mode():\n"
+              "        return loaded.model(**x.to(loaded.model.device))\n")
+    names = {node.attr for node in ast.walk(ast.parse(source)) if isinstance(node, ast.Attribute)}
+    assert {"lock", "inference_mode", "device"} <= names & OWN_COPIES
+
+
+@pytest.fixture(scope="module")
+def loaded(checkpoint_factory):  # noqa: ANN001, ANN201 - pytest fixture
+    return load_model(LoadRequest(str(checkpoint_factory("bert", "SequenceClassification")), "classification"))
+
+
+def test_exclusive_holds_the_lock_and_inference_mode(loaded) -> None:  # noqa: ANN001
+    import torch
+
+    seen: list[bool] = []
+    with execution.exclusive(loaded) as model:
+        assert model is loaded.model and torch.is_inference_mode_enabled()
+        other = threading.Thread(target=lambda: seen.append(loaded.lock.acquire(timeout=0.05)))
+        other.start()
+        other.join()
+        with execution.exclusive(loaded):  # re-entrant: a helper inside a task takes it again
+            pass
+    assert seen == [False]
+    assert not torch.is_inference_mode_enabled()
+
+
+def test_forward_moves_numpy_windows_and_equals_the_model(loaded) -> None:  # noqa: ANN001
+    import numpy as np
+    import torch
+
+    encoding = loaded.tokenizer(["the cat sat", "a dog"], padding=True, return_tensors="np")
+    output = execution.forward(loaded.model, dict(encoding))
+    with torch.no_grad():
+        expected = loaded.model(**{k: torch.from_numpy(np.asarray(v)) for k, v in encoding.items()}).logits
+    assert torch.equal(output.logits, expected)
+
+
+def test_too_long_equals_counting_every_token(loaded) -> None:  # noqa: ANN001
+    limit = loaded.info.max_length
+    texts = ["the cat", "the cat sat on the mat " * 12, "dog " * (limit - 2), "dog " * (limit - 1)]
+    pairs = ["a dog", "x", "y " * 30, "z"]
+    for seconds in (None, pairs):
+        ids = loaded.tokenizer(texts, seconds)["input_ids"]
+        assert execution.too_long(loaded, texts, seconds) == [len(row) > limit for row in ids]
+    assert execution.too_long(loaded, texts)[2:] == [False, True]  # at the limit exactly, and one over
+
+
+def test_too_long_is_cancellable(loaded) -> None:  # noqa: ANN001
+    control = TaskControl()
+    control.request_stop()
+    with pytest.raises(TaskCancelled):
+        execution.too_long(loaded, ["word " * 200] * 3, control=control)
+
+
+def test_fit_cuts_at_a_token_and_says_so(loaded) -> None:  # noqa: ANN001
+    text = "the cat sat on the mat " * 20
+    read, truncation = execution.fit(loaded, text)
+    assert truncation is not None and text.startswith(read) and len(read) < len(text)
+    assert len(loaded.tokenizer(read)["input_ids"]) <= loaded.info.max_length
+    (note,) = execution.truncation_notes(truncation)
+    assert note.level == "warning" and note.text == truncation.message
+    assert execution.fit(loaded, "the cat") == ("the cat", None) and execution.truncation_notes(None) == ()

@@ -1,0 +1,116 @@
+"""Edit and pin in the template tab, and the "What would flip this?" panel (open in editor)."""
+
+from __future__ import annotations
+
+import pytest
+from PySide6.QtCore import Qt
+
+from bertstudio.core.workspace_file import validate
+from bertstudio.ui.tabs.classification_tab import ClassificationTab
+from bertstudio.ui.tabs.fill_mask_tab import FillMaskTab
+from tests.ui.conftest import load_model_in, run_tab, tab_of
+
+
+@pytest.fixture(scope="module")
+def sensitive_classifier(checkpoint_factory, tmp_path_factory):  # noqa: ANN001, ANN201
+    """A tiny random classifier drawn wide enough that an edit can change its label (see test_counterfactual)."""
+    import torch
+    import transformers
+
+    source = checkpoint_factory("bert", "SequenceClassification")
+    config = transformers.AutoConfig.from_pretrained(source)
+    config.initializer_range = 0.6
+    torch.manual_seed(0)
+    folder = tmp_path_factory.mktemp("sensitive-classifier")
+    transformers.BertForSequenceClassification(config).save_pretrained(folder)
+    transformers.AutoTokenizer.from_pretrained(source).save_pretrained(folder)
+    return folder
+
+
+def test_pin_edit_step_and_workspace(qtbot, window, sensitive_classifier) -> None:  # noqa: ANN001
+    tab = tab_of(window, ClassificationTab)
+    load_model_in(qtbot, tab, sensitive_classifier)
+    assert not tab.pin_bar.pin_button.isEnabled()  # nothing to pin before a result
+    tab.text.setPlainText("a good film about the old city and the river .")
+    run_tab(qtbot, tab, idle=True)
+    pinned_scores = [s.score for s in tab.result.first.scores]
+    tab.pin_bar.pin_button.click()
+    assert tab.pins.active and tab.pin_bar.entries.count() == 1 and tab.pin_bar.unpin_button.isVisibleTo(tab)
+
+    tab.text.setPlainText("tree good film about the old city and the river .")
+    run_tab(qtbot, tab, idle=True)
+    assert tab.outcome.second is not None and tab.outcome.second_source.startswith("edit 1")
+    assert [s.score for s in tab.outcome.result.first.scores] == pinned_scores  # A: the pinned result
+    assert tab.result is tab.outcome.second  # this input's own result (what Explain… reads)
+    assert tab.bars.side_b.isVisibleTo(tab)  # the tab's own compare rendering shows both
+    assert "A: pinned, B: edit 1" in tab.pin_bar.summary.text() and "positive" in tab.pin_bar.summary.text()
+    tab.text.setPlainText("a good film about the new city .")
+    run_tab(qtbot, tab, idle=True)
+    assert tab.pin_bar.entries.count() == 3 and tab.pin_bar.entries.currentIndex() == 2
+
+    window.tabs.setCurrentWidget(tab)
+    window.activateWindow()
+    qtbot.waitUntil(window.isActiveWindow, timeout=5_000)
+    tab.text.setFocus()
+    qtbot.keyClick(tab.text, Qt.Key.Key_Left, Qt.KeyboardModifier.AltModifier)  # step back to edit 1
+    assert tab.pin_bar.entries.currentIndex() == 1
+    assert tab.text.toPlainText() == "tree good film about the old city and the river ."
+    assert tab.stale_reason() == "" and tab.outcome.second_source.startswith("edit 1")
+    tab.pin_bar.step_by(-1)  # the pinned input alone
+    assert tab.outcome.second is None and tab.text.toPlainText().startswith("a good film about the old")
+
+    state = tab.workspace_state()
+    assert [p["label"] for p in state["pins"]] == ["pinned", "edit 1", "edit 2"] and state["pin"] == 0
+    checked = validate({"format": "bertstudio-workspace", "version": 1, "tabs": {tab.TASK: state}},
+                       {tab.TASK: tab.state()})
+    assert not checked.problems and checked.data["tabs"][tab.TASK]["pins"] == state["pins"]
+    tab.pin_bar.unpin_button.click()
+    assert not tab.pins.active and not tab.pin_bar.entries.isVisibleTo(tab)
+    tab.restore_workspace(state)  # pins come back as inputs; their results with the next run
+    assert tab.pin_bar.entries.count() == 3 and tab.pins.entries[2].inputs.text == "a good film about the new city ."
+    tab.pin_bar.step_by(2)
+    assert tab.text.toPlainText() == "a good film about the new city ."
+    run_tab(qtbot, tab, idle=True)  # the pinned input is run in the same job
+    assert tab.outcome.second is not None and [s.score for s in tab.outcome.result.first.scores] == pinned_scores
+
+
+def test_what_would_flip_this_opens_in_the_editor(qtbot, window, sensitive_classifier) -> None:  # noqa: ANN001
+    tab = tab_of(window, ClassificationTab)
+    assert tab.pin_bar.flip_button.isVisibleTo(tab)
+    load_model_in(qtbot, tab, sensitive_classifier)
+    tab.text.setPlainText("a good film about the old city and the river .")
+    tab.pin_bar.flip_button.click()
+    panel = tab.flip_panel
+    panel.method.setCurrentIndex(panel.method.findData("hotflip"))
+    panel.max_edits.setValue(3)
+    with qtbot.waitSignal(panel.runner.result, timeout=60_000):
+        panel.find_button.click()
+    qtbot.waitUntil(lambda: not panel.runner.busy, timeout=10_000)
+    assert panel.table.rowCount() > 0
+    edits = [int(panel.table.item(r, 0).text().count("→") + panel.table.item(r, 0).text().count("−"))
+             for r in range(panel.table.rowCount())]
+    assert edits == sorted(edits)
+    claimed = panel.table.item(0, 1).text()
+    with qtbot.waitSignal(tab.runner.result, timeout=60_000):
+        panel.table.cellWidget(0, 4).click()  # Open in editor: the tab takes the text and runs it
+    qtbot.waitUntil(lambda: not tab.runner.busy, timeout=10_000)
+    assert tab.text.toPlainText() == panel.results[0].texts[0]
+    assert tab.result.first.top.label == claimed
+
+    panel.max_edits.setValue(5)  # Esc cancels a running search
+    panel.method.setCurrentIndex(panel.method.findData("ablation"))
+    tab.text.setPlainText(" ".join(["the good old city and the river in the night"] * 6))
+    with qtbot.waitSignal(panel.runner.finished, timeout=30_000):
+        panel.find_button.click()
+        qtbot.waitUntil(lambda: panel.runner.busy, timeout=5_000)
+        qtbot.keyClick(panel, Qt.Key.Key_Escape)
+    assert "Cancelled" in panel.notes.text()
+    panel.close()
+
+
+def test_task_tabs_without_a_search_hide_the_button(qtbot, window) -> None:  # noqa: ANN001
+    for tab in window.task_tabs.values():
+        if hasattr(tab, "pin_bar"):
+            searchable = tab.spec.counterfactual is not None
+            assert tab.pin_bar.flip_button.isVisibleTo(tab) == searchable, tab.TASK
+    assert tab_of(window, FillMaskTab).pin_bar.flip_button.isVisibleTo(tab_of(window, FillMaskTab))

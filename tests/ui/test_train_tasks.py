@@ -1,0 +1,100 @@
+"""The Train tab with the new heads: each offers its demo data and draws the planned curve before
+Start; a QA run shows live exact match and F1 and opens in the QA tab and in Evaluate."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from bertstudio.ui.tabs.train_tab import TrainTab
+from tests.core.test_training_tasks import small_copy
+from tests.ui.conftest import tab_of
+
+SHOTS = os.environ.get("BERTSTUDIO_SHOTS", "")  # a folder: the test also saves its screens there
+
+
+def test_demo_data_draws_the_plan(qtbot, window, checkpoint_factory) -> None:  # noqa: ANN001
+    tab = tab_of(window, TrainTab)
+    tab.base_model.setText(str(checkpoint_factory("bert", "Model")))
+    tab.max_length.setValue(64)
+    for task in ("qa", "choice", "regression"):
+        tab.task.setCurrentIndex(tab.task.findData(task))
+        with qtbot.waitSignal(tab.plan_runner.result, timeout=60_000):
+            tab.use_demo_data()
+        assert tab.plan_result is not None and len(tab.plots.planned_lr.xData) == tab.progress.maximum() > 0, task
+        assert tab.columns_box.isVisibleTo(tab) == (task == "regression")
+    assert (tab.text_column.currentText(), tab.pair_column.currentText(), tab.label_column.currentText()) == (
+        "sentence1", "sentence2", "score")
+    if SHOTS:
+        window.tabs.setCurrentWidget(tab)
+        window.resize(1280, 800)
+        qtbot.wait(50)
+        window.grab().save(str(Path(SHOTS) / "H-train-regression-plan.png"))
+
+
+def test_qa_run_shows_exact_match_and_f1_and_opens_in_qa_and_evaluate(qtbot, window, checkpoint_factory,  # noqa: ANN001
+                                                                       tmp_path: Path) -> None:
+    from bertstudio.ui import theme
+
+    tab = tab_of(window, TrainTab)
+    window.tabs.setCurrentWidget(tab)
+    window.resize(1280, 800)
+    tab.task.setCurrentIndex(tab.task.findData("qa"))
+    tab.base_model.setText(str(checkpoint_factory("bert", "Model")))
+    tab.train_file.setText(str(small_copy("qa", "qa_train.json", tmp_path, 8)))
+    tab.eval_file.setText(str(small_copy("qa", "qa_eval.json", tmp_path, 3)))
+    tab.output_dir.setText(str(tmp_path / "qa-run"))
+    for widget, value in ((tab.max_steps, 8), (tab.batch_size, 8), (tab.max_length, 64), (tab.warmup_steps, 2),
+                          (tab.eval_steps, 4)):
+        widget.setValue(value)
+    with qtbot.waitSignal(tab.runner.result, timeout=240_000):
+        tab.start()
+    tab.plots.flush()
+    assert {"exact_match", "f1"} <= set(tab.plots.metrics)
+    assert "exact_match" in tab.metrics_label.text() and "f1" in tab.metrics_label.text()
+    assert tab.result.open_in == ("qa",) and tab.open_buttons["qa"].isVisibleTo(tab)
+    assert not tab.open_buttons["multiple-choice"].isVisibleTo(tab)
+    calls: list[tuple] = []
+    window.open_evaluation = lambda *args: calls.append(args)
+    tab.evaluate_result()
+    assert calls == [(tab.result.output_dir, tab.eval_file.text(), "qa")]
+    if SHOTS:
+        manager = theme.manager()
+        mode = manager.mode
+        try:
+            for name in ("light", "dark"):
+                manager.set_mode(name, remember=False)
+                qtbot.wait(50)
+                window.grab().save(str(Path(SHOTS) / f"H-train-qa-{name}.png"))
+        finally:
+            manager.set_mode(mode, remember=False)
+
+
+def test_regression_model_evaluates_by_correlation_in_the_evaluate_tab(qtbot, settings, checkpoint_factory,  # noqa: ANN001
+                                                                      tmp_path: Path) -> None:
+    from bertstudio.core.training import train
+    from bertstudio.ui import theme
+    from bertstudio.ui.local_models import LocalModelsIndex
+    from bertstudio.ui.tabs.evaluate_tab import EvaluateTab
+    from tests.core.test_training_tasks import task_config
+
+    config = task_config("regression", tmp_path, checkpoint_factory("bert", "Model"), max_steps=2)
+    result = train(config)
+    tab = EvaluateTab(settings, LocalModelsIndex(settings))
+    qtbot.addWidget(tab)
+    tab.resize(1280, 800)
+    with qtbot.waitSignal(tab.runner.finished, timeout=120_000):
+        tab.open_evaluation(result.output_dir, str(config.eval_file), "classification")
+    assert tab.evaluation is not None and {"pearson", "spearman", "mse", "mae"} <= set(tab.evaluation.metrics)
+    shown = dict(tab.metrics_page.metrics.source_model.records)
+    assert shown["pearson"] == tab.evaluation.metrics["pearson"]
+    if SHOTS:
+        manager = theme.manager()
+        mode = manager.mode
+        try:
+            for name in ("light", "dark"):
+                manager.set_mode(name, remember=False)
+                qtbot.wait(50)
+                tab.grab().save(str(Path(SHOTS) / f"H-evaluate-regression-{name}.png"))
+        finally:
+            manager.set_mode(mode, remember=False)
