@@ -17,7 +17,6 @@ from collections.abc import Callable
 from typing import Any, ClassVar, NamedTuple
 
 from PySide6.QtCore import Qt, QTimer, Signal
-from PySide6.QtGui import QKeySequence, QShortcut
 from PySide6.QtWidgets import (
     QSplitter,
     QVBoxLayout,
@@ -27,10 +26,10 @@ from PySide6.QtWidgets import (
 from bertstudio.core.errors import BertStudioError, InputError, MissingHeadError
 from bertstudio.core.heads import HeadSet, format_heads, parse_heads
 from bertstudio.core.models import LoadRequest, ModelInfo
-from bertstudio.core.notes import Note
 from bertstudio.core.tasks.spec import spec_for
 from bertstudio.ui.tabs.frame import ModelTab, error_note
 from bertstudio.ui.tabs.pinning import PinnedInputs
+from bertstudio.ui.tabs.run_lifecycle import RunLifecycle
 from bertstudio.ui.tabs.run_state import INVALID, RunState, changed, watch_inputs
 from bertstudio.ui.widgets.notes_area import status_cell
 from bertstudio.ui.widgets.run_controls import ProgressLine, RunControls, StaleBanner
@@ -90,8 +89,6 @@ class TaskTab(PinnedInputs, ModelTab):
         self.explain_button = self.controls.explain_button
         self.explain_button.setVisible(spec_for(self.SPEC_KEY).explain is not None)  # only what Explain can read
         self.examples_combo.activated.connect(self._example_chosen)
-        self.run_button.clicked.connect(self.run)
-        self.cancel_button.clicked.connect(self.cancel)
         self.explain_button.clicked.connect(self._explain)
         self.progress = ProgressLine()
         self.controls.add_progress(status_cell(self.progress, self.notes))
@@ -145,17 +142,10 @@ class TaskTab(PinnedInputs, ModelTab):
         self.heads_off.textChanged.connect(self._check_heads)
         self.controls.heads_clear.clicked.connect(lambda: self.set_ablated_heads((), ""))
 
-        QShortcut(QKeySequence("Ctrl+Return"), self, self.run, context=Qt.ShortcutContext.WidgetWithChildrenShortcut)
-        QShortcut(QKeySequence("Ctrl+Enter"), self, self.run, context=Qt.ShortcutContext.WidgetWithChildrenShortcut)
-        QShortcut(QKeySequence(Qt.Key.Key_Escape), self, self.cancel,
-                  context=Qt.ShortcutContext.WidgetWithChildrenShortcut)
+        self.lifecycle = RunLifecycle(self, self.runner, self.run, self.run_button, self.cancel_button, self.progress,
+                                      self.notes, on_running=self._running_changed)
         self.model_bar.busy_changed.connect(self._on_model_busy)
-        self.runner.started.connect(self._on_started)
-        self.runner.finished.connect(self._on_finished)
-        self.runner.progress.connect(self.progress.show_event)
         self.runner.result.connect(self._on_result)
-        self.runner.stopping.connect(self._on_stopping)
-        self.runner.cancelled.connect(lambda: self.notes.set_notes([Note("info", "Cancelled.")]))
 
     def _save_splitter(self, *_args: Any) -> None:
         self.settings.set_splitter_sizes(self.TASK, self.splitter.sizes())
@@ -305,21 +295,11 @@ class TaskTab(PinnedInputs, ModelTab):
         return task_job
 
     def cancel(self) -> None:
-        if self.runner.busy and not self.runner.stop_requested:
-            self.runner.cancel()
+        self.lifecycle.cancel()
 
-    def _on_started(self) -> None:
-        self.controls.set_running(True)
-        self.notes.clear()
-        self.progress.start()
-
-    def _on_stopping(self) -> None:
-        self.cancel_button.setEnabled(False)
-        self.progress.stopping()
-
-    def _on_finished(self) -> None:
-        self.controls.set_running(False)
-        self.progress.stop()
+    def _running_changed(self, running: bool) -> None:
+        if running:  # the result it would explain is about to be replaced
+            self.explain_button.setEnabled(False)
 
     def _on_result(self, outcome: Any) -> None:
         outcome, self.result = self.pinned_outcome(outcome)  # beside the pinned input's result, when one is

@@ -13,8 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from PySide6.QtCore import Qt, Signal
-from PySide6.QtGui import QKeySequence, QShortcut
+from PySide6.QtCore import Signal
 from PySide6.QtWidgets import (
     QComboBox,
     QFileDialog,
@@ -33,6 +32,7 @@ from bertstudio.core.evaluate.adapters import adapter_for, evaluable, evaluated_
 from bertstudio.core.evaluate.jobs import evaluation_job, projection_job
 from bertstudio.core.models import LoadRequest, ModelInfo
 from bertstudio.ui.tabs.frame import ModelTab, error_note
+from bertstudio.ui.tabs.run_lifecycle import RunLifecycle
 from bertstudio.ui.widgets.compare_panel import CompareSource
 from bertstudio.ui.widgets.eval_curves import CurvesPage
 from bertstudio.ui.widgets.eval_results import ComparePage, ConfusionPage, MetricsPage, ProjectorPage
@@ -89,10 +89,7 @@ class EvaluateTab(ModelTab):
         self.columns_form.addRow("Columns:", self.columns_row)
         self.compare_source = CompareSource(self.model_bar.source)
         self.run_button = QPushButton("Evaluate")
-        self.run_button.clicked.connect(self.run)
         self.cancel_button = QPushButton("Cancel")
-        self.cancel_button.setEnabled(False)
-        self.cancel_button.clicked.connect(self.cancel)
         self.progress_line = ProgressLine()
 
         file_row = QHBoxLayout()
@@ -124,10 +121,6 @@ class EvaluateTab(ModelTab):
             page.opened.connect(self._open_row)
         self.projector_page.compute_requested.connect(self.project)
 
-        self.runner.started.connect(self._on_started)
-        self.runner.finished.connect(self._on_finished)
-        self.runner.progress.connect(self.progress_line.show_event)
-        self.runner.stopping.connect(self.progress_line.stopping)
         self.runner.result.connect(self._on_result)
         self.projector_runner = TaskRunner(self)
         self.projector_runner.result.connect(self.projector_page.show_projection)
@@ -135,8 +128,10 @@ class EvaluateTab(ModelTab):
         self.projector_runner.finished.connect(lambda: self.projector_page.compute.setEnabled(True))  # Esc too
         self.projector_runner.error.connect(self._on_projection_error)
         self.projector_runner.progress.connect(lambda e: self.projector_page.status.setText(e.message))
-        for keys, slot in (("Ctrl+Return", self.run), ("Ctrl+Enter", self.run), ("Esc", self.cancel)):
-            QShortcut(QKeySequence(keys), self, slot, context=Qt.ShortcutContext.WidgetWithChildrenShortcut)
+        rows = self.errors_page  # Esc also stops the tools working on the rows (explain, nearest, projector)
+        self.lifecycle = RunLifecycle(self, self.runner, self.run, self.run_button, self.cancel_button,
+                                      self.progress_line, self.notes,
+                                      also_cancels=(rows.explain_runner, rows.neighbours_runner, self.projector_runner))
         self._task_changed()
 
     # -- inputs ----------------------------------------------------------------------------
@@ -221,10 +216,7 @@ class EvaluateTab(ModelTab):
 
     def cancel(self) -> None:
         """Esc / Cancel: the evaluation, and any tool working on its rows (explain, nearest, projector)."""
-        rows = self.errors_page
-        for runner in (self.runner, rows.explain_runner, rows.neighbours_runner, self.projector_runner):
-            if runner.busy and not runner.stop_requested:
-                runner.cancel()
+        self.lifecycle.cancel()
 
     def open_evaluation(self, model_source: str, data_file: str, task_key: str) -> None:
         """Evaluate `model_source` on `data_file` at once (the Train tab's "Evaluate…"); a model trained
@@ -242,17 +234,6 @@ class EvaluateTab(ModelTab):
             return
         self.projector_page.compute.setEnabled(False)
         self.projector_runner.start(projection_job, self._request, self.evaluation.dataset, layer, pooling, method)
-
-    def _on_started(self) -> None:
-        self.run_button.setEnabled(False)
-        self.cancel_button.setEnabled(True)
-        self.notes.clear()
-        self.progress_line.start()
-
-    def _on_finished(self) -> None:
-        self.run_button.setEnabled(True)
-        self.cancel_button.setEnabled(False)
-        self.progress_line.stop()
 
     def _on_result(self, result: Any) -> None:
         from bertstudio.core.evaluate.evaluation import EvalComparison

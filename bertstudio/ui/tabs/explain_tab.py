@@ -18,8 +18,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from PySide6.QtCore import Qt
-from PySide6.QtGui import QKeySequence, QShortcut
 from PySide6.QtWidgets import (
     QComboBox,
     QHBoxLayout,
@@ -36,10 +34,10 @@ from bertstudio.core.explain.inputs import adapter_for, explainable
 from bertstudio.core.explain.jobs import all_methods_job, explain_job, importance_job, prune_job
 from bertstudio.core.explain.methods import label as method_label
 from bertstudio.core.models import LoadRequest, ModelInfo
-from bertstudio.core.notes import Note
 from bertstudio.ui import theme
 from bertstudio.ui.model_bar import ModelBar
 from bertstudio.ui.tabs.frame import ModelTab, error_note
+from bertstudio.ui.tabs.run_lifecycle import RunLifecycle
 from bertstudio.ui.widgets.attribution_view import AttributionView
 from bertstudio.ui.widgets.elided_label import ElidedLabel
 from bertstudio.ui.widgets.explain_faithfulness import FaithfulnessTable
@@ -91,10 +89,7 @@ class ExplainTab(ModelTab):
         self.options = MethodOptions()  # the method picker and each method's settings (their own row)
         self.method, self.steps, self.converge = self.options.method, self.options.steps, self.options.converge
         self.run_button = QPushButton("Explain")
-        self.run_button.clicked.connect(self.run)
         self.cancel_button = QPushButton("Cancel")
-        self.cancel_button.setEnabled(False)
-        self.cancel_button.clicked.connect(self.cancel)
         self.progress_line = ProgressLine()
         policy = self.progress_line.sizePolicy()
         policy.setRetainSizeWhenHidden(True)  # the row keeps its shape between runs
@@ -134,14 +129,9 @@ class ExplainTab(ModelTab):
         self.body.addWidget(self.options)
         self.body.addWidget(self.pages, 1)
 
-        self.runner.started.connect(lambda: self._set_running(True))
-        self.runner.finished.connect(lambda: self._set_running(False))
-        self.runner.progress.connect(self.progress_line.show_event)
-        self.runner.stopping.connect(self.progress_line.stopping)
+        self.lifecycle = RunLifecycle(self, self.runner, self.run, self.run_button, self.cancel_button,
+                                      self.progress_line, self.notes, on_running=self._set_running)
         self.runner.result.connect(self._on_result)
-        self.runner.cancelled.connect(lambda: self.notes.set_notes([Note("info", "Cancelled.")]))
-        for keys, slot in (("Ctrl+Return", self.run), ("Ctrl+Enter", self.run), ("Esc", self.cancel)):
-            QShortcut(QKeySequence(keys), self, slot, context=Qt.ShortcutContext.WidgetWithChildrenShortcut)
         self.head_warning = warning_beside_summary(self.model_bar)
         self.model_bar.loaded.connect(self._show_head_warning)
         self._task_changed()
@@ -292,19 +282,12 @@ class ExplainTab(ModelTab):
         self._start(prune_job, inputs, heads)
 
     def cancel(self) -> None:
-        if self.runner.busy and not self.runner.stop_requested:
-            self.runner.cancel()
+        self.lifecycle.cancel()
 
     def _set_running(self, running: bool) -> None:
-        for button in (self.run_button, self.importance.compute_button):
-            button.setEnabled(not running)
+        """Head importance and pruning start on the same runner: off while it works."""
+        self.importance.compute_button.setEnabled(not running)
         self.importance.prune_button.setEnabled(not running and self.importance.importance is not None)
-        self.cancel_button.setEnabled(running)
-        if running:
-            self.notes.clear()
-            self.progress_line.start()
-        else:
-            self.progress_line.stop()
 
     def _on_result(self, tagged: tuple[str, Any]) -> None:
         kind, value = tagged

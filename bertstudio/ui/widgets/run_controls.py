@@ -101,12 +101,6 @@ class RunControls(QWidget):
         self.heads_problem.setVisible(bool(problem))
         self.heads_off.setStyleSheet(f"QLineEdit {{ border: 2px solid {colour}; }}" if problem else "")
 
-    def set_running(self, running: bool) -> None:
-        self.run_button.setEnabled(not running)
-        self.cancel_button.setEnabled(running)
-        if running:
-            self.explain_button.setEnabled(False)
-
 
 def show_fraction(bar: QProgressBar, fraction: float | None) -> None:
     """How far the work got, or a busy bar when it cannot say."""

@@ -1,0 +1,133 @@
+"""Build a corpus index: every non-special token's layer-L hidden state (float16, unit length) with
+(line, token index, token, character span), and every line's mean-pooled vector (mean over the
+attention mask, as sentence-transformers pools), from batched forward passes sorted by length."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from bertstudio.core.errors import InputError
+from bertstudio.core.limits import check_count
+
+if TYPE_CHECKING:
+    import numpy as np
+
+    from bertstudio.core.models import LoadedModel
+    from bertstudio.core.progress import TaskControl
+
+# A corpus is held in memory: 100,000 lines of ~20 tokens at 768 dims is ~3 GB of float16.
+MAX_CORPUS_LINES = 100_000
+MAX_CORPUS_TOKENS = 3_000_000
+MAX_LINE_CHARS = 100_000  # one line: longer ones are refused (they would be truncated to the model's length)
+BATCH_SIZE = 32
+
+
+@dataclass(frozen=True)
+class CorpusIndex:
+    """The searchable arrays of one corpus at one layer (see cache.py for how it is stored)."""
+
+    layer: int
+    lines: tuple[str, ...]  # the indexed lines (non-blank, stripped)
+    line_numbers: np.ndarray  # (S,) int32: 1-based line number in the file
+    sentences: np.ndarray  # (S, H) float32, unit length: mean-pooled layer-L states
+    vectors: np.ndarray  # (N, H) float16, unit length: one per non-special token
+    token_line: np.ndarray  # (N,) int32: index into `lines`
+    token_index: np.ndarray  # (N,) int32: position in the tokenized line, [CLS] included
+    spans: np.ndarray  # (N, 2) int32: character start, end of the token in its line (0, 0 if unknown)
+    tokens: tuple[str, ...]  # (N,) the token texts
+    # how `vectors` are searched (search.TokenSearch: exact, or a faiss index above a size); built in
+    # the worker by query.index_corpus, not stored in the cache
+    search: Any = field(default=None, compare=False, repr=False)
+
+    @property
+    def token_count(self) -> int:
+        return int(self.vectors.shape[0])
+
+
+def check_layer(layer: Any, layers: int) -> int:
+    """0 is the embeddings, `layers` the last encoder layer (output_hidden_states numbering)."""
+    return check_count(layer, "Layer", 0, layers)
+
+
+def read_corpus(path: str | Path, control: TaskControl | None = None) -> list[tuple[int, str]]:
+    """(line number, text) of the non-blank lines, at most MAX_CORPUS_LINES, each at most MAX_LINE_CHARS."""
+    from bertstudio.core.datafiles import read_lines
+
+    found = read_lines(path, "corpus file", max_rows=MAX_CORPUS_LINES, control=control)
+    if not found:
+        raise InputError(f"The corpus file '{Path(path).name}' has no text lines.",
+                         hint="Put one sentence or passage on each line.")
+    for number, text in found:
+        if len(text) > MAX_LINE_CHARS:
+            raise InputError(f"Line {number} of '{Path(path).name}' is {len(text):,} characters long; "
+                             f"at most {MAX_LINE_CHARS:,} per line.", hint="Split long passages into lines.")
+    return found
+
+
+def layer_states(loaded: LoadedModel, encoded: dict[str, Any], layer: int) -> Any:
+    """The layer-L hidden states (batch x T x H) of a tokenized batch: 0 is the embeddings."""
+    import torch
+
+    model = loaded.model
+    inputs = {k: v.to(model.device) for k, v in encoded.items() if k not in {"offset_mapping", "special_tokens_mask"}}
+    with torch.inference_mode():
+        out = model(**inputs, output_hidden_states=True)
+    return out.hidden_states[layer]
+
+
+def encode(loaded: LoadedModel, texts: list[str], max_length: int) -> Any:
+    fast = bool(getattr(loaded.tokenizer, "is_fast", False))
+    return loaded.tokenizer(texts, padding=True, truncation=True, max_length=max_length, return_tensors="pt",
+                            return_special_tokens_mask=True, return_offsets_mapping=fast)
+
+
+def build_index(loaded: LoadedModel, lines: list[tuple[int, str]], layer: int, max_length: int,
+                control: TaskControl, batch_size: int = BATCH_SIZE) -> CorpusIndex:
+    """Forward every line (sorted by length, `batch_size` at a time; control.check() per batch)."""
+    import numpy as np
+
+    from bertstudio.core.corpus.search import normalised
+
+    texts = [text for _, text in lines]
+    lengths = [len(ids) for ids in loaded.tokenizer(texts, truncation=True, max_length=max_length)["input_ids"]]
+    total_tokens = sum(lengths)
+    if total_tokens > MAX_CORPUS_TOKENS:
+        raise InputError(f"The corpus has {total_tokens:,} tokens; at most {MAX_CORPUS_TOKENS:,} can be indexed.",
+                         hint="Index a smaller file.")
+    order = sorted(range(len(texts)), key=lambda i: lengths[i])
+    hidden = int(loaded.model.config.hidden_size)
+    sentences = np.zeros((len(texts), hidden), dtype=np.float32)
+    parts: list[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = []
+    tokens: list[tuple[int, str]] = []  # (line, token) to sort with the parts
+    for start in range(0, len(order), batch_size):
+        control.check()
+        rows = order[start:start + batch_size]
+        encoded = encode(loaded, [texts[i] for i in rows], max_length)
+        states = layer_states(loaded, encoded, layer).float()
+        mask = encoded["attention_mask"].to(states.device).unsqueeze(-1).float()
+        pooled = (states * mask).sum(1) / mask.sum(1).clamp(min=1.0)
+        sentences[rows] = pooled.cpu().numpy()
+        keep = (encoded["attention_mask"].bool() & ~encoded["special_tokens_mask"].bool()).numpy()
+        states_np = states.cpu().numpy()
+        offsets = encoded["offset_mapping"].numpy() if "offset_mapping" in encoded else None
+        for b, line in enumerate(rows):
+            where = np.nonzero(keep[b])[0]
+            ids = encoded["input_ids"][b, where].tolist()
+            names = loaded.tokenizer.convert_ids_to_tokens(ids)
+            span = offsets[b, where].astype(np.int32) if offsets is not None else np.zeros((len(where), 2), np.int32)
+            parts.append((normalised(states_np[b, where]).astype(np.float16),
+                          np.full(len(where), line, np.int32), where.astype(np.int32), span))
+            tokens.extend((line, str(name)) for name in names)
+        control.report(f"Indexed {min(start + batch_size, len(order)):,} of {len(order):,} lines",
+                       min(start + batch_size, len(order)) / len(order))
+    vectors = np.concatenate([p[0] for p in parts]) if parts else np.zeros((0, hidden), np.float16)
+    line_of = np.concatenate([p[1] for p in parts]) if parts else np.zeros(0, np.int32)
+    index_of = np.concatenate([p[2] for p in parts]) if parts else np.zeros(0, np.int32)
+    spans = np.concatenate([p[3] for p in parts]) if parts else np.zeros((0, 2), np.int32)
+    back = np.lexsort((index_of, line_of))  # file order: line, then token
+    return CorpusIndex(layer=layer, lines=tuple(texts), line_numbers=np.array([n for n, _ in lines], np.int32),
+                       sentences=normalised(sentences), vectors=vectors[back], token_line=line_of[back],
+                       token_index=index_of[back], spans=spans[back],
+                       tokens=tuple(tokens[i][1] for i in back.tolist()))
