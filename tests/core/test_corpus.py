@@ -237,3 +237,35 @@ def test_index_corpus_builds_the_faiss_search_above_the_threshold(checkpoint_fac
     query, _ = text_query(loaded, "the bank", 1, 2)
     approx.search.ivf.nprobe = approx.search.ivf.nlist
     assert token_neighbours(approx, query, 5) == token_neighbours(exact, query, 5)
+
+
+def test_the_faiss_lists_are_cached_beside_the_index_and_a_bad_file_is_recomputed(checkpoint_factory, tmp_path,
+                                                                                     monkeypatch):
+    """Clustering ~2M token vectors took ~50 s: a cached corpus files its rows straight into the stored
+    lists; a damaged lists file is computed again, never trusted."""
+    from bertstudio.core.corpus import cache, search
+
+    loaded = loaded_for(checkpoint_factory("bert", "Model"))
+    monkeypatch.setattr(search, "EXACT_MAX_ROWS", 4)
+    folder = tmp_path / "cache"
+    first, _ = index_corpus(loaded, corpus(tmp_path), 1, TaskControl(), folder=folder)
+    [lists_file] = folder.glob("*.lists.npz")
+    stored = cache.load_layout(lists_file, lists_file.name.split(".")[0], *first.vectors.shape)
+    assert stored is not None and (stored.assignment == first.search.layout.assignment).all()
+
+    def no_clustering(*_args, **_kwargs):  # noqa: ANN002, ANN003, ANN202
+        raise AssertionError("clustered again although the lists were cached")
+
+    monkeypatch.setattr(search, "cluster", no_clustering)
+    again, _ = index_corpus(loaded, corpus(tmp_path), 1, TaskControl(), folder=folder)
+    query, _ = text_query(loaded, "the bank", 1, 2)
+    for probe in (first, again):
+        probe.search.ivf.nprobe = probe.search.ivf.nlist
+    assert token_neighbours(again, query, 5) == token_neighbours(first, query, 5)
+
+    lists_file.write_bytes(b"not an npz")
+    monkeypatch.undo()
+    monkeypatch.setattr(search, "EXACT_MAX_ROWS", 4)
+    rebuilt, _ = index_corpus(loaded, corpus(tmp_path), 1, TaskControl(), folder=folder)
+    assert not rebuilt.search.exact and cache.load_layout(lists_file, lists_file.name.split(".")[0],
+                                                          *rebuilt.vectors.shape) is not None

@@ -62,7 +62,8 @@ def index_corpus(loaded: LoadedModel, path: str | Path, layer: Any, control: Tas
         except cache.BadCache as error:
             notes.append(warning(f"The cached index was unusable ({error}); it was rebuilt.", str(target)))
         else:
-            return searchable(found, control, [info(f"Read from the cache ({target.name}).", str(target))])
+            return searchable(found, control, [info(f"Read from the cache ({target.name}).", str(target))],
+                              cached_at=(target, key))
     control.report(f"Indexing {len(lines):,} lines at layer {layer}", 0.0)
     with loaded.lock:
         built = build_index(loaded, lines, layer, max_length, control)
@@ -70,16 +71,29 @@ def index_corpus(loaded: LoadedModel, path: str | Path, layer: Any, control: Tas
         cache.save(built, target, key)
     except OSError as error:
         notes.append(warning(f"The index could not be cached: {error.strerror or error}.", str(target)))
-    return searchable(built, control, notes)
+        return searchable(built, control, notes)
+    return searchable(built, control, notes, cached_at=(target, key))
 
 
-def searchable(index: CorpusIndex, control: TaskControl, notes: list[Note],
-               exact_max_rows: int | None = None) -> tuple[CorpusIndex, tuple[Note, ...]]:
+def searchable(index: CorpusIndex, control: TaskControl, notes: list[Note], exact_max_rows: int | None = None,
+               cached_at: tuple[Path, str] | None = None) -> tuple[CorpusIndex, tuple[Note, ...]]:
     """`index` with its token search ready: exact up to search.EXACT_MAX_ROWS token vectors, a faiss
-    inverted-file index above (built here, in the worker, with progress and Cancel)."""
+    inverted-file index above (built here, in the worker, with progress and Cancel). `cached_at`: the
+    cache file and key of `index`; the faiss lists are read from beside it, or stored there once built."""
+    from bertstudio.core.corpus import cache
     from bertstudio.core.corpus.search import EXACT_MAX_ROWS, TokenSearch
 
-    search = TokenSearch(index.vectors, control, EXACT_MAX_ROWS if exact_max_rows is None else exact_max_rows)
+    limit = EXACT_MAX_ROWS if exact_max_rows is None else exact_max_rows
+    stored = None
+    if cached_at is not None and index.token_count > limit:
+        stored = cache.load_layout(cache.layout_path(cached_at[0]), cached_at[1], *index.vectors.shape)
+    search = TokenSearch(index.vectors, control, limit, layout=stored)
+    if search.layout is not None and stored is None and cached_at is not None:
+        try:
+            cache.save_layout(search.layout, cache.layout_path(cached_at[0]), cached_at[1])
+        except OSError as error:
+            notes.append(warning(f"The search lists could not be cached: {error.strerror or error}.",
+                                 str(cached_at[0])))
     if not search.exact:
         notes.append(info(f"Token search is approximate above {EXACT_MAX_ROWS:,} vectors: faiss scans the "
                           f"{search.ivf.nprobe} nearest of {search.ivf.nlist:,} clusters (recall@10 about 0.9 "

@@ -14,6 +14,7 @@ brute force, and latency). Below EXACT_MAX_ROWS the scan is exact and faiss is n
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -108,11 +109,16 @@ class TokenSearch:
     are always the exact cosines of the returned rows."""
 
     def __init__(self, unit_rows: np.ndarray, control: TaskControl | None = None,
-                 exact_max_rows: int = EXACT_MAX_ROWS, nprobe: int = NPROBE, lists: int | None = None) -> None:
+                 exact_max_rows: int = EXACT_MAX_ROWS, nprobe: int = NPROBE, lists: int | None = None,
+                 layout: IvfLayout | None = None) -> None:
+        """`layout`: the clusters of an earlier build of these rows (from the cache): no k-means and no
+        assignment, the rows are filed straight into their lists."""
         self.rows = unit_rows
         self.ivf: Any = None
+        self.layout: IvfLayout | None = None
         if unit_rows.shape[0] > exact_max_rows:
-            self.ivf = build_ivf(unit_rows, control, lists)
+            self.layout = layout if layout is not None else cluster(unit_rows, control, lists)
+            self.ivf = file_rows(unit_rows, self.layout, control)
             self.ivf.nprobe = nprobe
 
     @property
@@ -135,9 +141,18 @@ class TokenSearch:
         return rows[best], exact[best]
 
 
-def build_ivf(unit_rows: np.ndarray, control: TaskControl | None, lists: int | None = None) -> Any:
-    """An IndexIVFScalarQuantizer (fp16, inner product) over `unit_rows`: k-means on a seeded sample of
-    TRAIN_PER_LIST rows a list, then the rows added ADD_ROWS at a time (control.check() between)."""
+@dataclass(frozen=True)
+class IvfLayout:
+    """What a faiss inverted-file index of some rows costs to compute: its centroids (k-means) and
+    the list of every row. Plain arrays, so the corpus cache stores them without faiss's own format."""
+
+    centroids: np.ndarray  # (lists, dim) float32
+    assignment: np.ndarray  # (rows,) int64: the list of each row
+
+
+def cluster(unit_rows: np.ndarray, control: TaskControl | None, lists: int | None = None) -> IvfLayout:
+    """k-means (faiss, seeded) on TRAIN_PER_LIST rows a list, then every row's nearest centroid,
+    ADD_ROWS at a time with control.check() between."""
     import numpy as np
 
     faiss = import_faiss()
@@ -148,14 +163,38 @@ def build_ivf(unit_rows: np.ndarray, control: TaskControl | None, lists: int | N
         control.check()
     sample_rows = min(n, nlist * TRAIN_PER_LIST)
     sample = np.sort(np.random.default_rng(0).choice(n, sample_rows, replace=False))
+    kmeans = faiss.Kmeans(dim, nlist, niter=10, seed=0, spherical=True, verbose=False)  # unit centroids: IP is cosine
+    kmeans.train(np.ascontiguousarray(unit_rows[sample], dtype=np.float32))
+    centroids = np.ascontiguousarray(kmeans.centroids, dtype=np.float32)
     quantizer = faiss.IndexFlatIP(dim)
-    index = faiss.IndexIVFScalarQuantizer(quantizer, dim, nlist, faiss.ScalarQuantizer.QT_fp16,
+    quantizer.add(centroids)
+    assignment = np.empty(n, dtype=np.int64)
+    for start in range(0, n, ADD_ROWS):
+        if control is not None:
+            control.check()
+            control.report(f"Assigning token vectors to lists: {start:,} of {n:,}", start / n)
+        _, nearest = quantizer.search(np.ascontiguousarray(unit_rows[start:start + ADD_ROWS], dtype=np.float32), 1)
+        assignment[start:start + nearest.shape[0]] = nearest[:, 0]
+    return IvfLayout(centroids, assignment)
+
+
+def file_rows(unit_rows: np.ndarray, layout: IvfLayout, control: TaskControl | None) -> Any:
+    """An IndexIVFScalarQuantizer (fp16 codes, inner product) with `layout`'s lists, the rows filed into
+    them ADD_ROWS at a time (control.check() between)."""
+    import numpy as np
+    from faiss.contrib.ivf_tools import add_preassigned
+
+    faiss = import_faiss()
+    n, dim = unit_rows.shape
+    quantizer = faiss.IndexFlatIP(dim)
+    quantizer.add(layout.centroids)
+    index = faiss.IndexIVFScalarQuantizer(quantizer, dim, layout.centroids.shape[0], faiss.ScalarQuantizer.QT_fp16,
                                           faiss.METRIC_INNER_PRODUCT)
-    index.cp.seed = 0
-    index.train(np.ascontiguousarray(unit_rows[sample], dtype=np.float32))
+    index.train(layout.centroids)  # the quantizer is trained already: this only readies the fp16 codec
     for start in range(0, n, ADD_ROWS):
         if control is not None:
             control.check()
             control.report(f"Filing token vectors: {start:,} of {n:,}", start / n)
-        index.add(np.ascontiguousarray(unit_rows[start:start + ADD_ROWS], dtype=np.float32))
+        part = np.ascontiguousarray(unit_rows[start:start + ADD_ROWS], dtype=np.float32)
+        add_preassigned(index, part, np.ascontiguousarray(layout.assignment[start:start + part.shape[0]]))
     return index

@@ -12,13 +12,14 @@ from __future__ import annotations
 import inspect
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from bertstudio.core.errors import InputError, ModelSourceError
 from bertstudio.core.tasks.pretraining import SPEC as PRETRAINING
 from bertstudio.core.training import data as data_mod
 from bertstudio.core.training import metrics
 from bertstudio.core.training.base import (  # noqa: F401 - the names other modules import from here
+    Config,
     Data,
     TextClassification,
     TrainableTask,
@@ -31,9 +32,6 @@ from bertstudio.core.training.distill import Distillation
 from bertstudio.core.training.qa import QuestionAnswering
 from bertstudio.core.training.regression import Regression
 
-if TYPE_CHECKING:  # config lists TRAINABLE's keys as the --task choices
-    from bertstudio.core.training.config import TrainConfig
-
 
 class TokenClassification(TrainableTask):
     key = "token-classification"
@@ -41,7 +39,7 @@ class TokenClassification(TrainableTask):
     demo_files = ("ner_train.conll", "ner_eval.conll")
     auto_class = "AutoModelForTokenClassification"
 
-    def read(self, config: TrainConfig, nsp: bool = True) -> Data:
+    def read(self, config: Config, nsp: bool = True) -> Data:
         sentences = data_mod.read_conll(config.train_file)
         if config.eval_file:
             evaluation: list | None = data_mod.read_conll(config.eval_file)
@@ -54,7 +52,7 @@ class TokenClassification(TrainableTask):
             data_mod.raise_issues(Path(config.eval_file or config.train_file), unknown)
         return Data(sentences, evaluation, labels)
 
-    def load(self, folder: Path, config: TrainConfig, labels: list[str], tokenizer: Any) -> tuple[Any, bool]:
+    def load(self, folder: Path, config: Config, labels: list[str], tokenizer: Any) -> tuple[Any, bool]:
         if not getattr(tokenizer, "is_fast", False):
             raise ModelSourceError("Token classification needs a fast tokenizer (tokenizer.json) for word alignment.")
         return super().load(folder, config, labels, tokenizer)
@@ -108,10 +106,10 @@ class Pretraining(TrainableTask):
     from_scratch = True
     heads = ("AutoModelForMaskedLM", "AutoModelForNextSentencePrediction")
 
-    def needs_model_probe(self, config: TrainConfig) -> bool:
+    def needs_model_probe(self, config: Config) -> bool:
         return bool(config.model)
 
-    def read(self, config: TrainConfig, nsp: bool = True) -> Data:
+    def read(self, config: Config, nsp: bool = True) -> Data:
         from bertstudio.core.training.pretraining import mlm_only_sentences, sentence_pairs
 
         def pairs(documents: list[list[str]], seed: int) -> list[tuple[str, str, int]]:
@@ -129,11 +127,11 @@ class Pretraining(TrainableTask):
         evaluation = pairs(eval_docs, config.seed + 1) if eval_docs else None
         return Data(pairs(train_docs, config.seed), evaluation)
 
-    def load(self, folder: Path, config: TrainConfig, labels: list[str], tokenizer: Any) -> tuple[Any, bool]:
+    def load(self, folder: Path, config: Config, labels: list[str], tokenizer: Any) -> tuple[Any, bool]:
         cls, nsp = pretraining_class(folder)
         return load_model_class(cls, folder), nsp
 
-    def scratch(self, config: TrainConfig) -> tuple[Any, Any]:
+    def scratch(self, config: Config) -> tuple[Any, Any]:
         """(model, tokenizer) from scratch: a WordPiece vocabulary learnt from the corpus."""
         from bertstudio.core.training.pretraining import scratch_model, train_wordpiece
 
