@@ -202,3 +202,14 @@ def test_ctrl_c_prints_cancelled_and_exits_130(sensitive) -> None:  # noqa: ANN0
     out, err = process.communicate(timeout=60)
     assert process.returncode == 130 and "Cancelled." in err and "Traceback" not in err, err
     assert out == ""
+
+
+def test_slow_forwards_shrink_the_batch_so_cancel_stays_quick() -> None:
+    from bertstudio.core.whatif import generators
+    from bertstudio.core.whatif.search import FORWARD_SECONDS, _next_rows
+
+    assert _next_rows(16, 16, FORWARD_SECONDS * 4) == 8  # a busy machine: halve
+    assert _next_rows(2, 2, 5.0) == 1 and _next_rows(1, 1, 5.0) == 1  # never below one row
+    assert _next_rows(4, 4, FORWARD_SECONDS / 10) == 8  # quick again: grow back
+    assert _next_rows(generators.BATCH, generators.BATCH, 0.0) == generators.BATCH  # up to the batch
+    assert _next_rows(16, 3, 0.0) == 16  # a short last chunk says nothing about speed

@@ -18,6 +18,7 @@ from bertstudio.core.training import TrainConfig, TrainingEvent, train
 from bertstudio.core.training.distill import Distillation, chosen_layers, cut_layers, distillation_loss
 from bertstudio.core.training.distill_config import DistillConfig
 from bertstudio.core.training.trainable import TRAINABLE
+from tests.core.test_training_tasks import reference_lrs
 
 KEY = next(key for key, task in TRAINABLE.items() if getattr(task, "distils", False))
 
@@ -136,14 +137,19 @@ def test_tiny_run_reports_teacher_vs_student_and_resumes(config: TrainConfig) ->
             if event.payload.kind == "step" and event.payload.step == 3:
                 stop.set()  # after the evaluation at step 2
 
-    config = replace(config, max_steps=6)
+    config = replace(config, max_steps=6, warmup_steps=2)
     first = train(config, TaskControl(on_event), stop_event=stop)
     assert first.stopped and 3 <= first.step < 6
     assert AutoConfig.from_pretrained(first.output_dir).num_hidden_layers == 1
     evaluated = [e.metrics for e in events if e.kind == "eval"]
     assert evaluated and {"agreement", "accuracy", "teacher_accuracy"} <= set(evaluated[0])
-    second = train(replace(config, resume=True))
+    resumed: list[TrainingEvent] = []
+    control = TaskControl(lambda e: resumed.append(e.payload) if isinstance(e.payload, TrainingEvent) else None)
+    second = train(replace(config, resume=True), control)
     assert not second.stopped and second.step == 6 and "eval_agreement" in second.metrics
+    logged = {e.step: e.learning_rate for e in events + resumed if e.kind == "step"}
+    assert sorted(logged) == [1, 2, 3, 4, 5, 6]  # the resume continues get_scheduler's curve of the whole run
+    assert [logged[step] for step in sorted(logged)] == pytest.approx(reference_lrs(config, 6), rel=1e-9, abs=1e-15)
     log = [json.loads(line) for line in (Path(second.output_dir) / "events.jsonl").read_text().splitlines()]
     assert [e["step"] for e in log if e["event"] == "step"] == [1, 2, 3, 4, 5, 6]
     saved = json.loads((Path(second.output_dir) / "training_config.json").read_text())

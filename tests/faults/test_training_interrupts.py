@@ -131,24 +131,34 @@ def test_kill_9_during_checkpoint_write_then_resume(tmp_path: Path, checkpoint_f
 
 
 
-@pytest.mark.parametrize("task", ["qa"])  # the new heads share the engine; QA has the most to restore (windows)
+@pytest.mark.parametrize("task", ["qa", "choice", "regression"])
 def test_kill_9_then_resume_for_a_new_task(tmp_path: Path, checkpoint_factory, task: str) -> None:  # noqa: ANN001
-    from tests.core.test_training_tasks import task_config
+    """Killed while writing checkpoint-4: the resume starts from checkpoint-2 and the learning rates it
+    logs continue get_scheduler's curve of the whole run (warmup included), not a new one."""
+    from tests.core.test_training_tasks import reference_lrs, task_config
 
     output = tmp_path / "out"
     config = task_config(task, tmp_path, checkpoint_factory("bert", "Model"), save_steps=2, eval_file=None,
                          eval_share=0.0, output_dir=str(output))
     args = ["train", "--task", task, "--model", config.model, "--train", config.train_file, "--output", str(output),
-            "--max-steps", "8", "--save-steps", "2", "--eval-share", "0", "--batch-size", "4", "--max-length", "64"]
+            "--max-steps", "8", "--save-steps", "2", "--eval-share", "0", "--batch-size", "4", "--max-length", "64",
+            "--lr", str(config.learning_rate), "--warmup-steps", str(config.warmup_steps), "--seed", str(config.seed)]
     killed = subprocess.run([sys.executable, "-c", KILLER, *args], capture_output=True, text=True, env=ENV,
                             cwd=ROOT, timeout=300)
     assert killed.returncode == -signal.SIGKILL, killed.stderr
+    assert Path(str(output) + ".lock").is_file()  # left by the dead process
     events: list[TrainingEvent] = []
     control = TaskControl(lambda e: events.append(e.payload) if isinstance(e.payload, TrainingEvent) else None)
-    result = train(replace(config, resume=True, learning_rate=5e-5, warmup_steps=0), control)
-    assert [e.step for e in events if e.kind == "step"] == [3, 4, 5, 6, 7, 8] and not result.stopped
+    result = train(replace(config, resume=True), control)
+    logged = {e.step: e.learning_rate for e in events if e.kind == "step"}
+    assert sorted(logged) == [3, 4, 5, 6, 7, 8] and not result.stopped
     assert "checkpoint-4 is incomplete" in events[0].message
+    for step, expected in enumerate(reference_lrs(config, 8), start=1):
+        if step in logged:
+            assert logged[step] == pytest.approx(expected, rel=1e-9, abs=1e-15), step
     assert (output / "model.safetensors").is_file() and not Path(str(output) + ".checkpoints").exists()
+    assert not Path(str(output) + ".lock").exists()
+
 
 # -- tampered files -------------------------------------------------------------------------------
 PAYLOAD = textwrap.dedent("""

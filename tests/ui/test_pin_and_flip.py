@@ -74,6 +74,34 @@ def test_pin_edit_step_and_workspace(qtbot, window, sensitive_classifier) -> Non
     assert tab.outcome.second is not None and [s.score for s in tab.outcome.result.first.scores] == pinned_scores
 
 
+def test_explain_a_and_b_side_by_side_follows_the_edit(qtbot, window, sensitive_classifier) -> None:  # noqa: ANN001
+    tab = tab_of(window, ClassificationTab)
+    load_model_in(qtbot, tab, sensitive_classifier)
+    tab.text.setPlainText("a good film about the old city and the river .")
+    run_tab(qtbot, tab, idle=True)
+    tab.pin_bar.pin_button.click()
+    assert tab.pin_bar.pair_button.isVisibleTo(tab) and not tab.pin_bar.pair_button.isEnabled()  # no edit yet
+    tab.text.setPlainText("a bad film about the old city .")
+    run_tab(qtbot, tab, idle=True)
+    assert tab.pin_bar.pair_button.isEnabled()
+    tab.pin_bar.pair_button.click()
+    panel = tab.pair_panel
+    qtbot.waitUntil(lambda: panel.pair is not None and not panel.runner.busy, timeout=60_000)
+    pair = panel.pair
+    assert pair.edit.target == pair.pinned.target and "B: edit 1" in panel.title_b.text()
+    assert "removed: good, and, the, river" in panel.title_diff.text() and "added: bad" in panel.title_diff.text()
+    assert "good" in panel.tokens_a.toPlainText() and "bad" in panel.tokens_b.toPlainText()
+    assert "<s>" in panel.tokens_diff.toHtml() or "line-through" in panel.tokens_diff.toHtml()
+    tab.text.setPlainText("a good film about the new city .")  # open: the next edit is explained at once
+    with qtbot.waitSignal(panel.runner.result, timeout=60_000):
+        run_tab(qtbot, tab, idle=True)
+    qtbot.waitUntil(lambda: not panel.runner.busy, timeout=10_000)
+    assert "B: edit 2" in panel.title_b.text() and "new" in panel.tokens_b.toPlainText()
+    panel.close()
+    tab.pin_bar.unpin_button.click()
+    assert not tab.pin_bar.pair_button.isVisibleTo(tab)
+
+
 def test_what_would_flip_this_opens_in_the_editor(qtbot, window, sensitive_classifier) -> None:  # noqa: ANN001
     tab = tab_of(window, ClassificationTab)
     assert tab.pin_bar.flip_button.isVisibleTo(tab)

@@ -98,3 +98,36 @@ def test_regression_model_evaluates_by_correlation_in_the_evaluate_tab(qtbot, se
                 tab.grab().save(str(Path(SHOTS) / f"H-evaluate-regression-{name}.png"))
         finally:
             manager.set_mode(mode, remember=False)
+
+
+def test_distillation_scores_stay_on_the_teacher_plot_and_the_model_row_names_the_student(qtbot, window) -> None:  # noqa: ANN001
+    """Teacher vs student goes to its own plot; the hidden validation plot never gets those legend
+    entries (a later QA run would show them); the model row says what it is for that task."""
+    from bertstudio.core.progress import ProgressEvent
+    from bertstudio.core.training import TrainingEvent
+    from bertstudio.core.training.trainable import TRAINABLE
+
+    tab = tab_of(window, TrainTab)
+    label = tab.form.layouts["Data"].labelForField(tab.form.rows["model"])
+    assert label.text() == "Base model"
+    distil = next(key for key, task in TRAINABLE.items() if getattr(task, "distils", False))
+    tab.task.setCurrentIndex(tab.task.findData(distil))
+    assert label.text() == "Student model" and "teacher cut" in tab.base_model.placeholderText()
+    scores = {"loss": 0.7, "accuracy": 0.8, "teacher_accuracy": 0.9, "agreement": 0.85}
+    tab.live.on_progress(ProgressEvent("eval", None, TrainingEvent("eval", step=4, max_steps=8, metrics=scores)))
+    tab.plots.flush()
+    assert not tab.plots.metrics and list(tab.teacher_plot.items["agreement"].getData()[1]) == [0.85]
+    assert len(tab.plots.eval_loss) == 1
+    tab.task.setCurrentIndex(tab.task.findData("qa"))
+    assert label.text() == "Base model" and "teacher" not in tab.base_model.placeholderText()
+    assert tab.plots.metric_plot.isVisibleTo(tab) == tab.teacher_plot.isHidden()
+
+
+def test_held_out_share_is_off_while_a_validation_file_is_set(qtbot, window) -> None:  # noqa: ANN001
+    tab = tab_of(window, TrainTab)
+    tab.eval_file.setText("")
+    assert tab.eval_share.isEnabled()
+    tab.eval_file.setText("valid.csv")
+    assert not tab.eval_share.isEnabled() and "Not used" in tab.eval_share.toolTip()
+    tab.eval_file.setText("")
+    assert tab.eval_share.isEnabled() and "Not used" not in tab.eval_share.toolTip()

@@ -5,10 +5,13 @@ free) and returns (kind, value), the kind telling the tab how to show the value.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from bertstudio.core.models import LoadRequest
 from bertstudio.core.progress import TaskControl
+
+if TYPE_CHECKING:
+    from bertstudio.core.explain.pinned import PinnedPair
 
 
 def explain_job(request: LoadRequest, task: str, texts: tuple[str, ...], method: str, target: str | None,
@@ -61,3 +64,14 @@ def prune_job(request: LoadRequest, task: str, inputs: Any, heads: tuple[tuple[i
     from bertstudio.core.tasks.spec import spec_for
 
     return "prune", run_spec(spec_for(task), request, inputs, control, compare_ablated=heads)
+
+
+def pinned_pair_job(request: LoadRequest, task: str, pinned: tuple[str, ...], edit: tuple[str, ...], method: str,
+                    control: TaskControl) -> PinnedPair:
+    """A task tab's pinned input and its edit explained side by side (explain.pinned)."""
+    from bertstudio.core.explain.pinned import explain_pinned
+    from bertstudio.core.models import load_model
+    from bertstudio.core.quantize import refuse_for_gradients
+
+    refuse_for_gradients(request, "Explain")
+    return explain_pinned(load_model(request, control), task, pinned, edit, method, control=control)

@@ -9,6 +9,7 @@ through the task's own `run` on its edited text: only those whose label really d
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -31,6 +32,7 @@ MAX_PER_WORD = 20
 MAX_BEAM = 16
 MAX_EVALUATIONS = 20_000  # edited inputs scored in one search, whatever the options
 VERIFY_TRIES = 4  # candidates re-run through the task per result asked for, at most
+FORWARD_SECONDS = 0.25  # the longest a scoring forward should take: Cancel is checked between two
 
 
 @dataclass(frozen=True)
@@ -160,7 +162,7 @@ def _beam(loaded: LoadedModel, spec: TaskSpec, texts: tuple[str, ...], proposals
     assert adapter is not None
     frontier: list[tuple[Edit, ...]] = [()]
     flipped: list[tuple[tuple[Edit, ...], float]] = []
-    evaluated, cut = 0, False
+    evaluated, cut, rows = 0, False, generators.BATCH
     for depth in range(1, chosen.max_edits + 1):
         children: dict[frozenset[tuple[Any, str]], tuple[Edit, ...]] = {}
         for state in frontier:
@@ -175,15 +177,19 @@ def _beam(loaded: LoadedModel, spec: TaskSpec, texts: tuple[str, ...], proposals
         if evaluated + len(batch) > MAX_EVALUATIONS:
             batch, cut = batch[:MAX_EVALUATIONS - evaluated], True
         kept: list[tuple[tuple[Edit, ...], float]] = []
-        for start in range(0, len(batch), generators.BATCH):
+        start = 0
+        while start < len(batch):
             control.check()
-            chunk = batch[start:start + generators.BATCH]
+            chunk = batch[start:start + rows]
+            began = time.perf_counter()
             predicted, probabilities = generators.score(loaded, adapter, [apply(texts, c) for c in chunk], index)
+            rows = _next_rows(rows, len(chunk), time.perf_counter() - began)
             for edits, label, p in zip(chunk, predicted, probabilities, strict=True):
                 (flipped if label != index else kept).append((edits, p))
             evaluated += len(chunk)
-            done = (start + len(chunk)) / max(len(batch), 1)
-            control.report(f"{depth} edit(s): scored {start + len(chunk):,} of {len(batch):,}",
+            start += len(chunk)
+            done = start / max(len(batch), 1)
+            control.report(f"{depth} edit(s): scored {start:,} of {len(batch):,}",
                            0.1 + 0.85 * (depth - 1 + done) / chosen.max_edits)
         if len(flipped) >= chosen.limit or cut:
             break  # results with fewer edits rank first: a deeper level could not come before them
@@ -191,6 +197,17 @@ def _beam(loaded: LoadedModel, spec: TaskSpec, texts: tuple[str, ...], proposals
         if not frontier:
             break
     return flipped, evaluated, cut
+
+
+def _next_rows(rows: int, scored: int, seconds: float) -> int:
+    """Rows for the next forward: halved while one takes longer than FORWARD_SECONDS (a long text, a big
+    model or a busy machine), so Cancel, checked between forwards, still lands within a second; grown
+    back up to generators.BATCH while they are quick."""
+    if seconds > FORWARD_SECONDS and scored > 1:
+        return max(1, scored // 2)
+    if seconds < FORWARD_SECONDS / 4 and scored == rows:
+        return min(generators.BATCH, rows * 2)
+    return rows
 
 
 def _verified(loaded: LoadedModel, spec: TaskSpec, texts: tuple[str, ...], original: Prediction,

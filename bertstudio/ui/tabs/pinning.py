@@ -1,7 +1,9 @@
 """Edit and pin for every task tab (mixed into TaskTab): keep an input and its result, edit, run,
 and the tab shows the edit's result beside the pinned one through its own compare rendering
 (A = the pinned input, B = the edit) with the spec's differences; the kept inputs are stepped
-through (Alt+Left/Right) and saved in the workspace. Also opens "What would flip this?"."""
+through (Alt+Left/Right) and saved in the workspace. "Explain A and B…" opens the pinned input's
+and the shown edit's attributions side by side with their difference; while it is open, every edit
+shown is explained again. Also opens "What would flip this?"."""
 
 from __future__ import annotations
 
@@ -29,10 +31,11 @@ class PinnedInputs:
         self.pins = Pins()
         self.pin_run = ""  # "" a plain run; "one": a run compared with the pinned result; "both": both computed
         self.flip_panel: Any = None
+        self.pair_panel: Any = None
         searchable = self.spec.counterfactual is not None and self.spec.explain is not None
-        self.pin_bar = PinBar(can_flip=searchable)
         # a tab whose Run returns more than an Outcome (Attention's bundle) is not compared with pins
         self.pinnable = self.job() is task_job and self.spec.compare is not None
+        self.pin_bar = PinBar(can_flip=searchable, can_explain=self.pinnable and self.spec.explain is not None)
         self.pin_bar.pin_button.setVisible(self.pinnable)
         self.pin_bar.setVisible(self.pinnable or searchable)  # nothing to offer: no empty row above the results
         box.addWidget(self.pin_bar)
@@ -40,6 +43,7 @@ class PinnedInputs:
         self.pin_bar.unpin_clicked.connect(self.unpin)
         self.pin_bar.stepped.connect(self.step_pin)
         self.pin_bar.flip_clicked.connect(self.open_flip)
+        self.pin_bar.pair_clicked.connect(self.open_pair)
         if self.pinnable:  # a tab without pins keeps Alt+Left/Right for itself (Attention: heads)
             context = Qt.ShortcutContext.WidgetWithChildrenShortcut
             QShortcut(QKeySequence("Alt+Left"), self, lambda: self.pin_bar.step_by(-1), context=context)
@@ -115,6 +119,8 @@ class PinnedInputs:
             return Outcome(entry.result, notes=notes)
         diff = self.spec.compare(pinned.result, entry.result)
         self.show_pins(f"A: pinned, B: {entry.label}. {summary(diff)}")
+        if self.pair_panel is not None and self.pair_panel.isVisible():  # an explanation is open: follow the edit
+            self.pair_panel.refresh()
         return Outcome(pinned.result, entry.result, f"{entry.label} (A: pinned)", diff, notes)
 
     # -- workspace -------------------------------------------------------------------------------
@@ -140,6 +146,28 @@ class PinnedInputs:
         self.restore(now)
         self.pins.restore(saved, inputs, int(state.get("pin") or 0))
         self.show_pins("Pins restored: Run to compare.")
+
+    # -- explain A and B -----------------------------------------------------------------------
+    def open_pair(self) -> None:
+        from bertstudio.ui.widgets.attribution_view import PinnedPairPanel
+
+        if self.pair_panel is None:
+            self.pair_panel = PinnedPairPanel(self.pair_source, self)
+        self.pair_panel.show()
+        self.pair_panel.raise_()
+        self.pair_panel.refresh()
+
+    def pair_source(self) -> tuple[Any, str, tuple[str, ...], tuple[str, ...], str]:
+        """The model, the task, the pinned input's texts and the shown edit's (InputError when no edit is shown)."""
+        from bertstudio.core.errors import InputError
+        from bertstudio.ui.widgets.pin_bar import comparing
+
+        if not comparing(self.pins):
+            raise InputError("Pin an input, edit it and run: A and B are the pinned input and the edit shown.")
+        entry = self.pins.entries[self.pins.current]
+        texts = self.spec.explain.texts_of
+        return (self.model_request(), self.spec.key, tuple(texts(self.pins.pinned.inputs)),
+                tuple(texts(entry.inputs)), entry.label)
 
     # -- what would flip this ------------------------------------------------------------------
     def open_flip(self) -> None:

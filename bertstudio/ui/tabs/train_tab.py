@@ -24,7 +24,6 @@ from PySide6.QtWidgets import (
     QFormLayout,
     QGroupBox,
     QHBoxLayout,
-    QProgressBar,
     QPushButton,
     QScrollArea,
     QSplitter,
@@ -41,13 +40,11 @@ from bertstudio.core.training.trainable import TRAINABLE, TrainableTask
 from bertstudio.resources import resource_path
 from bertstudio.ui.tabs.frame import StudioTab
 from bertstudio.ui.train import output as output_mod
-from bertstudio.ui.train.distill_panel import TeacherStudentPlot, distill_settings
+from bertstudio.ui.train.distill_panel import distill_settings
 from bertstudio.ui.train.form import ConfigForm
-from bertstudio.ui.train.jobs import PlannedRates, Preview, ResumedHistory, preview_job, train_job
-from bertstudio.ui.train.lines import NO_PAIR, NO_PLAN, fill_columns, plan_text, rate_text
-from bertstudio.ui.train.result_panel import ResultPanel
-from bertstudio.ui.widgets.elided_label import ElidedLabel
-from bertstudio.ui.widgets.training_plots import TrainingPlots
+from bertstudio.ui.train.jobs import Preview, preview_job, train_job
+from bertstudio.ui.train.lines import NO_PAIR, NO_PLAN, fill_columns
+from bertstudio.ui.train.live import LiveRun
 from bertstudio.workers.runner import TaskRunner
 
 ALIASES = {"model": "base_model", "intermediate_size": "ffn", "hidden_size": "hidden"}
@@ -85,6 +82,7 @@ class TrainTab(StudioTab):
         self.form = ConfigForm((TrainConfig, ScratchConfig, DistillConfig))
         for name, widget in self.form.widgets.items():
             setattr(self, ALIASES.get(name, name), widget)
+        self._share_tip, self._model_hint = self.eval_share.toolTip(), self.base_model.placeholderText()
         self.form.add_button("model", "…").clicked.connect(lambda: output_mod.browse_folder(self, self.base_model))
         self.form.add_button("train_file", "…").clicked.connect(lambda: output_mod.browse_file(self, self.train_file))
         self.demo_button = self.form.add_button(
@@ -112,12 +110,9 @@ class TrainTab(StudioTab):
         scroll.setWidget(self.form)
         scroll.setMinimumWidth(self.form.sizeHint().width() + 24)
 
-        self.plan_label = ElidedLabel(NO_PLAN)  # never widens the window (the whole text in its tooltip)
-        self.plots = TrainingPlots()
-        self.teacher_plot = TeacherStudentPlot(x_link=self.plots.loss_plot)  # distillation only
-        self.progress = QProgressBar()
-        self.progress.setFormat("step %v / %m")
-        self.rate_label = ElidedLabel("")
+        self.live = LiveRun(NO_PLAN)  # the plan line, plots, progress and rate: what a run draws on
+        self.plan_label, self.plots, self.teacher_plot = self.live.plan_label, self.live.plots, self.live.teacher_plot
+        self.progress, self.rate_label, self.results = self.live.progress, self.live.rate_label, self.live.results
         self.start_button = QPushButton("Start")
         self.start_button.clicked.connect(self.start)
         self.stop_button = QPushButton("Stop")
@@ -126,7 +121,6 @@ class TrainTab(StudioTab):
         self.stop_button.clicked.connect(self.stop)
         self.export_button = QPushButton("Export PNG…")
         self.export_button.clicked.connect(self._export)
-        self.results = ResultPanel()
         self.results.open_in.connect(self.open_result_in)
         self.results.evaluate.connect(self.evaluate_result)
         self.metrics_label, self.checkpoint_label = self.results.metrics_label, self.results.checkpoint_label
@@ -160,7 +154,7 @@ class TrainTab(StudioTab):
         self.from_scratch.toggled.connect(self._task_changed)
         self.runner.started.connect(lambda: self._set_running(True))
         self.runner.finished.connect(lambda: self._set_running(False))
-        self.runner.progress.connect(self._on_progress)
+        self.runner.progress.connect(self.live.on_progress)
         self.runner.result.connect(self._on_result)
         self.runner.finished.connect(self._on_finished)
         self.runner.cancelled.connect(lambda: self.show_message("Training cancelled."))
@@ -183,13 +177,22 @@ class TrainTab(StudioTab):
         self.scratch_box.setVisible(scratch)
         self.base_model.setEnabled(not scratch)
         self.columns_box.setVisible(self.trainable.columns)
-        distils = bool(getattr(self.trainable, "distils", False))  # teacher vs student replaces the validation plot
-        for widget, shown in ((self.distill_box, distils), (self.teacher_plot, distils), (self.plots.metric_plot,
-                                                                                            not distils)):
-            widget.setVisible(shown)
+        distils = bool(getattr(self.trainable, "distils", False))
+        self.distill_box.setVisible(distils)
+        self.live.show_task(distils)
+        self._name_model_row(distils)
         self._columns_path = ""
         self._clear_plan("Reading the data for the plan…" if self.train_file.text().strip() else NO_PLAN)
         self._settings_changed()
+
+    def _name_model_row(self, distils: bool) -> None:
+        """For a distillation the model row names the student (empty: cut from the teacher)."""
+        label = self.form.layouts["Data"].labelForField(self.form.rows["model"])
+        if label is not None:
+            label.setText("Student model" if distils else "Base model")  # type: ignore[attr-defined]
+        self.base_model.setPlaceholderText(
+            "empty: the teacher cut to Student layers (or a smaller checkpoint with its labels)" if distils
+            else self._model_hint)
 
     def use_demo_data(self) -> None:
         train, evaluation = self.trainable.demo_files
@@ -206,6 +209,10 @@ class TrainTab(StudioTab):
         self._settings_changed()  # the plan of what came back, drawn without waiting for an edit
 
     def _settings_changed(self) -> None:
+        has_eval = bool(self.eval_file.text().strip())  # a validation file: nothing is held out
+        self.eval_share.setEnabled(not has_eval)
+        self.eval_share.setToolTip("Not used: the validation file is the held-out data." if has_eval
+                                   else self._share_tip)
         self._replan.start()
 
     def _columns(self) -> Any:
@@ -244,23 +251,14 @@ class TrainTab(StudioTab):
     def _clear_plan(self, text: str) -> None:
         """No plan drawn under an error or for other settings than those shown."""
         self.plan_result = None
-        self.plots.set_plan([])
-        self.progress.setRange(0, 1)
-        self.progress.setValue(0)
-        self.progress.setTextVisible(False)  # no "step 0 / 1" for a plan that is not there
-        self.plan_label.setText(text)
+        self.live.clear_plan(text)
 
     def _on_plan(self, preview: Preview) -> None:
         if preview.header is not None and preview.path != self._columns_path:
             fill_columns(self.text_column, self.pair_column, self.label_column, preview.header, preview.detected)
             self._columns_path = preview.path
-        steps = preview.plan
-        self.plan_result = (steps, preview.lrs)
-        self.plots.set_plan(preview.lrs)
-        self.progress.setRange(0, steps.total_steps)
-        self.progress.setValue(0)
-        self.progress.setTextVisible(True)
-        self.plan_label.setText(plan_text(steps, self.scheduler.currentText()))
+        self.plan_result = (preview.plan, preview.lrs)
+        self.live.show_plan(preview, self.scheduler.currentText())
 
     def _on_plan_error(self, error: BaseException) -> None:
         self._clear_plan(getattr(error, "message", None) or str(error))
@@ -282,10 +280,7 @@ class TrainTab(StudioTab):
         self.plan_runner.cancel(emit=False)
         self._stop_event = threading.Event()
         self.result = None
-        self.plots.clear_run()
-        self.teacher_plot.clear_run()
-        self.results.clear()
-        self.rate_label.setText("")
+        self.live.clear_run()
         self.runner.start(train_job, config, self._stop_event)
         self.start_button.setEnabled(False)
         self.stop_button.setEnabled(True)
@@ -329,35 +324,7 @@ class TrainTab(StudioTab):
         self.show_message("Stopping after this step and saving…")
 
     def _on_progress(self, event: ProgressEvent) -> None:
-        from bertstudio.core.training import TrainingEvent
-
-        payload = event.payload
-        if isinstance(payload, PlannedRates):
-            self.plots.set_plan(payload.values)
-            return
-        if isinstance(payload, ResumedHistory):
-            self.plots.add_history(payload.history.steps, payload.history.evals)
-            self.teacher_plot.add_history(payload.history.evals)
-            return
-        if not isinstance(payload, TrainingEvent):
-            self.rate_label.setText(event.message)
-            return
-        if payload.kind == "plan":
-            self.progress.setRange(0, payload.max_steps)
-            self.progress.setTextVisible(True)
-            self.plan_label.setText(payload.message)
-        elif payload.kind == "step":
-            self.plots.add_step(payload.step, payload.loss, payload.learning_rate)
-            self.progress.setValue(payload.step)
-            self.rate_label.setText(rate_text(payload))
-        elif payload.kind == "eval":
-            self.plots.add_eval(payload.step, payload.metrics)
-            self.teacher_plot.add_eval(payload.step, payload.metrics)
-            self.results.show_eval(payload.step, payload.metrics)
-        elif payload.kind == "saving":
-            self.rate_label.setText("Saving…")
-        elif payload.kind == "done":
-            self.rate_label.setText("")
+        self.live.on_progress(event)
 
     def _on_result(self, result: Any) -> None:
         self.result = result

@@ -3,6 +3,10 @@
 Blue is against the target, red for it, white none; the scale is symmetric around 0 (±the
 largest |attribution| of the shown tokens) so the colour of a token means the same on both
 sides. The gradient-norm method has no sign: its scale runs from white to red.
+
+`PinnedPairPanel` is a task tab's "Explain A and B…": the pinned input's and the shown edit's
+attributions side by side on one scale, and below them the difference (edit − pinned) token by
+token (core/explain/pinned.py aligns them; a removed token is struck through, an added one dashed).
 """
 
 from __future__ import annotations
@@ -10,13 +14,17 @@ from __future__ import annotations
 import csv
 import html
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from PySide6.QtCore import Qt
+from PySide6.QtGui import QKeySequence, QShortcut
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QCheckBox,
+    QComboBox,
+    QDialog,
     QFileDialog,
     QHBoxLayout,
     QLabel,
@@ -29,7 +37,13 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from bertstudio.core.errors import BertStudioError
+from bertstudio.core.explain.methods import INTEGRATED_GRADIENTS, METHODS, TITLES
+from bertstudio.core.notes import Note
 from bertstudio.ui.theme import ink_on
+from bertstudio.ui.widgets.notes_area import NotesArea
+from bertstudio.ui.widgets.run_controls import ProgressLine
+from bertstudio.workers.runner import TaskRunner
 
 COLORMAP = "CET-D1"  # blue - white - red, perceptually even
 
@@ -49,6 +63,35 @@ def colour_of(value: float, scale: float) -> str:
     """The diverging colour of `value` on a scale symmetric around 0 (hex)."""
     position = 0.5 + 0.5 * max(-1.0, min(1.0, value / scale)) if scale > 0 else 0.5
     return str(_colormap().map(position, mode="qcolor").name())
+
+
+def token_spans(shown: list[tuple[str, float | None, int]], scale: float, struck: set[int] | None = None,
+                dashed: set[int] | None = None) -> list[str]:
+    """HTML spans of (token, value, row): coloured by value on the scale, a blank line between rows.
+    A value of None is drawn grey; `struck`: indices crossed out (removed), `dashed`: framed (added)."""
+    pieces: list[str] = []
+    row = None
+    for index, (token, value, in_row) in enumerate(shown):
+        if row is not None and in_row != row:
+            pieces.append("<br><br>")
+        row = in_row
+        glue = token.startswith("##")
+        text = html.escape(shown_token(token[2:] if glue else token))
+        if value is None:
+            style, tip = "background:#d9d9d9; color:#333; border:1px dashed #777;", "only in one input"
+        else:
+            ink = "white" if scale > 0 and abs(value) > 0.6 * scale else "black"
+            style, tip = f"background:{colour_of(value, scale)}; color:{ink};", f"{value:+.5f}"
+        if struck and index in struck:
+            text = f"<s>{text}</s>"
+        if dashed and index in dashed:
+            style += " border:2px dashed #444;"
+        pieces.append(("" if glue else " ") + f'<span style="{style} padding:2px;" title="{tip}">{text}</span>')
+    return pieces
+
+
+def tokens_page(pieces: list[str]) -> str:
+    return f'<div style="font-size:15px; line-height:200%;">{"".join(pieces)}</div>'
 
 
 class AttributionView(QWidget):
@@ -138,19 +181,8 @@ class AttributionView(QWidget):
         self.legend.setText(f"{low}  …  0  …  +{scale:.2g}" if e.method != "gradient" else f"0  …  {scale:.2g}")
         self.legend.setStyleSheet(f"QLabel {{ background: qlineargradient(x1:0, y1:0, x2:1, y2:0, {stops}); "
                                   f"color: {ink_on(colour_of(0.0, scale))}; padding: 2px; border: 1px solid #999; }}")
-        pieces, row = [], None
-        for i in shown:
-            if row is not None and e.rows[i] != row:
-                pieces.append("<br><br>")
-            row = e.rows[i]
-            token = e.tokens[i]
-            glue = token.startswith("##")
-            text = html.escape(shown_token(token[2:] if glue else token))
-            colour = colour_of(e.attributions[i], scale)
-            ink = "white" if scale > 0 and abs(e.attributions[i]) > 0.6 * scale else "black"
-            pieces.append(("" if glue else " ") + f'<span style="background:{colour}; color:{ink}; padding:2px;" '
-                          f'title="{e.attributions[i]:+.5f}">{text}</span>')
-        self.tokens.setHtml(f'<div style="font-size:15px; line-height:200%;">{"".join(pieces)}</div>')
+        pieces = token_spans([(e.tokens[i], e.attributions[i], e.rows[i]) for i in shown], scale)
+        self.tokens.setHtml(tokens_page(pieces))
         self.table.setSortingEnabled(False)
         self.table.setRowCount(len(shown))
         for r, i in enumerate(shown):
@@ -181,3 +213,147 @@ class AttributionView(QWidget):
                                               "CSV (*.csv)" if kind == "csv" else "JSON (*.json)")
         if path:
             (self.save_csv if kind == "csv" else self.save_json)(path)
+
+
+class PinnedPairPanel(QDialog):
+    """`source()` gives (LoadRequest or None, task key, pinned texts, edit texts, the edit's label) or raises
+    BertStudioError; `refresh()` explains them again (the tab calls it when another edit is shown)."""
+
+    def __init__(self, source: Callable[[], tuple[Any, str, tuple[str, ...], tuple[str, ...], str]],
+                 parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.source = source
+        self.pair: Any = None
+        self.edit_label = "edit"
+        self.setWindowTitle("Explain A and B — the pinned input and the edit")
+        self.resize(1000, 460)
+        self.runner = TaskRunner(self)
+        self.method = QComboBox()
+        for key in METHODS:
+            self.method.addItem(TITLES[key], key)
+        self.method.setCurrentIndex(self.method.findData(INTEGRATED_GRADIENTS))
+        self.hide_special = QCheckBox("Hide special tokens")
+        self.hide_special.setChecked(True)
+        self.hide_special.toggled.connect(self._redraw)
+        self.explain_button = QPushButton("Explain")
+        self.explain_button.setToolTip("Explain both (Ctrl+Enter)")
+        self.cancel_button = QPushButton("Cancel")
+        self.cancel_button.setToolTip("Cancel (Esc)")
+        self.cancel_button.setEnabled(False)
+        self.progress = ProgressLine()
+        self.notes = NotesArea(one_line=True)
+        top = QHBoxLayout()
+        top.addWidget(QLabel("Method:"))
+        for widget in (self.method, self.explain_button, self.cancel_button, self.hide_special):
+            top.addWidget(widget)
+        top.addWidget(self.progress, 1)
+        self.title_a, self.title_b, self.title_diff = QLabel(), QLabel(), QLabel()
+        for title in (self.title_a, self.title_b, self.title_diff):
+            title.setWordWrap(True)
+            title.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.tokens_a, self.tokens_b, self.tokens_diff = QTextBrowser(), QTextBrowser(), QTextBrowser()
+        split = QSplitter(Qt.Orientation.Horizontal)
+        for title, tokens in ((self.title_a, self.tokens_a), (self.title_b, self.tokens_b)):
+            side = QWidget()
+            column = QVBoxLayout(side)
+            column.setContentsMargins(0, 0, 0, 0)
+            column.addWidget(title)
+            column.addWidget(tokens, 1)
+            split.addWidget(side)
+        layout = QVBoxLayout(self)
+        layout.addLayout(top)
+        layout.addWidget(split, 3)
+        layout.addWidget(self.title_diff)
+        layout.addWidget(self.tokens_diff, 2)
+        layout.addWidget(self.notes)
+        self.title_a.setText("A: the pinned input")
+        self.title_b.setText("B: the edit")
+        self.title_diff.setText("Difference B − A: Explain to see which tokens changed their push")
+        self.explain_button.clicked.connect(self.refresh)
+        self.cancel_button.clicked.connect(self.cancel)
+        QShortcut(QKeySequence("Ctrl+Return"), self, self.refresh)
+        self.runner.started.connect(self._started)
+        self.runner.finished.connect(self._finished)
+        self.runner.progress.connect(self.progress.show_event)
+        self.runner.result.connect(self.show_pair)
+        self.runner.error.connect(lambda error: self.notes.set_notes([_error_note(error)]))
+        self.runner.cancelled.connect(lambda: self.notes.set_notes([_info("Cancelled.")]))
+
+    def keyPressEvent(self, event: Any) -> None:  # noqa: N802 - Qt's name
+        """Esc cancels a running explanation (and closes the dialog only when nothing runs)."""
+        if event.key() == Qt.Key.Key_Escape and self.runner.busy:
+            self.cancel()
+            return
+        super().keyPressEvent(event)
+
+    def refresh(self) -> None:
+        from bertstudio.core.explain.jobs import pinned_pair_job
+
+        try:
+            request, task, pinned, edit, self.edit_label = self.source()
+            if request is None:
+                raise BertStudioError("Load a model first.")
+        except BertStudioError as error:
+            self.notes.set_notes([_error_note(error)])
+            return
+        self.runner.start(pinned_pair_job, request, task, pinned, edit, self.method.currentData())
+
+    def cancel(self) -> None:
+        if self.runner.busy and not self.runner.stop_requested:
+            self.runner.cancel()
+
+    def _started(self) -> None:
+        self.explain_button.setEnabled(False)
+        self.cancel_button.setEnabled(True)
+        self.notes.clear()
+        self.progress.start()
+
+    def _finished(self) -> None:
+        self.explain_button.setEnabled(True)
+        self.cancel_button.setEnabled(False)
+        self.progress.stop()
+
+    def show_pair(self, pair: Any) -> None:
+        self.pair = pair
+        self.notes.set_notes(pair.notes)
+        self._redraw()
+
+    def _redraw(self, *_args: Any) -> None:
+        pair = self.pair
+        if pair is None:
+            return
+        hide = self.hide_special.isChecked()
+        a, b = pair.pinned, pair.edit
+        shown_a = [(t, v, r) for t, v, r, s in zip(a.tokens, a.attributions, a.rows, a.special, strict=True)
+                   if not (hide and s)]
+        shown_b = [(t, v, r) for t, v, r, s in zip(b.tokens, b.attributions, b.rows, b.special, strict=True)
+                   if not (hide and s)]
+        scale = max((abs(v) for _, v, _ in (*shown_a, *shown_b)), default=0.0)  # one scale: colours compare
+        self.title_a.setText(f"<b>A: pinned</b> · {html.escape(pair.name)} of <b>{html.escape(a.target_label)}</b>"
+                             f" = {a.score:.4f} · scale ±{scale:.2g}")
+        self.title_b.setText(f"<b>B: {html.escape(self.edit_label)}</b> · {html.escape(pair.name)} of "
+                             f"<b>{html.escape(b.target_label)}</b> = {b.score:.4f} ({b.score - a.score:+.4f})")
+        self.tokens_a.setHtml(tokens_page(token_spans(shown_a, scale)))
+        self.tokens_b.setHtml(tokens_page(token_spans(shown_b, scale)))
+        aligned = [x for x in pair.aligned if not (hide and x.special)]
+        diff_scale = max((abs(x.difference) for x in aligned), default=0.0)
+        spans: list[tuple[str, float | None, int]] = [(x.token, x.difference, 0) for x in aligned]
+        removed = {i for i, x in enumerate(aligned) if x.edit is None}
+        added = {i for i, x in enumerate(aligned) if x.pinned is None}
+        self.tokens_diff.setHtml(tokens_page(token_spans(spans, diff_scale, removed, added)))
+        moved = sorted(aligned, key=lambda x: -abs(x.difference))[:3]
+        words = ", ".join(f"{shown_token(x.token)} {x.difference:+.3f}" for x in moved)
+        gone = [shown_token(x.token) for x in aligned if x.edit is None]
+        added = [shown_token(x.token) for x in aligned if x.pinned is None]
+        extra = (f" · removed: {', '.join(gone)}" if gone else "") + (f" · added: {', '.join(added)}" if added else "")
+        self.title_diff.setText(f"<b>Difference B − A</b> (scale ±{diff_scale:.2g}; struck: removed, dashed: added)"
+                                f" · largest: {html.escape(words) or '—'}{html.escape(extra)}")
+
+
+def _info(text: str) -> Note:
+    return Note("info", text)
+
+
+def _error_note(error: BaseException) -> Note:
+    text = getattr(error, "message", None) or f"{type(error).__name__}: {error}"
+    return Note("error", f"{text} {getattr(error, 'hint', '')}".strip())

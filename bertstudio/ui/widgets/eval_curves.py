@@ -126,6 +126,10 @@ class CurvesPage(QWidget):
         self.rule = ElidedLabel("")
         self.matrix = ConfusionMatrixView()
         self.matrix.setMinimumHeight(80)
+        # the matrix's own colour bar label ("share of the gold row") is taller than this page's matrix
+        # at a 800-pixel window: cut at the top; the short one fits, the tooltip says the whole
+        self.matrix.colour_bar.getAxis("left").setLabel("row share")
+        self.matrix.setToolTip("Colour: the share of the gold row predicted as the column's class")
         self.metrics = RecordsView(("at the threshold", "value"), stretch=0)
 
         controls = QHBoxLayout()

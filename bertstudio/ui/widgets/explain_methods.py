@@ -43,6 +43,9 @@ def short_name(explanation: Any) -> str:
     return name
 
 
+MIN_HEATMAP = 160  # pixels: seven method rows, the token axis and the agreement's seven rows stay readable
+
+
 class MethodsView(QWidget):
     def __init__(self, parent: QWidget | None = None) -> None:
         import pyqtgraph as pg
@@ -74,6 +77,7 @@ class MethodsView(QWidget):
         self.agreement.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         self.agreement.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Stretch)
         self.agreement.verticalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Stretch)
+        self.agreement.verticalHeader().setMinimumSectionSize(self.fontMetrics().height() + 1)  # 7 rows in 160 px
         agreement_box = QWidget()
         column = QVBoxLayout(agreement_box)
         column.setContentsMargins(0, 0, 0, 0)
@@ -89,6 +93,7 @@ class MethodsView(QWidget):
         split.addWidget(top)
         split.addWidget(self.faithfulness)
         split.setSizes([300, 220])
+        self.split = split
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         line = QHBoxLayout()  # the hovered cell on the summary's line: no row waits for it
@@ -143,6 +148,18 @@ class MethodsView(QWidget):
         self._show_agreement(names, methods.agreement)
         self.faithfulness.show_rows([(n, e.faithfulness) for n, e in zip(methods.names, methods.explanations,
                                                                           strict=True)])
+        if any(e.faithfulness is not None for e in methods.explanations):
+            self.fit_faithfulness(len(methods.explanations))
+
+    def fit_faithfulness(self, rows: int) -> None:
+        """Every method's faithfulness row in view without scrolling, where the heatmap keeps room for its
+        rows (at an 800-pixel window the table showed four of seven and hid LIME and SHAP)."""
+        total = sum(self.split.sizes())
+        if total <= 0:
+            return
+        wanted = self.faithfulness.height_for(rows)
+        heatmap = max(total - wanted, MIN_HEATMAP)
+        self.split.setSizes([heatmap, total - heatmap])
 
     def _show_agreement(self, names: list[str], matrix: Any) -> None:
         self.agreement.setRowCount(len(names))

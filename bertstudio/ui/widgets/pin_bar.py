@@ -2,7 +2,9 @@
 
 `Pins` is the plain list (the pinned input first, then the edits, each with its view state, its
 input and its result); `PinBar` is the row that shows it: Pin, the list to step through
-(Alt+Left/Right), Unpin, what changed, and "What would flip this?" where the task has a search.
+(Alt+Left/Right), Unpin, what changed, "Explain A and B…" (the pinned input's and the shown edit's
+attributions side by side, where the task has Explain) and "What would flip this?" where the task
+has a search.
 """
 
 from __future__ import annotations
@@ -93,8 +95,9 @@ class PinBar(QWidget):
     unpin_clicked = Signal()
     stepped = Signal(int)  # the entry chosen
     flip_clicked = Signal()
+    pair_clicked = Signal()
 
-    def __init__(self, can_flip: bool, parent: QWidget | None = None) -> None:
+    def __init__(self, can_flip: bool, parent: QWidget | None = None, can_explain: bool = False) -> None:
         super().__init__(parent)
         self.pin_button = QPushButton("Pin")
         self.pin_button.setToolTip("Keep this input and its result; edit and run to see the new result beside it")
@@ -111,6 +114,10 @@ class PinBar(QWidget):
         self.unpin_button = QPushButton("Unpin")
         self.unpin_button.setToolTip("Forget the pinned input and the edits")
         self.summary = ElidedLabel()
+        self.can_explain = can_explain
+        self.pair_button = QPushButton("Explain A and B…")
+        self.pair_button.setToolTip("The pinned input's and this edit's attributions side by side, and their "
+                                    "difference (same method, same target)")
         self.flip_button = QPushButton("What would flip this?…")
         self.flip_button.setToolTip("Search for the smallest edits of the input that change the prediction")
         self.flip_button.setVisible(can_flip)
@@ -120,10 +127,12 @@ class PinBar(QWidget):
         for widget in (self.pin_button, self.back, self.entries, self.forward, self.unpin_button):
             row.addWidget(widget)
         row.addWidget(self.summary, 1)
+        row.addWidget(self.pair_button)
         row.addWidget(self.flip_button)
         self.pin_button.clicked.connect(self.pin_clicked)
         self.unpin_button.clicked.connect(self.unpin_clicked)
         self.flip_button.clicked.connect(self.flip_clicked)
+        self.pair_button.clicked.connect(self.pair_clicked)
         self.entries.activated.connect(self.stepped)
         self.back.clicked.connect(lambda: self.step_by(-1))
         self.forward.clicked.connect(lambda: self.step_by(1))
@@ -150,3 +159,11 @@ class PinBar(QWidget):
         self.back.setEnabled(pins.current > 0)
         self.forward.setEnabled(pins.current < len(pins.entries) - 1)
         self.summary.setText(line if pins.active else "")
+        self.pair_button.setVisible(self.can_explain and pins.active)
+        self.pair_button.setEnabled(comparing(pins))
+
+
+def comparing(pins: Pins) -> bool:
+    """An edit is shown beside the pinned input, both with results."""
+    return (pins.active and 0 < pins.current < len(pins.entries) and pins.pinned.result is not None
+            and pins.entries[pins.current].result is not None)

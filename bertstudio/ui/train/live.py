@@ -1,0 +1,106 @@
+"""The live side of the Train tab: the plan line, the loss / LR / validation plots (teacher vs
+student in place of validation for a distillation), the progress bar and the rate line, and how
+each event of a run lands on them. The tab owns the settings and the run; this draws them.
+
+A distillation's evaluations go to the teacher-vs-student plot; the validation plot (hidden then)
+gets only their loss, so a later run of another task never inherits its legend entries.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from PySide6.QtWidgets import QProgressBar, QWidget
+
+from bertstudio.core.progress import ProgressEvent
+from bertstudio.ui.train.distill_panel import TeacherStudentPlot
+from bertstudio.ui.train.jobs import PlannedRates, Preview, ResumedHistory
+from bertstudio.ui.train.lines import plan_text, rate_text
+from bertstudio.ui.train.result_panel import ResultPanel
+from bertstudio.ui.widgets.elided_label import ElidedLabel
+from bertstudio.ui.widgets.training_plots import TrainingPlots
+
+
+class LiveRun:
+    """The widgets a run draws on, and the one place its events are turned into drawing."""
+
+    def __init__(self, plan_text_when_empty: str) -> None:
+        self.plan_label = ElidedLabel(plan_text_when_empty)  # never widens the window (whole text in the tooltip)
+        self.plots = TrainingPlots()
+        self.teacher_plot = TeacherStudentPlot(x_link=self.plots.loss_plot)  # distillation only
+        self.teacher_plot.setMaximumHeight(180)  # the loss and LR plots above keep room to read
+        self.progress = QProgressBar()
+        self.progress.setFormat("step %v / %m")
+        self.rate_label = ElidedLabel("")
+        self.results = ResultPanel()
+        self.distils = False
+
+    def show_task(self, distils: bool) -> None:
+        """Teacher vs student replaces the validation plot for a task that distils."""
+        self.distils = distils
+        self.teacher_plot.setVisible(distils)
+        self.plots.metric_plot.setVisible(not distils)
+
+    def widgets(self) -> tuple[QWidget, ...]:
+        return self.plan_label, self.plots, self.teacher_plot
+
+    # -- the plan ---------------------------------------------------------------------------
+    def clear_plan(self, text: str) -> None:
+        """No plan drawn under an error or for other settings than those shown."""
+        self.plots.set_plan([])
+        self.progress.setRange(0, 1)
+        self.progress.setValue(0)
+        self.progress.setTextVisible(False)  # no "step 0 / 1" for a plan that is not there
+        self.plan_label.setText(text)
+
+    def show_plan(self, preview: Preview, scheduler: str) -> None:
+        steps = preview.plan
+        self.plots.set_plan(preview.lrs)
+        self.progress.setRange(0, steps.total_steps)
+        self.progress.setValue(0)
+        self.progress.setTextVisible(True)
+        self.plan_label.setText(plan_text(steps, scheduler))
+
+    # -- a run -----------------------------------------------------------------------------
+    def clear_run(self) -> None:
+        self.plots.clear_run()
+        self.teacher_plot.clear_run()
+        self.results.clear()
+        self.rate_label.setText("")
+
+    def on_progress(self, event: ProgressEvent) -> None:
+        from bertstudio.core.training import TrainingEvent
+
+        payload = event.payload
+        if isinstance(payload, PlannedRates):
+            self.plots.set_plan(payload.values)
+            return
+        if isinstance(payload, ResumedHistory):
+            evals = payload.history.evals
+            self.plots.add_history(payload.history.steps, [(s, self._for_plots(m)) for s, m in evals])
+            self.teacher_plot.add_history(evals)
+            return
+        if not isinstance(payload, TrainingEvent):
+            self.rate_label.setText(event.message)
+            return
+        if payload.kind == "plan":
+            self.progress.setRange(0, payload.max_steps)
+            self.progress.setTextVisible(True)
+            self.plan_label.setText(payload.message)
+        elif payload.kind == "step":
+            self.plots.add_step(payload.step, payload.loss, payload.learning_rate)
+            self.progress.setValue(payload.step)
+            self.rate_label.setText(rate_text(payload))
+        elif payload.kind == "eval":
+            self.plots.add_eval(payload.step, self._for_plots(payload.metrics))
+            if self.distils:
+                self.teacher_plot.add_eval(payload.step, payload.metrics)
+            self.results.show_eval(payload.step, payload.metrics)
+        elif payload.kind == "saving":
+            self.rate_label.setText("Saving…")
+        elif payload.kind == "done":
+            self.rate_label.setText("")
+
+    def _for_plots(self, metrics: dict[str, Any]) -> dict[str, Any]:
+        """A distillation's scores belong to the teacher-vs-student plot: the loss plot gets its loss."""
+        return {k: v for k, v in metrics.items() if k == "loss"} if self.distils else metrics
