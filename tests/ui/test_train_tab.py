@@ -360,3 +360,18 @@ def test_task_choices_and_open_buttons_come_from_trainables_and_specs(window) ->
         tab.task.setCurrentIndex(tab.task.findData(key))
         assert tab.from_scratch.isVisibleTo(tab) == trainable.from_scratch, key
         assert tab.columns_box.isVisibleTo(tab) == trainable.columns, key
+
+
+def test_a_new_run_forgets_the_last_runs_validation_curves_and_their_legend(qtbot) -> None:  # noqa: ANN001
+    """A classifier's accuracy once stayed in the legend of the QA run that followed it."""
+    from bertstudio.ui.widgets.training_plots import TrainingPlots
+
+    plots = TrainingPlots()
+    qtbot.addWidget(plots)
+    plots.add_eval(10, {"accuracy": 0.8, "loss": 0.4})
+    item = plots.metric_plot.getPlotItem()
+    assert "accuracy" in item.titleLabel.text and len(item.listDataItems()) == 1
+    plots.clear_run()
+    plots.add_eval(5, {"exact_match": 0.5})
+    assert "accuracy" not in item.titleLabel.text and "exact_match" in item.titleLabel.text
+    assert list(plots.metrics) == ["exact_match"] and len(item.listDataItems()) == 1

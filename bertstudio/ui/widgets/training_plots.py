@@ -173,9 +173,14 @@ class TrainingPlots(QWidget):
         self._touch()
 
     def clear_run(self) -> None:
-        """Forget the live curves (the planned one stays)."""
-        for series in (self.raw_loss, self.smooth_loss, self.eval_loss, self.live_lr, *self.metrics.values()):
+        """Forget the live curves (the planned one stays). The validation curves go with their legend
+        entries: the next run may report other metrics (a QA run after a classifier's accuracy)."""
+        for series in (self.raw_loss, self.smooth_loss, self.eval_loss, self.live_lr):
             series.clear()
+        for series in self.metrics.values():
+            self.metric_plot.getPlotItem().removeItem(series.item)
+        self.metrics.clear()
+        self._update_metric_title()
         self._smoothed = None
 
     # -- drawing ---------------------------------------------------------------------------
