@@ -13,10 +13,9 @@ vocabulary, e.g. bert-base-uncased), hotflip (gradient-guided word flips), ablat
 from __future__ import annotations
 
 import argparse
-import sys
 from typing import Any
 
-from bertstudio.cli.common import print_json, stderr_control
+from bertstudio.cli.common import stderr_control
 
 METHODS = ("mlm", "hotflip", "ablation")  # as core.whatif.generators, without torch
 
@@ -68,7 +67,7 @@ def _print(result: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from bertstudio.cli.explain import load, task_texts
-    from bertstudio.cli.task_command import print_notes
+    from bertstudio.cli.task_command import print_result
     from bertstudio.core.tasks.spec import spec_for_command
     from bertstudio.core.whatif.search import find, options
 
@@ -78,11 +77,4 @@ def run(args: argparse.Namespace) -> int:
     assert spec.explain is not None  # --task choices have one
     loaded = load(args)
     result = find(loaded, spec, spec.explain.inputs_of(texts), chosen, stderr_control())
-    if sys.stderr.isatty():
-        print("\r" + " " * 100 + "\r", end="", file=sys.stderr)
-    print_notes(result.notes)
-    if args.json:
-        print_json(result.to_json())
-    else:
-        _print(result)
-    return 0
+    return print_result(result, args.json, _print)

@@ -16,6 +16,7 @@ from typing import Any
 
 from bertstudio.cli._quantize import add_quantize_options, compare_source
 from bertstudio.cli.common import print_json, stderr_control
+from bertstudio.cli.task_command import clear_progress_line
 
 SHOWN_ERRORS = 10
 # --<field>-column options, in EvalColumns' order (which tasks read each comes from the specs)
@@ -98,8 +99,7 @@ def run(args: argparse.Namespace) -> int:
     check_threshold_args(args)
     compare = compare_source(args)  # "SRC [int8]" with --compare-quantize
     result = evaluate_job(request, evaluation, stderr_control(), compare)
-    if sys.stderr.isatty():
-        print("\r" + " " * 100 + "\r", end="", file=sys.stderr)
+    clear_progress_line()
     for note in result.notes:
         print(f"{note.level}: {note.text}", file=sys.stderr)
     pair = (result.a, result.b) if isinstance(result, EvalComparison) else (result,)

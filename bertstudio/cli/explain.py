@@ -20,11 +20,10 @@ replaced by the pad token), lime and kernel-shap (captum's, over token presence:
 from __future__ import annotations
 
 import argparse
-import sys
 from typing import Any
 
-from bertstudio.cli.common import print_json, stderr_control
-from bertstudio.cli.task_command import head_list, print_notes
+from bertstudio.cli.common import stderr_control
+from bertstudio.cli.task_command import clear_progress_line, head_list, print_notes, print_result
 from bertstudio.core.explain.methods import (
     BASELINES,
     DEFAULT_SAMPLES,
@@ -117,8 +116,7 @@ def load(args: argparse.Namespace) -> Any:
 
     spec = spec_for_command(args.task)
     loaded = load_model(LoadRequest(args.model, spec.key, args.device, args.dtype), stderr_control())
-    if sys.stderr.isatty():
-        print("\r" + " " * 100 + "\r", end="", file=sys.stderr)
+    clear_progress_line()
     print_notes(model_notes(loaded))
     return loaded
 
@@ -162,11 +160,4 @@ def run(args: argparse.Namespace) -> int:
         result = explain(loaded, spec_for_command(args.task).key, texts, args.method, args.target, steps,
                          args.converge, stderr_control(), samples=samples, seed=seed, baseline=args.baseline,
                          faithfulness=args.faithfulness)
-    if sys.stderr.isatty():
-        print("\r" + " " * 100 + "\r", end="", file=sys.stderr)
-    print_notes(result.notes)
-    if args.json:
-        print_json(result.to_json())
-    else:
-        _print(result)
-    return 0
+    return print_result(result, args.json, _print)

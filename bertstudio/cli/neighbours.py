@@ -10,11 +10,10 @@ mean-pooled sentence vectors instead. The index is cached in ~/.cache/bertstudio
 from __future__ import annotations
 
 import argparse
-import sys
 from typing import Any
 
 from bertstudio.cli.common import print_json, stderr_control
-from bertstudio.cli.task_command import print_notes
+from bertstudio.cli.task_command import clear_progress_line, print_notes
 
 
 def register(subparsers: Any) -> None:
@@ -63,8 +62,7 @@ def run(args: argparse.Namespace) -> int:
     index, notes = index_corpus(loaded, args.corpus, args.layer, control)
     query, tokens = text_query(loaded, args.text, index.layer, token)
     found = sentence_neighbours(index, query, k) if args.sentences else token_neighbours(index, query, k)
-    if sys.stderr.isatty():
-        print("\r" + " " * 100 + "\r", end="", file=sys.stderr)
+    clear_progress_line()
     print_notes(notes)
     if args.json:
         print_json({"neighbours": [n.to_json() for n in found]})

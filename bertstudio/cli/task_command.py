@@ -98,9 +98,22 @@ def print_notes(notes: Any) -> None:
         print(f"{note.level}: {note.text}", file=sys.stderr)
 
 
-def _clear_progress_line() -> None:
+def clear_progress_line() -> None:
+    """Blank stderr_control's progress line before the result prints (on a terminal only)."""
     if sys.stderr.isatty():
         print("\r" + " " * 100 + "\r", end="", file=sys.stderr)
+
+
+def print_result(result: Any, as_json: bool, printer: Callable[[Any], None]) -> int:
+    """The end of a command: the progress line cleared, the result's notes on stderr, then its JSON
+    (`--json`) or `printer`'s text on stdout. Returns the exit status (0)."""
+    clear_progress_line()
+    print_notes(result.notes)
+    if as_json:
+        print_json(result.to_json())
+    else:
+        printer(result)
+    return 0
 
 
 def run_command(command: Command, args: argparse.Namespace) -> int:
@@ -116,7 +129,7 @@ def run_command(command: Command, args: argparse.Namespace) -> int:
     model = variant_source(args.model, args.quantize)
     request = LoadRequest(args.model, spec.key, args.device, args.dtype, spec.attn_implementation, args.quantize)
     outcome = run_spec(spec, request, inputs, stderr_control(), compare, args.ablate_heads)
-    _clear_progress_line()
+    clear_progress_line()
     print_notes(outcome.notes)
     if command.after_run is not None:
         command.after_run(outcome, args)
