@@ -11,14 +11,13 @@ Row times are seconds per 1000 training samples; the note gives the samples/s ra
 from __future__ import annotations
 
 import os
-import statistics
 import tempfile
 from pathlib import Path
 
-from bench_training import _model_folder
+from bench_training import _model_folder, rate_row
 from common import Row
 
-STEPS, BATCH, MAX_LENGTH, ROUNDS = 20, 8, 64, 3
+STEPS, BATCH, MAX_LENGTH = 20, 8, 64
 FILES = {"qa": "qa_train.json", "choice": "choice_train.csv", "regression": "sts_train.csv"}
 
 
@@ -68,15 +67,6 @@ def rows() -> list[Row]:
             trainer.remove_callback(PrinterCallback)
             return trainer.train().metrics["train_samples_per_second"]
 
-        ours(), raw()  # warm-up
-        a, b = [], []
-        for _ in range(ROUNDS):
-            a.append(ours())
-            b.append(raw())
-        ours_rate, raw_rate = statistics.median(a), statistics.median(b)
-        assert received, "the UI signal received no events"
-        out.append(Row(
-            f"train {task} {STEPS} steps x {BATCH} (bert 2x128, s/1000 samples)", 1000 / ours_rate, 1000 / raw_rate,
-            f"samples/s ours {ours_rate:.1f} vs plain Trainer {raw_rate:.1f}: ratio {ours_rate / raw_rate:.3f}",
-        ))
+        out.append(rate_row(f"train {task} {STEPS} steps x {BATCH} (bert 2x128, s/1000 samples)", ours, raw,
+                            received))
     return out
