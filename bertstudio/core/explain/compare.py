@@ -15,14 +15,11 @@ from typing import Any
 from bertstudio.core import notes
 from bertstudio.core.explain.attribution import Explanation, explain
 from bertstudio.core.explain.methods import (
+    BASELINES,
     DEFAULT_SAMPLES,
     DEFAULT_SEED,
-    GRAD_X_INPUT,
-    GRADIENT,
     INTEGRATED_GRADIENTS,
-    KERNEL_SHAP,
-    LIME,
-    OCCLUSION,
+    METHODS,
     label,
 )
 from bertstudio.core.explain.share import Share
@@ -30,9 +27,10 @@ from bertstudio.core.models import LoadedModel
 from bertstudio.core.notes import Note
 from bertstudio.core.progress import TaskControl
 
-# (method, baseline): what "All methods" runs, in this order
-ALL = ((GRADIENT, "pad"), (GRAD_X_INPUT, "pad"), (INTEGRATED_GRADIENTS, "pad"), (INTEGRATED_GRADIENTS, "zero"),
-       (OCCLUSION, "pad"), (LIME, "pad"), (KERNEL_SHAP, "pad"))
+# (method, baseline): what "All methods" runs, in this order: every method, Integrated Gradients with
+# each baseline (the only method whose baseline is a choice), so a new method joins the set by itself
+ALL = tuple((method, baseline) for method in METHODS
+            for baseline in (BASELINES if method == INTEGRATED_GRADIENTS else ("pad",)))
 
 
 @dataclass(frozen=True)
