@@ -8,6 +8,7 @@ lists the registry's keys as its --task choices, so nothing below the registry i
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
@@ -45,6 +46,16 @@ def held_out(items: list, config: Config) -> tuple[list, list | None]:
         return items, None
     keep, held = data_mod.split_indices(len(items), share, config.seed)
     return [items[i] for i in keep], [items[i] for i in held]
+
+
+def train_and_validation(config: Config, read: Callable[[Any], list]) -> tuple[list, list | None]:
+    """The training rows and the validation rows: the eval file's when one is given, else a
+    held-out share of the training file (None when there is no share). One rule for every
+    trainer whose rows are a plain list."""
+    rows = read(config.train_file)
+    if config.eval_file:
+        return rows, read(config.eval_file)
+    return held_out(rows, config)
 
 
 def specs_with_heads(heads: tuple[str, ...]) -> tuple[str, ...]:

@@ -16,7 +16,7 @@ from bertstudio.core.errors import InputError
 from bertstudio.core.tasks.multiple_choice import SPEC as CHOICE_SPEC
 from bertstudio.core.tasks.spec import lazy
 from bertstudio.core.training import metrics as metrics_mod
-from bertstudio.core.training.base import Config, Data, TrainableTask, held_out, load_model_class
+from bertstudio.core.training.base import Config, Data, TrainableTask, load_model_class, train_and_validation
 
 # Evaluate's reader, named as the specs name it (the evaluate package reads the trainables' keys)
 _READ_CHOICES = lazy("bertstudio.core.evaluate.readers:read_choice_file")
@@ -83,10 +83,7 @@ class MultipleChoice(TrainableTask):
     auto_class = "AutoModelForMultipleChoice"
 
     def read(self, config: Config, nsp: bool = True) -> Data:
-        rows = read_choices(config.train_file)
-        evaluation = read_choices(config.eval_file) if config.eval_file else None
-        if evaluation is None:
-            rows, evaluation = held_out(rows, config)
+        rows, evaluation = train_and_validation(config, read_choices)
         if len(rows) < 2:
             raise InputError("Multiple choice needs at least two training questions.")
         counts = sorted({len(x.inputs[1]) for x in rows})

@@ -20,7 +20,7 @@ from bertstudio.core.tasks.qa import SPEC as QA_SPEC
 from bertstudio.core.tasks.spec import lazy
 from bertstudio.core.training import data as data_mod
 from bertstudio.core.training import metrics as metrics_mod
-from bertstudio.core.training.base import Config, Data, TrainableTask, held_out, load_model_class
+from bertstudio.core.training.base import Config, Data, TrainableTask, load_model_class, train_and_validation
 
 MAX_ANSWER_TOKENS = 30  # the longest span validation predicts (run_qa.py's default)
 N_BEST = 20  # start and end candidates tried per window
@@ -190,10 +190,7 @@ class QuestionAnswering(TrainableTask):
     auto_class = "AutoModelForQuestionAnswering"
 
     def read(self, config: Config, nsp: bool = True) -> Data:
-        questions = read_qa(config.train_file)
-        evaluation = read_qa(config.eval_file) if config.eval_file else None
-        if evaluation is None:
-            questions, evaluation = held_out(questions, config)
+        questions, evaluation = train_and_validation(config, read_qa)
         unanswerable = sum(not q.answers for q in questions)
         notes = (f"{unanswerable} of {len(questions)} training questions have no answer (SQuAD v2.0): "
                  "validation may predict no answer.",) if unanswerable else ()

@@ -23,9 +23,9 @@ from bertstudio.core.training.base import (  # noqa: F401 - the names other modu
     Data,
     TextClassification,
     TrainableTask,
-    held_out,
     load_model_class,
     specs_with_heads,
+    train_and_validation,
 )
 from bertstudio.core.training.choice import MultipleChoice
 from bertstudio.core.training.distill import Distillation
@@ -40,11 +40,7 @@ class TokenClassification(TrainableTask):
     auto_class = "AutoModelForTokenClassification"
 
     def read(self, config: Config, nsp: bool = True) -> Data:
-        sentences = data_mod.read_conll(config.train_file)
-        if config.eval_file:
-            evaluation: list | None = data_mod.read_conll(config.eval_file)
-        else:
-            sentences, evaluation = held_out(sentences, config)
+        sentences, evaluation = train_and_validation(config, data_mod.read_conll)
         labels = data_mod.label_list([s.tags for s in sentences])
         if evaluation is not None:
             unknown = [data_mod.RowIssue(s.line, f"tag '{t}' never occurs in the training data")
