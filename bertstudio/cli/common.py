@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections.abc import Callable
 from typing import Any
 
 from bertstudio.core.progress import ProgressEvent, TaskControl
@@ -39,14 +40,19 @@ def print_json(value: Any) -> None:
     print(json.dumps(value, ensure_ascii=False, indent=2))
 
 
-def print_ranking_differences(diff: Any, first: str = "top") -> None:
-    """A RankingDiff as the ranking commands print it (NSP's candidates, similarity's sentences B):
-    whether the first place changed, then each item's change and its move in rank."""
-    if diff.top_changed:
-        print(f"  {first} changed: {diff.top_a} -> {diff.top_b}")
-    else:
-        print(f"  {first} unchanged: {diff.top_a}")
-    for d in diff.deltas:
-        delta = "" if d.delta is None else f"{d.delta:+.4f}"
-        moved = f"  rank {d.rank_a} -> {d.rank_b}" if d.rank_a != d.rank_b else ""
-        print(f"  {delta:>8}  {d.label}{moved}")
+def ranking_differences(first: str = "top") -> Callable[[Any], None]:
+    """The printer of a RankingDiff as the ranking commands show it (NSP's candidates, similarity's
+    sentences B): whether the first place (named `first`) changed, then each item's change and its
+    move in rank. A factory, so a command passes it as its Command's print_differences."""
+
+    def print_differences(diff: Any) -> None:
+        if diff.top_changed:
+            print(f"  {first} changed: {diff.top_a} -> {diff.top_b}")
+        else:
+            print(f"  {first} unchanged: {diff.top_a}")
+        for d in diff.deltas:
+            delta = "" if d.delta is None else f"{d.delta:+.4f}"
+            moved = f"  rank {d.rank_a} -> {d.rank_b}" if d.rank_a != d.rank_b else ""
+            print(f"  {delta:>8}  {d.label}{moved}")
+
+    return print_differences

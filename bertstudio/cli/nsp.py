@@ -10,11 +10,10 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING
 
-from bertstudio.cli.common import print_ranking_differences
+from bertstudio.cli.common import ranking_differences
 from bertstudio.cli.task_command import Command
 
 if TYPE_CHECKING:
-    from bertstudio.core.compare import RankingDiff
     from bertstudio.core.tasks.nsp import NspInput, NspRanking, NspResult
 
 
@@ -40,12 +39,8 @@ def _print(result: NspResult | NspRanking) -> None:
     print(f"logits     = [{result.logits[0]:.4f}, {result.logits[1]:.4f}]")
 
 
-def _print_differences(diff: RankingDiff) -> None:
-    print_ranking_differences(diff, 'top')
-
-
 COMMAND = Command(
     task="nsp", help="next-sentence prediction: does B continue A? (several B's: ranked)",
     description="P(IsNext) (label 0: B continues A) and P(NotNext) (label 1: B is random).",
-    add_arguments=_arguments, inputs=_inputs, print_result=_print, print_differences=_print_differences,
+    add_arguments=_arguments, inputs=_inputs, print_result=_print, print_differences=ranking_differences("top"),
 )

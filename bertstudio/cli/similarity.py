@@ -11,11 +11,10 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING
 
-from bertstudio.cli.common import print_ranking_differences
+from bertstudio.cli.common import ranking_differences
 from bertstudio.cli.task_command import Command
 
 if TYPE_CHECKING:
-    from bertstudio.core.compare import RankingDiff
     from bertstudio.core.tasks.similarity import SimilarityInput, SimilarityResult
 
 POOLINGS = ("mean", "cls")  # core.tasks.similarity.POOLINGS (not imported: the CLI's help stays light)
@@ -42,12 +41,9 @@ def _print(result: SimilarityResult) -> None:
         print(f"{s.score:+.4f}  {s.text}")
 
 
-def _print_differences(diff: RankingDiff) -> None:
-    print_ranking_differences(diff, 'most similar')
-
-
 COMMAND = Command(
     task="similarity", help="sentence similarity: cosine of A's embedding with each B's",
     description="Cosine (-1..1) of mean-pooled (or [CLS]) embeddings, A against each B in the order given.",
-    add_arguments=_arguments, inputs=_inputs, print_result=_print, print_differences=_print_differences,
+    add_arguments=_arguments, inputs=_inputs, print_result=_print,
+    print_differences=ranking_differences("most similar"),
 )
