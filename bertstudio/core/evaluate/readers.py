@@ -206,34 +206,49 @@ def nsp_label(value: Any) -> str | None:
     return _NSP_WORDS.get(re.sub(r"[^a-z0-9]", "", str(value).lower()))
 
 
-def read_pairs(path: Path, control: TaskControl | None, columns: tuple[str, str, str],
-               gold_of: Callable[[Any], Any], empty: str, bad_gold: Callable[[Any], str],
-               header: Sequence[str], rows: Sequence[tuple[int, dict[str, Any]]]) -> Dataset:
-    """A file of text pairs with a gold value each (NSP's label, an STS score): inputs = (first,
-    second); a row with an empty text or a gold `gold_of` cannot read (None) is a numbered issue."""
-    first, second, gold_column = columns
+@dataclass(frozen=True)
+class PairFile:
+    """A file of text pairs with a gold value each (NSP's label, an STS score): each column's name
+    in messages and the names it is found by when none is given, how a gold cell reads (None: it
+    cannot) and the two row messages. One shape, so NSP and similarity read pairs alike."""
+
+    first: tuple[str, tuple[str, ...]]  # (what a message calls it, the names it is found by)
+    second: tuple[str, tuple[str, ...]]
+    gold: tuple[str, tuple[str, ...]]
+    gold_of: Callable[[Any], Any]
+    empty: str  # the issue of a row with an empty text
+    bad_gold: str  # the issue of a gold value gold_of cannot read, "{value}" in it
+
+
+def read_pairs(path: Path, columns: EvalColumns, control: TaskControl | None, kind: PairFile) -> Dataset:
+    """inputs = (first, second), gold = kind.gold_of(the gold cell); the columns are the ones given
+    (text, pair, label) or found by kind's names, each distinct; a bad row is a numbered issue."""
+    header, rows = table_rows(path, control)
+    gold_column = pick_column(header, columns.label, kind.gold[1], kind.gold[0], path)
+    first = pick_column(header, columns.text, kind.first[1], kind.first[0], path, (gold_column,))
+    second = pick_column(header, columns.pair, kind.second[1], kind.second[0], path, (gold_column, first))
+    names = (first, second, gold_column)
     examples, issues = [], []
     for line, row in rows:
         tick(control, line)
         a, b = str(row.get(first) or "").strip(), str(row.get(second) or "").strip()
-        gold = gold_of(row.get(gold_column, ""))
+        gold = kind.gold_of(row.get(gold_column, ""))
         if not a or not b:
-            issues.append(RowIssue(line, empty))
+            issues.append(RowIssue(line, kind.empty))
         elif gold is None:
-            issues.append(RowIssue(line, bad_gold(row.get(gold_column))))
+            issues.append(RowIssue(line, kind.bad_gold.format(value=row.get(gold_column))))
         else:
-            examples.append(Example(line, f"{a} ||| {b}", (a, b), gold, extra_fields(row, columns)))
-    return finish_dataset(path, examples, issues, columns, header)
+            examples.append(Example(line, f"{a} ||| {b}", (a, b), gold, extra_fields(row, names)))
+    return finish_dataset(path, examples, issues, names, header)
+
+
+NSP_FILE = PairFile(("sentence A", SENTENCE_A_NAMES), ("sentence B", SENTENCE_B_NAMES), ("label", NSP_LABEL_NAMES),
+                    nsp_label, "empty sentence A or B", "label '{value}' is not 0/IsNext or 1/NotNext")
 
 
 def read_nsp_file(path: Path, columns: EvalColumns, control: TaskControl | None = None) -> Dataset:
     """inputs = (sentence A, sentence B), gold = IsNext / NotNext (label 0 / 1 as BERT was trained)."""
-    header, rows = table_rows(path, control)
-    label = pick_column(header, columns.label, NSP_LABEL_NAMES, "label", path)
-    first = pick_column(header, columns.text, SENTENCE_A_NAMES, "sentence A", path, (label,))
-    second = pick_column(header, columns.pair, SENTENCE_B_NAMES, "sentence B", path, (label, first))
-    return read_pairs(path, control, (first, second, label), nsp_label, "empty sentence A or B",
-                      lambda value: f"label '{value}' is not 0/IsNext or 1/NotNext", header, rows)
+    return read_pairs(path, columns, control, NSP_FILE)
 
 
 def _choice_columns(header: Sequence[str], given: Sequence[str], path: Path) -> tuple[str, ...]:

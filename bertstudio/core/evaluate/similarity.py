@@ -16,7 +16,7 @@ from typing import Any
 
 from bertstudio.core import notes
 from bertstudio.core.evaluate.predict import EvalOptions, Prediction
-from bertstudio.core.evaluate.readers import Dataset, EvalColumns, Example, pick_column, read_pairs, table_rows
+from bertstudio.core.evaluate.readers import Dataset, EvalColumns, Example, PairFile, read_pairs
 from bertstudio.core.models import LoadedModel
 from bertstudio.core.progress import TaskControl
 
@@ -33,14 +33,13 @@ def _gold(value: Any) -> float | None:
     return number if math.isfinite(number) else None
 
 
+STS_FILE = PairFile(("sentence1", FIRST_NAMES), ("sentence2", SECOND_NAMES), ("score", SCORE_NAMES), _gold,
+                    "empty sentence1 or sentence2", "score '{value}' is not a number")
+
+
 def read_file(path: Path, columns: EvalColumns, control: TaskControl | None = None) -> Dataset:
     """inputs = (sentence 1, sentence 2), gold = the score (a finite number, any scale)."""
-    header, rows = table_rows(path, control)
-    score = pick_column(header, columns.label, SCORE_NAMES, "score", path)
-    first = pick_column(header, columns.text, FIRST_NAMES, "sentence1", path, (score,))
-    second = pick_column(header, columns.pair, SECOND_NAMES, "sentence2", path, (score, first))
-    return read_pairs(path, control, (first, second, score), _gold, "empty sentence1 or sentence2",
-                      lambda value: f"score '{value}' is not a number", header, rows)
+    return read_pairs(path, columns, control, STS_FILE)
 
 
 def ranks(values: Sequence[float]) -> list[float]:
