@@ -92,13 +92,26 @@ def _kind(value: Any) -> str:
     return names.get(type(value), type(value).__name__)
 
 
+def _wrong_kind(value: Any, kind: str, where: str, problems: Problems, wanted: str = "") -> bool:
+    """Whether `value` is not of the JSON `kind` (_kind's words: bool is never a number); if not,
+    the problem is named once, the same way for every check."""
+    if _kind(value) == kind:
+        return False
+    problems.append(f"{where} must be {wanted or kind} (got {_kind(value)})")
+    return True
+
+
+def _too_long(value: str | list, most: int, where: str, problems: Problems, unit: str) -> bool:
+    """Whether a text or a list has more than `most` characters or items (named if so)."""
+    if len(value) <= most:
+        return False
+    problems.append(f"{where} has {len(value):,} {unit}; at most {most:,} are allowed")
+    return True
+
+
 def text(max_chars: int = MAX_WORKSPACE_BYTES) -> Check:
     def check(value: Any, where: str, problems: Problems) -> Any:
-        if not isinstance(value, str):
-            problems.append(f"{where} must be a text (got {_kind(value)})")
-            return _DROP
-        if len(value) > max_chars:
-            problems.append(f"{where} is longer than {max_chars:,} characters")
+        if _wrong_kind(value, "a text", where, problems) or _too_long(value, max_chars, where, problems, "characters"):
             return _DROP
         return value
     return check
@@ -106,8 +119,7 @@ def text(max_chars: int = MAX_WORKSPACE_BYTES) -> Check:
 
 def flag() -> Check:
     def check(value: Any, where: str, problems: Problems) -> Any:
-        if not isinstance(value, bool):
-            problems.append(f"{where} must be true or false (got {_kind(value)})")
+        if _wrong_kind(value, "true/false", where, problems, "true or false"):
             return _DROP
         return value
     return check
@@ -128,8 +140,7 @@ def count(low: int = -MAX_QT_INT - 1, high: int = MAX_QT_INT) -> Check:
 
 def real() -> Check:
     def check(value: Any, where: str, problems: Problems) -> Any:
-        if not isinstance(value, int | float) or isinstance(value, bool):
-            problems.append(f"{where} must be a number (got {_kind(value)})")
+        if _wrong_kind(value, "a number", where, problems):
             return _DROP
         number = float(value) if abs(value) < 1e308 else math.inf
         if not math.isfinite(number):
@@ -142,11 +153,7 @@ def real() -> Check:
 def list_of(item: Check, max_items: int = MAX_LIST) -> Check:
     """A list whose items all pass `item`; one wrong item drops the list (half a list means nothing)."""
     def check(value: Any, where: str, problems: Problems) -> Any:
-        if not isinstance(value, list):
-            problems.append(f"{where} must be a list (got {_kind(value)})")
-            return _DROP
-        if len(value) > max_items:
-            problems.append(f"{where} has {len(value):,} items; at most {max_items:,} are allowed")
+        if _wrong_kind(value, "a list", where, problems) or _too_long(value, max_items, where, problems, "items"):
             return _DROP
         found: Problems = []
         clean = [item(element, f"{where}[{index}]", found) for index, element in enumerate(value)]
@@ -177,8 +184,7 @@ def base64_text() -> Check:
 def obj(fields: Mapping[str, Check], other: Check | None = None, what: str = "field") -> Check:
     """An object: known fields checked, unknown ones checked by `other`, else dropped and named."""
     def check(value: Any, where: str, problems: Problems) -> Any:
-        if not isinstance(value, dict):
-            problems.append(f"{where or 'the workspace'} must be an object (got {_kind(value)})")
+        if _wrong_kind(value, "an object", where or "the workspace", problems):
             return _DROP
         clean = {}
         for key, element in value.items():
