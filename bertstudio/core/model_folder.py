@@ -222,3 +222,12 @@ def check_folder(folder: Path) -> FolderCheck:
             f"'{folder}' has no tokenizer files (tokenizer.json, vocab.txt, vocab.json or a *.model), so every "
             "word would become [UNK] and the results would be meaningless.", hint=TOKENIZER_HINT)
     return FolderCheck(config=config, parameters=estimate_parameters(config))
+
+
+def load_pretrained(loader: Any, folder: Path, failure: str, hint: str = "") -> Any:
+    """`loader.from_pretrained(folder)` with no remote code ever run; any failure (a broken file,
+    custom code) is one ModelSourceError: `failure`, `hint`, the error itself in the details."""
+    try:
+        return loader.from_pretrained(folder, trust_remote_code=False)
+    except Exception as error:  # noqa: BLE001 - any loader failure is the folder's, told in one message
+        raise ModelSourceError(failure, hint=hint, details=repr(error)) from error

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 from bertstudio.core import devices
 from bertstudio.core.errors import BertStudioError, MissingHeadError, ModelSourceError, OutOfMemory
 from bertstudio.core.hub import hub_folder, is_hub_id
-from bertstudio.core.model_folder import TOKENIZER_HINT, check_folder, read_config
+from bertstudio.core.model_folder import TOKENIZER_HINT, check_folder, load_pretrained, read_config
 from bertstudio.core.progress import TaskControl
 from bertstudio.core.tasks.spec import spec_for
 
@@ -201,14 +201,8 @@ def _checkpoint_config(folder: Path) -> Any:
     from transformers import AutoConfig
 
     _checked_config(folder)
-    try:
-        return AutoConfig.from_pretrained(folder, trust_remote_code=False)
-    except Exception as error:
-        raise ModelSourceError(
-            f"The config.json in '{folder}' cannot be read as a transformers model.",
-            hint="Check that the folder holds a BERT-family model saved with save_pretrained.",
-            details=repr(error),
-        ) from error
+    return load_pretrained(AutoConfig, folder, f"The config.json in '{folder}' cannot be read as a transformers model.",
+                           hint="Check that the folder holds a BERT-family model saved with save_pretrained.")
 
 
 def _check_tokenizer(tokenizer: Any, folder: Path) -> None:
@@ -315,14 +309,9 @@ def load_uncached(request: LoadRequest, control: TaskControl | None = None) -> L
     from transformers import AutoTokenizer
 
     control.report(f"Reading tokenizer of {request.source}…", None)
-    try:
-        tokenizer = AutoTokenizer.from_pretrained(folder, trust_remote_code=False)
-    except Exception as error:
-        raise ModelSourceError(
-            f"The tokenizer in '{folder}' cannot be loaded.",
-            hint="The folder needs tokenizer files (tokenizer.json, or vocab.txt / vocab.json + merges.txt).",
-            details=repr(error),
-        ) from error
+    tokenizer = load_pretrained(AutoTokenizer, folder, f"The tokenizer in '{folder}' cannot be loaded.",
+                                hint="The folder needs tokenizer files (tokenizer.json, or vocab.txt / vocab.json "
+                                     "+ merges.txt).")
     _check_tokenizer(tokenizer, folder)
     control.check()
     control.report(f"Loading weights of {request.source}…", None)

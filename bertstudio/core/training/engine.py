@@ -20,7 +20,8 @@ from dataclasses import asdict, replace
 from pathlib import Path
 from typing import Any
 
-from bertstudio.core.errors import DeviceError, InputError, ModelSourceError
+from bertstudio.core.errors import DeviceError, InputError
+from bertstudio.core.model_folder import load_pretrained
 from bertstudio.core.progress import TaskControl
 from bertstudio.core.training import data as data_mod
 from bertstudio.core.training import saving
@@ -54,10 +55,7 @@ def plan(config: TrainConfig) -> Plan:
 def _load_tokenizer(folder: Path) -> Any:
     from transformers import AutoTokenizer
 
-    try:
-        return AutoTokenizer.from_pretrained(folder, trust_remote_code=False)
-    except Exception as error:  # noqa: BLE001 - any tokenizer failure, told in one line
-        raise ModelSourceError(f"The tokenizer in '{folder}' cannot be loaded.", details=repr(error)) from error
+    return load_pretrained(AutoTokenizer, folder, f"The tokenizer in '{folder}' cannot be loaded.")
 
 
 def _load_model(config: TrainConfig, data: Data, control: TaskControl) -> tuple[Any, Any, bool]:

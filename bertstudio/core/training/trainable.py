@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from bertstudio.core.errors import InputError, ModelSourceError
+from bertstudio.core.model_folder import load_pretrained
 from bertstudio.core.tasks.pretraining import SPEC as PRETRAINING
 from bertstudio.core.training import data as data_mod
 from bertstudio.core.training import metrics
@@ -83,10 +84,7 @@ def pretraining_class(folder: Path) -> tuple[Any, bool]:
     import transformers
     from transformers import AutoConfig
 
-    try:
-        config = AutoConfig.from_pretrained(folder, trust_remote_code=False)
-    except Exception as error:  # noqa: BLE001 - a broken or custom-code config.json, told in one line
-        raise ModelSourceError(f"The configuration in '{folder}' cannot be loaded.", details=repr(error)) from error
+    config = load_pretrained(AutoConfig, folder, f"The configuration in '{folder}' cannot be loaded.")
     cls = transformers.MODEL_FOR_PRETRAINING_MAPPING.get(type(config), None)
     if cls is not None and "next_sentence_label" in inspect.signature(cls.forward).parameters:  # type: ignore[attr-defined]
         return cls, True
