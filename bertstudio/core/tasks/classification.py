@@ -294,14 +294,8 @@ SPEC = TaskSpec(
         predicted=lazy("bertstudio.core.whatif.tasks:classification_predicted"),
         probabilities=lazy("bertstudio.core.whatif.tasks:classification_probabilities"), edits=(0, 1),
     ),
-    explain=ExplainAdapter(
-        parts="the text (and its pair on a second line)",
-        texts_of=lazy("bertstudio.core.explain.inputs:classification_texts"),
-        inputs_of=lazy("bertstudio.core.explain.inputs:classification_inputs"),
-        prepare=lazy("bertstudio.core.explain.targets:classification"),
-        summary=lazy("bertstudio.core.explain.summaries:classification"),
-        examples=lazy("bertstudio.core.explain.importance:table_examples"),
-    ),
+    explain=ExplainAdapter.named("classification", "the text (and its pair on a second line)",
+                                 examples=lazy("bertstudio.core.explain.importance:table_examples")),
     evaluate=EvaluateAdapter(
         picker="Classification (CSV/TSV/JSONL)", file_filter="Tables (*.csv *.tsv *.jsonl)",
         read=lazy("bertstudio.core.evaluate.readers:read_classification_file"),

@@ -162,13 +162,7 @@ SPEC = TaskSpec(
         predicted=lazy("bertstudio.core.whatif.tasks:fill_mask_predicted"),
         probabilities=lazy("bertstudio.core.whatif.tasks:fill_mask_probabilities"), masked_lm=True,
     ),
-    explain=ExplainAdapter(
-        parts="the text with a mask", one_text=True, per_layer=True,
-        texts_of=lazy("bertstudio.core.explain.inputs:fill_mask_texts"),
-        inputs_of=lazy("bertstudio.core.explain.inputs:fill_mask_inputs"),
-        prepare=lazy("bertstudio.core.explain.targets:fill_mask"),
-        summary=lazy("bertstudio.core.explain.summaries:fill_mask"),
-    ),
+    explain=ExplainAdapter.named("fill_mask", "the text with a mask", one_text=True, per_layer=True),
     evaluate=EvaluateAdapter(
         picker="Masked LM (plain text)", file_filter="Text (*.txt)",
         read=lazy("bertstudio.core.evaluate.readers:read_text_file"),

@@ -125,13 +125,7 @@ SPEC = TaskSpec(
         predicted=lazy("bertstudio.core.whatif.tasks:choice_predicted"),
         probabilities=lazy("bertstudio.core.whatif.tasks:softmax_probabilities"), choices=True,
     ),
-    explain=ExplainAdapter(
-        parts="the prompt, then one ending per line",
-        texts_of=lazy("bertstudio.core.explain.inputs:multiple_choice_texts"),
-        inputs_of=lazy("bertstudio.core.explain.inputs:multiple_choice_inputs"),
-        prepare=lazy("bertstudio.core.explain.targets:multiple_choice"),
-        summary=lazy("bertstudio.core.explain.summaries:multiple_choice"),
-    ),
+    explain=ExplainAdapter.named("multiple_choice", "the prompt, then one ending per line"),
     evaluate=EvaluateAdapter(
         picker="Multiple choice (CSV with choices)", file_filter="Tables (*.csv *.tsv *.jsonl)",
         read=lazy("bertstudio.core.evaluate.readers:read_choice_file"),

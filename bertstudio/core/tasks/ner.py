@@ -197,11 +197,7 @@ SPEC = TaskSpec(
     default_model="dslim/bert-base-NER", trained_as="ForTokenClassification",
     run=run, compare=compare_results, order=30,
     script=lazy("bertstudio.core.snippets:ner"),
-    explain=ExplainAdapter(
-        parts="the text", one_text=True, texts_of=lazy("bertstudio.core.explain.inputs:ner_texts"),
-        inputs_of=lazy("bertstudio.core.explain.inputs:ner_inputs"),
-        prepare=lazy("bertstudio.core.explain.targets:ner"), summary=lazy("bertstudio.core.explain.summaries:ner"),
-    ),
+    explain=ExplainAdapter.named("ner", "the text", one_text=True),
     evaluate=EvaluateAdapter(
         picker="Token classification (CoNLL)", file_filter="CoNLL (*.conll *.txt *.iob *.bio)",
         read=lazy("bertstudio.core.evaluate.readers:read_ner_file"),

@@ -185,11 +185,7 @@ SPEC = TaskSpec(
         predicted=lazy("bertstudio.core.whatif.tasks:nsp_predicted"),
         probabilities=lazy("bertstudio.core.whatif.tasks:softmax_probabilities"), edits=(0, 1),
     ),
-    explain=ExplainAdapter(
-        parts="sentence A, then sentence B", texts_of=lazy("bertstudio.core.explain.inputs:nsp_texts"),
-        inputs_of=lazy("bertstudio.core.explain.inputs:nsp_inputs"),
-        prepare=lazy("bertstudio.core.explain.targets:nsp"), summary=lazy("bertstudio.core.explain.summaries:nsp"),
-    ),
+    explain=ExplainAdapter.named("nsp", "sentence A, then sentence B"),
     evaluate=EvaluateAdapter(
         picker="Next sentence (pairs with 0/1 labels)", file_filter="Tables (*.csv *.tsv *.jsonl)",
         read=lazy("bertstudio.core.evaluate.readers:read_nsp_file"),

@@ -377,11 +377,7 @@ SPEC = TaskSpec(
     key="qa", title="Question answering", model_class="AutoModelForQuestionAnswering",
     default_model="distilbert/distilbert-base-cased-distilled-squad", run=run, compare=compare, order=40,
     script=lazy("bertstudio.core.snippets:qa"),
-    explain=ExplainAdapter(
-        parts="the question, then the context", texts_of=lazy("bertstudio.core.explain.inputs:qa_texts"),
-        inputs_of=lazy("bertstudio.core.explain.inputs:qa_inputs"), prepare=lazy("bertstudio.core.explain.targets:qa"),
-        summary=lazy("bertstudio.core.explain.summaries:qa"),
-    ),
+    explain=ExplainAdapter.named("qa", "the question, then the context"),
     evaluate=EvaluateAdapter(
         picker="Question answering (SQuAD JSON or CSV)", file_filter="SQuAD or tables (*.json *.csv *.tsv *.jsonl)",
         read=lazy("bertstudio.core.evaluate.readers:read_qa_file"), predict=lazy("bertstudio.core.evaluate.predict:qa"),
