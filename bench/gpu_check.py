@@ -31,7 +31,7 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 DATA = ROOT / "resources" / "datasets"
 EVAL = ROOT / "tests" / "data" / "evaluate"
 IGNORED_KEYS = {"model", "device", "dtype", "seconds", "elapsed", "notes", "note", "path", "source", "rows_per_second",
-                "ms_per_row"}
+                "ms_per_row", "size_mb"}
 RESULTS: list[dict[str, object]] = []
 
 
@@ -68,8 +68,10 @@ def _short(value: object) -> str:
 
 def differences(a: object, b: object, key: str = "") -> dict[str, float]:
     """Largest numeric difference, strings that differ (of how many), lowest attribution Spearman."""
-    out = {"max_abs": 0.0, "max_at": "", "strings_differ": 0, "strings": 0, "min_spearman": 1.0}
+    out = {"max_abs": 0.0, "max_at": "", "strings_differ": 0, "strings": 0, "min_spearman": 1.0, "scale": {}}
     _walk(a, b, key, out)
+    scale = out.pop("scale").get(out["max_at"], 0.0)
+    out["max_rel"] = out["max_abs"] / scale if scale else 0.0  # to the largest reference value under that key
     return out
 
 
@@ -94,6 +96,7 @@ def _walk(a: object, b: object, key: str, out: dict) -> None:
         out["strings"] += 1
         out["strings_differ"] += a != b
     elif isinstance(a, (int, float)) and isinstance(b, (int, float)):
+        out["scale"][key] = max(out["scale"].get(key, 0.0), abs(a) if math.isfinite(a) else 0.0)
         gap = abs(a - b) if math.isfinite(a) and math.isfinite(b) else 0.0 if a == b or a != a and b != b else math.inf
         if gap > out["max_abs"]:
             out["max_abs"], out["max_at"] = gap, key
