@@ -16,7 +16,7 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QPointF, QRectF, Qt, Signal
 from PySide6.QtGui import QKeyEvent
-from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QComboBox, QLabel, QWidget
 
 from bertstudio.core.attention.bundle import AttentionBundle
 from bertstudio.core.attention.qk import QueryBreakdown, query_breakdown
@@ -25,6 +25,7 @@ from bertstudio.ui import plot_style, theme
 from bertstudio.ui.theme import Colors
 from bertstudio.ui.widgets.attention_heatmap import DIVERGING, TokenAxis, colormap
 from bertstudio.ui.widgets.attention_pages import StatePage, readout_label
+from bertstudio.ui.widgets.layouts import bar_above, tool_bar
 
 UNAVAILABLE = "Queries and keys were not captured for this result: run again to see the neuron view."
 
@@ -205,15 +206,7 @@ class NeuronPage(StatePage):
         self.message = QLabel(UNAVAILABLE)
         self.message.setVisible(False)
         theme.follow(self.message, lambda c: f"QLabel {{ color: {c.secondary}; }}")
-        top = QHBoxLayout()
-        top.addWidget(QLabel("Query"))
-        top.addWidget(self.query_box)
-        top.addWidget(self.readout, 1)
-        layout = QVBoxLayout(self)
-        layout.setContentsMargins(0, 0, 0, 0)
-        layout.addLayout(top)
-        layout.addWidget(self.message)
-        layout.addWidget(self.plots, 1)
+        bar_above(self, tool_bar(QLabel("Query"), self.query_box, status=self.readout), self.message, self.plots)
 
     @property
     def query(self) -> int:

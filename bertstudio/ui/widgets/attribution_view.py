@@ -41,6 +41,7 @@ from bertstudio.core.errors import BertStudioError
 from bertstudio.core.explain.methods import INTEGRATED_GRADIENTS, METHODS, TITLES
 from bertstudio.core.notes import Note
 from bertstudio.ui.theme import ink_on
+from bertstudio.ui.widgets.layouts import bar_above, splitter
 from bertstudio.ui.widgets.notes_area import NotesArea
 from bertstudio.ui.widgets.run_controls import ProgressLine
 from bertstudio.workers.runner import TaskRunner
@@ -124,14 +125,7 @@ class AttributionView(QWidget):
         bar.addWidget(self.summary, 1)
         for widget in (self.legend, self.hide_special, self.csv_button, self.json_button):
             bar.addWidget(widget)
-        split = QSplitter(Qt.Orientation.Horizontal)
-        split.addWidget(self.tokens)
-        split.addWidget(self.table)
-        split.setSizes([640, 360])
-        layout = QVBoxLayout(self)
-        layout.setContentsMargins(0, 0, 0, 0)
-        layout.addLayout(bar)
-        layout.addWidget(split, 1)
+        bar_above(self, bar, splitter(Qt.Orientation.Horizontal, self.tokens, self.table, sizes=(640, 360)))
         self._set_export(False)
 
     def _set_export(self, enabled: bool) -> None:

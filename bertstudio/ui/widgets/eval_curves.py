@@ -22,8 +22,6 @@ from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
     QSlider,
-    QSplitter,
-    QVBoxLayout,
     QWidget,
 )
 
@@ -32,6 +30,7 @@ from bertstudio.ui.theme import Colors
 from bertstudio.ui.widgets.confusion_matrix import ConfusionMatrixView
 from bertstudio.ui.widgets.elided_label import ElidedLabel
 from bertstudio.ui.widgets.eval_tables import RecordsView
+from bertstudio.ui.widgets.layouts import bar_above, splitter, tool_bar
 from bertstudio.workers.runner import TaskRunner
 
 STEPS = 1000  # slider positions: thresholds 0.000 to 1.000
@@ -132,35 +131,16 @@ class CurvesPage(QWidget):
         self.matrix.setToolTip("Colour: the share of the gold row predicted as the column's class")
         self.metrics = RecordsView(("at the threshold", "value"), stretch=0)
 
-        controls = QHBoxLayout()
-        for widget in (QLabel("Class:"), self.class_combo, self.micro):
-            controls.addWidget(widget)
-        controls.addWidget(self.status, 1)
         tuner = QHBoxLayout()
         tuner.addWidget(QLabel("Threshold:"))
         tuner.addWidget(self.slider, 1)
         tuner.addWidget(self.spin)
-        plots = QSplitter()
-        plots.addWidget(self.pr_plot)
-        plots.addWidget(self.roc_plot)
-        lower = QSplitter()
-        lower.addWidget(self.matrix)
-        lower.addWidget(self.metrics)
-        lower.setSizes([420, 300])
+        plots = splitter(Qt.Orientation.Horizontal, self.pr_plot, self.roc_plot)
         below = QWidget()
-        below_layout = QVBoxLayout(below)
-        below_layout.setContentsMargins(0, 0, 0, 0)
-        below_layout.addLayout(tuner)
-        below_layout.addWidget(self.rule)
-        below_layout.addWidget(lower, 1)
-        split = QSplitter(Qt.Orientation.Vertical)
-        split.addWidget(plots)
-        split.addWidget(below)
-        split.setSizes([330, 300])
-        layout = QVBoxLayout(self)
-        layout.setContentsMargins(0, 0, 0, 0)
-        layout.addLayout(controls)
-        layout.addWidget(split, 1)
+        bar_above(below, tuner, self.rule, splitter(Qt.Orientation.Horizontal, self.matrix, self.metrics,
+                                                    sizes=(420, 300)))
+        bar_above(self, tool_bar(QLabel("Class:"), self.class_combo, self.micro, status=self.status),
+                  splitter(Qt.Orientation.Vertical, plots, below, sizes=(330, 300)))
         self._recolour(plot_style.theme.colors())
 
     # -- data --------------------------------------------------------------------------------

@@ -22,6 +22,7 @@ from PySide6.QtWidgets import (
 from bertstudio.ui.widgets.confusion_matrix import ConfusionMatrixView
 from bertstudio.ui.widgets.elided_label import ElidedLabel
 from bertstudio.ui.widgets.eval_tables import RecordsView
+from bertstudio.ui.widgets.layouts import bar_above, splitter
 from bertstudio.ui.widgets.projector_plot import ProjectorPlot
 
 ROW_HEADERS = ("row", "line", "gold", "prediction", "score", "correct", "text")
@@ -262,14 +263,7 @@ class ProjectorPage(QWidget):
             controls.addWidget(widget)
         controls.addWidget(self.compute)
         controls.addWidget(self.status, 1)
-        split = QSplitter(Qt.Orientation.Vertical)
-        split.addWidget(self.plot)
-        split.addWidget(self.chosen)
-        split.setSizes([420, 160])
-        layout = QVBoxLayout(self)
-        layout.setContentsMargins(0, 0, 0, 0)
-        layout.addLayout(controls)
-        layout.addWidget(split, 1)
+        bar_above(self, controls, splitter(Qt.Orientation.Vertical, self.plot, self.chosen, sizes=(420, 160)))
 
     def set_result(self, result: Any) -> None:
         self.result = result

@@ -15,33 +15,24 @@ from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
     QFrame,
-    QHBoxLayout,
     QLabel,
     QPushButton,
     QScrollArea,
     QSpinBox,
     QSplitter,
     QTabWidget,
-    QVBoxLayout,
     QWidget,
 )
 
 from bertstudio.ui.widgets.elided_label import ElidedLabel
 from bertstudio.ui.widgets.eval_results import RowsBrowser
 from bertstudio.ui.widgets.eval_tables import RecordsView
+from bertstudio.ui.widgets.layouts import bar_above, splitter, tool_bar
 from bertstudio.ui.widgets.ranked_bars import RankedBars
 from bertstudio.workers.runner import TaskRunner
 
 SHOWN_TOKENS = 20  # bars; the table beside lists every token
 NEIGHBOUR_HEADERS = ("row", "cosine", "gold", "prediction", "correct", "text")
-
-
-def _tool_bar(*widgets: QWidget, status: QWidget) -> QHBoxLayout:
-    bar = QHBoxLayout()
-    for widget in widgets:
-        bar.addWidget(widget)
-    bar.addWidget(status, 1)
-    return bar
 
 
 class ExplainRowsPanel(QWidget):
@@ -73,15 +64,9 @@ class ExplainRowsPanel(QWidget):
         scroll.setWidgetResizable(True)
         scroll.setFrameShape(QFrame.Shape.NoFrame)
         scroll.setWidget(self.bars)
-        split = QSplitter()
-        split.addWidget(scroll)
-        split.addWidget(self.table)
-        split.setSizes([560, 340])
-        layout = QVBoxLayout(self)
-        layout.setContentsMargins(0, 4, 0, 0)
-        layout.addLayout(_tool_bar(QLabel("Method:"), self.method, self.share, self.explain_button,
-                                   self.cancel_button, status=self.status))
-        layout.addWidget(split, 1)
+        bar = tool_bar(QLabel("Method:"), self.method, self.share, self.explain_button, self.cancel_button,
+                       status=self.status)
+        bar_above(self, bar, splitter(Qt.Orientation.Horizontal, scroll, self.table, sizes=(560, 340)), top=4)
 
     def show_explanation(self, found: Any) -> None:
         top = found.tokens[:SHOWN_TOKENS]
@@ -120,11 +105,8 @@ class NeighboursPanel(QWidget):
         self.status = ElidedLabel("Select a row above, then Find.")
         self.table = RecordsView(NEIGHBOUR_HEADERS, stretch=5)
         self.table.doubleClicked.connect(self._open)
-        layout = QVBoxLayout(self)
-        layout.setContentsMargins(0, 4, 0, 0)
-        layout.addLayout(_tool_bar(QLabel("Rows:"), self.count, self.find_button, self.cancel_button,
-                                   status=self.status))
-        layout.addWidget(self.table, 1)
+        bar_above(self, tool_bar(QLabel("Rows:"), self.count, self.find_button, self.cancel_button, status=self.status),
+                  self.table, top=4)
 
     def show_neighbours(self, found: Any, rows: tuple[Any, ...]) -> None:
         self.table.set_records([(n.row, n.score, rows[n.row].gold, rows[n.row].prediction, rows[n.row].correct,

@@ -12,14 +12,14 @@ from PySide6.QtGui import QColor
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QComboBox,
-    QHBoxLayout,
     QHeaderView,
     QLabel,
     QTableWidget,
     QTableWidgetItem,
-    QVBoxLayout,
     QWidget,
 )
+
+from bertstudio.ui.widgets.layouts import bar_above, tool_bar
 
 
 class LayerPredictionsView(QWidget):
@@ -33,14 +33,7 @@ class LayerPredictionsView(QWidget):
         self.table = QTableWidget(0, 0)
         self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         self.table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Stretch)
-        row = QHBoxLayout()
-        row.addWidget(QLabel("Mask:"))
-        row.addWidget(self.mask)
-        row.addWidget(self.note, 1)
-        layout = QVBoxLayout(self)
-        layout.setContentsMargins(0, 0, 0, 0)
-        layout.addLayout(row)
-        layout.addWidget(self.table, 1)
+        bar_above(self, tool_bar(QLabel("Mask:"), self.mask, status=self.note), self.table)
 
     def clear(self) -> None:
         self.predictions = None
