@@ -22,6 +22,7 @@ from bertstudio.core.tasks.similarity import (
 )
 from bertstudio.ui.tabs.base import TaskTab
 from bertstudio.ui.widgets.compare_panel import CompareBars, fit_labels
+from bertstudio.ui.widgets.labelled_matrix import LabelledMatrix, short
 
 AXIS = "cosine similarity with sentence A"
 POOLING_LABELS = {"mean": "Mean of the tokens (sentence-transformers)", "cls": "First token ([CLS])"}
@@ -48,62 +49,18 @@ def _cosine_axis(bars: Any) -> None:
     item.showGrid(x=False)  # pyqtgraph's grid clips the end labels (plot_style.probability_axis)
 
 
-def _short(text: str, width: int = 60) -> str:
-    return text if len(text) <= width else text[: width - 1] + "…"
-
-
-class SimilarityMatrix(QWidget):
+class SimilarityMatrix(LabelledMatrix):
     """Cosines of every pair (A, B1, B2...) on a fixed -1..1 diverging scale, the value in each cell."""
 
     MAX_WRITTEN = 144  # cells; beyond this the values are in the tooltip only
 
     def __init__(self, parent: QWidget | None = None) -> None:
-        super().__init__(parent)
-        import pyqtgraph as pg
-
-        from bertstudio.ui import plot_style
-
-        self.plot = pg.PlotWidget()
-        self.plot.setMenuEnabled(False)
-        self.plot.setMouseEnabled(False, False)
-        self.plot.hideButtons()
-        item = self.plot.getPlotItem()
-        item.invertY(True)
-        self.image = pg.ImageItem(axisOrder="row-major")
-        self.plot.addItem(self.image)
-        self.colour_bar = pg.ColorBarItem(values=(-1.0, 1.0), colorMap=pg.colormap.get("CET-D1"), interactive=False,
-                                          label="cosine")
-        self.colour_bar.setImageItem(self.image, insert_in=item)
-        plot_style.style_plot(self.plot)
-        self.texts: list[Any] = []
-        self.labels: tuple[str, ...] = ()
-        layout = QVBoxLayout(self)
-        layout.setContentsMargins(0, 0, 0, 0)
-        layout.addWidget(self.plot)
+        super().__init__((-1.0, 1.0), "CET-D1", "cosine", self.MAX_WRITTEN, parent=parent)
         self.setMinimumHeight(220)
 
     def set_matrix(self, labels: tuple[str, ...], matrix: tuple[tuple[float, ...], ...]) -> None:
-        import numpy as np
-        import pyqtgraph as pg
-
-        for text in self.texts:
-            self.plot.removeItem(text)
-        self.texts = []
-        self.labels = labels
-        values = np.asarray(matrix, dtype=np.float32).reshape(len(labels), len(labels))
-        self.image.setImage(values, levels=(-1.0, 1.0), autoLevels=False)
-        ticks = [(i + 0.5, _short(label, 14)) for i, label in enumerate(labels)]
-        item = self.plot.getPlotItem()
-        item.getAxis("left").setTicks([ticks])
-        item.getAxis("bottom").setTicks([ticks])
-        if values.size <= self.MAX_WRITTEN:
-            for (row, column), value in np.ndenumerate(values):
-                text = pg.TextItem(f"{value:.2f}", color="k" if abs(value) < 0.6 else "w", anchor=(0.5, 0.5))
-                text.setPos(column + 0.5, row + 0.5)
-                self.plot.addItem(text)
-                self.texts.append(text)
-        size = max(1, len(labels))
-        item.setRange(xRange=(0, size), yRange=(0, size), padding=0.02 if labels else 0)
+        self.show_cells(labels, matrix,
+                        lambda row, column: (f"{matrix[row][column]:.2f}", abs(matrix[row][column]) >= 0.6))
         self.setToolTip("\n".join(f"{i}: {label}" for i, label in enumerate(labels)))
 
 
@@ -196,7 +153,7 @@ class SimilarityTab(TaskTab):
             _cosine_axis(bars)
         self._show_matrix(result)
         best = result.ranked[0]
-        self.status.emit(f"Similarity: most similar to A is “{_short(best.text, 40)}” ({best.score:+.3f}, "
+        self.status.emit(f"Similarity: most similar to A is “{short(best.text, 40)}” ({best.score:+.3f}, "
                          f"{result.pooling} pooling)")
 
     def _show_matrix(self, result: SimilarityResult) -> None:
@@ -218,7 +175,7 @@ class SimilarityTab(TaskTab):
         fit_labels(self.compare_bars.bars_b, marked)
         self.compare_bars.bars_b.set_items(marked, [s.score for s in second],
                                            [f"{s.score:+.4f}  {s.text}" for s in second])
-        changes = [f"{html.escape(_short(d.label, 40))} {d.delta:+.3f}" for d in diff.deltas if d.delta is not None]
+        changes = [f"{html.escape(short(d.label, 40))} {d.delta:+.3f}" for d in diff.deltas if d.delta is not None]
         head = (f"<b>Most similar changed:</b> {html.escape(str(diff.top_a))} → {html.escape(str(diff.top_b))}"
                 if diff.top_changed else f"Most similar unchanged: {html.escape(str(diff.top_a))}")
         self.compare_bars.summary.setText(head + (" · largest cosine changes (B − A): " + ", ".join(changes[:3])
@@ -229,7 +186,7 @@ class SimilarityTab(TaskTab):
         """B's bar label: the cosine change and the rank move (▲ up, ▼ down, = same)."""
         delta = diff.delta_of(label)
         if delta is None or delta.delta is None:
-            return _short(label, 40)
+            return short(label, 40)
         move = (delta.rank_a or 0) - (delta.rank_b or 0)
         rank = f"▲{move}" if move > 0 else f"▼{-move}" if move < 0 else "="
-        return f"{_short(label, 40)} ({delta.delta:+.3f}, {rank})"
+        return f"{short(label, 40)} ({delta.delta:+.3f}, {rank})"
