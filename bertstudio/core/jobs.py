@@ -30,6 +30,7 @@ class Outcome(Generic[R]):
     second_source: str = ""
     diff: Any = None  # what the task's compare(a, b) returned
     notes: tuple[Note, ...] = ()  # A's, then B's (prefixed "B: "): load warnings and the results' own
+    first_source: str = ""  # what A is when it is not the loaded model: "pinned" (an edit compared with its pin)
 
 
 def model_notes(loaded: LoadedModel) -> tuple[Note, ...]:

@@ -77,9 +77,8 @@ class ChoiceTab(TaskTab):
             self.bars.show_one(labels, values, [f"{c.choice}: p={c.score:.4f} logit={c.logit:.4f}"
                                                 for c in result.choices])
         else:
-            request = self.model_request()
             self.bars.show_two(
-                request.source if request else "A", outcome.second_source, (labels, values),
+                self.source_a(outcome), outcome.second_source, (labels, values),
                 ([c.choice for c in outcome.second.choices], [c.score for c in outcome.second.choices]),
                 outcome.diff,
             )

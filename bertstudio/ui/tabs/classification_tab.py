@@ -235,7 +235,7 @@ class ClassificationTab(TaskTab):
             return
         other = outcome.second.rows[index]
         self.bars.show_two(
-            self.model_request().source if self.model_request() else "A", outcome.second_source,
+            self.source_a(outcome), outcome.second_source,
             (labels, values), ([s.label for s in other.scores], [s.score for s in other.scores]),
             outcome.diff[index],
         )

@@ -145,7 +145,6 @@ class FillMaskTab(TaskTab):
         self.filled.setText(filled)
         from bertstudio.ui import plot_style  # pyqtgraph: imported once there is a result
 
-        source = self.model_info.request.source if self.model_info else ""
         for number, mask in enumerate(result.masks):
             bars = CompareBars()
             bars.setMinimumHeight(60 + 26 * len(mask.candidates))
@@ -157,7 +156,7 @@ class FillMaskTab(TaskTab):
             if outcome.second is None:
                 bars.show_one(labels, scores, tooltips)
             else:
-                bars.show_two(source, outcome.second_source, (labels, scores),
+                bars.show_two(self.source_a(outcome), outcome.second_source, (labels, scores),
                               _ranking(outcome.second.masks[number]), outcome.diff[number])
             self.bars_box.insertWidget(self.bars_box.count() - 1, bars)
             self.bars.append(bars)

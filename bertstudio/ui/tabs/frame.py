@@ -12,7 +12,7 @@ that would fail on it.
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QVBoxLayout, QWidget
@@ -24,6 +24,9 @@ from bertstudio.ui.model_bar import ModelBar
 from bertstudio.ui.settings import AppSettings
 from bertstudio.ui.widgets.notes_area import NotesArea
 from bertstudio.workers.runner import TaskRunner
+
+if TYPE_CHECKING:
+    from bertstudio.core.jobs import Outcome
 
 
 def error_note(error: BaseException) -> Note:
@@ -133,6 +136,11 @@ class ModelTab(StudioTab):
     def model_request(self) -> LoadRequest | None:
         info = self.model_bar.info
         return info.request if info is not None else None
+
+    def source_a(self, outcome: Outcome[Any]) -> str:
+        """A's name in a comparison: the loaded model, or "pinned" when an edit is compared with its pin."""
+        request = self.model_request()
+        return outcome.first_source or (request.source if request else "A")
 
     def open_model(self, source: str) -> None:
         """Load `source` here (used by "Open in…" after training, and by an evaluated row)."""

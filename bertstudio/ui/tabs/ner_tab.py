@@ -232,7 +232,7 @@ class NerTab(TaskTab):
     def _show_second(self, outcome: Outcome, entities: tuple[Entity, ...], diff: EntityDiff) -> None:
         """Model B's entities highlighted under A's, and the table of changes (A -> B)."""
         assert outcome.second is not None
-        source_a = self.model_request().source if self.model_request() else "A"
+        source_a = self.source_a(outcome)
         self.title_a.setText(f"<b style='color:{colors().series_a}'>A</b> {html.escape(str(source_a))}")
         self.title_b.setText(f"<b style='color:{colors().series_b}'>B</b> {html.escape(outcome.second_source)}")
         self.title_a.setVisible(True)

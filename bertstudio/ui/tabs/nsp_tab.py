@@ -143,7 +143,7 @@ class NspTab(TaskTab):
         ranked = isinstance(outcome.result, NspRanking)
         diff = outcome.diff
         items_a, items_b = ranked_items(outcome.result), ranked_items(outcome.second)
-        source_a = self.model_request().source if self.model_request() else "A"
+        source_a = self.source_a(outcome)
         self.compare_bars.show_two(source_a, outcome.second_source,
                                    ([label for label, _ in items_a], [p for _, p in items_a]),
                                    ([label for label, _ in items_b], [p for _, p in items_b]), diff)

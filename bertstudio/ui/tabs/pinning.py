@@ -121,7 +121,8 @@ class PinnedInputs:
         self.show_pins(f"A: pinned, B: {entry.label}. {summary(diff)}")
         if self.pair_panel is not None and self.pair_panel.isVisible():  # an explanation is open: follow the edit
             self.pair_panel.refresh()
-        return Outcome(pinned.result, entry.result, f"{entry.label} (A: pinned)", diff, notes)
+        return Outcome(pinned.result, entry.result, f"{entry.label} (A: pinned)", diff, notes,
+                       first_source="pinned")
 
     # -- workspace -------------------------------------------------------------------------------
     def pins_state(self) -> dict[str, Any]:

@@ -263,7 +263,7 @@ class QATab(TaskTab):
     def _fill_b(self, outcome: Outcome) -> None:
         """B's n-best beside A's: each row's rank in A's list and its score change (B − A)."""
         assert outcome.second is not None
-        source_a = self.model_request().source if self.model_request() else "A"
+        source_a = self.source_a(outcome)
         self.title_a.setText(f"<b style='color:{theme.colors().series_a}'>A</b> {html.escape(_short(source_a))}")
         self.title_b.setText(f"<b style='color:{theme.colors().series_b}'>B</b> "
                              f"{html.escape(_short(outcome.second_source))} "

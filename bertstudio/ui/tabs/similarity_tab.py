@@ -168,7 +168,7 @@ class SimilarityTab(TaskTab):
         """A's and B's bars side by side on the -1..1 axis; B's labels carry the change and rank move."""
         diff = outcome.diff
         first, second = outcome.result.ranked, outcome.second.ranked
-        source_a = self.model_request().source if self.model_request() else "A"
+        source_a = self.source_a(outcome)
         self.compare_bars.show_two(source_a, outcome.second_source, ([s.text for s in first], [s.score for s in first]),
                                    ([s.text for s in second], [s.score for s in second]), diff)
         marked = [self.marked_label(s.text, diff) for s in second]
