@@ -44,6 +44,7 @@ def test_pin_edit_step_and_workspace(qtbot, window, sensitive_classifier) -> Non
     assert tab.result is tab.outcome.second  # this input's own result (what Explain… reads)
     assert tab.bars.side_b.isVisibleTo(tab)  # the tab's own compare rendering shows both
     assert tab.bars.title_a.text().endswith("pinned") and "edit 1" in tab.bars.title_b.text()  # A is the pin
+    assert "A: pinned, B: edit 1" in window.statusBar().currentMessage()  # not A's (the pin's) top label
     assert "A: pinned, B: edit 1" in tab.pin_bar.summary.text() and "positive" in tab.pin_bar.summary.text()
     tab.text.setPlainText("a good film about the new city .")
     run_tab(qtbot, tab, idle=True)

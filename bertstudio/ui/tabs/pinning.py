@@ -30,6 +30,7 @@ class PinnedInputs:
     def build_pins(self, box: QVBoxLayout) -> None:
         self.pins = Pins()
         self.pin_run = ""  # "" a plain run; "one": a run compared with the pinned result; "both": both computed
+        self.pin_comparison = ""  # the last edit-vs-pin summary (the status line's, not A's result)
         self.flip_panel: Any = None
         self.pair_panel: Any = None
         searchable = self.spec.counterfactual is not None and self.spec.explain is not None
@@ -118,7 +119,8 @@ class PinnedInputs:
             self.show_pins("The pinned input. Edit it and run to compare.")
             return Outcome(entry.result, notes=notes)
         diff = self.spec.compare(pinned.result, entry.result)
-        self.show_pins(f"A: pinned, B: {entry.label}. {summary(diff)}")
+        self.pin_comparison = f"A: pinned, B: {entry.label}. {summary(diff)}"
+        self.show_pins(self.pin_comparison)
         if self.pair_panel is not None and self.pair_panel.isVisible():  # an explanation is open: follow the edit
             self.pair_panel.refresh()
         return Outcome(pinned.result, entry.result, f"{entry.label} (A: pinned)", diff, notes,
