@@ -6,6 +6,8 @@ import os
 import subprocess
 import sys
 import tempfile
+import threading
+import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -24,6 +26,34 @@ REAL_MODELS_DIR = Path(
     os.environ.get("BERTSTUDIO_TEST_MODELS", Path.home() / ".cache" / "bertstudio-test-models")
 )
 REAL_MODEL_NAMES = ("all-minilm-l6-v2", "rxnmapper-albert-smiles-mlm", "categorium-bert-tiny-topics-en")
+
+
+def assert_cancel_ends_the_wait(call: Callable[..., object], stop_after: float, within: float) -> None:
+    """`call(control)` waits for something that does not come; a Cancel `stop_after` seconds in
+    must end it with TaskCancelled less than `within` seconds after the start."""
+    from bertstudio.core.errors import TaskCancelled
+    from bertstudio.core.progress import TaskControl
+
+    control = TaskControl()
+    threading.Timer(stop_after, control.request_stop).start()
+    start = time.monotonic()
+    with pytest.raises(TaskCancelled):
+        call(control)
+    elapsed = time.monotonic() - start
+    assert elapsed < within, f"cancelled after {elapsed:.2f} s, not within {within} s"
+
+
+def run_cli(capfd: pytest.CaptureFixture[str], *args: str) -> subprocess.CompletedProcess[str]:
+    """`bertstudio ARGS` in this process, as a CompletedProcess: the CLI's main, with its output
+    captured at the file descriptors (a library writing there is caught too). What only a real
+    process shows (pure JSON from a fresh interpreter, bytes in argv, Ctrl+C, exit codes) is tested
+    with subprocesses in tests/core/test_cli.py and tests/faults."""
+    from bertstudio.cli import main
+
+    capfd.readouterr()  # what came before is not this command's
+    code = main(list(args))
+    out, err = capfd.readouterr()
+    return subprocess.CompletedProcess(["bertstudio", *args], code, out, err)
 
 
 @pytest.fixture(scope="session")

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 
 import numpy as np
 import pytest
@@ -21,6 +20,7 @@ from bertstudio.core.attention.view import (
 from bertstudio.core.errors import InputError
 from bertstudio.core.models import LoadRequest, load_model
 from bertstudio.core.tasks.attention import compute
+from tests.conftest import run_cli
 
 ARCHS = ["bert", "roberta", "distilbert", "albert"]
 
@@ -195,25 +195,24 @@ def test_export_round_trip(checkpoint_factory, tmp_path) -> None:
         save(tmp_path / "x.txt", result)
 
 
-def _cli(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "bertstudio", "attention", *args], capture_output=True, text=True,
-                          timeout=120)
+def _cli(capfd: pytest.CaptureFixture[str], *args: str) -> subprocess.CompletedProcess[str]:
+    return run_cli(capfd, "attention", *args)
 
 
-def test_cli_npz_and_json(checkpoint_factory, tmp_path) -> None:
+def test_cli_npz_and_json(checkpoint_factory, tmp_path, capfd) -> None:
     folder = str(checkpoint_factory("bert", "Model"))
     out = tmp_path / "att.npz"
-    done = _cli("--model", folder, "the cat sat", "--pair", "a dog", "--out", str(out))
+    done = _cli(capfd, "--model", folder, "the cat sat", "--pair", "a dog", "--out", str(out))
     assert done.returncode == 0, done.stderr
     att, tokens = load_npz(out)
     expected, ref_tokens = _reference(folder, "the cat sat", "a dog")
     np.testing.assert_allclose(att, expected, atol=1e-6)
     assert tokens == ref_tokens
-    done = _cli("--model", folder, "the cat", "--layer", "1", "--head", "0", "--json")
+    done = _cli(capfd, "--model", folder, "the cat", "--layer", "1", "--head", "0", "--json")
     assert done.returncode == 0, done.stderr
     data = json.loads(done.stdout)
     assert data["tokens"] == ["[CLS]", "the", "cat", "[SEP]"] and np.array(data["attention"]).shape == (4, 4)
-    done = _cli("--model", folder, "the cat", "--layer", "5", "--head", "0", "--json")
+    done = _cli(capfd, "--model", folder, "the cat", "--layer", "5", "--head", "0", "--json")
     assert done.returncode == 1 and "Layer 5 does not exist" in done.stderr
 
 
@@ -252,9 +251,10 @@ def test_compare_different_tokenizations_is_explained(checkpoint_factory) -> Non
     assert comparison.to_json()["differences"] is None
 
 
-def test_cli_compare_json_and_npz(checkpoint_factory, tmp_path) -> None:
+def test_cli_compare_json_and_npz(checkpoint_factory, tmp_path, capfd) -> None:
     folder_a, folder_b = str(checkpoint_factory("bert", "Model")), str(checkpoint_factory("bert", "MaskedLM"))
-    done = _cli("--model", folder_a, "the cat sat", "--compare", folder_b, "--layer", "1", "--head", "0", "--json")
+    done = _cli(capfd, "--model", folder_a, "the cat sat", "--compare", folder_b, "--layer", "1", "--head", "0",
+                "--json")
     assert done.returncode == 0, done.stderr
     data = json.loads(done.stdout)
     assert data["model"] == folder_a and data["compare"]["model"] == folder_b
@@ -268,7 +268,7 @@ def test_cli_compare_json_and_npz(checkpoint_factory, tmp_path) -> None:
                                atol=1e-6)
     assert {"layer", "head", "mean_abs"} <= set(differences["most_changed"][0])
     out = tmp_path / "cmp.npz"
-    done = _cli("--model", folder_a, "the cat sat", "--compare", folder_b, "--out", str(out))
+    done = _cli(capfd, "--model", folder_a, "the cat sat", "--compare", folder_b, "--out", str(out))
     assert done.returncode == 0, done.stderr
     with np.load(out) as saved:
         np.testing.assert_allclose(saved["attentions"], att_a, atol=1e-6)
@@ -277,16 +277,17 @@ def test_cli_compare_json_and_npz(checkpoint_factory, tmp_path) -> None:
         assert saved["difference_mean_abs"].shape == att_a.shape[:2]
         assert [str(t) for t in saved["compare_tokens"]] == tokens
     # different tokenizers: a clear warning, and no differences
-    done = _cli("--model", folder_a, "the cat", "--compare", str(checkpoint_factory("roberta", "Model")), "--json")
+    roberta = str(checkpoint_factory("roberta", "Model"))
+    done = _cli(capfd, "--model", folder_a, "the cat", "--compare", roberta, "--json")
     assert done.returncode == 0, done.stderr
     assert "split the input differently" in done.stderr
     assert json.loads(done.stdout)["compare"]["differences"] is None
     assert "split the input differently" in json.loads(done.stdout)["compare"]["message"]
-    done = _cli("--model", folder_a, "the cat", "--compare", folder_b, "--out", str(tmp_path / "x.csv"))
+    done = _cli(capfd, "--model", folder_a, "the cat", "--compare", folder_b, "--out", str(tmp_path / "x.csv"))
     assert done.returncode == 1 and "CSV" in done.stderr
 
 
-def test_cli_out_checked_before_loading(tmp_path) -> None:
+def test_cli_out_checked_before_loading(tmp_path, capfd) -> None:
     """A bad --out fails at once with one line (exit 1), before any model is loaded: the model
     named here does not exist, so reaching the loader would give a different message."""
     missing = "no-such-model-folder-xyz"
@@ -308,13 +309,13 @@ def test_cli_out_checked_before_loading(tmp_path) -> None:
         cases[str(locked / "att.npz")] = "permission denied"
     try:
         for out, expected in cases.items():
-            done = _cli("--model", missing, "the cat", "--out", out)
+            done = _cli(capfd, "--model", missing, "the cat", "--out", out)
             assert done.returncode == 1, (out, done.stderr)
             assert expected in done.stderr and "Traceback" not in done.stderr, done.stderr
             assert missing not in done.stderr  # failed before loading
     finally:
         locked.chmod(0o700)
-    done = _cli("--model", missing, "the cat", "--layer", "1")
+    done = _cli(capfd, "--model", missing, "the cat", "--layer", "1")
     assert done.returncode == 1 and "both --layer and --head" in done.stderr
 
 

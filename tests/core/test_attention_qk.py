@@ -5,8 +5,6 @@ softmax, and a loop over heads and tokens from the projection weights."""
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from types import SimpleNamespace
 
 import numpy as np
@@ -17,6 +15,7 @@ from bertstudio.core.attention.qk import projections_for, query_breakdown, softm
 from bertstudio.core.errors import InputError
 from bertstudio.core.models import LoadRequest, load_model
 from bertstudio.core.tasks.attention import compute
+from tests.conftest import run_cli
 
 ARCHS = ["bert", "roberta", "distilbert", "albert", "electra"]
 TEXT, PAIR = "the cat sat on the mat .", "the dog ran fast"
@@ -121,15 +120,11 @@ def test_unknown_architecture_is_a_clear_error() -> None:
         projections_for(SimpleNamespace(config=SimpleNamespace(model_type="gpt2")))
 
 
-def _cli(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "bertstudio", "attention", *args], capture_output=True, text=True,
-                          env={"HF_HUB_OFFLINE": "1", "PATH": "/usr/bin:/bin"}, timeout=300)
-
-
-def test_cli_qk_norms_and_npz(checkpoint_factory, tmp_path) -> None:
+def test_cli_qk_norms_and_npz(checkpoint_factory, tmp_path, capfd) -> None:  # noqa: ANN001
     folder = str(checkpoint_factory("distilbert", "Model"))
     out = tmp_path / "a.npz"
-    done = _cli("--model", folder, TEXT, "--qk", "--norms", "--layer", "1", "--head", "0", "--json", "--out", str(out))
+    done = run_cli(capfd, "attention", "--model", folder, TEXT, "--qk", "--norms", "--layer", "1", "--head", "0",
+                   "--json", "--out", str(out))
     assert done.returncode == 0, done.stderr
     data = json.loads(done.stdout)
     result = compute(load_model(LoadRequest(folder, "attention", attn_implementation="eager")), TEXT,
@@ -144,7 +139,7 @@ def test_cli_qk_norms_and_npz(checkpoint_factory, tmp_path) -> None:
         np.testing.assert_allclose(saved["norms"], result.norms[1:2, 0:1], atol=1e-6)
         np.testing.assert_allclose(saved["attentions"], result.attentions[1:2, 0:1], atol=1e-6)
     assert out.stat().st_size > 2 * result.norms[1, 0].nbytes  # plain np.savez unless --compress
-    done = _cli("--model", folder, TEXT, "--qk", "--json")
+    done = run_cli(capfd, "attention", "--model", folder, TEXT, "--qk", "--json")
     assert done.returncode == 1 and "--layer" in done.stderr and "Traceback" not in done.stderr
 
 

@@ -23,6 +23,7 @@ from bertstudio.core.corpus.search import nearest_sentences
 from bertstudio.core.errors import InputError, TaskCancelled
 from bertstudio.core.models import LoadRequest, load_model
 from bertstudio.core.progress import TaskControl
+from tests.conftest import run_cli
 
 ARCHS = ["bert", "roberta", "distilbert", "albert", "electra"]
 LINES = ["the river bank was muddy", "", "she went to the bank for money", "play the piano",
@@ -143,22 +144,24 @@ def test_cancel_and_bad_files(checkpoint_factory, tmp_path):
         index_corpus(loaded, corpus(tmp_path), 99, TaskControl(), folder=tmp_path / "cache")
 
 
-def test_cli_neighbours(checkpoint_factory, tmp_path):
+def test_cli_neighbours(checkpoint_factory, tmp_path, capfd, monkeypatch):
+    """One real process (faiss and torch imported by the command itself, the index cached where
+    XDG_CACHE_HOME says); the other cases run the same main in this process."""
     folder = checkpoint_factory("bert", "Model")
     env_cache = {"XDG_CACHE_HOME": str(tmp_path / "xdg"), "HF_HUB_OFFLINE": "1", "PATH": "/usr/bin:/bin"}
-    base = [sys.executable, "-m", "bertstudio", "neighbours", "--model", str(folder), "--corpus",
-            str(corpus(tmp_path)), "--layer", "1"]
-    out = subprocess.run([*base, "--token", "2", "--k", "3", "the bank", "--json"], capture_output=True,
-                         text=True, env=env_cache, timeout=120)
+    args = ["neighbours", "--model", str(folder), "--corpus", str(corpus(tmp_path)), "--layer", "1"]
+    out = subprocess.run([sys.executable, "-m", "bertstudio", *args, "--token", "2", "--k", "3", "the bank", "--json"],
+                         capture_output=True, text=True, env=env_cache, timeout=120)
     assert out.returncode == 0, out.stderr
     items = json.loads(out.stdout)["neighbours"]
     assert len(items) == 3 and set(items[0]) == {"line", "token_index", "token", "score", "context"}
-    out = subprocess.run([*base, "--sentences", "the bank", "--json"], capture_output=True, text=True,
-                         env=env_cache, timeout=120)
+    assert list((tmp_path / "xdg" / "bertstudio" / "corpus").iterdir()), "no index cached under XDG_CACHE_HOME"
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    out = run_cli(capfd, *args, "--sentences", "the bank", "--json")
     assert out.returncode == 0 and set(json.loads(out.stdout)["neighbours"][0]) == {"line", "score", "context"}
     for extra, message in ((["--token", "0"], "special token"), (["--token", "2", "--k", "5000"], "between 1"),
                            ([], "--token I")):
-        out = subprocess.run([*base, *extra, "the bank"], capture_output=True, text=True, env=env_cache, timeout=120)
+        out = run_cli(capfd, *args, *extra, "the bank")
         assert out.returncode == 1 and message in out.stderr and "Traceback" not in out.stderr
 
 

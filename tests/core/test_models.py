@@ -156,8 +156,7 @@ def test_waiting_for_the_same_model_can_be_cancelled(checkpoint_factory) -> None
     """A second job asking for a model another job is loading waits for it, but not past a Cancel."""
     import threading
 
-    from bertstudio.core.errors import TaskCancelled
-    from bertstudio.core.progress import TaskControl
+    from tests.conftest import assert_cancel_ends_the_wait
 
     cache = ModelCache()
     request = LoadRequest(str(checkpoint_factory("bert")), "fill-mask")
@@ -165,12 +164,7 @@ def test_waiting_for_the_same_model_can_be_cancelled(checkpoint_factory) -> None
         key_lock = cache._key_locks.setdefault(request, threading.Lock())
     key_lock.acquire()  # as if a first job were loading it right now
     try:
-        control = TaskControl()
-        threading.Timer(0.2, control.request_stop).start()
-        start = time.monotonic()
-        with pytest.raises(TaskCancelled):
-            cache.get(request, control)
-        assert time.monotonic() - start < 1.0
+        assert_cancel_ends_the_wait(lambda control: cache.get(request, control), stop_after=0.2, within=1.0)
     finally:
         key_lock.release()
     assert cache.get(request).info.architecture == "BertForMaskedLM"

@@ -7,6 +7,7 @@ import json
 import os
 import subprocess
 import sys
+from functools import cache
 
 import pytest
 
@@ -15,19 +16,26 @@ from bertstudio.core.models import LoadRequest, load_model
 from bertstudio.core.progress import TaskControl
 from bertstudio.core.tasks.similarity import SimilarityInput, compare, run, script
 from bertstudio.core.tasks.spec import spec_for
+from tests.conftest import run_cli
 
 A = "A man is playing a guitar."
 BS = ("A person plays an instrument.", "The stock market fell sharply today.", "Someone is playing music on stage.")
 ARCHITECTURES = ("bert", "distilbert", "roberta", "albert", "electra")
 
 
+@cache
+def _reference_model(folder: str):  # noqa: ANN202
+    """transformers' own tokenizer and AutoModel for `folder`, loaded once (read only, eval mode)."""
+    import transformers
+
+    return transformers.AutoTokenizer.from_pretrained(folder), transformers.AutoModel.from_pretrained(folder).eval()
+
+
 def _by_hand(folder, texts, pooling: str = "mean") -> list[float]:
     """sentence-transformers' Pooling(mean) + cosine, one sentence at a time (no padding at all)."""
     import torch
-    import transformers
 
-    tokenizer = transformers.AutoTokenizer.from_pretrained(folder)
-    model = transformers.AutoModel.from_pretrained(folder).eval()
+    tokenizer, model = _reference_model(str(folder))
     embeddings = []
     with torch.no_grad():
         for text in texts:
@@ -128,30 +136,23 @@ def test_script_reproduces_the_numbers(checkpoint_factory, tmp_path) -> None:
     assert script(str(folder), {"a": "x", "bs": "y\nz", "pooling": "cls"}).count("hidden[:, 0]") == 1
 
 
-def _cli(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "bertstudio", "similarity", *args], capture_output=True, text=True,
-                          env={**os.environ, "HF_HUB_OFFLINE": "1"}, timeout=300)
-
-
 @pytest.mark.slow
-def test_cli_json_contract(real_models) -> None:
+def test_cli_json_contract(real_models, capfd) -> None:  # noqa: ANN001
     folder = str(real_models["all-minilm-l6-v2"])
-    done = _cli("--model", folder, A, *BS, "--json")
+    done = run_cli(capfd, "similarity", "--model", folder, A, *BS, "--json")
     assert done.returncode == 0, done.stderr
     result = json.loads(done.stdout)
     assert result["pooling"] == "mean"
     assert [row["text"] for row in result["scores"]] == list(BS)
     assert [row["score"] for row in result["scores"]] == pytest.approx(_by_hand(folder, [A, *BS]), abs=1e-5)
-    cls = json.loads(_cli("--model", folder, "--pooling", "cls", A, BS[0], "--json").stdout)
+    cls = json.loads(run_cli(capfd, "similarity", "--model", folder, "--pooling", "cls", A, BS[0], "--json").stdout)
     assert cls["pooling"] == "cls" and len(cls["scores"]) == 1
 
 
-def test_cli_errors_exit_one_without_traceback(checkpoint_factory) -> None:
-    from bertstudio.cli import main
-
+def test_cli_errors_exit_one_without_traceback(checkpoint_factory, capfd) -> None:  # noqa: ANN001
     folder = str(checkpoint_factory("bert", "Model"))
-    assert main(["similarity", "--model", folder, "", "b"]) == 1
-    done = _cli("--model", folder, "a", "   ")
+    assert run_cli(capfd, "similarity", "--model", folder, "", "b").returncode == 1
+    done = run_cli(capfd, "similarity", "--model", folder, "a", "   ")
     assert done.returncode == 1 and "Traceback" not in done.stderr and "no sentences B" in done.stderr
 
 
@@ -186,19 +187,16 @@ def test_explain_attributes_the_cosine_to_the_tokens_of_a(checkpoint_factory) ->
 
 
 @pytest.mark.slow
-def test_explain_cli_on_minilm(real_models) -> None:
-    done = subprocess.run([sys.executable, "-m", "bertstudio", "explain", "--task", "similarity", "--model",
-                           str(real_models["all-minilm-l6-v2"]), A, BS[0], "--json"], capture_output=True, text=True,
-                          env={**os.environ, "HF_HUB_OFFLINE": "1"}, timeout=300)
+def test_explain_cli_on_minilm(real_models, capfd) -> None:  # noqa: ANN001
+    done = run_cli(capfd, "explain", "--task", "similarity", "--model", str(real_models["all-minilm-l6-v2"]), A, BS[0],
+                   "--json")
     assert done.returncode == 0, done.stderr
     result = json.loads(done.stdout)
     assert result["tokens"][:3] == ["[CLS]", "a", "man"] and len(result["attributions"]) == len(result["tokens"])
     assert result["score"] == pytest.approx(_by_hand(real_models["all-minilm-l6-v2"], [A, BS[0]])[0], abs=1e-5)
     top = max(range(len(result["tokens"])), key=lambda i: result["attributions"][i])
     assert result["tokens"][top] in {"guitar", "playing"}  # the words the paraphrase shares in meaning
-    wrong = subprocess.run([sys.executable, "-m", "bertstudio", "explain", "--task", "similarity", "--model",
-                            str(real_models["all-minilm-l6-v2"]), A], capture_output=True, text=True,
-                           env={**os.environ, "HF_HUB_OFFLINE": "1"}, timeout=300)
+    wrong = run_cli(capfd, "explain", "--task", "similarity", "--model", str(real_models["all-minilm-l6-v2"]), A)
     assert wrong.returncode == 1 and "two sentences" in wrong.stderr and "Traceback" not in wrong.stderr
 
 
@@ -268,10 +266,9 @@ def test_evaluate_reader_refuses_bad_rows(tmp_path) -> None:
 
 
 @pytest.mark.slow
-def test_evaluate_cli(real_models, tmp_path) -> None:
-    done = subprocess.run([sys.executable, "-m", "bertstudio", "evaluate", "--task", "similarity", "--model",
-                           str(real_models["all-minilm-l6-v2"]), "--data", str(_sts_file(tmp_path)), "--json"],
-                          capture_output=True, text=True, env={**os.environ, "HF_HUB_OFFLINE": "1"}, timeout=300)
+def test_evaluate_cli(real_models, tmp_path, capfd) -> None:  # noqa: ANN001
+    done = run_cli(capfd, "evaluate", "--task", "similarity", "--model", str(real_models["all-minilm-l6-v2"]),
+                   "--data", str(_sts_file(tmp_path)), "--json")
     assert done.returncode == 0, done.stderr
     result = json.loads(done.stdout)
     assert result["task"] == "similarity" and result["n"] == len(STS)

@@ -9,15 +9,15 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-import threading
 import time
 from pathlib import Path
 
 import pytest
 
 from bertstudio.core import hub
-from bertstudio.core.errors import OfflineError, TaskCancelled
+from bertstudio.core.errors import OfflineError
 from bertstudio.core.progress import TaskControl
+from tests.conftest import assert_cancel_ends_the_wait
 from tests.faults.blackhole import blackhole_server, point_hub_at
 
 MODEL = "nobody/never-answers"
@@ -42,12 +42,7 @@ def test_a_silent_hub_fails_in_seconds_naming_the_model(stalled_hub, monkeypatch
 
 
 def test_cancel_ends_the_wait_at_once(stalled_hub) -> None:  # noqa: ANN001
-    control = TaskControl()
-    threading.Timer(0.3, control.request_stop).start()
-    start = time.monotonic()
-    with pytest.raises(TaskCancelled):
-        hub.hub_folder(MODEL, control)
-    assert time.monotonic() - start < 1.5
+    assert_cancel_ends_the_wait(lambda control: hub.hub_folder(MODEL, control), stop_after=0.3, within=1.5)
 
 
 def test_a_local_folder_loads_with_a_silent_hub(stalled_hub, checkpoint_factory) -> None:  # noqa: ANN001
