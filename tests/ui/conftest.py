@@ -55,15 +55,72 @@ def settings(tmp_path: Path) -> AppSettings:
 
 
 @pytest.fixture
-def window(qtbot, settings):  # noqa: ANN001, ANN201
+def window_tabs() -> tuple[str, ...] | None:
+    """The tab modules (bertstudio/ui/tabs/*_tab.py) that `window` builds besides the first tab:
+    None, every one of them. A test module that drives only its own tab overrides this fixture
+    with that tab's module: the same MainWindow, found by the same discovery, without ~1.5 s of
+    building the other tabs for every test. Window-wide tests keep the whole window."""
+    return None
+
+
+def only_tabs(*modules: str):  # noqa: ANN201
+    """The `window_tabs` override of a test module that drives only these tabs:
+    `window_tabs = only_tabs("qa_tab")`."""
+
+    @pytest.fixture
+    def window_tabs() -> tuple[str, ...]:
+        return modules
+
+    return window_tabs
+
+
+# The Train tab and every tab its "Open in" buttons lead to (those buttons show where the tab exists).
+TRAIN_AND_ITS_TARGETS = ("train_tab", "fill_mask_tab", "nsp_tab", "ner_tab", "qa_tab", "classification_tab",
+                         "choice_tab")
+
+
+@pytest.fixture
+def window(qtbot, settings, window_tabs, monkeypatch):  # noqa: ANN001, ANN201
+    from bertstudio.ui import main_window
     from bertstudio.ui.main_window import MainWindow
 
+    if window_tabs is not None:
+        known = main_window.tab_modules()
+        assert set(window_tabs) <= set(known), f"no such tab module: {set(window_tabs) - set(known)}"
+        monkeypatch.setattr(main_window, "tab_modules", lambda: [m for m in known if m in window_tabs])
     win = MainWindow(settings, confirm_close=False)
     qtbot.addWidget(win)
     with qtbot.waitSignal(win.ready, timeout=60_000):
         win.show()
     yield win
     win.close()
+
+
+def evaluate_tab(qtbot, settings: AppSettings):  # noqa: ANN001, ANN201
+    """An Evaluate tab on its own (no window), at the size the window gives it."""
+    from bertstudio.ui.local_models import LocalModelsIndex
+    from bertstudio.ui.tabs.evaluate_tab import EvaluateTab
+
+    widget = EvaluateTab(settings, LocalModelsIndex(settings))
+    qtbot.addWidget(widget)
+    widget.resize(1280, 800)
+    return widget
+
+
+def set_up_toy_classification(tab, base_model: Path, tmp_path: Path, *, eval_share: float, max_steps: int) -> None:  # noqa: ANN001
+    """The Train tab set to fine-tune `base_model` as a text classifier on a 64-row toy CSV in
+    `tmp_path` (saved to tmp_path/model): small batches and lengths, no evaluation during the run."""
+    from tests.core.test_training import toy_csv
+
+    tab.task.setCurrentIndex(tab.task.findData("text-classification"))
+    tab.base_model.setText(str(base_model))
+    tab.train_file.setText(str(toy_csv(tmp_path / "toy.csv", 64)))
+    tab.eval_share.setValue(eval_share)
+    tab.output_dir.setText(str(tmp_path / "model"))
+    tab.max_steps.setValue(max_steps)
+    tab.batch_size.setValue(4)
+    tab.max_length.setValue(16)
+    tab.eval_steps.setValue(0)
 
 
 def load_model_in(qtbot, tab, source: Path | str) -> None:  # noqa: ANN001

@@ -19,7 +19,9 @@ from bertstudio.core.models import load_model
 from bertstudio.core.progress import TaskControl
 from bertstudio.ui.tabs.attention_tab import AttentionTab
 from bertstudio.ui.widgets.attention_corpus import CorpusPage, context_html
-from tests.ui.conftest import load_model_in, run_tab, tab_of
+from tests.ui.conftest import load_model_in, only_tabs, run_tab, tab_of
+
+window_tabs = only_tabs("attention_tab")  # these tests drive the attention tab only
 
 SHOTS = os.environ.get("BERTSTUDIO_SHOTS")
 LINES = ["the river bank was muddy", "she went to the bank for money", "play the piano", "a light bag",

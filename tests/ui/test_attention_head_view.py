@@ -8,6 +8,9 @@ from PySide6.QtGui import QImage, QPainter
 
 from bertstudio.core.attention.bundle import LINE_BUDGET
 from bertstudio.ui.widgets.attention_head_view import VISIBLE_TOKENS, HeadView, head_colour
+from tests.ui.conftest import only_tabs
+
+window_tabs = only_tabs("attention_tab")  # these tests drive the attention tab only
 
 T = 512
 

@@ -10,7 +10,9 @@ from PySide6.QtCore import QPointF, Qt
 
 from bertstudio.core.attention.qk import query_breakdown
 from bertstudio.ui.tabs.attention_tab import AttentionTab
-from tests.ui.conftest import load_model_in, run_tab, tab_of
+from tests.ui.conftest import load_model_in, only_tabs, run_tab, tab_of
+
+window_tabs = only_tabs("attention_tab")  # these tests drive the attention tab only
 
 SHOTS = os.environ.get("BERTSTUDIO_SHOTS")  # a folder: save what the test drew, to look at
 

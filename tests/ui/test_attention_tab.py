@@ -8,7 +8,9 @@ from PySide6.QtCore import QPoint, QPointF, Qt
 
 from bertstudio.core.attention.export import load_matrix_csv, load_npz
 from bertstudio.ui.tabs.attention_tab import AttentionTab
-from tests.ui.conftest import load_model_in, run_tab, tab_of
+from tests.ui.conftest import load_model_in, only_tabs, run_tab, tab_of
+
+window_tabs = only_tabs("attention_tab")  # these tests drive the attention tab only
 
 
 def _viewport_pos(widget, plot, point: QPointF) -> QPoint:  # noqa: ANN001

@@ -7,7 +7,9 @@ import pytest
 from bertstudio.core.models import LoadRequest, load_model
 from bertstudio.core.tasks.multiple_choice import predict
 from bertstudio.ui.tabs.choice_tab import ChoiceTab, example_blocks
-from tests.ui.conftest import load_model_in, run_tab, tab_of
+from tests.ui.conftest import load_model_in, only_tabs, run_tab, tab_of
+
+window_tabs = only_tabs("choice_tab")  # these tests drive the choice tab only
 
 
 def test_score_endings_and_compare(qtbot, window, checkpoint_factory) -> None:

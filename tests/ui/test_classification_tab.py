@@ -10,7 +10,9 @@ from PySide6.QtCore import Qt
 from bertstudio.core.models import LoadRequest, load_model
 from bertstudio.core.tasks.classification import classify
 from bertstudio.ui.tabs.classification_tab import ClassificationTab
-from tests.ui.conftest import load_model_in, run_tab, tab_of
+from tests.ui.conftest import load_model_in, only_tabs, run_tab, tab_of
+
+window_tabs = only_tabs("classification_tab")  # these tests drive the classification tab only
 
 
 def test_real_topic_classifier_in_the_tab(qtbot, window, real_models) -> None:

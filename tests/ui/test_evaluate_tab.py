@@ -12,18 +12,15 @@ import pytest
 
 from bertstudio.core.evaluate.evaluation import Evaluation, RowResult, Slice
 from bertstudio.core.evaluate.metrics import ClassScores, Confusion
-from bertstudio.ui.local_models import LocalModelsIndex
 from bertstudio.ui.tabs.evaluate_tab import EvaluateTab
+from tests.ui.conftest import evaluate_tab
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "evaluate"
 
 
 @pytest.fixture
 def tab(qtbot, settings) -> EvaluateTab:  # noqa: ANN001
-    widget = EvaluateTab(settings, LocalModelsIndex(settings))
-    qtbot.addWidget(widget)
-    widget.resize(1280, 800)
-    return widget
+    return evaluate_tab(qtbot, settings)
 
 
 def _evaluate(qtbot, tab: EvaluateTab, model: Path, data: Path, task: str = "classification") -> None:  # noqa: ANN001

@@ -10,18 +10,15 @@ import numpy as np
 import pytest
 from PySide6.QtCore import QItemSelectionModel, Qt
 
-from bertstudio.ui.local_models import LocalModelsIndex
 from bertstudio.ui.tabs.evaluate_tab import EvaluateTab
+from tests.ui.conftest import evaluate_tab
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "evaluate"
 
 
 @pytest.fixture
 def tab(qtbot, settings) -> EvaluateTab:  # noqa: ANN001
-    widget = EvaluateTab(settings, LocalModelsIndex(settings))
-    qtbot.addWidget(widget)
-    widget.resize(1280, 800)
-    return widget
+    return evaluate_tab(qtbot, settings)
 
 
 def _select(view, rows: list[int]) -> None:  # noqa: ANN001

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -22,16 +23,25 @@ def tab(qtbot, settings) -> ExplainTab:  # noqa: ANN001
     return widget
 
 
+def _classifier_typed_in(qtbot, tab, checkpoint_factory, method: str = "") -> Path:  # noqa: ANN001
+    """The tab on a tiny classifier (loaded for classification) with the usual sentence typed in,
+    and `method` chosen when given; the classifier's folder."""
+    folder = checkpoint_factory("bert", "SequenceClassification")
+    tab.set_task("classification")
+    load_model_in(qtbot, tab, folder)
+    tab.input.setPlainText("a good film about a big dog .")
+    if method:
+        tab.method.setCurrentIndex(tab.method.findData(method))
+    return folder
+
+
 def _wait(qtbot, tab, action, signal: str = "result") -> None:  # noqa: ANN001
     with qtbot.waitSignal(getattr(tab.runner, signal), timeout=120_000):
         action()
 
 
 def test_on_its_own_colours_tokens_and_exports(qtbot, tab, checkpoint_factory, tmp_path) -> None:  # noqa: ANN001
-    folder = checkpoint_factory("bert", "SequenceClassification")
-    tab.set_task("classification")
-    load_model_in(qtbot, tab, folder)
-    tab.input.setPlainText("a good film about a big dog .")
+    folder = _classifier_typed_in(qtbot, tab, checkpoint_factory)
     tab.steps.setValue(12)
     _wait(qtbot, tab, tab.run_button.click)
     shown = tab.attributions.explanation
@@ -89,9 +99,7 @@ def test_from_a_task_tab_with_per_layer_and_head_importance(qtbot, tab, checkpoi
 
 
 def test_cancel_mid_explanation(qtbot, tab, checkpoint_factory) -> None:  # noqa: ANN001
-    tab.set_task("classification")
-    load_model_in(qtbot, tab, checkpoint_factory("bert", "SequenceClassification"))
-    tab.input.setPlainText("a good film about a big dog .")
+    _classifier_typed_in(qtbot, tab, checkpoint_factory)
     tab.steps.setValue(5000)
     with qtbot.waitSignal(tab.runner.cancelled, timeout=60_000):
         tab.run_button.click()
@@ -256,11 +264,7 @@ def test_method_settings_show_only_where_they_apply(qtbot, tab) -> None:  # noqa
 
 
 def test_lime_with_faithfulness_shows_samples_and_the_bins(qtbot, tab, checkpoint_factory) -> None:  # noqa: ANN001
-    folder = checkpoint_factory("bert", "SequenceClassification")
-    tab.set_task("classification")
-    load_model_in(qtbot, tab, folder)
-    tab.input.setPlainText("a good film about a big dog .")
-    tab.method.setCurrentIndex(tab.method.findData("lime"))
+    folder = _classifier_typed_in(qtbot, tab, checkpoint_factory, "lime")
     tab.options.samples.setValue(24)
     tab.options.seed.setValue(2)
     _wait(qtbot, tab, tab.run_button.click)
@@ -279,11 +283,7 @@ def test_lime_with_faithfulness_shows_samples_and_the_bins(qtbot, tab, checkpoin
 def test_all_methods_side_by_side_with_agreement_and_faithfulness(qtbot, tab, checkpoint_factory) -> None:  # noqa: ANN001
     from bertstudio.core.explain.compare import ALL, spearman
 
-    folder = checkpoint_factory("bert", "SequenceClassification")
-    tab.set_task("classification")
-    load_model_in(qtbot, tab, folder)
-    tab.input.setPlainText("a good film about a big dog .")
-    tab.method.setCurrentIndex(tab.method.findData("all"))
+    folder = _classifier_typed_in(qtbot, tab, checkpoint_factory, "all")
     tab.steps.setValue(6)
     tab.options.samples.setValue(16)
     events = []

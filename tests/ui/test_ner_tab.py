@@ -5,7 +5,9 @@ from __future__ import annotations
 import pytest
 
 from bertstudio.ui.tabs.ner_tab import NerTab
-from tests.ui.conftest import load_model_in, tab_of
+from tests.ui.conftest import load_model_in, only_tabs, tab_of
+
+window_tabs = only_tabs("ner_tab")  # these tests drive the ner tab only
 
 
 @pytest.mark.slow

@@ -5,7 +5,9 @@ from __future__ import annotations
 import pytest
 
 from bertstudio.ui.tabs.nsp_tab import NspTab
-from tests.ui.conftest import load_model_in, tab_of
+from tests.ui.conftest import load_model_in, only_tabs, tab_of
+
+window_tabs = only_tabs("nsp_tab")  # these tests drive the nsp tab only
 
 
 def test_label_meaning_is_shown(window) -> None:

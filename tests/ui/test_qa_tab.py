@@ -7,7 +7,9 @@ from PySide6.QtCore import Qt
 
 from bertstudio.ui.tabs.qa_tab import QATab
 from tests.fixtures.trained_qa import trained_qa  # noqa: F401 - the session fixture
-from tests.ui.conftest import load_model_in, tab_of
+from tests.ui.conftest import load_model_in, only_tabs, tab_of
+
+window_tabs = only_tabs("qa_tab")  # these tests drive the qa tab only
 
 LONG = "the cat sat on the mat and the dog ran fast in the house . " * 30 + "john was born in paris ."
 

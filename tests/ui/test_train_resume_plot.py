@@ -9,6 +9,9 @@ from pathlib import Path
 from bertstudio.core.training import log_history
 from bertstudio.core.training.log_history import LogHistory, newest_checkpoint, parse_history, read_history
 from bertstudio.ui.tabs.train_tab import TrainTab
+from tests.ui.conftest import TRAIN_AND_ITS_TARGETS, only_tabs, set_up_toy_classification
+
+window_tabs = only_tabs(*TRAIN_AND_ITS_TARGETS)  # these tests drive the Train tab only
 
 
 def test_reader_keeps_valid_points_and_skips_wrong_types(tmp_path: Path) -> None:
@@ -65,19 +68,9 @@ def test_plots_draw_the_history_before_the_live_steps(qtbot, window) -> None:  #
 
 
 def test_resume_draws_the_steps_before_the_checkpoint(qtbot, window, checkpoint_factory, tmp_path: Path) -> None:  # noqa: ANN001
-    from tests.core.test_training import toy_csv
-
     tab = window.task_tabs["pretraining"]
     assert isinstance(tab, TrainTab)
-    tab.task.setCurrentIndex(tab.task.findData("text-classification"))
-    tab.base_model.setText(str(checkpoint_factory("bert", "Model")))
-    tab.train_file.setText(str(toy_csv(tmp_path / "toy.csv", 64)))
-    tab.eval_share.setValue(0.0)
-    tab.output_dir.setText(str(tmp_path / "model"))
-    tab.max_steps.setValue(12)
-    tab.batch_size.setValue(4)
-    tab.max_length.setValue(16)
-    tab.eval_steps.setValue(0)
+    set_up_toy_classification(tab, checkpoint_factory("bert", "Model"), tmp_path, eval_share=0.0, max_steps=12)
 
     def stop_at_step_4(event) -> None:  # noqa: ANN001
         payload = event.payload

@@ -9,7 +9,9 @@ import pytest
 
 from bertstudio.core.progress import ProgressEvent
 from bertstudio.ui.tabs.train_tab import TrainTab
-from tests.ui.conftest import tab_of
+from tests.ui.conftest import TRAIN_AND_ITS_TARGETS, only_tabs, set_up_toy_classification, tab_of
+
+window_tabs = only_tabs(*TRAIN_AND_ITS_TARGETS)  # these tests drive the Train tab only
 
 
 def test_planned_curve_follows_settings(qtbot, window) -> None:  # noqa: ANN001
@@ -161,8 +163,6 @@ def test_stop_during_final_evaluation_saves_without_blocking(qtbot, window, chec
 
     from transformers import Trainer
 
-    from tests.core.test_training import toy_csv
-
     entered, gate = threading.Event(), threading.Event()
     real = Trainer.prediction_step
 
@@ -173,15 +173,7 @@ def test_stop_during_final_evaluation_saves_without_blocking(qtbot, window, chec
 
     monkeypatch.setattr(Trainer, "prediction_step", held)
     tab = tab_of(window, TrainTab)
-    tab.task.setCurrentIndex(tab.task.findData("text-classification"))
-    tab.base_model.setText(str(checkpoint_factory("bert", "Model")))
-    tab.train_file.setText(str(toy_csv(tmp_path / "toy.csv", 64)))
-    tab.eval_share.setValue(0.5)
-    tab.output_dir.setText(str(tmp_path / "model"))
-    tab.max_steps.setValue(3)
-    tab.batch_size.setValue(4)
-    tab.max_length.setValue(16)
-    tab.eval_steps.setValue(0)
+    set_up_toy_classification(tab, checkpoint_factory("bert", "Model"), tmp_path, eval_share=0.5, max_steps=3)
     ended: list[bool] = []
     tab.run_ended.connect(lambda: ended.append(True))
     tab.start()

@@ -8,9 +8,28 @@ from pathlib import Path
 
 from bertstudio.ui.tabs.train_tab import TrainTab
 from tests.core.test_training_tasks import small_copy
-from tests.ui.conftest import tab_of
+from tests.ui.conftest import TRAIN_AND_ITS_TARGETS, evaluate_tab, only_tabs, tab_of
+
+window_tabs = only_tabs(*TRAIN_AND_ITS_TARGETS)  # these tests drive the Train tab only
 
 SHOTS = os.environ.get("BERTSTUDIO_SHOTS", "")  # a folder: the test also saves its screens there
+
+
+def _save_in_both_themes(qtbot, widget, stem: str) -> None:  # noqa: ANN001
+    """With SHOTS set, `widget` as <stem>-light.png and <stem>-dark.png; the theme is put back after."""
+    if not SHOTS:
+        return
+    from bertstudio.ui import theme
+
+    manager = theme.manager()
+    mode = manager.mode
+    try:
+        for name in ("light", "dark"):
+            manager.set_mode(name, remember=False)
+            qtbot.wait(50)
+            widget.grab().save(str(Path(SHOTS) / f"{stem}-{name}.png"))
+    finally:
+        manager.set_mode(mode, remember=False)
 
 
 def test_demo_data_draws_the_plan(qtbot, window, checkpoint_factory) -> None:  # noqa: ANN001
@@ -34,8 +53,6 @@ def test_demo_data_draws_the_plan(qtbot, window, checkpoint_factory) -> None:  #
 
 def test_qa_run_shows_exact_match_and_f1_and_opens_in_qa_and_evaluate(qtbot, window, checkpoint_factory,  # noqa: ANN001
                                                                        tmp_path: Path) -> None:
-    from bertstudio.ui import theme
-
     tab = tab_of(window, TrainTab)
     window.tabs.setCurrentWidget(tab)
     window.resize(1280, 800)
@@ -58,46 +75,23 @@ def test_qa_run_shows_exact_match_and_f1_and_opens_in_qa_and_evaluate(qtbot, win
     window.open_evaluation = lambda *args: calls.append(args)
     tab.evaluate_result()
     assert calls == [(tab.result.output_dir, tab.eval_file.text(), "qa")]
-    if SHOTS:
-        manager = theme.manager()
-        mode = manager.mode
-        try:
-            for name in ("light", "dark"):
-                manager.set_mode(name, remember=False)
-                qtbot.wait(50)
-                window.grab().save(str(Path(SHOTS) / f"H-train-qa-{name}.png"))
-        finally:
-            manager.set_mode(mode, remember=False)
+    _save_in_both_themes(qtbot, window, "H-train-qa")
 
 
 def test_regression_model_evaluates_by_correlation_in_the_evaluate_tab(qtbot, settings, checkpoint_factory,  # noqa: ANN001
                                                                       tmp_path: Path) -> None:
     from bertstudio.core.training import train
-    from bertstudio.ui import theme
-    from bertstudio.ui.local_models import LocalModelsIndex
-    from bertstudio.ui.tabs.evaluate_tab import EvaluateTab
     from tests.core.test_training_tasks import task_config
 
     config = task_config("regression", tmp_path, checkpoint_factory("bert", "Model"), max_steps=2)
     result = train(config)
-    tab = EvaluateTab(settings, LocalModelsIndex(settings))
-    qtbot.addWidget(tab)
-    tab.resize(1280, 800)
+    tab = evaluate_tab(qtbot, settings)
     with qtbot.waitSignal(tab.runner.finished, timeout=120_000):
         tab.open_evaluation(result.output_dir, str(config.eval_file), "classification")
     assert tab.evaluation is not None and {"pearson", "spearman", "mse", "mae"} <= set(tab.evaluation.metrics)
     shown = dict(tab.metrics_page.metrics.source_model.records)
     assert shown["pearson"] == tab.evaluation.metrics["pearson"]
-    if SHOTS:
-        manager = theme.manager()
-        mode = manager.mode
-        try:
-            for name in ("light", "dark"):
-                manager.set_mode(name, remember=False)
-                qtbot.wait(50)
-                tab.grab().save(str(Path(SHOTS) / f"H-evaluate-regression-{name}.png"))
-        finally:
-            manager.set_mode(mode, remember=False)
+    _save_in_both_themes(qtbot, tab, "H-evaluate-regression")
 
 
 def test_distillation_scores_stay_on_the_teacher_plot_and_the_model_row_names_the_student(qtbot, window) -> None:  # noqa: ANN001
