@@ -8,7 +8,9 @@ from PySide6.QtGui import QTextCursor
 
 from bertstudio.ui.local_models import LocalModelsIndex
 from bertstudio.ui.tabs.fill_mask_tab import FillMaskTab
-from tests.ui.conftest import load_model_in, tab_of
+from tests.ui.conftest import load_model_in, only_tabs, tab_of
+
+window_tabs = only_tabs()  # the Fill-mask tab, the first one, only; the last test asks for every tab
 
 
 def test_window_shows_before_torch_work() -> None:
@@ -256,6 +258,7 @@ def test_notes_area_once_each_details_one_click_away(qtbot) -> None:
     assert not area.isVisible() and area.text() == ""
 
 
+@pytest.mark.parametrize("window_tabs", [None], ids=["every tab"])
 def test_every_template_tab_fits_the_default_window(window) -> None:
     """1280 x 800 is the default size: no task tab's row of options may push the window wider."""
     from bertstudio.ui.tabs.base import TaskTab

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 from bertstudio.core.errors import OutOfMemory
 from bertstudio.ui.settings import AppSettings
+from tests.ui.conftest import only_tabs
+
+window_tabs = only_tabs()  # the model bar of the first tab (Fill-mask) is the one these tests drive
 
 
 def test_models_folder_lists_models_task_first(qtbot, window, real_models) -> None:

@@ -7,6 +7,9 @@ import time
 
 from tests.faults.blackhole import blackhole_server, point_hub_at
 from tests.faults.custom_code import custom_code_models_dir
+from tests.ui.conftest import only_tabs
+
+window_tabs = only_tabs()  # the model bar of the first tab (Fill-mask) is the one these tests drive
 
 
 def test_cancel_a_load_stalled_on_the_hub(qtbot, window, monkeypatch, tmp_path) -> None:  # noqa: ANN001
