@@ -6,7 +6,9 @@ from __future__ import annotations
 from PySide6.QtCore import Qt
 
 from bertstudio.core.tasks.fill_mask import FillMaskInput
-from tests.ui.conftest import load_model_in
+from tests.ui.conftest import load_model_in, only_tabs
+
+window_tabs = only_tabs("nsp_tab", "classification_tab")  # with the first tab, Fill-mask: the tabs used here
 
 
 def test_sent_heads_say_where_they_came_from_and_clear_in_one_click(qtbot, window) -> None:

@@ -6,7 +6,9 @@ from __future__ import annotations
 import pytest
 
 from bertstudio.ui.tabs.similarity_tab import SimilarityTab
-from tests.ui.conftest import load_model_in, tab_of
+from tests.ui.conftest import load_model_in, only_tabs, tab_of
+
+window_tabs = only_tabs("similarity_tab", "explain_tab", "evaluate_tab")  # the tab and the two it hands results to
 
 A = "the cat sat on the mat ."
 BS = ("the dog ran fast .", "paris is the capital city of france .", "the cat sat .")
