@@ -149,7 +149,8 @@ def test_leaves_a_worker_running(qtbot) -> None:  # noqa: ANN001
 
 
 def test_the_leak_check_names_a_worker_left_running(tmp_path) -> None:  # noqa: ANN001
-    env = {**os.environ, "BERTSTUDIO_LEAK_DEMO": "1", "QT_QPA_PLATFORM": "offscreen"}
+    env = {**os.environ, "BERTSTUDIO_LEAK_DEMO": "1", "QT_QPA_PLATFORM": "offscreen",
+           "BERTSTUDIO_TEST_LEAK_GRACE_S": "0.5"}  # the forgotten worker never ends: no need to wait 5 s
     done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
                            f"{__file__}::test_leaves_a_worker_running"], capture_output=True, text=True,
                           timeout=120, env=env, cwd=Path(__file__).parents[2])
