@@ -10,10 +10,11 @@ from bertstudio.core.training.distill_config import DistillConfig
 from bertstudio.core.training.trainable import TRAINABLE
 from bertstudio.ui.model_bar import INT8_CHOICE
 from bertstudio.ui.tabs.train_tab import TrainTab
-from tests.ui.conftest import load_model_in, run_tab, tab_of
+from tests.ui.conftest import TRAIN_AND_ITS_TARGETS, load_model_in, only_tabs, run_tab, tab_of
 
 TASK = next(s.key for s in all_specs().values() if s.model_class == "AutoModelForSequenceClassification")
 DISTIL = next(key for key, task in TRAINABLE.items() if getattr(task, "distils", False))
+window_tabs = only_tabs(*TRAIN_AND_ITS_TARGETS)  # the Train tab and the classifier's tab (TASK) are used here
 
 
 def test_model_bar_offers_int8_on_the_cpu_only(qtbot, window, checkpoint_factory) -> None:  # noqa: ANN001

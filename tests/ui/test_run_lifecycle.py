@@ -12,7 +12,9 @@ from bertstudio.core.progress import TaskControl
 from bertstudio.ui.tabs.evaluate_tab import EvaluateTab
 from bertstudio.ui.tabs.explain_tab import ExplainTab
 from bertstudio.ui.tabs.run_lifecycle import RunLifecycle
-from tests.ui.conftest import tab_of
+from tests.ui.conftest import only_tabs, tab_of
+
+window_tabs = only_tabs("explain_tab", "evaluate_tab")  # with the first tab, Fill-mask: the three compared here
 
 
 def _until_cancelled(control: TaskControl) -> None:
