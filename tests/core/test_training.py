@@ -201,7 +201,10 @@ def test_masked_lm_only_for_architectures_without_nsp(tmp_path: Path, checkpoint
 def cached_run(name: str, config: TrainConfig) -> Path:
     """Train once per recipe (config + data + RECIPE_VERSION), reuse the saved model afterwards."""
     recipe = hashlib.sha256(RECIPE_VERSION.encode())
-    settings = asdict(replace(config, output_dir="", model=Path(config.model).name))
+    # Names, not paths: the files' bytes are hashed below, and a clone elsewhere (CI) must reuse the cache.
+    settings = asdict(replace(config, output_dir="", model=Path(config.model).name,
+                              train_file=Path(config.train_file).name,
+                              eval_file=Path(config.eval_file).name if config.eval_file else config.eval_file))
     settings.pop("overwrite")  # where the model goes, not what it learns
     recipe.update(json.dumps(settings, sort_keys=True, default=str).encode())
     recipe.update(Path(config.train_file).read_bytes())
