@@ -295,6 +295,73 @@ def _time_classification(folder: Path, device: str, dtype: str) -> tuple[float, 
     return interleaved(lambda: classify_batch(loaded, ROWS), lambda: raw(ROWS, top_k=None, batch_size=BATCH_SIZE), 10)
 
 
+def trainer_checks(device: str, precisions: list[str], sizes: list[str], work: Path) -> None:
+    """Training throughput through bertstudio (event callback, JSON log) vs a plain Trainer with the
+    same TrainingArguments, on the device: a GPU step is short, so any per-step cost of ours shows."""
+    from bench_training import _model_folder
+    from common import bert_base
+
+    folders = {"tiny bert 2x128": _model_folder(work) if "tiny" in sizes else None,
+               "bert-base-sized": bert_base("SequenceClassification", ("negative", "positive"))
+               if "base" in sizes else None}
+    for name, folder in folders.items():
+        for precision in precisions:
+            if folder is not None:
+                ours, raw = _training_rates(folder, device, precision, work)
+                report(f"train 60 steps x 32, {name}, {device} {precision}", ok=True, ours_samples_s=round(ours, 1),
+                       raw_samples_s=round(raw, 1), ratio=round(ours / raw, 3))
+
+
+def _training_rates(folder: Path, device: str, precision: str, work: Path) -> tuple[float, float]:
+    """Median samples/s of 3 alternate runs each after one warm-up: (ours, plain Trainer)."""
+    import statistics
+
+    from transformers import (
+        AutoModelForSequenceClassification,
+        AutoTokenizer,
+        DataCollatorWithPadding,
+        PrinterCallback,
+        Trainer,
+        set_seed,
+    )
+
+    from bertstudio.core.progress import TaskControl
+    from bertstudio.core.training import TrainConfig, train
+    from bertstudio.core.training.data import read_classification
+    from bertstudio.core.training.engine import plan_steps, training_arguments
+    from bertstudio.core.training.trainable import TextClassification
+
+    data = DATA / "reviews_train.csv"
+    config = TrainConfig(task="text-classification", model=str(folder), train_file=str(data), eval_share=0.0,
+                         output_dir=str(work / "ours"), overwrite=True, max_steps=60, batch_size=32, max_length=64,
+                         device=device, precision=precision)
+    events: list[object] = []
+
+    def ours() -> float:
+        return train(config, TaskControl(on_progress=events.append)).metrics["train_samples_per_second"]
+
+    def raw() -> float:
+        set_seed(config.seed)
+        tokenizer = AutoTokenizer.from_pretrained(folder)
+        rows = read_classification(data)
+        labels = sorted(set(rows.labels))
+        examples, _ = TextClassification().encode(tokenizer, rows, labels, config.max_length, False)
+        model = AutoModelForSequenceClassification.from_pretrained(folder, num_labels=len(labels))
+        total, warmup, _ = plan_steps(len(examples), config)
+        trainer = Trainer(model=model, args=training_arguments(config, total, warmup, work / "raw", False),
+                          train_dataset=examples, data_collator=DataCollatorWithPadding(tokenizer),
+                          processing_class=tokenizer)
+        trainer.remove_callback(PrinterCallback)
+        return trainer.train().metrics["train_samples_per_second"]
+
+    ours(), raw()  # warm-up
+    a, b = [], []
+    for _ in range(3):
+        a.append(ours())
+        b.append(raw())
+    return statistics.median(a), statistics.median(b)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--device", default="cuda")
@@ -302,7 +369,8 @@ def main() -> int:
     parser.add_argument("--precisions", default="fp16,bf16", help="mixed precision for training runs")
     parser.add_argument("--steps", type=int, default=300)
     parser.add_argument("--quick", action="store_true", help="fewer steps and methods (a dry run)")
-    parser.add_argument("--skip", default="", help="comma list of: tiny,train,trained,speed")
+    parser.add_argument("--skip", default="", help="comma list of stages: tiny,speed,trainer,train")
+    parser.add_argument("--sizes", default="tiny,base", help="models of the trainer stage: tiny,base")
     parser.add_argument("--out", default=".")
     args = parser.parse_args()
     import torch
@@ -319,6 +387,7 @@ def main() -> int:
         stages = [
             ("tiny", lambda: inference_checks(tiny_models(work), args.device, dtypes)),
             ("speed", lambda: speed_checks(args.device, dtypes)),
+            ("trainer", lambda: trainer_checks(args.device, precisions, args.sizes.split(","), work)),
             ("train", lambda: trained_checks(trained_models(work, args.device, args.steps, precisions),
                                              args.device, dtypes, args.quick)),
         ]
