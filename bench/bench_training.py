@@ -11,8 +11,12 @@ import statistics
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from common import Row
+
+if TYPE_CHECKING:
+    from bertstudio.core.training import TrainConfig
 
 STEPS, BATCH, MAX_LENGTH, ROUNDS = 60, 16, 32, 3
 
@@ -35,20 +39,9 @@ def _model_folder(root: Path) -> Path:
 
 def rows() -> list[Row]:
     from PySide6.QtCore import QObject, Signal
-    from transformers import (
-        AutoModelForSequenceClassification,
-        AutoTokenizer,
-        DataCollatorWithPadding,
-        PrinterCallback,
-        Trainer,
-        set_seed,
-    )
 
     from bertstudio.core.progress import TaskControl
     from bertstudio.core.training import TrainConfig, train
-    from bertstudio.core.training.data import read_classification
-    from bertstudio.core.training.engine import plan_steps, training_arguments
-    from bertstudio.core.training.trainable import TextClassification
     from bertstudio.resources import resource_path
 
     class Emitter(QObject):
@@ -68,21 +61,38 @@ def rows() -> list[Row]:
         result = train(config, TaskControl(on_progress=emitter.progress.emit))
         return result.metrics["train_samples_per_second"]
 
-    def raw() -> float:
-        set_seed(config.seed)
-        tokenizer = AutoTokenizer.from_pretrained(folder)
-        rows_ = read_classification(data)
-        labels = sorted(set(rows_.labels))
-        examples, _ = TextClassification().encode(tokenizer, rows_, labels, MAX_LENGTH, False)
-        model = AutoModelForSequenceClassification.from_pretrained(folder, num_labels=len(labels))
-        total, warmup, _ = plan_steps(len(examples), config)
-        trainer = Trainer(model=model, args=training_arguments(config, total, warmup, root / "raw", False),
-                          train_dataset=examples, data_collator=DataCollatorWithPadding(tokenizer),
-                          processing_class=tokenizer)
-        trainer.remove_callback(PrinterCallback)  # keep the bench output readable
-        return trainer.train().metrics["train_samples_per_second"]
+    return [rate_row(f"train {STEPS} steps x {BATCH} (bert 2x128, s/1000 samples)", ours,
+                     lambda: plain_trainer_rate(config, root / "raw"), received)]
 
-    return [rate_row(f"train {STEPS} steps x {BATCH} (bert 2x128, s/1000 samples)", ours, raw, received)]
+
+def plain_trainer_rate(config: TrainConfig, output: Path) -> float:
+    """samples/s of a plain Trainer on a classification config's model and data, with the
+    TrainingArguments our run builds from it (same seed, steps, precision and device)."""
+    from transformers import (
+        AutoModelForSequenceClassification,
+        AutoTokenizer,
+        DataCollatorWithPadding,
+        PrinterCallback,
+        Trainer,
+        set_seed,
+    )
+
+    from bertstudio.core.training.data import read_classification
+    from bertstudio.core.training.engine import plan_steps, training_arguments
+    from bertstudio.core.training.trainable import TextClassification
+
+    set_seed(config.seed)
+    tokenizer = AutoTokenizer.from_pretrained(config.model)
+    rows_ = read_classification(Path(config.train_file))
+    labels = sorted(set(rows_.labels))
+    examples, _ = TextClassification().encode(tokenizer, rows_, labels, config.max_length, False)
+    model = AutoModelForSequenceClassification.from_pretrained(config.model, num_labels=len(labels))
+    total, warmup, _ = plan_steps(len(examples), config)
+    trainer = Trainer(model=model, args=training_arguments(config, total, warmup, output, False),
+                      train_dataset=examples, data_collator=DataCollatorWithPadding(tokenizer),
+                      processing_class=tokenizer)
+    trainer.remove_callback(PrinterCallback)  # keep the bench output readable
+    return trainer.train().metrics["train_samples_per_second"]
 
 
 def rate_row(name: str, ours: Callable[[], float], raw: Callable[[], float], received: list[object]) -> Row:

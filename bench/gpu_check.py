@@ -316,49 +316,24 @@ def _training_rates(folder: Path, device: str, precision: str, work: Path) -> tu
     """Median samples/s of 3 alternate runs each after one warm-up: (ours, plain Trainer)."""
     import statistics
 
-    from transformers import (
-        AutoModelForSequenceClassification,
-        AutoTokenizer,
-        DataCollatorWithPadding,
-        PrinterCallback,
-        Trainer,
-        set_seed,
-    )
+    from bench_training import plain_trainer_rate
 
     from bertstudio.core.progress import TaskControl
     from bertstudio.core.training import TrainConfig, train
-    from bertstudio.core.training.data import read_classification
-    from bertstudio.core.training.engine import plan_steps, training_arguments
-    from bertstudio.core.training.trainable import TextClassification
 
-    data = DATA / "reviews_train.csv"
-    config = TrainConfig(task="text-classification", model=str(folder), train_file=str(data), eval_share=0.0,
-                         output_dir=str(work / "ours"), overwrite=True, max_steps=60, batch_size=32, max_length=64,
-                         device=device, precision=precision)
+    config = TrainConfig(task="text-classification", model=str(folder), train_file=str(DATA / "reviews_train.csv"),
+                         eval_share=0.0, output_dir=str(work / "ours"), overwrite=True, max_steps=60, batch_size=32,
+                         max_length=64, device=device, precision=precision)
     events: list[object] = []
 
     def ours() -> float:
         return train(config, TaskControl(on_progress=events.append)).metrics["train_samples_per_second"]
 
-    def raw() -> float:
-        set_seed(config.seed)
-        tokenizer = AutoTokenizer.from_pretrained(folder)
-        rows = read_classification(data)
-        labels = sorted(set(rows.labels))
-        examples, _ = TextClassification().encode(tokenizer, rows, labels, config.max_length, False)
-        model = AutoModelForSequenceClassification.from_pretrained(folder, num_labels=len(labels))
-        total, warmup, _ = plan_steps(len(examples), config)
-        trainer = Trainer(model=model, args=training_arguments(config, total, warmup, work / "raw", False),
-                          train_dataset=examples, data_collator=DataCollatorWithPadding(tokenizer),
-                          processing_class=tokenizer)
-        trainer.remove_callback(PrinterCallback)
-        return trainer.train().metrics["train_samples_per_second"]
-
-    ours(), raw()  # warm-up
+    ours(), plain_trainer_rate(config, work / "raw")  # warm-up
     a, b = [], []
     for _ in range(3):
         a.append(ours())
-        b.append(raw())
+        b.append(plain_trainer_rate(config, work / "raw"))
     return statistics.median(a), statistics.median(b)
 
 
