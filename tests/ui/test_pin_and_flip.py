@@ -58,8 +58,10 @@ def test_pin_edit_step_and_workspace(qtbot, window, sensitive_classifier) -> Non
     assert tab.pin_bar.entries.currentIndex() == 1
     assert tab.text.toPlainText() == "tree good film about the old city and the river ."
     assert tab.stale_reason() == "" and tab.outcome.second_source.startswith("edit 1")
+    assert "A: pinned, B: edit 1" in window.statusBar().currentMessage()  # stepping speaks of the edit too
     tab.pin_bar.step_by(-1)  # the pinned input alone
     assert tab.outcome.second is None and tab.text.toPlainText().startswith("a good film about the old")
+    assert "A: pinned" not in window.statusBar().currentMessage()
 
     state = tab.workspace_state()
     assert [p["label"] for p in state["pins"]] == ["pinned", "edit 1", "edit 2"] and state["pin"] == 0

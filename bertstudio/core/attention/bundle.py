@@ -127,7 +127,6 @@ class AttentionBundle:
     notes: tuple[Note, ...] = ()  # load warnings, truncation, why B cannot be compared
     norm_thumbnails: np.ndarray | None = None  # layers x (heads + 1) x r x k of the norms, summed norm last
     norm_mean_abs: np.ndarray | None = None  # compare: mean |B - A| of the norms per head (layers x heads)
-    first_source: str = ""  # as Outcome.first_source: the tab frame reads it of every result; Attention never pins
 
     def layer_mean(self, layer: int) -> np.ndarray:
         return self.mean[layer] if self.mean is not None else self.result.attentions[layer].mean(axis=0)

@@ -304,9 +304,7 @@ class TaskTab(PinnedInputs, ModelTab):
     def _on_result(self, outcome: Any) -> None:
         outcome, self.result = self.pinned_outcome(outcome)  # beside the pinned input's result, when one is
         self.outcome = outcome
-        self.render(outcome)
-        if outcome.first_source:  # the tab's status line spoke of A, the pinned input: speak of the edit
-            self.status.emit(f"{self.TITLE}: {self.pin_comparison}")
+        self.render_shown(outcome)
         self._shown_for = self._started_for
         self._update_stale()
         shown_by_bar = self.model_info.head_warning if self.model_info else ""

@@ -30,7 +30,7 @@ class PinnedInputs:
     def build_pins(self, box: QVBoxLayout) -> None:
         self.pins = Pins()
         self.pin_run = ""  # "" a plain run; "one": a run compared with the pinned result; "both": both computed
-        self.pin_comparison = ""  # the last edit-vs-pin summary (the status line's, not A's result)
+        self.pin_comparison = ""  # the shown edit-vs-pin summary ("" when no edit is compared with its pin)
         self.flip_panel: Any = None
         self.pair_panel: Any = None
         searchable = self.spec.counterfactual is not None and self.spec.explain is not None
@@ -80,7 +80,7 @@ class PinnedInputs:
             return
         shown = self.compared(entry)
         self.outcome, self.result = shown, entry.result
-        self.render(shown)
+        self.render_shown(shown)
         self.shown_now(entry.inputs)
 
     # -- running with a pin --------------------------------------------------------------------
@@ -105,6 +105,7 @@ class PinnedInputs:
     def pinned_outcome(self, outcome: Any) -> tuple[Any, Any]:
         """(what the tab shows, this input's own result) for a finished run."""
         kind, self.pin_run = self.pin_run, ""
+        self.pin_comparison = ""
         if not kind or not self.pins.active:
             return outcome, outcome.result
         own = outcome.result
@@ -115,6 +116,7 @@ class PinnedInputs:
 
     def compared(self, entry: PinEntry, notes: tuple[Any, ...] = ()) -> Outcome[Any]:
         pinned = self.pins.pinned
+        self.pin_comparison = ""
         if entry is pinned or pinned.result is None:
             self.show_pins("The pinned input. Edit it and run to compare.")
             return Outcome(entry.result, notes=notes)
@@ -125,6 +127,13 @@ class PinnedInputs:
             self.pair_panel.refresh()
         return Outcome(pinned.result, entry.result, f"{entry.label} (A: pinned)", diff, notes,
                        first_source="pinned")
+
+    def render_shown(self, outcome: Any) -> None:
+        """The tab's render, then, when an edit is compared with its pin, a status line about that
+        comparison: render's own line speaks of A, which is then the pinned input, not this edit."""
+        self.render(outcome)
+        if self.pin_comparison:
+            self.status.emit(f"{self.TITLE}: {self.pin_comparison}")
 
     # -- workspace -------------------------------------------------------------------------------
     def pins_state(self) -> dict[str, Any]:
