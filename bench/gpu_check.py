@@ -301,15 +301,16 @@ def trainer_checks(device: str, precisions: list[str], sizes: list[str], work: P
     from bench_training import _model_folder
     from common import bert_base
 
-    folders = {"tiny bert 2x128": _model_folder(work) if "tiny" in sizes else None,
-               "bert-base-sized": bert_base("SequenceClassification", ("negative", "positive"))
-               if "base" in sizes else None}
+    folders = {}
+    if "tiny" in sizes:
+        folders["tiny bert 2x128"] = _model_folder(work)
+    if "base" in sizes:
+        folders["bert-base-sized"] = bert_base("SequenceClassification", ("negative", "positive"))
     for name, folder in folders.items():
         for precision in precisions:
-            if folder is not None:
-                ours, raw = _training_rates(folder, device, precision, work)
-                report(f"train 60 steps x 32, {name}, {device} {precision}", ok=True, ours_samples_s=round(ours, 1),
-                       raw_samples_s=round(raw, 1), ratio=round(ours / raw, 3))
+            ours, raw = _training_rates(folder, device, precision, work)
+            report(f"train 60 steps x 32, {name}, {device} {precision}", ok=True, ours_samples_s=round(ours, 1),
+                   raw_samples_s=round(raw, 1), ratio=round(ours / raw, 3))
 
 
 def _training_rates(folder: Path, device: str, precision: str, work: Path) -> tuple[float, float]:
