@@ -97,12 +97,19 @@ def _walk(a: object, b: object, key: str, out: dict) -> None:
         out["strings_differ"] += a != b
     elif isinstance(a, (int, float)) and isinstance(b, (int, float)):
         out["scale"][key] = max(out["scale"].get(key, 0.0), abs(a) if math.isfinite(a) else 0.0)
-        gap = abs(a - b) if math.isfinite(a) and math.isfinite(b) else 0.0 if a == b or a != a and b != b else math.inf
+        gap = _gap(a, b)
         if gap > out["max_abs"]:
             out["max_abs"], out["max_at"] = gap, key
     elif isinstance(a, str) or isinstance(b, str):
         out["strings"] += 1
         out["strings_differ"] += a != b
+
+
+def _gap(a: float, b: float) -> float:
+    """|a - b|; 0 for the same infinity or two NaNs; infinite when only one side is finite."""
+    if math.isfinite(a) and math.isfinite(b):
+        return abs(a - b)
+    return 0.0 if a == b or (math.isnan(a) and math.isnan(b)) else math.inf
 
 
 def run_json(argv: list[str]) -> tuple[object | None, str, float]:
