@@ -133,15 +133,21 @@ class RecordsView(QTableView):
         self.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
         self.horizontalHeader().setStretchLastSection(stretch is None)
         self._stretch = stretch
+        self._fit_columns(0)  # an empty table's headers are not cut ("mean |attribution|")
 
     def set_records(self, records: Sequence[tuple[Any, ...]], payloads: Sequence[Any] | None = None,
                     headers: Sequence[str] | None = None) -> None:
         self.source_model.set_records(records, payloads, headers)
-        if self._stretch is not None and self._stretch < self.source_model.columnCount():
+        self._fit_columns(len(records))
+
+    def _fit_columns(self, rows: int) -> None:
+        """Columns as wide as their header and (up to 200 rows) their cells; the stretch column takes the rest."""
+        stretch = self._stretch is not None and self._stretch < self.source_model.columnCount()
+        if stretch:
             self.horizontalHeader().setSectionResizeMode(self._stretch, QHeaderView.ResizeMode.Stretch)
-        if len(records) <= 200:  # measuring every row's text is what makes big tables slow
+        if rows <= 200:  # measuring every row's text is what makes big tables slow
             self.resizeColumnsToContents()
-            if self._stretch is not None and self._stretch < self.source_model.columnCount():
+            if stretch:
                 self.horizontalHeader().setSectionResizeMode(self._stretch, QHeaderView.ResizeMode.Stretch)
 
     def set_filter(self, text: str) -> None:
