@@ -92,6 +92,27 @@ def value_axis(plot: pg.PlotWidget, low: float, high: float, axis: str = "bottom
         item.setYRange(low, high, padding=0)
 
 
+class StepAxis(pg.AxisItem):
+    """An axis of whole steps: ticks at integers only (no "1.5" step), never an SI prefix."""
+
+    def __init__(self, orientation: str = "bottom", **kwargs: object) -> None:
+        super().__init__(orientation, **kwargs)
+        self.enableAutoSIPrefix(False)
+
+    def tickSpacing(self, minVal: float, maxVal: float, size: float) -> list[tuple[float, float]]:  # noqa: N803
+        levels = super().tickSpacing(minVal, maxVal, size)
+        whole = [(spacing, offset) for spacing, offset in levels if spacing >= 1 and float(spacing).is_integer()]
+        return whole or [(1.0, 0.0)]
+
+
+def step_axis(plot: pg.PlotWidget, axis: str = "bottom", label: str = "step") -> None:
+    """Whole-number ticks on a step axis; the view starts at step 0 (one point at step 1 showed -10..11)."""
+    item = plot.getPlotItem()
+    item.setAxisItems({axis: StepAxis(axis)})
+    item.setLabel(axis, label)
+    item.getViewBox().setLimits(xMin=0.0)
+
+
 def _guides(plot: pg.PlotWidget, horizontal: bool, visible: bool) -> None:
     lines = _GUIDES.get(plot)
     if lines is None and not visible:

@@ -114,9 +114,34 @@ def test_axes_have_no_si_prefix_and_validation_stays_in_0_1(qtbot, window) -> No
             assert not axis.autoSIPrefix and "x0.001" not in axis.labelString() and "(x" not in axis.labelString()
         assert widget.getPlotItem().legend is None  # legends live in the titles, outside the data
     low, high = plots.metric_plot.getPlotItem().viewRange()[1]
-    assert low >= 0.0 and high <= 1.0 and high - low >= 0.99  # 0.9499 vs 0.95 is not magnified
+    assert -0.05 <= low < 0.0 and 1.0 < high <= 1.05  # 0.9499 vs 0.95 is not magnified
     assert set(plots.metrics) == {"accuracy", "f1"}  # the runtime is no score
     assert "accuracy" in plots.metric_plot.getPlotItem().titleLabel.text
+
+
+def test_a_negative_correlation_is_plotted_on_minus_one_to_one(qtbot, window) -> None:  # noqa: ANN001
+    plots = tab_of(window, TrainTab).plots
+    plots.add_eval(1, {"pearson": -0.35, "spearman": -0.2, "loss": 3.0})
+    plots.flush()
+    assert set(plots.metrics) == {"pearson", "spearman"}
+    low, high = plots.metric_plot.getPlotItem().viewRange()[1]
+    assert low < -1.0 and high > 1.0  # both ends whole, with room for a symbol
+    assert "-1..1" in plots.metric_plot.getPlotItem().getAxis("left").labelText
+    plots.clear_run()  # the next run (a classifier) is back on 0-1
+    assert plots.metric_plot.getPlotItem().viewRange()[1][0] > -0.1
+
+
+def test_step_axes_tick_whole_steps_only(qtbot, window) -> None:  # noqa: ANN001
+    plots = tab_of(window, TrainTab).plots
+    plots.add_step(1, 2.0, 1e-5)
+    plots.add_step(2, 1.9, 1e-5)
+    plots.flush()
+    for widget in (plots.loss_plot, plots.metric_plot):
+        item = widget.getPlotItem()
+        low, high = item.viewRange()[0]
+        assert low >= 0.0  # one point at step 1 showed -10..11
+        ticks = item.getAxis("bottom").tickValues(low, high, 400)
+        assert ticks and all(float(v).is_integer() for _, values in ticks for v in values)
 
 
 def test_eta_comes_from_a_recent_window(qtbot, window) -> None:  # noqa: ANN001

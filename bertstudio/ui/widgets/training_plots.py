@@ -3,7 +3,8 @@
 pyqtgraph's live-plot recipe: one PlotDataItem per curve, fed with numpy arrays through
 `setData`; points arrive at every step but the items are redrawn at most ~10 times a second.
 Conventions: legends sit in the plot titles (outside the data, never clipped), no SI
-prefixes on any axis, validation metrics (accuracies, F1) on a fixed 0-1 axis, and the
+prefixes on any axis, whole-number step ticks, validation metrics (accuracies, F1) on a fixed 0-1
+axis that becomes -1..1 once a correlation (Pearson, Spearman) or a negative score arrives, and the
 learning-rate plot keeps its own x range, the whole planned run, from before Start.
 The plots follow the theme (`plot_style.style_plot`): background, axes, titles and curves.
 After Resume, the checkpoint's history is drawn first (`add_history`), the live steps after it.
@@ -21,7 +22,10 @@ from PySide6.QtWidgets import QVBoxLayout, QWidget
 
 from bertstudio.ui import plot_style, theme
 
+# A point's symbol at 1.0 (or -1.0) is drawn whole: the fixed score axis reaches this far past its ends.
+SCORE_MARGIN = 0.04
 SMOOTHING = 0.9  # exponential moving average, as TensorBoard's default-ish slider
+CORRELATIONS = ("pearson", "spearman")  # validation figures that live on -1..1
 METRIC_COLOURS = ("#2a9d5c", "#c2410c", "#7c3aed", "#0e7490", "#b91c1c")
 # curve colours per scheme: (raw loss, smoothed loss, validation loss, planned LR, actual LR)
 CURVES = {"light": ("#9bb7e0", "#1a56b0", "#c2410c", "#999999", "#2a9d5c"),
@@ -32,9 +36,8 @@ def _plot(left: str) -> pg.PlotWidget:
     widget = pg.PlotWidget()
     item = widget.getPlotItem()
     item.setLabel("left", left)
-    item.setLabel("bottom", "step")
-    for name in ("left", "bottom"):
-        item.getAxis(name).enableAutoSIPrefix(False)  # "loss (x0.001)" reads as a different quantity
+    plot_style.step_axis(widget)
+    item.getAxis("left").enableAutoSIPrefix(False)  # "loss (x0.001)" reads as a different quantity
     item.getAxis("left").setWidth(64)  # room for "4e-05"; the three plots' data areas line up
     item.showGrid(x=True, y=True, alpha=0.2)
     item.setClipToView(True)
@@ -82,9 +85,9 @@ class TrainingPlots(QWidget):
         self.lr_plot = _plot("learning rate")
         self.metric_plot = _plot("score (0-1)")
         self.metric_plot.setXLink(self.loss_plot)
-        self.metric_plot.getPlotItem().setYRange(0.0, 1.0, padding=0)
-        self.metric_plot.getPlotItem().getViewBox().setLimits(yMin=0.0, yMax=1.0)
         self.metric_plot.getPlotItem().enableAutoRange(axis="y", enable=False)
+        self._score_low = 0.0
+        self._set_score_range(0.0)
         loss = self.loss_plot.getPlotItem()
         loss.getViewBox().setLimits(yMin=0.0)
         self.raw_loss = _Series(loss.plot())
@@ -161,8 +164,10 @@ class TrainingPlots(QWidget):
             if name == "loss":
                 self.eval_loss.add(step, value)
                 continue
-            if not 0.0 <= value <= 1.0:
-                continue  # only scores in 0-1 belong on this axis (runtime figures are not plotted)
+            if not -1.0 <= value <= 1.0:
+                continue  # only scores (0-1, correlations -1..1) belong on this axis, not runtimes
+            if value < 0.0 or name in CORRELATIONS:
+                self._set_score_range(-1.0)  # a Pearson of -0.35 is a point, not an empty plot
             if name not in self.metrics:
                 colour = METRIC_COLOURS[len(self.metrics) % len(METRIC_COLOURS)]
                 item = self.metric_plot.getPlotItem().plot(
@@ -172,6 +177,15 @@ class TrainingPlots(QWidget):
             self.metrics[name].add(step, value)
         self._touch()
 
+    def _set_score_range(self, low: float) -> None:
+        """The fixed score axis: 0-1, or -1..1 for correlations; it never zooms in on a small change."""
+        self._score_low = low
+        item = self.metric_plot.getPlotItem()
+        item.setLabel("left", "score (0-1)" if low == 0.0 else "score (-1..1)")
+        view = item.getViewBox()
+        view.setLimits(yMin=low - SCORE_MARGIN, yMax=1.0 + SCORE_MARGIN)
+        item.setYRange(low - SCORE_MARGIN, 1.0 + SCORE_MARGIN, padding=0)
+
     def clear_run(self) -> None:
         """Forget the live curves (the planned one stays). The validation curves go with their legend
         entries: the next run may report other metrics (a QA run after a classifier's accuracy)."""
@@ -180,6 +194,7 @@ class TrainingPlots(QWidget):
         for series in self.metrics.values():
             self.metric_plot.getPlotItem().removeItem(series.item)
         self.metrics.clear()
+        self._set_score_range(0.0)
         self._update_metric_title()
         self._smoothed = None
 
