@@ -106,3 +106,24 @@ def test_tuner_at_a_hundred_thousand_rows(qtbot) -> None:  # noqa: ANN001
         truth = np.array(golds) == "yes"
         assert page.at.tp == int((predicted & truth).sum()) and page.at.fp == int((predicted & ~truth).sum())
         assert page.matrix.counts.sum() == rows
+
+
+def test_the_threshold_box_takes_a_typed_value(qtbot) -> None:  # noqa: ANN001
+    """Select all, type 0.515, Enter: the threshold is 0.515 (it became 0.000 while typing)."""
+    from PySide6.QtCore import Qt
+
+    from bertstudio.core.evaluate.curves import class_view
+    from bertstudio.ui.widgets.eval_curves import CurvesPage
+
+    scores = np.linspace(0.0, 1.0, 201, dtype=np.float32)
+    golds = ["yes" if s > 0.5 else "no" for s in scores]
+    page = CurvesPage()
+    qtbot.addWidget(page)
+    page.show_view(class_view(np.stack([1 - scores, scores], axis=1), ("no", "yes"), golds, "yes"))
+    page.spin.setFocus()
+    page.spin.selectAll()
+    qtbot.keyClicks(page.spin, "0.515")
+    assert page.spin.lineEdit().text() == "0.515"  # not "0.000" or "0.5|00" while typing
+    qtbot.keyClick(page.spin, Qt.Key.Key_Return)
+    assert page.spin.value() == pytest.approx(0.515) and page.at.threshold == pytest.approx(0.515)
+    assert page.slider.value() == 515

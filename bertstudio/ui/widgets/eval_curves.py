@@ -120,6 +120,9 @@ class CurvesPage(QWidget):
         self.spin.setDecimals(3)
         self.spin.setSingleStep(0.01)
         self.spin.setValue(0.5)
+        # The value is taken on Enter or focus out, not per keystroke: re-setting it while a person
+        # types turned "0.515" into 0.000 (the box reformatted itself after the first "0").
+        self.spin.setKeyboardTracking(False)
         self.slider.valueChanged.connect(lambda value: self.set_threshold(value / STEPS))
         self.spin.valueChanged.connect(self.set_threshold)
         self.rule = ElidedLabel("")
