@@ -1,0 +1,283 @@
+"""The one engine for every batch of inputs: evaluate, corpus indexing, counterfactual scoring, the
+task tabs' batch runs (and, as they move here, explain-a-set and faithfulness).
+
+transformers' pipeline pads each fixed-size batch of rows (32) to its longest row, in input order:
+on a review-like mix (4-480 words) most of every batch is padding. Here the rows are tokenized once
+(fast tokenizer, in chunks with a cancel check between), sorted by length, grouped under a budget of
+*padded tokens* (not a row count), padded per batch, run, and put back in input order. The model
+lock and `torch.inference_mode()` are taken here; batch work takes them nowhere else (single-input
+task runs still use core/execution.py's `exclusive`, one forward each).
+
+- `encode_all(loaded, texts, pairs)` -> `Encoded`: token ids per row, no padding, cut rows recorded.
+- `batches(encoded, token_budget, max_rows)` -> row groups, longest first (an out-of-memory shows on
+  the first batch, not the last).
+- `run(loaded, encoded, forward, control)` -> one result per row, in input order. `forward(batch)`
+  maps a padded batch on the model's device to tensors with one row per input row (logits, pooled
+  states, ...); the engine brings them to the host as float32 numpy while the next batch is already
+  padded and, on CUDA, on its way (pinned memory, non_blocking).
+
+The attention kernel: unless the caller reads attention weights (`weights=True`), a model loaded
+with eager attention (the Attention and Explain tabs load it so) runs the batch with sdpa, and is
+set back afterwards; results equal eager's to float32 rounding. Half precision is the model's own
+dtype (the user's choice at load time); outputs are widened to float32 on the host.
+
+torch is imported inside the functions: nothing here runs before the window shows.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from bertstudio.core.progress import TaskControl
+
+if TYPE_CHECKING:
+    from bertstudio.core.models import LoadedModel
+
+CHUNK = 1024  # rows per tokenizer call: one call over 100,000 rows kept Cancel and Ctrl+C waiting for seconds
+# Padded tokens per forward. CPU: measured on 2 cores (bench/bench_engine.py), BERT-base-sized, rows/s
+# flat from 2k to 8k tokens and a 4k batch takes ~1 s, so Cancel lands within about a second.
+# GPU: large enough to fill an H100 with a BERT-base-sized model, small enough for its memory in float32.
+CPU_TOKEN_BUDGET = 4096
+GPU_TOKEN_BUDGET = 16384
+MAX_ROWS = 256  # rows per forward at most, whatever the budget (short rows: the per-row work still grows)
+MODEL_INPUTS = ("input_ids", "attention_mask", "token_type_ids")
+
+
+@dataclass(frozen=True)
+class Encoded:
+    """Every row tokenized once, unpadded: what `batches` sorts and `run` pads."""
+
+    input_ids: list[list[int]]
+    token_type_ids: list[list[int]] | None  # None where the model takes none (DistilBERT, RoBERTa)
+    cut: tuple[int, ...]  # rows longer than the model reads: cut to its length
+    max_length: int
+    # Per row, where asked: "special_tokens_mask" (list[int]), "offset_mapping" (list[tuple[int, int]]).
+    extras: dict[str, list[Any]] = field(default_factory=dict)
+
+    def __len__(self) -> int:
+        return len(self.input_ids)
+
+    @property
+    def lengths(self) -> np.ndarray:
+        return np.fromiter((len(row) for row in self.input_ids), dtype=np.int64, count=len(self.input_ids))
+
+
+@dataclass(frozen=True)
+class Batch:
+    """One padded batch on the model's device: `rows` are positions in the input order."""
+
+    rows: np.ndarray
+    inputs: dict[str, Any]  # input_ids, attention_mask (and token_type_ids) as tensors on the device
+    lengths: np.ndarray  # real tokens per row (the rest is padding on the right)
+
+
+def encode_all(loaded: LoadedModel, texts: Sequence[str], pairs: Sequence[str | None] | None = None,
+               control: TaskControl | None = None, *, max_length: int | None = None, offsets: bool = False,
+               special_tokens: bool = False) -> Encoded:
+    """Tokenize every row once (with its pair where given), truncated to `max_length` (the model's
+    own by default), in chunks with a cancel check and progress between them. A pair may be None
+    for some rows only. Rows that did not fit are recorded in `cut`."""
+    control = control or TaskControl()
+    tokenizer = loaded.tokenizer
+    limit = int(max_length or loaded.info.max_length)
+    types = "token_type_ids" in tokenizer.model_input_names
+    options: dict[str, Any] = {"truncation": True, "max_length": limit, "return_attention_mask": False,
+                               "return_token_type_ids": types, "return_special_tokens_mask": special_tokens,
+                               "return_offsets_mapping": offsets}
+    keys = [k for k, wanted in (("special_tokens_mask", special_tokens), ("offset_mapping", offsets)) if wanted]
+    ids: list[list[int]] = [[] for _ in texts]
+    type_ids: list[list[int]] = [[] for _ in texts] if types else []
+    extras: dict[str, list[Any]] = {k: [None] * len(texts) for k in keys}
+    with loaded.lock:  # fast tokenizers are not thread-safe
+        for start in range(0, len(texts), CHUNK):
+            control.check()
+            if len(texts) > CHUNK:
+                control.report(f"Tokenized {start:,} of {len(texts):,} rows", start / len(texts))
+            stop = min(start + CHUNK, len(texts))
+            for part, seconds in _by_pairing(range(start, stop), pairs):
+                found = tokenizer([texts[i] for i in part], seconds, **options)
+                for n, i in enumerate(part):
+                    ids[i] = found["input_ids"][n]
+                    if types:
+                        type_ids[i] = found["token_type_ids"][n]
+                    for key in keys:
+                        extras[key][i] = found[key][n]
+        cut = _cut_rows(loaded, texts, pairs, ids, limit, control)
+    return Encoded(ids, type_ids if types else None, cut, limit, extras)
+
+
+def _by_pairing(rows: range, pairs: Sequence[str | None] | None) -> Iterator[tuple[list[int], list[str] | None]]:
+    """The rows of a chunk in two tokenizer calls at most: those without a pair and those with one."""
+    if pairs is None:
+        yield list(rows), None
+        return
+    single = [i for i in rows if not pairs[i]]
+    paired = [i for i in rows if pairs[i]]
+    if single:
+        yield single, None
+    if paired:
+        yield paired, [str(pairs[i]) for i in paired]
+
+
+def _cut_rows(loaded: LoadedModel, texts: Sequence[str], pairs: Sequence[str | None] | None,
+              ids: list[list[int]], limit: int, control: TaskControl) -> tuple[int, ...]:
+    """Rows that were cut: only a row at the limit exactly may have been, so only those are tokenized again."""
+    at_limit = [i for i, row in enumerate(ids) if len(row) >= limit]
+    cut = []
+    for start in range(0, len(at_limit), CHUNK):
+        control.check()
+        part = at_limit[start:start + CHUNK]
+        for group, seconds in _by_pairing(range(len(part)), [pairs[part[k]] for k in range(len(part))]
+                                          if pairs is not None else None):
+            full = loaded.tokenizer([texts[part[k]] for k in group], seconds, truncation=False,
+                                    return_attention_mask=False, return_token_type_ids=False)["input_ids"]
+            cut += [part[k] for k, row in zip(group, full, strict=True) if len(row) > limit]
+    return tuple(sorted(cut))
+
+
+def batches(encoded: Encoded, token_budget: int = CPU_TOKEN_BUDGET, max_rows: int = MAX_ROWS) -> list[np.ndarray]:
+    """Row groups, longest rows first, each at most `max_rows` rows and `token_budget` padded tokens
+    (rows x its longest row; a row longer than the budget goes alone)."""
+    lengths = encoded.lengths
+    order = np.argsort(-lengths, kind="stable")
+    groups: list[np.ndarray] = []
+    start = 0
+    while start < len(order):
+        width = max(int(lengths[order[start]]), 1)
+        size = max(1, min(max_rows, token_budget // width, len(order) - start))
+        groups.append(order[start:start + size])
+        start += size
+    return groups
+
+
+def token_budget(loaded: LoadedModel) -> int:
+    return GPU_TOKEN_BUDGET if loaded.model.device.type == "cuda" else CPU_TOKEN_BUDGET
+
+
+def padded(loaded: LoadedModel, encoded: Encoded, rows: np.ndarray) -> dict[str, np.ndarray]:
+    """The rows' model inputs padded on the right to the longest of them (BERT-family absolute
+    positions: the real tokens keep positions 0..n-1, as unpadded)."""
+    tokenizer = loaded.tokenizer
+    width = max(len(encoded.input_ids[i]) for i in rows)
+    pad = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else 0
+    ids = np.full((len(rows), width), pad, dtype=np.int64)
+    mask = np.zeros((len(rows), width), dtype=np.int64)
+    types = np.full((len(rows), width), tokenizer.pad_token_type_id, dtype=np.int64) \
+        if encoded.token_type_ids is not None else None
+    for k, i in enumerate(rows):
+        row = encoded.input_ids[i]
+        ids[k, :len(row)] = row
+        mask[k, :len(row)] = 1
+        if types is not None and encoded.token_type_ids is not None:
+            types[k, :len(row)] = encoded.token_type_ids[i]
+    out = {"input_ids": ids, "attention_mask": mask}
+    if types is not None:
+        out["token_type_ids"] = types
+    return out
+
+
+def _to_device(arrays: dict[str, np.ndarray], device: Any) -> dict[str, Any]:
+    """Tensors on `device`; on CUDA from pinned memory without waiting, so the copy overlaps compute."""
+    import torch
+
+    tensors = {k: torch.from_numpy(v) for k, v in arrays.items()}
+    if device.type != "cuda":
+        return tensors
+    return {k: t.pin_memory().to(device, non_blocking=True) for k, t in tensors.items()}
+
+
+def to_host(value: Any) -> Any:
+    """Tensors (alone, in a tuple or list) as numpy on the CPU; floating ones widened to float32."""
+    import torch
+
+    if isinstance(value, torch.Tensor):
+        value = value.detach()
+        return (value.float() if value.is_floating_point() else value).cpu().numpy()
+    if isinstance(value, tuple | list):
+        return type(value)(to_host(v) for v in value)
+    return value
+
+
+def split_rows(batch: Batch, value: Any) -> list[Any]:
+    """Per row of the batch: value[k] (an array), or a tuple of value[j][k] (a tuple of arrays)."""
+    if isinstance(value, tuple):
+        return list(zip(*value, strict=True))
+    return list(value)
+
+
+@contextmanager
+def attention_for(model: Any, weights: bool) -> Iterator[None]:
+    """The model with sdpa for the duration (eager where `weights`: sdpa returns no attention weights),
+    where it supports switching; set back afterwards. The caller holds the model lock."""
+    config = getattr(model, "config", None)
+    current = getattr(config, "_attn_implementation", None)
+    wanted = "eager" if weights else "sdpa"
+    switch = (current in {"eager", "sdpa"} and current != wanted and getattr(model, "_supports_sdpa", False)
+              and hasattr(model, "set_attn_implementation") and model._can_set_attn_implementation())
+    if not switch:
+        yield
+        return
+    model.set_attn_implementation(wanted)
+    try:
+        yield
+    finally:
+        model.set_attn_implementation(current)
+
+
+def run(loaded: LoadedModel, encoded: Encoded, forward: Callable[[Batch], Any], control: TaskControl | None = None,
+        *, budget: int | None = None, max_rows: int = MAX_ROWS, weights: bool = False, verb: str = "Scored",
+        rows_of: Callable[[Batch, Any], Sequence[Any]] = split_rows) -> list[Any]:
+    """`forward` over every row in batches under `budget` padded tokens; one result per row, in input
+    order (`rows_of(batch, host values)` splits a batch's values; by default row k of each array).
+    Cancel is checked and progress reported ("Scored 320 of 4,096 rows") once per batch."""
+    import torch
+
+    control = control or TaskControl()
+    groups = batches(encoded, budget or token_budget(loaded), max_rows)
+    results: list[Any] = [None] * len(encoded)
+    total, done = len(encoded), 0
+    model = loaded.model
+    with loaded.lock, torch.inference_mode(), attention_for(model, weights):
+        device = model.device
+        ahead = _to_device(padded(loaded, encoded, groups[0]), device) if groups else {}
+        for n, rows in enumerate(groups):
+            control.check()
+            batch = Batch(rows, ahead, encoded.lengths[rows])
+            out = forward(batch)  # on a GPU: queued; the next batch is padded and sent meanwhile
+            if n + 1 < len(groups):
+                ahead = _to_device(padded(loaded, encoded, groups[n + 1]), device)
+            for i, value in zip(rows.tolist(), rows_of(batch, to_host(out)), strict=True):
+                results[i] = value
+            done += len(rows)
+            control.report(f"{verb} {done:,} of {total:,} rows", done / total)
+    control.check()
+    return results
+
+
+def logits(batch: Batch, model: Any) -> Any:
+    """The common `forward`: the model's logits on the batch."""
+    return model(**batch.inputs).logits
+
+
+def run_logits(loaded: LoadedModel, encoded: Encoded, control: TaskControl | None = None, **options: Any) -> np.ndarray:
+    """(rows, ...) float32 logits in input order."""
+    model = loaded.model
+    found = run(loaded, encoded, lambda batch: logits(batch, model), control, **options)
+    return np.stack(found) if found else np.zeros((0, 0), dtype=np.float32)
+
+
+def cut_note(loaded: LoadedModel, encoded: Encoded, lines: Sequence[int] | None = None) -> list[str]:
+    """'3 row(s) were longer than the 512 tokens the model reads and were cut (lines 4, 9, 12).'"""
+    if not encoded.cut:
+        return []
+    where = ""
+    if lines is not None:
+        named = ", ".join(str(lines[i]) for i in encoded.cut[:10]) + ("…" if len(encoded.cut) > 10 else "")
+        where = f" (lines {named})"
+    return [f"{len(encoded.cut)} row(s) were longer than the {encoded.max_length} tokens the model reads and "
+            f"were cut{where}."]
