@@ -142,7 +142,9 @@ def refresh_tab_menu(window: StudioWindow) -> None:
 # -- workspace -------------------------------------------------------------------------------------
 def save_workspace(window: StudioWindow, path: str | None = None) -> None:
     if path is None:
-        path, _ = QFileDialog.getSaveFileName(window, "Save workspace", "workspace.bertstudio.json", WORKSPACE_FILTER)
+        path, _ = QFileDialog.getSaveFileName(window, "Save workspace", window.settings.save_path(
+            "workspace.bertstudio.json"), WORKSPACE_FILTER)
+        window.settings.remember_save(path)
     if path:
         try:
             workspace.write(path, workspace.capture(window))
@@ -171,7 +173,8 @@ def export_result(window: StudioWindow, path: str | None = None) -> None:
     tab = window.tabs.currentWidget()
     if path is None:
         name = f"{getattr(tab, 'TASK', 'result')}.png"
-        path, _ = QFileDialog.getSaveFileName(window, "Export result", name, export.FILTER)
+        path, _ = QFileDialog.getSaveFileName(window, "Export result", window.settings.save_path(name), export.FILTER)
+        window.settings.remember_save(path)
     if not path:
         return
     target = export.target(path)

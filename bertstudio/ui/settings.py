@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from PySide6.QtCore import QObject, QSettings, Signal
+from pathlib import Path
+
+from PySide6.QtCore import QObject, QSettings, QStandardPaths, Signal
 
 from bertstudio.core.errors import InputError
 from bertstudio.core.limits import check_count
@@ -49,6 +51,20 @@ class AppSettings(QObject):
 
     def set_device(self, device: str) -> None:
         self._store.setValue("device", device)
+
+    def save_path(self, name: str) -> str:
+        """Where a Save dialog opens: the folder last saved to, else the user's documents (a bare name
+        opened it in whatever folder the app was started from, often the repository)."""
+        documents = QStandardPaths.writableLocation(QStandardPaths.StandardLocation.DocumentsLocation)
+        for folder in (str(self._store.value("last_save_folder", "") or ""), documents):
+            if folder and Path(folder).is_dir():
+                return str(Path(folder) / name)
+        return str(Path.home() / name)
+
+    def remember_save(self, path: str) -> None:
+        """The folder of a chosen save path, for the next Save dialog."""
+        if path:
+            self._store.setValue("last_save_folder", str(Path(path).parent))
 
     def splitter_sizes(self, key: str) -> list[int]:
         """The sizes a splitter was left at (a tab's inputs vs results), [] if never moved."""

@@ -299,3 +299,15 @@ def test_results_do_not_jump_when_a_run_starts_or_ends(qtbot, window) -> None:
     tab.progress.stop()
     qtbot.wait(1)
     assert top() == before
+
+
+def test_per_layer_predictions_never_print_a_false_zero(qtbot) -> None:  # noqa: ANN001
+    from bertstudio.core.explain.layers import LayerPredictions
+    from bertstudio.core.tasks.fill_mask import Candidate
+    from bertstudio.ui.widgets.layer_predictions import LayerPredictionsView
+
+    view = LayerPredictionsView()
+    qtbot.addWidget(view)
+    top = (Candidate("paris", 1, 0.9996), Candidate("rome", 2, 0.0003))
+    view.show_predictions(LayerPredictions(((top,), (top,)), ("[CLS]", "[MASK]", "[SEP]"), (1,), ()))
+    assert view.cell(1, 0).endswith(">99.9 %") and view.cell(1, 1).endswith("<0.1 %")

@@ -347,7 +347,8 @@ class AttentionTab(TaskTab):
     def export_dialog(self, what: str) -> None:
         filters = {"png": "PNG image (*.png)", "csv-head": "CSV (*.csv)", "csv-all": "CSV (*.csv)",
                    "npz-head": "NumPy (*.npz)", "npz-all": "NumPy (*.npz)", "json": "JSON (*.json)"}
-        path, _ = QFileDialog.getSaveFileName(self, "Export attention", "", filters[what])
+        path, _ = QFileDialog.getSaveFileName(self, "Export attention", self.settings.save_path(""), filters[what])
+        self.settings.remember_save(path)
         if path:
             self.export(Path(path), what)
 

@@ -241,7 +241,9 @@ class ClassificationTab(TaskTab):
         )
 
     def _choose_export(self) -> None:
-        path, _ = QFileDialog.getSaveFileName(self, "Export results", "classification.csv", "CSV (*.csv)")
+        path, _ = QFileDialog.getSaveFileName(self, "Export results", self.settings.save_path("classification.csv"),
+                                              "CSV (*.csv)")
+        self.settings.remember_save(path)
         if path:
             self.export_to(path)
 

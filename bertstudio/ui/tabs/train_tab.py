@@ -374,6 +374,8 @@ class TrainTab(StudioTab):
                               f"folder inside it.")
 
     def _export(self) -> None:
-        path, _ = QFileDialog.getSaveFileName(self, "Export plots", "training.png", "PNG image (*.png)")
+        path, _ = QFileDialog.getSaveFileName(self, "Export plots", self.settings.save_path("training.png"),
+                                              "PNG image (*.png)")
+        self.settings.remember_save(path)
         if path:
             self.plots.export_png(path)

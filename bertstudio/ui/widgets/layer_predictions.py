@@ -19,6 +19,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from bertstudio.ui.plot_style import format_probability
 from bertstudio.ui.widgets.layouts import bar_above, tool_bar
 
 
@@ -70,7 +71,7 @@ class LayerPredictionsView(QWidget):
         final = {c.token_id for c in layers[-1][number][:1]}
         for layer, per_mask in enumerate(layers):
             for rank, candidate in enumerate(per_mask[number]):
-                item = QTableWidgetItem(f"{candidate.token.strip()}  {candidate.score:.1%}")
+                item = QTableWidgetItem(f"{candidate.token.strip()}  {format_probability(candidate.score)}")
                 shade = QColor(33, 81, 219)
                 shade.setAlphaF(min(1.0, 0.1 + 0.9 * candidate.score))
                 item.setBackground(shade)
