@@ -1,0 +1,86 @@
+"""bertstudio check --model SRC --suite FILE [--compare SRC2] [--failures OUT.csv] [--json]
+
+Runs a behavioural test suite (CheckList's MFT, INV and DIR tests; see README, Tests). With
+--json, stdout is {"suite", "task", "model", "tests": [{"name", "type", "capability", "cases",
+"failures", "failure_rate", "examples"}], "notes"} and, with --compare, "compare": the same for
+model B plus "differences" per test. --failures writes every failing MFT/INV case as a labelled
+row (text, label, test, type, split: the seeded "train"/"measure" half).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from bertstudio.cli._quantize import add_quantize_options, compare_source
+from bertstudio.cli.common import print_json, stderr_control
+from bertstudio.cli.task_command import clear_progress_line
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "check", help="run a behavioural test suite (MFT, INV, DIR) on a model",
+        description="Run a behavioural test suite: minimum functionality (MFT), invariance (INV) and "
+                    "directional (DIR) tests; failure rates per test, two models side by side.")
+    parser.add_argument("--model", required=True, metavar="SRC", help="Hub id or local folder of the model")
+    parser.add_argument("--suite", required=True, metavar="FILE",
+                        help="a suite file (JSON), or the name of a built-in suite: " + ", ".join(_built_in()))
+    parser.add_argument("--compare", metavar="SRC2", help="a second model run on the same cases")
+    parser.add_argument("--failures", metavar="OUT.csv", help="write the failing cases as labelled rows")
+    parser.add_argument("--seed", type=int, default=0, help="the train/measure split of --failures (default 0)")
+    parser.add_argument("--device", default="cpu", help="cpu, cuda, cuda:1 or mps (default: cpu)")
+    parser.add_argument("--dtype", default="float32", choices=["float32", "float16", "bfloat16"])
+    add_quantize_options(parser)
+    parser.add_argument("--json", action="store_true", help="print machine-readable JSON on stdout")
+    parser.set_defaults(func=run)
+
+
+def _built_in() -> list[str]:
+    from bertstudio.core.suites.builtin import built_in_suites
+
+    return list(built_in_suites())
+
+
+def run(args: argparse.Namespace) -> int:
+    from bertstudio.core.suites.builtin import suite_path
+    from bertstudio.core.suites.fix import failure_rows, write_failures
+    from bertstudio.core.suites.jobs import check_job, load_request
+    from bertstudio.core.suites.suite import read_suite
+
+    suite = read_suite(suite_path(args.suite))  # a malformed suite stops here, before any model loads
+    request = load_request(args.model, suite, args.device, args.dtype, args.quantize)
+    result = check_job(request, suite, stderr_control(), compare_source(args))
+    clear_progress_line()
+    for note in result.a.notes:
+        print(f"note: {note}", file=sys.stderr)
+    if args.failures:
+        rows = failure_rows(result.a, args.seed)
+        path = write_failures(rows, args.failures)
+        print(f"{len(rows)} failing case(s) written to {path}", file=sys.stderr)
+    if args.json:
+        print_json(result.to_json())
+        return 0
+    print(f"{suite.name}: {suite.cases} cases on {result.a.model}")
+    print_tests(result.a)
+    if result.b is not None:
+        print(f"\nB: {result.b.model}")
+        print_tests(result.b)
+        print(f"\n  {'test':<32} {'A':>7} {'B':>7} {'B - A':>7} {'fixed':>6} {'broken':>6}")
+        for d in result.differences:
+            print(f"  {d.name[:32]:<32} {d.a.failure_rate:7.1%} {d.b.failure_rate:7.1%} {d.difference:+7.1%} "
+                  f"{d.fixed:6d} {d.broken:6d}")
+    return 0
+
+
+def print_tests(result: object) -> None:
+    tests = getattr(result, "tests", ())
+    print(f"  {'test':<32} {'type':<4} {'cases':>6} {'fail':>6} {'rate':>7}  example")
+    for test in tests:
+        example = test.failing[0] if test.failing else None
+        shown = ""
+        if example is not None:
+            found = example.to_json()
+            shown = (f"{found['input']} -> {found['predicted']}" if "changed" not in found else
+                     f"{found['changed']} -> {found['predicted_changed']} (was {found['predicted']})")
+        print(f"  {test.name[:32]:<32} {test.type:<4} {test.cases:6d} {test.failures:6d} {test.failure_rate:7.1%}  "
+              f"{shown[:80]}")

@@ -1,0 +1,138 @@
+"""Fix it: a suite's failing cases become labelled training rows.
+
+MFT: the failing input with its expected label. INV: the changed input with the original's
+prediction (the model should say the same of both). DIR cases are reported, never labelled: a
+direction is not a label. Rows are for tasks whose training data is a labelled table
+(classification, NSP); NER and QA failures are reported only.
+
+So that the "after" is honest, each test's cases are split (seeded) into a "train" half, whose
+failures become rows, and a "measure" half that training never sees; the fix is judged on the
+"measure" half. Cases that share an original input stay on the same side.
+"""
+
+from __future__ import annotations
+
+import csv
+import os
+import random
+import tempfile
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from bertstudio.core.errors import InputError
+from bertstudio.core.suites.runner import SuiteResult, TestResult
+from bertstudio.core.suites.suite import SuiteTest
+from bertstudio.core.suites.tasks import TASKS
+
+TRAIN, MEASURE = "train", "measure"
+
+
+@dataclass(frozen=True)
+class TrainingRow:
+    text: str
+    pair: str | None
+    label: str
+    test: str
+    type: str
+    split: str  # "train" or "measure"
+
+
+def split_cases(test: SuiteTest, seed: int = 0) -> tuple[frozenset[int], frozenset[int]]:
+    """(train, measure) case indices: half of the test's original inputs each, the same for a seed."""
+    groups: dict[tuple[str, ...], list[int]] = {}
+    for n, case in enumerate(test.cases):
+        groups.setdefault(case.original, []).append(n)
+    order = list(groups.values())
+    random.Random(f"{seed}:{test.name}").shuffle(order)
+    half = (len(order) + 1) // 2
+    train = frozenset(n for group in order[:half] for n in group)
+    return train, frozenset(range(len(test.cases))) - train
+
+
+def measured(result: SuiteResult, seed: int = 0) -> tuple[TestResult, ...]:
+    """Every test judged on its "measure" half only: the before/after figures of a fix."""
+    return tuple(test.only(split_cases(test.test, seed)[1]) for test in result.tests)
+
+
+def can_label(task: str) -> bool:
+    return TASKS[task].labelled
+
+
+def failure_rows(result: SuiteResult, seed: int = 0) -> list[TrainingRow]:
+    """The labelled rows of every failing MFT and INV case, each marked with its half."""
+    if not can_label(result.suite.task):
+        return []
+    rows = []
+    for test in result.tests:
+        if test.type == "DIR":
+            continue
+        train, _measure = split_cases(test.test, seed)
+        for outcome in test.failing:
+            case = outcome.case
+            if test.type == "MFT":
+                parts, label = case.original, str(case.expect)
+            else:
+                assert case.perturbed is not None
+                parts, label = case.perturbed, str(outcome.value)
+            rows.append(TrainingRow(parts[0], parts[1] if len(parts) > 1 else None, label, test.name, test.type,
+                                    TRAIN if outcome.index in train else MEASURE))
+    return rows
+
+
+def _write_atomically(path: Path, header: Sequence[str], records: Sequence[Sequence[str]]) -> None:
+    """The CSV written to a temporary file beside `path`, then moved over it in one step."""
+    if path.exists() and not path.is_file():
+        raise InputError(f"Cannot write '{path}': it is not a regular file.", hint="Give the name of a new file.")
+    folder = path.parent if str(path.parent) else Path(".")
+    try:
+        handle, temporary = tempfile.mkstemp(dir=folder, prefix=f".{path.name}.", suffix=".part")
+        try:
+            with os.fdopen(handle, "w", encoding="utf-8", newline="") as out:
+                writer = csv.writer(out)
+                writer.writerow(header)
+                writer.writerows(records)
+            os.replace(temporary, path)
+        except BaseException:
+            Path(temporary).unlink(missing_ok=True)
+            raise
+    except OSError as error:
+        raise InputError(f"Cannot write '{path}': {error.strerror}.") from error
+
+
+def write_failures(rows: Sequence[TrainingRow], path: str | Path) -> Path:
+    """Every failure row with its test, type and half (`--failures OUT.csv`)."""
+    path = Path(path).expanduser()
+    pairs = any(r.pair for r in rows)
+    header = ["text", *(["text_pair"] if pairs else []), "label", "test", "type", "split"]
+    _write_atomically(path, header, [[r.text, *([r.pair or ""] if pairs else []), r.label, r.test, r.type, r.split]
+                                     for r in rows])
+    return path
+
+
+def fix_file(data: str | Path, rows: Sequence[TrainingRow]) -> tuple[Path, int]:
+    """The user's training data plus the "train" half's failure rows, written as a new file beside it
+    (never over it, nor over any file already there): (its path, rows added)."""
+    from bertstudio.core.training.data import read_classification
+
+    data = Path(data).expanduser()
+    original = read_classification(data)
+    added = [r for r in rows if r.split == TRAIN]
+    if not added:
+        raise InputError("No failing case of the suite's training half can become a row.",
+                         hint="Only MFT and INV failures of classification suites are labelled.")
+    pairs = original.pairs is not None
+    if any(r.pair for r in added) and not pairs:
+        raise InputError(f"The failures are text pairs, and {data.name} has one text per row.")
+    records = [[t, *([p] if pairs else []), label]
+               for t, p, label in zip(original.texts, original.pairs or original.texts, original.labels, strict=True)]
+    records += [[r.text, *([r.pair or ""] if pairs else []), r.label] for r in added]
+    header = [original.columns.text, *([original.columns.text_pair or "text_pair"] if pairs else []),
+              original.columns.label]
+    target = data.with_name(f"{data.stem}.with-suite-failures.csv")
+    number = 2
+    while target.exists():
+        target = data.with_name(f"{data.stem}.with-suite-failures-{number}.csv")
+        number += 1
+    _write_atomically(target, header, records)
+    return target, len(added)
