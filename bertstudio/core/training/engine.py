@@ -200,6 +200,7 @@ def _train_locked(config: TrainConfig, output: Path, control: TaskControl, stop_
         trainer.add_callback(callback)
         control.report("Training…", 0.0)
         output_metrics = _fit(trainer, resume_from, ckpt_dir)
+        _refuse_diverged(callback.diverged, trainer)
         metrics = _final_metrics(trainer, bool(eval_rows), output_metrics, control)
         step = trainer.state.global_step
         partial = saving.partial_dir(output)
@@ -231,6 +232,19 @@ def _train_locked(config: TrainConfig, output: Path, control: TaskControl, stop_
         saving.remove_ours(ckpt_dir)  # nothing to resume; the event log is in the model folder
     return TrainResult(str(output), config.task, callback.stopped, step, total, metrics, task.opens_in(nsp),
                        str(output / EVENTS_FILE), kept)
+
+
+def _refuse_diverged(why: str, trainer: Any) -> None:
+    """A loss, gradient norm or weight that is not a finite number ends the run with no model saved
+    (every task: an overflowing score, a learning rate too high, fp16 overflow)."""
+    from bertstudio.core.training.callback import weights_finite
+
+    if not why and weights_finite(trainer.model):
+        return
+    why = why or f"at step {trainer.state.global_step}: the weights are not all finite numbers"
+    raise InputError(f"Training stopped {why}, so nothing was saved as a model.",
+                     hint="Lower the learning rate, look for extreme labels or scores in the data, or train in full "
+                          "precision; a complete checkpoint of an earlier step is kept.")
 
 
 def _fit(trainer: Any, resume_from: str | None, ckpt_dir: Path) -> dict[str, float]:
@@ -292,6 +306,7 @@ def training_arguments(config: TrainConfig, total: int, warmup: int, output_dir:
         fp16=config.precision == "fp16", bf16=config.precision == "bf16",
         use_cpu=config.device.startswith("cpu"), report_to="none", disable_tqdm=True,
         dataloader_num_workers=0, optim="adamw_torch",
+        logging_nan_inf_filter=False,  # a NaN or infinite loss is shown (and stops the run), never hidden as 0
     )
 
 

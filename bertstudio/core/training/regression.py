@@ -18,9 +18,14 @@ from bertstudio.core.training import data as data_mod
 from bertstudio.core.training import metrics as metrics_mod
 from bertstudio.core.training.base import Config, Data, TrainableTask, load_model_class
 
+# The largest score trained on, either sign. Bounded, not rescaled (the saved model predicts the
+# scores as given): the squared error of a score beyond about 1.8e19 overflows 32-bit floats (the
+# loss becomes inf and the weights NaN); 1e9 leaves that far behind and covers real-world scales.
+MAX_ABS_SCORE = 1e9
+
 
 def scores_of(path: Path, rows: data_mod.ClassificationData) -> list[float]:
-    """Every label a finite number, or its line is named."""
+    """Every label a finite number within ±MAX_ABS_SCORE, or its line is named."""
     values: list[float] = []
     issues = []
     for label, line in zip(rows.labels, rows.lines, strict=True):
@@ -30,6 +35,10 @@ def scores_of(path: Path, rows: data_mod.ClassificationData) -> list[float]:
             value = math.nan
         if not math.isfinite(value):
             issues.append(data_mod.RowIssue(line, f"score '{label}' is not a finite number"))
+        elif abs(value) > MAX_ABS_SCORE:
+            issues.append(data_mod.RowIssue(line, f"score {value:g} is outside ±{MAX_ABS_SCORE:g}, the range this "
+                                                  "app trains on (its squared error would overflow); scale the "
+                                                  "scores down, e.g. divide them all by a power of ten"))
         values.append(value)
     data_mod.raise_issues(path, issues)
     return values

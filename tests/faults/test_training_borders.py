@@ -1,0 +1,93 @@
+"""Training borders (issue 32): every count read from a training file is bounded before it allocates,
+every resume is compared with what it resumes, every run stops on a loss that is not a finite number,
+QA trains on the answer the file points at (answer_start), and the task names match the other commands'."""
+
+from __future__ import annotations
+
+import shutil
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from bertstudio.cli import main
+from bertstudio.core.errors import InputError
+from bertstudio.core.training import TrainConfig, train
+from tests.core.test_training import toy_csv
+
+
+def run_cli(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
+    code = main(list(args))
+    out, err = capsys.readouterr()
+    assert "Traceback" not in err
+    return code, out, err
+
+
+def left_behind(output: Path) -> list[str]:
+    """What a failed run left beside its output: nothing but the data files may remain."""
+    return sorted(p.name for p in output.parent.iterdir() if p.name.startswith(output.name))
+
+
+# -- 5: a loss that is not a finite number stops every run; a score that would overflow is refused ----------
+def sts_csv(path: Path, scores: list[str]) -> Path:
+    rows = ["sentence1,sentence2,score"] + [f"the cat {i},the dog {i},{s}" for i, s in enumerate(scores)]
+    path.write_text("\n".join(rows) + "\n", encoding="utf-8")
+    return path
+
+
+@pytest.mark.parametrize(("big", "shown"), [("1e20", "1e+20"), ("1e308", "1e+308"), ("-3e9", "-3e+09")])
+def test_a_score_whose_square_overflows_is_refused_by_line(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                           checkpoint_factory, big: str, shown: str) -> None:  # noqa: ANN001
+    data = sts_csv(tmp_path / "sts.csv", ["0.5", "1.0", big, "2.0"])
+    output = tmp_path / "out"
+    code, _out, err = run_cli(capsys, "train", "--task", "regression", "--model",
+                              str(checkpoint_factory("bert", "Model")), "--train", str(data), "--output", str(output),
+                              "--max-steps", "2", "--eval-share", "0", "--max-length", "16")
+    assert code == 1 and f"line 4: score {shown} is outside ±1e+09" in err and "scale the scores" in err, err
+    assert left_behind(output) == []
+
+
+def test_an_overflowing_loss_stops_the_run_and_saves_nothing(tmp_path: Path, checkpoint_factory,  # noqa: ANN001
+                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    """What the attacker saw with 1e20 (the bound lifted): the loss was shown as 0.0 and a model saved."""
+    from bertstudio.core.training import regression
+
+    monkeypatch.setattr(regression, "MAX_ABS_SCORE", float("inf"))
+    output = tmp_path / "out"
+    config = TrainConfig(task="regression", model=str(checkpoint_factory("bert", "Model")),
+                         train_file=str(sts_csv(tmp_path / "sts.csv", ["1e20", "-1e20", "3e20", "2e20"])),
+                         output_dir=str(output), eval_share=0.0, max_steps=4, save_steps=1, batch_size=2,
+                         max_length=16)
+    with pytest.raises(InputError, match=r"Training stopped at step 1: the loss is inf, not a finite number, "
+                                         r"so nothing was saved"):
+        train(config)
+    assert left_behind(output) == []  # no model, no NaN checkpoint, no lock, no .partial
+
+
+def poisoned(folder: Path, target: Path) -> Path:
+    """A copy of a model whose word embeddings are NaN: every task's loss is NaN from the first step."""
+    from safetensors.torch import load_file, save_file
+
+    shutil.copytree(folder, target)
+    weights = load_file(str(target / "model.safetensors"))
+    name = next(k for k in weights if k.endswith("word_embeddings.weight"))
+    weights[name] = weights[name] * float("nan")
+    save_file(weights, str(target / "model.safetensors"), metadata={"format": "pt"})
+    return target
+
+
+@pytest.mark.parametrize("task", ["text-classification", "qa", "choice"])
+def test_every_task_stops_on_a_nan_loss(task: str, tmp_path: Path, checkpoint_factory) -> None:  # noqa: ANN001
+    from tests.core.test_training_tasks import task_config
+
+    model = poisoned(checkpoint_factory("bert", "Model"), tmp_path / "nan-model")
+    output = tmp_path / "out"
+    if task == "text-classification":
+        config = TrainConfig(task=task, model=str(model), train_file=str(toy_csv(tmp_path / "toy.csv", 16)),
+                             output_dir=str(output), eval_share=0.0, max_steps=3, batch_size=8, max_length=16)
+    else:
+        config = task_config(task, tmp_path, model, output_dir=str(output), max_steps=3, eval_file=None,
+                             eval_share=0.0)
+    with pytest.raises(InputError, match=r"at step 1: the (loss|gradient norm) is nan, not a finite number"):
+        train(replace(config, save_steps=1))
+    assert left_behind(output) == []
