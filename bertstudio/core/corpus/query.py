@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -45,20 +46,20 @@ def model_max_length(loaded: LoadedModel) -> int:
 def index_corpus(loaded: LoadedModel, path: str | Path, layer: Any, control: TaskControl,
                  folder: Path | None = None) -> tuple[CorpusIndex, tuple[Note, ...]]:
     """The index of `path` at `layer`, read from the cache when a valid one exists, else built and
-    cached. A cache file that fails validation is rebuilt (and said so in a note)."""
+    cached. The file is read once: the cache key is the digest of the very lines that are indexed.
+    A cache file that fails validation (cache.load names why) is rebuilt, and said so in a note."""
     from bertstudio.core.corpus import cache
-    from bertstudio.core.files import read_bytes
 
     layer = check_layer(layer, int(loaded.model.config.num_hidden_layers))
-    raw = read_bytes(path, "corpus file")
     lines = read_corpus(path, control)
     max_length = model_max_length(loaded)
-    key = cache.cache_key(loaded, raw, layer, max_length)
+    digest = cache.corpus_digest(lines)
+    key = cache.cache_key(loaded, digest, layer, max_length)
     target = (folder or cache.cache_dir()) / f"{key}.npz"
     notes: list[Note] = []
-    if target.exists():
+    if os.path.lexists(target):  # a FIFO, a device link or a folder there is refused by the reader
         try:
-            found = cache.load(target, key)
+            found = cache.load(target, key, lines)
         except cache.BadCache as error:
             notes.append(warning(f"The cached index was unusable ({error}); it was rebuilt.", str(target)))
         else:
@@ -68,7 +69,7 @@ def index_corpus(loaded: LoadedModel, path: str | Path, layer: Any, control: Tas
     with loaded.lock:
         built = build_index(loaded, lines, layer, max_length, control)
     try:
-        cache.save(built, target, key)
+        cache.save(built, target, key, digest)
     except OSError as error:
         notes.append(warning(f"The index could not be cached: {error.strerror or error}.", str(target)))
         return searchable(built, control, notes)
@@ -79,14 +80,20 @@ def searchable(index: CorpusIndex, control: TaskControl, notes: list[Note], exac
                cached_at: tuple[Path, str] | None = None) -> tuple[CorpusIndex, tuple[Note, ...]]:
     """`index` with its token search ready: exact up to search.EXACT_MAX_ROWS token vectors, a faiss
     inverted-file index above (built here, in the worker, with progress and Cancel). `cached_at`: the
-    cache file and key of `index`; the faiss lists are read from beside it, or stored there once built."""
+    cache file and key of `index`; the faiss lists are read from beside it (a bad lists file is
+    computed again, said in a note), or stored there once built."""
     from bertstudio.core.corpus import cache
     from bertstudio.core.corpus.search import EXACT_MAX_ROWS, TokenSearch
 
     limit = EXACT_MAX_ROWS if exact_max_rows is None else exact_max_rows
     stored = None
     if cached_at is not None and index.token_count > limit:
-        stored = cache.load_layout(cache.layout_path(cached_at[0]), cached_at[1], *index.vectors.shape)
+        lists_file = cache.layout_path(cached_at[0])
+        try:
+            stored = cache.load_layout(lists_file, cached_at[1], *index.vectors.shape)
+        except cache.BadCache as error:
+            notes.append(warning(f"The cached search lists were unusable ({error}); they were computed again.",
+                                 str(lists_file)))
     search = TokenSearch(index.vectors, control, limit, layout=stored)
     if search.layout is not None and stored is None and cached_at is not None:
         try:
