@@ -7,7 +7,8 @@
 - a row double-clicked in the Evaluate tab opens in its task's tab, with the evaluated model,
   and runs there once that model is ready (never the previous text's result under the new text);
 - the Train tab's "Open in …" loads the trained model in that task's tab and shows it;
-- the Train tab's "Evaluate" (through `MainWindow.open_evaluation`) starts the Evaluate tab.
+- the Train tab's "Evaluate" (through `MainWindow.open_evaluation`) starts the Evaluate tab;
+- the Tests tab's "Fine-tune on failures" opens the Train tab with the data it wrote.
 
 Tabs are found by the signals and methods they offer (duck typing), so a tab that is not
 there (a build without it) simply takes no part.
@@ -88,6 +89,14 @@ def open_model_in(tabs: QTabWidget, task_tabs: dict[str, Any], task: str, folder
     _show(tabs, tab)
 
 
+def fine_tune(tabs: QTabWidget, task: str, model: str, train_file: str, output_dir: str) -> None:
+    """The Tests tab's "Fine-tune on failures": Train shown with its data, base model and output set."""
+    target = _tab_with(tabs, "set_training_data")
+    if target is not None:
+        _show(tabs, target)
+        target.set_training_data(task, model, train_file, output_dir)
+
+
 def connect_tab(tabs: QTabWidget, task_tabs: dict[str, Any], tab: QWidget) -> None:
     """Wire one newly added tab to the others (tabs arrive in two batches at start-up)."""
     if hasattr(tab, "explain_requested"):
@@ -96,6 +105,8 @@ def connect_tab(tabs: QTabWidget, task_tabs: dict[str, Any], tab: QWidget) -> No
         tab.heads_off_requested.connect(lambda heads: switch_heads_off(task_tabs, heads, tab))
     if hasattr(tab, "open_row"):
         tab.open_row.connect(lambda key, source, inputs: open_row(tabs, task_tabs, key, source, inputs))
+    if hasattr(tab, "fine_tune_requested"):
+        tab.fine_tune_requested.connect(lambda *args: fine_tune(tabs, *args))
     if hasattr(tab, "open_model_requested"):
         tab.open_model_requested.connect(lambda task, folder: open_model_in(tabs, task_tabs, task, folder))
         tab.can_open = task_tabs.__contains__  # "Open in …" only for tabs this build has

@@ -47,3 +47,9 @@ def check_job(request: LoadRequest, suite: Suite | str, control: TaskControl,
         return CheckResult(a)
     control.report(f"Loading {compare_source}…")
     return CheckResult(a, run_suite(load_model(compare_request(request, compare_source), control), suite, control))
+
+
+def suite_job(request: LoadRequest, suite: Suite | str, compare_source: str | None,
+              control: TaskControl) -> CheckResult:
+    """check_job in the worker's argument order (the control last)."""
+    return check_job(request, suite, control, compare_source)

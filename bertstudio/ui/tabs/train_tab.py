@@ -194,6 +194,18 @@ class TrainTab(StudioTab):
             "empty: the teacher cut to Student layers (or a smaller checkpoint with its labels)" if distils
             else self._model_hint)
 
+    def set_training_data(self, task: str, model: str, train_file: str, output_dir: str = "") -> None:
+        """Another tab's hand-off (Tests' "Fine-tune on failures"): task, base model, data and output set;
+        the person checks the plan and presses Start."""
+        index = self.task.findData(task)
+        if index >= 0:
+            self.task.setCurrentIndex(index)
+        self.base_model.setText(model)
+        self.train_file.setText(train_file)
+        if output_dir:
+            self.output_dir.setText(output_dir)
+        self._settings_changed()
+
     def use_demo_data(self) -> None:
         train, evaluation = self.trainable.demo_files
         self.train_file.setText(str(resource_path("datasets", train)))

@@ -1,0 +1,263 @@
+"""Tests: behavioural test suites (CheckList's MFT, INV, DIR) on a model, and the loop that fixes
+what they find.
+
+A suite is a starter suite (resources/suites) or a file; the model bar loads for the suite's task.
+Run scores every case in the tab's worker (core.suites.jobs.suite_job: progress, Cancel), with a
+second model beside it when "Compare with…" is on. The results page lists the tests and the
+selected test's failing cases; a double-clicked case opens in its task's tab (`open_row`, as an
+evaluated row does). "Fine-tune on failures" writes the user's training data plus the failing
+cases of each test's seeded "train" half as a new file beside the data, and hands it to the Train
+tab (`fine_tune_requested`); the trained model's folder becomes the compared model, and "Held-apart
+cases only" judges both on the other half, so the after is honest.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from PySide6.QtCore import Signal
+from PySide6.QtWidgets import (
+    QCheckBox,
+    QComboBox,
+    QFileDialog,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QPushButton,
+)
+
+from bertstudio.core.errors import BertStudioError, InputError
+from bertstudio.core.models import ModelInfo
+from bertstudio.ui.tabs.frame import ModelTab, error_note
+from bertstudio.ui.tabs.run_lifecycle import RunLifecycle
+from bertstudio.ui.widgets.compare_panel import CompareSource
+from bertstudio.ui.widgets.run_controls import ProgressLine
+from bertstudio.ui.widgets.suite_results import SuiteResults
+
+TRAINED_FOR = {"classification": "text-classification", "nsp": "text-classification"}  # Train tab task keys
+
+
+class TestsTab(ModelTab):
+    TASK = "tests"
+    TITLE = "Tests"
+    ORDER = 96
+    MODEL_TASK = "classification"
+    __test__ = False  # pytest: not a test class
+
+    open_row = Signal(str, str, object)  # spec key, model source, the task's input dataclass
+    fine_tune_requested = Signal(str, str, str, str)  # (Train task key, base model, training file, output folder)
+
+    def build(self) -> None:
+        from bertstudio.core.suites.builtin import built_in_suites
+
+        self.suite: Any = None  # the core Suite read from the chosen file
+        self.result: Any = None  # the last CheckResult
+        self.fix_seed = 0
+        self.suite_combo = QComboBox()
+        self.suite_combo.setEditable(True)
+        self.suite_combo.setMinimumContentsLength(16)
+        for name, path in built_in_suites().items():
+            self.suite_combo.addItem(f"{name} (starter)", str(path))
+        self.suite_combo.setToolTip("A starter suite, or the path of a suite file (JSON)")
+        self.suite_combo.currentIndexChanged.connect(self._suite_changed)
+        self.suite_combo.lineEdit().editingFinished.connect(self._suite_changed)
+        browse = QPushButton("Open…")
+        browse.clicked.connect(self._browse)
+        self.suite_info = QLabel("")
+        self.suite_info.setWordWrap(True)
+        self.compare_source = CompareSource(self.model_bar.source)
+        self.run_button = QPushButton("Run suite")
+        self.cancel_button = QPushButton("Cancel")
+        self.progress_line = ProgressLine()
+        self.held_apart = QCheckBox("Held-apart cases only")
+        self.held_apart.setToolTip("Judge every test on the half of its cases that fine-tuning never sees")
+        self.held_apart.toggled.connect(self._redraw)
+        self.data_file = QLineEdit()
+        self.data_file.setPlaceholderText("your training data (CSV/TSV): the failures are added to a copy beside it")
+        data_browse = QPushButton("…")
+        data_browse.clicked.connect(self._browse_data)
+        self.fix_button = QPushButton("Fine-tune on failures")
+        self.fix_button.setToolTip("Write your data plus the failing cases of each test's training half as a new "
+                                   "file beside it, and open Train with it")
+        self.fix_button.clicked.connect(self.fine_tune_on_failures)
+        self.fix_button.setEnabled(False)
+        self.results = SuiteResults()
+        self.results.opened.connect(self._open_case)
+
+        suite_row = QHBoxLayout()
+        for widget in (QLabel("Suite:"), self.suite_combo, browse):
+            suite_row.addWidget(widget, 1 if widget is self.suite_combo else 0)
+        run_row = QHBoxLayout()
+        run_row.addWidget(self.compare_source, 1)
+        run_row.addWidget(self.run_button)
+        run_row.addWidget(self.cancel_button)
+        fix_row = QHBoxLayout()
+        for widget in (QLabel("Fix it:"), self.data_file, data_browse, self.fix_button, self.held_apart):
+            fix_row.addWidget(widget, 1 if widget is self.data_file else 0)
+        self.body.addLayout(suite_row)
+        self.body.addWidget(self.suite_info)
+        self.body.addLayout(run_row)
+        self.body.addWidget(self.progress_line)
+        self.body.addWidget(self.results, 1)
+        self.body.addLayout(fix_row)
+        self.runner.result.connect(self._on_result)
+        self.lifecycle = RunLifecycle(self, self.runner, self.run, self.run_button, self.cancel_button,
+                                      self.progress_line, self.notes)
+        self._suite_changed()
+
+    # -- the suite ---------------------------------------------------------------------------
+    def suite_path(self) -> str:
+        index = self.suite_combo.currentIndex()
+        data = self.suite_combo.itemData(index) if index >= 0 else None
+        if data and self.suite_combo.itemText(index) == self.suite_combo.currentText():
+            return str(data)
+        return self.suite_combo.currentText().strip()
+
+    def set_suite(self, path: str) -> None:
+        index = self.suite_combo.findData(path)
+        if index >= 0:
+            self.suite_combo.setCurrentIndex(index)
+        else:
+            self.suite_combo.setEditText(path)
+        self._suite_changed()
+
+    def _suite_changed(self, *_args: Any) -> None:
+        """Read the chosen suite (its errors show at once) and load models for its task."""
+        from bertstudio.core.suites.builtin import suite_path
+        from bertstudio.core.suites.suite import read_suite
+
+        path = self.suite_path()
+        if not path:
+            return
+        try:
+            self.suite = read_suite(suite_path(path))
+        except BertStudioError as error:
+            self.suite = None
+            self.suite_info.setText("")
+            self.notes.set_notes([error_note(error)])
+            return
+        self.notes.clear()
+        kinds = ", ".join(f"{sum(t.type == k for t in self.suite.tests)} {k}" for k in ("MFT", "INV", "DIR")
+                          if any(t.type == k for t in self.suite.tests))
+        self.suite_info.setText(f"{self.suite.name}: {self.suite.task}, {len(self.suite.tests)} tests ({kinds}), "
+                                f"{self.suite.cases:,} cases")
+        self.model_bar.task = self.suite.task
+
+    def _browse(self) -> None:
+        path, _ = QFileDialog.getOpenFileName(self, "Open a test suite", "", "Suites (*.json *.yaml *.yml);;All (*)")
+        if path:
+            self.set_suite(path)
+
+    def _browse_data(self) -> None:
+        path, _ = QFileDialog.getOpenFileName(self, "Your training data", "", "Tables (*.csv *.tsv *.jsonl);;All (*)")
+        if path:
+            self.data_file.setText(path)
+
+    # -- running -------------------------------------------------------------------------------
+    def run(self) -> None:
+        from bertstudio.core.suites.jobs import suite_job
+
+        try:
+            if self.suite is None:
+                raise InputError("Choose a test suite that reads without errors.")
+            source = self.model_bar.source_text()
+            if not source:
+                raise InputError("Choose the model to test.")
+            compare_source = self.compare_source.source()
+            if self.compare_source.enabled.isChecked() and not compare_source:
+                raise InputError("Choose the second model to compare with, or untick “Compare with…”.")
+            request = self.model_bar.request(source)
+        except BertStudioError as error:
+            self.notes.set_notes([error_note(error)])
+            return
+        self.runner.start(suite_job, request, self.suite, compare_source)
+
+    def cancel(self) -> None:
+        self.lifecycle.cancel()
+
+    def _on_result(self, result: Any) -> None:
+        self.result = result
+        self._redraw()
+        self.notes.set_notes([error_note(InputError(n)) for n in result.a.notes] if result.a.notes else [])
+        from bertstudio.core.suites.fix import can_label
+
+        self.fix_button.setEnabled(can_label(result.a.suite.task) and result.a.failures > 0)
+        rate = result.a.failures / max(1, result.a.cases)
+        self.status.emit(f"Tests: {result.a.failures} of {result.a.cases} cases failed ({rate:.1%})")
+
+    def _redraw(self, *_args: Any) -> None:
+        if self.result is None:
+            return
+        measured = None
+        if self.held_apart.isChecked():
+            from bertstudio.core.suites.fix import split_cases
+
+            measured = {t.name: split_cases(t, self.fix_seed)[1] for t in self.result.a.suite.tests}
+        self.results.show_result(self.result, measured)
+
+    def _open_case(self, case: Any) -> None:
+        """A failing case in its task's tab (the changed input where there is one: the one that moved)."""
+        from bertstudio.core.evaluate.readers import Example
+        from bertstudio.core.suites.tasks import TASKS, example_inputs, shown
+        from bertstudio.core.tasks.spec import spec_for
+
+        if self.result is None:
+            return
+        task = TASKS[self.result.a.suite.task]
+        parts = case.perturbed if case.perturbed is not None else case.original
+        adapter = spec_for(task.key).evaluate
+        if adapter is None:
+            return
+        example = Example(0, shown(parts), example_inputs(task, parts), task.example_gold)
+        self.open_row.emit(task.key, self.result.a.model, adapter.inputs_of(example))
+
+    # -- fix it --------------------------------------------------------------------------------
+    def fine_tune_on_failures(self) -> None:
+        """The user's data plus the training half's failures, beside the data; Train opens with it, and
+        its output folder becomes the compared model here (run again for before/after)."""
+        from bertstudio.core.suites.fix import failure_rows, fix_file
+
+        if self.result is None:
+            return
+        try:
+            data = self.data_file.text().strip()
+            if not data:
+                raise InputError("Choose your training data: the failures are added to a copy of it.")
+            path, added = fix_file(data, failure_rows(self.result.a, self.fix_seed))
+        except BertStudioError as error:
+            self.notes.set_notes([error_note(error)])
+            return
+        base = self.result.a.model
+        output = str(Path(path).with_name(f"{Path(path).stem}-model"))
+        suffix = 2
+        while Path(output).exists():
+            output = str(Path(path).with_name(f"{Path(path).stem}-model-{suffix}"))
+            suffix += 1
+        self.compare_source.set_source(output)
+        self.held_apart.setChecked(True)
+        self.show_message(f"Wrote {path.name} ({added} failing case(s) of the training halves added). "
+                          f"After training, Run suite compares {Path(base).name} with {Path(output).name} on the "
+                          "held-apart halves.")
+        self.fine_tune_requested.emit(TRAINED_FOR.get(self.result.a.suite.task, "text-classification"), base,
+                                      str(path), output)
+
+    def model_loaded(self, info: ModelInfo) -> None:
+        self.status.emit(f"Tests: {info.architecture} ready for {self.model_bar.task}")
+
+    def workspace_state(self) -> dict[str, Any]:
+        return {**super().workspace_state(), "compare": self.compare_source.source() or ""}
+
+    def restore_workspace(self, state: dict[str, Any]) -> None:
+        super().restore_workspace(state)
+        compare = state.get("compare")
+        self.compare_source.set_source(compare if isinstance(compare, str) and compare.strip() else None)
+
+    def state(self) -> dict[str, Any]:
+        return {"suite": self.suite_path(), "data": self.data_file.text(), "held_apart": self.held_apart.isChecked()}
+
+    def restore(self, state: dict[str, Any]) -> None:
+        if isinstance(state.get("suite"), str) and state["suite"]:
+            self.set_suite(state["suite"])
+        self.data_file.setText(str(state.get("data") or ""))
+        self.held_apart.setChecked(bool(state.get("held_apart")))

@@ -1,0 +1,115 @@
+"""Tests tab (issue 31): a suite on a tiny classifier and a second model in the worker, the results
+table per test equal to the core's figures, a failing case opened in its task tab, "Fine-tune on
+failures" handing a new file beside the data to Train, a malformed suite's message, Cancel, and a
+usable 900x600 window."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from bertstudio.core.models import LoadRequest, load_model
+from bertstudio.core.progress import TaskControl
+from bertstudio.core.suites.runner import run_suite
+from bertstudio.core.suites.suite import read_suite
+from bertstudio.core.tasks.classification import ClassificationInput
+from bertstudio.ui.tabs.tests_tab import TestsTab
+from tests.ui.conftest import only_tabs, tab_of
+
+window_tabs = only_tabs("tests_tab", "classification_tab", "train_tab")
+SUITE = {"task": "classify", "tests": [
+    {"name": "mft positive", "type": "MFT", "template": "the {a} sat on the {b}",
+     "fill": {"a": ["cat", "dog", "man", "woman"], "b": ["mat", "house", "tree"]}, "expect": "positive"},
+    {"name": "mft negative", "type": "MFT", "template": "the {a} sat on the {b}",
+     "fill": {"a": ["cat", "dog", "man", "woman"], "b": ["mat", "house", "tree"]}, "expect": "negative"},
+    {"name": "inv", "type": "INV", "template": "{who} lives in {where}", "fill": {"who": ["John", "Mary", "Anna"],
+                                                                                  "where": ["Paris", "Rome"]},
+     "perturb": "names", "seed": 0, "samples": 2},
+    {"name": "dir", "type": "DIR", "label": "positive", "direction": "up",
+     "pairs": [["the cat", "the good cat"], ["a day", "a good day"], ["music", "good music"]]},
+]}
+
+
+def _suite(tmp_path: Path, data: dict = SUITE) -> Path:
+    path = tmp_path / "suite.json"
+    path.write_text(json.dumps(data), encoding="utf-8")
+    return path
+
+
+def _run(qtbot, tab: TestsTab) -> None:  # noqa: ANN001
+    with qtbot.waitSignal(tab.runner.finished, timeout=120_000):
+        tab.run_button.click()
+
+
+def test_runs_a_suite_compares_opens_a_failure_and_hands_failures_to_train(
+        qtbot, window, checkpoint_factory, tmp_path: Path) -> None:  # noqa: ANN001
+    a = str(checkpoint_factory("bert", "SequenceClassification"))
+    b = str(checkpoint_factory("distilbert", "SequenceClassification"))
+    window.resize(900, 600)
+    tab = tab_of(window, TestsTab)
+    window.tabs.setCurrentWidget(tab)
+    tab.set_suite(str(_suite(tmp_path)))
+    assert tab.model_bar.task == "classification" and "4 tests" in tab.suite_info.text()
+    tab.model_bar.source.setEditText(a)
+    tab.compare_source.set_source(b)
+    _run(qtbot, tab)
+    assert tab.result is not None and tab.result.b is not None
+    expected = run_suite(load_model(LoadRequest(a, "classification")), read_suite(_suite(tmp_path)), TaskControl())
+    other = run_suite(load_model(LoadRequest(b, "classification")), read_suite(_suite(tmp_path)), TaskControl())
+    shown = tab.results.tests.source_model.records
+    assert [(r[0], r[2], r[3], r[4], r[5]) for r in shown] == [
+        (x.name, x.cases, x.failures, x.failure_rate, y.failure_rate)
+        for x, y in zip(expected.tests, other.tests, strict=True)]
+
+    # a test's failing cases (on A or B) are listed; a double-clicked one opens in Classification
+    row = next(i for i, t in enumerate(expected.tests) if t.failures)  # an MFT: one of the two fails
+    tab.results.tests.selectRow(row)
+    failing = [x for x, y in zip(expected.tests[row].outcomes, other.tests[row].outcomes, strict=True)
+               if not x.passed or not y.passed]
+    assert tab.results.cases.visible_rows() == len(failing) > 0
+    classification = window.task_tabs["classification"]
+    case = tab.results.cases.payload_at(0)
+    with qtbot.waitSignal(classification.model_bar.loaded, timeout=60_000):
+        tab.results.cases.doubleClicked.emit(tab.results.cases.model().index(0, 1))
+    assert window.tabs.currentWidget() is classification
+    assert classification.inputs() == ClassificationInput(case.original[0], None)
+    qtbot.waitUntil(lambda: not classification.runner.busy and classification.result is not None, timeout=30_000)
+
+    # Fix it: a new file beside the data (the data untouched), Train shown with it, B = the model to come
+    data = tmp_path / "train.csv"
+    data.write_text("text,label\nthe cat,positive\nthe dog,negative\n", encoding="utf-8")
+    before = data.read_bytes()
+    tab.data_file.setText(str(data))
+    assert tab.fix_button.isEnabled()
+    tab.fix_button.click()
+    train = window.task_tabs["pretraining"]
+    assert window.tabs.currentWidget() is train
+    written = Path(train.train_file.text())
+    assert written.parent == tmp_path and written != data and written.is_file() and data.read_bytes() == before
+    assert train.base_model.text() == a and train.task.currentData() == "text-classification"
+    assert tab.compare_source.source() == train.output_dir.text() and tab.held_apart.isChecked()
+    shown_cases = sum(r[2] for r in tab.results.tests.source_model.records)
+    assert 0 < shown_cases < expected.cases  # the held-apart halves only
+
+
+def test_a_malformed_suite_says_which_test_and_field(qtbot, window, tmp_path: Path) -> None:  # noqa: ANN001
+    tab = tab_of(window, TestsTab)
+    bad = {"task": "classify", "tests": [{"name": "negation", "type": "DIR", "pairs": [["a", "b"]], "label": "x",
+                                          "direction": "sideways"}]}
+    tab.set_suite(str(_suite(tmp_path, bad)))
+    assert "test 'negation', field 'direction'" in tab.notes.text()
+    tab.run_button.click()
+    assert not tab.runner.busy
+
+
+def test_cancel_ends_the_run(qtbot, window, checkpoint_factory, tmp_path: Path) -> None:  # noqa: ANN001
+    tab = tab_of(window, TestsTab)
+    big = {"task": "classify", "tests": [{"name": "many", "type": "MFT", "template": "the cat {a} sat {b}",
+                                          "fill": {"a": [str(i) for i in range(100)], "b": [str(i) for i in range(50)]},
+                                          "expect": "positive"}]}
+    tab.set_suite(str(_suite(tmp_path, big)))
+    tab.model_bar.source.setEditText(str(checkpoint_factory("bert", "SequenceClassification")))
+    with qtbot.waitSignal(tab.runner.cancelled, timeout=120_000):
+        tab.run_button.click()
+        tab.cancel()
+    assert "Cancelled." in tab.notes.text() and tab.result is None
