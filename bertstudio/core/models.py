@@ -213,6 +213,19 @@ def _check_tokenizer(tokenizer: Any, folder: Path) -> None:
             "word would become [UNK] and the results would be meaningless.", hint=TOKENIZER_HINT)
 
 
+def _check_vocabulary(tokenizer: Any, config: Any, folder: Path) -> None:
+    """Every id the tokenizer gives must have a row in the model's embedding (config vocab_size): a
+    smaller embedding fails mid-forward with an IndexError. Checked before the weights are read."""
+    rows = getattr(config, "vocab_size", None)
+    ids = len(tokenizer)  # the vocabulary and the added tokens: ids 0 .. len - 1
+    if isinstance(rows, int) and ids > rows:
+        raise ModelSourceError(
+            f"The tokenizer in '{folder}' has {ids:,} tokens but the model's embedding has only {rows:,} rows "
+            f"(config.json vocab_size = {rows:,}): token ids {rows:,} and above have no embedding.",
+            hint="The tokenizer files belong to another model: copy those of the model the checkpoint was "
+                 "trained from, or fix vocab_size.")
+
+
 def _head_report(info: dict[str, Any], task: str, config: Any) -> HeadReport:
     spec = spec_for(task)
     mismatched = tuple(sorted(str(k[0] if isinstance(k, tuple) else k) for k in info.get("mismatched_keys", ())))
@@ -313,6 +326,7 @@ def load_uncached(request: LoadRequest, control: TaskControl | None = None) -> L
                                 hint="The folder needs tokenizer files (tokenizer.json, or vocab.txt / vocab.json "
                                      "+ merges.txt).")
     _check_tokenizer(tokenizer, folder)
+    _check_vocabulary(tokenizer, config, folder)
     control.check()
     control.report(f"Loading weights of {request.source}…", None)
     kwargs: dict[str, Any] = {"output_loading_info": True, "trust_remote_code": False, "dtype": dtype}

@@ -226,3 +226,23 @@ def test_cli_lists_bad_folders_and_refuses_to_load_them(trap, tmp_path, checkpoi
     assert main(["fill-mask", "--model", str(huge), "a [MASK] ."]) == 1
     err = capsys.readouterr().err
     assert "num_hidden_layers" in err and "256" in err and "Traceback" not in err
+
+
+def test_a_tokenizer_larger_than_the_embedding_is_refused_before_the_weights(trap, tmp_path, checkpoint_factory,
+                                                                              capsys) -> None:  # noqa: ANN001
+    """Issue 32 item 11: config.json vocab_size 5 under a 171-token tokenizer passed every check;
+    fill-mask and counterfactual then ended in 'internal error: IndexError'."""
+    from transformers import AutoTokenizer
+
+    from bertstudio.cli import main
+
+    source = checkpoint_factory("bert")
+    tokens = len(AutoTokenizer.from_pretrained(source))
+    folder = with_config(copy_checkpoint(source, tmp_path / "small-embedding"), bert_config(source, vocab_size=5))
+    with pytest.raises(ModelSourceError) as caught:
+        load_uncached(LoadRequest(str(folder), "fill-mask"))
+    assert f"{tokens:,} tokens" in caught.value.message and "only 5 rows" in caught.value.message
+    assert "vocab_size" in caught.value.message
+    assert main(["fill-mask", "--model", str(folder), "a [MASK] ."]) == 1
+    err = capsys.readouterr().err
+    assert "only 5 rows" in err and "internal error" not in err and "Traceback" not in err
