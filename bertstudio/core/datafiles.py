@@ -77,12 +77,6 @@ def parse_json(text: str, where: str, max_depth: int = MAX_JSON_DEPTH) -> Any:
     return value
 
 
-def read_json(path: str | Path, what: str = "data file") -> Any:
-    """A whole JSON document (UTF-8, bounded size and depth)."""
-    path = Path(path)
-    return parse_json(read_text(path, what), path.name)
-
-
 def csv_records(text: str, delimiter: str, path: Path) -> Iterator[tuple[int, list[str]]]:
     """(line, fields) of every record; a field over MAX_FIELD_CHARS or broken quoting is an
     InputError with the line. Lines are physical lines, so a quoted field may span several."""

@@ -139,12 +139,6 @@ def align_axes(plots: Sequence[pg.PlotWidget], side: str = "left") -> None:
             axis.setWidth(width)
 
 
-def empty_ranges(plot: pg.PlotWidget) -> None:
-    """Before there is anything to show: 0-1 on both axes and no ticks on a label axis, instead
-    of pyqtgraph's meaningless -0.4..0.4."""
-    plot.getPlotItem().setRange(xRange=(0.0, 1.0), yRange=(0.0, 1.0), padding=0)
-
-
 def shared_value_range(*value_lists: Iterable[float]) -> tuple[float, float]:
     """One range for every list (A and B): zero included, room for the printed values."""
     values = [float(v) for values in value_lists for v in values if math.isfinite(float(v))]

@@ -56,14 +56,6 @@ class WheelGuard(QObject):
         return False
 
 
-def guard_tree(root: QWidget) -> None:
-    """Strong focus for the fields already under `root` (those polished before `install`)."""
-    for kind in GUARDED:
-        for widget in root.findChildren(kind):
-            if _guarded(widget) is not None:
-                strong_focus(widget)
-
-
 def install() -> WheelGuard:
     """Idempotent; call on the GUI thread once the QApplication exists, before widgets are shown."""
     guard = _installed.get("guard")
