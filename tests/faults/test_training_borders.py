@@ -4,6 +4,7 @@ QA trains on the answer the file points at (answer_start), and the task names ma
 
 from __future__ import annotations
 
+import json
 import shutil
 from dataclasses import replace
 from pathlib import Path
@@ -91,3 +92,72 @@ def test_every_task_stops_on_a_nan_loss(task: str, tmp_path: Path, checkpoint_fa
     with pytest.raises(InputError, match=r"at step 1: the (loss|gradient norm) is nan, not a finite number"):
         train(replace(config, save_steps=1))
     assert left_behind(output) == []
+
+
+# -- 3: a resume is compared with what it resumes ---------------------------------------------------------
+def stopped_choice_run(tmp_path: Path, model: Path) -> tuple[TrainConfig, Path]:
+    """A multiple-choice run stopped after step 2: its output and resumable checkpoint-2."""
+    import threading
+
+    from tests.core.test_training_tasks import collect, task_config
+
+    stop = threading.Event()
+    control, _events = collect(stop_at=2, stop=stop)
+    config = task_config("choice", tmp_path, model, eval_file=None, eval_share=0.0, max_steps=50)
+    result = train(config, control, stop_event=stop)
+    assert result.stopped and result.checkpoints_dir
+    return config, Path(result.checkpoints_dir)
+
+
+def test_resume_of_another_task_is_refused_and_leaves_the_checkpoints(
+        tmp_path: Path, checkpoint_factory, capsys: pytest.CaptureFixture[str]) -> None:  # noqa: ANN001
+    from tests.core.test_training_tasks import small_copy
+
+    model = checkpoint_factory("bert", "Model")
+    choice, checkpoints = stopped_choice_run(tmp_path, model)
+    before = sorted(str(p.relative_to(checkpoints)) for p in checkpoints.rglob("*"))
+    sts = small_copy("regression", "sts_train.csv", tmp_path, 16)
+    code, _out, err = run_cli(capsys, "train", "--task", "regression", "--model", str(model), "--train", str(sts),
+                              "--output", choice.output_dir, "--resume", "--max-steps", "50", "--eval-share", "0",
+                              "--max-length", "64", "--batch-size", "4")
+    assert code == 1 and "are of a 'choice' run, not 'regression'" in err and "--task choice" in err, err
+    assert sorted(str(p.relative_to(checkpoints)) for p in checkpoints.rglob("*")) == before
+    assert json.loads((Path(choice.output_dir) / "bertstudio-run.json").read_text())["task"] == "choice"
+    # the run it is resumes (same task, model and data)
+    result = train(replace(choice, resume=True, max_steps=5))
+    assert result.step == 5 and not result.stopped
+
+
+def test_resume_with_other_data_or_model_is_refused_naming_what_differs(tmp_path: Path,  # noqa: ANN001
+                                                                         checkpoint_factory) -> None:
+    model = checkpoint_factory("bert", "Model")
+    choice, _checkpoints = stopped_choice_run(tmp_path, model)
+    changed = tmp_path / "changed.csv"
+    changed.write_text(Path(choice.train_file).read_text(encoding="utf-8").replace(",1\n", ",0\n", 1))
+    with pytest.raises(InputError, match=r"are of another run; what differs: training data: sha256 \w+ of the "
+                                         r"training file, 16 rows trained on then, sha256 \w+ of the training file"):
+        train(replace(choice, resume=True, train_file=str(changed)))
+    other = tmp_path / "other-model"
+    shutil.copytree(model, other)
+    with pytest.raises(InputError, match=f"what differs: base model: {model} then, {other} now"):
+        train(replace(choice, resume=True, model=str(other)))
+
+
+def test_a_marker_that_claims_another_task_is_checked_against_the_checkpoint(tmp_path: Path,  # noqa: ANN001
+                                                                              checkpoint_factory) -> None:
+    """The marker is a claim: rewritten to 'regression' without the run record (as an older version wrote
+    it), the checkpoint's own head still says multiple choice."""
+    from tests.core.test_training_tasks import small_copy
+
+    model = checkpoint_factory("bert", "Model")
+    choice, checkpoints = stopped_choice_run(tmp_path, model)
+    marker = checkpoints / "bertstudio-run.json"
+    record = json.loads(marker.read_text())
+    del record["run"]
+    marker.write_text(json.dumps({**record, "task": "regression"}))
+    sts = small_copy("regression", "sts_train.csv", tmp_path, 16)
+    config = TrainConfig(task="regression", model=str(model), train_file=str(sts), output_dir=choice.output_dir,
+                         eval_share=0.0, max_steps=50, batch_size=4, max_length=64, resume=True)
+    with pytest.raises(InputError, match=r"holds another model head than this run trains; what differs: "
+                                         r"architecture: BertForMultipleChoice then, BertForSequenceClassification"):
+        train(config)

@@ -24,7 +24,7 @@ from bertstudio.core.errors import DeviceError, InputError
 from bertstudio.core.model_folder import load_pretrained
 from bertstudio.core.progress import TaskControl
 from bertstudio.core.training import data as data_mod
-from bertstudio.core.training import saving
+from bertstudio.core.training import resume, saving
 from bertstudio.core.training.callback import EvaluationStopped, event_callback
 from bertstudio.core.training.config import TrainConfig
 from bertstudio.core.training.events import EVENTS_FILE, Plan, TrainingEvent, TrainResult, describe
@@ -134,7 +134,12 @@ def _train_locked(config: TrainConfig, output: Path, control: TaskControl, stop_
     task = TRAINABLE[config.task]
     resume_from: str | None = None
     resume_notes: list[str] = []
+    recorded: resume.RunIdentity | None = None
     if config.resume:
+        if ckpt_dir.is_dir() and any(ckpt_dir.glob("checkpoint-*")):  # compared before anything is changed
+            marker = saving.read_marker(ckpt_dir)
+            resume.check_task(marker["task"] if marker else None, config.task, ckpt_dir)
+            recorded = resume.RunIdentity.from_json(saving.marker_run(ckpt_dir))
         found, resume_notes = saving.resume_checkpoint(ckpt_dir)
         resume_from = str(found)
     elif main and config.overwrite:
@@ -148,8 +153,13 @@ def _train_locked(config: TrainConfig, output: Path, control: TaskControl, stop_
         model_nsp = pretraining_class(resolve_source(config.model, control))[1]
     data = task.read(config, nsp=model_nsp)
     control.check()
+    run = resume.identity(config, data.labels, len(data.train), control)
+    if resume_from:
+        resume_notes.append(resume.check_identity(recorded, run, ckpt_dir))
     model, tokenizer, nsp = _load_model(config, data, control)
     control.check()
+    if resume_from:
+        resume.check_checkpoint_head(Path(resume_from), model)
     limit = _model_limit(model, tokenizer)
     if config.max_length > limit:
         raise InputError(f"The maximum length {config.max_length} is longer than this model allows ({limit}).",
@@ -168,7 +178,7 @@ def _train_locked(config: TrainConfig, output: Path, control: TaskControl, stop_
     log_path = ckpt_dir / EVENTS_FILE
     with saving.saving_to(None, "the training log", where=ckpt_dir):
         if main:
-            saving.write_marker(ckpt_dir, "checkpoints", config.task)
+            saving.write_marker(ckpt_dir, "checkpoints", config.task, run.to_json())
         log_file = log_path.open("a" if resume_from else "w", encoding="utf-8") if main else open(os.devnull, "w")  # noqa: SIM115
     write_lock = threading.Lock()
 

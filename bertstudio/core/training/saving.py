@@ -57,10 +57,8 @@ def lock_path(output: Path) -> Path:
     return output.with_name(output.name + ".lock")
 
 
-def read_marker(folder: Path) -> dict[str, str] | None:
-    """The folder's run marker, or None unless it is one: a small regular file (not a link) holding
-    a JSON object with app "bertstudio" and a non-empty text kind and task. Empty, binary, wrong
-    types, other nesting or oversized markers are not ours, so their folder is never replaced."""
+def _marker_data(folder: Path) -> dict | None:
+    """The marker's JSON object if it is a small regular file (not a link) of app "bertstudio"."""
     path = folder / MARKER
     try:
         info = path.lstat()
@@ -70,7 +68,15 @@ def read_marker(folder: Path) -> dict[str, str] | None:
             data = json.loads(stream.read(MAX_MARKER_BYTES + 1).decode("utf-8"))
     except (OSError, UnicodeDecodeError, ValueError, RecursionError):
         return None
-    if not isinstance(data, dict) or data.get("app") != "bertstudio":
+    return data if isinstance(data, dict) and data.get("app") == "bertstudio" else None
+
+
+def read_marker(folder: Path) -> dict[str, str] | None:
+    """The folder's run marker, or None unless it is one: a small regular file (not a link) holding
+    a JSON object with app "bertstudio" and a non-empty text kind and task. Empty, binary, wrong
+    types, other nesting or oversized markers are not ours, so their folder is never replaced."""
+    data = _marker_data(folder)
+    if data is None:
         return None
     fields = {name: data.get(name) for name in ("kind", "task")}
     if not all(isinstance(v, str) and 0 < len(v) <= 100 for v in fields.values()):
@@ -83,14 +89,23 @@ def is_ours(folder: Path) -> bool:
     return read_marker(folder) is not None
 
 
-def write_marker(folder: Path, kind: str, task: str) -> None:
-    """Mark a folder as created by BERT Studio (only such folders are ever replaced or removed).
-    Written beside and renamed into place, so a full disk never leaves an empty marker."""
+def marker_run(folder: Path) -> object:
+    """The "run" record of a marker (what the run is, for a resume to compare; see resume.py), or None."""
+    data = _marker_data(folder)
+    return data.get("run") if data is not None and read_marker(folder) is not None else None
+
+
+def write_marker(folder: Path, kind: str, task: str, run: dict[str, str] | None = None) -> None:
+    """Mark a folder as created by BERT Studio (only such folders are ever replaced or removed), with
+    what the run is (`run`) where a resume will compare it. Written beside and renamed into place, so
+    a full disk never leaves an empty marker."""
     folder.mkdir(parents=True, exist_ok=True)
     temporary = folder / f".{MARKER}.{os.getpid()}"
+    record = {"app": "bertstudio", "kind": kind, "task": task, "created": time.strftime("%Y-%m-%dT%H:%M:%S")}
+    if run is not None:
+        record["run"] = run  # type: ignore[assignment]
     try:
-        temporary.write_text(json.dumps({"app": "bertstudio", "kind": kind, "task": task,
-                                         "created": time.strftime("%Y-%m-%dT%H:%M:%S")}), encoding="utf-8")
+        temporary.write_text(json.dumps(record, ensure_ascii=False), encoding="utf-8")
         os.replace(temporary, folder / MARKER)
     finally:
         temporary.unlink(missing_ok=True)
