@@ -23,6 +23,7 @@ class StandInTrainTab(QWidget):
         self._stop_event = threading.Event()
         self.saved: list[str] = []
         self.steps = 0
+        self.save_gate: threading.Event | None = None  # a test holds the save until it sets this
 
     def _run(self, steps: int, control: TaskControl) -> None:
         for _ in range(steps):
@@ -31,6 +32,8 @@ class StandInTrainTab(QWidget):
             self.steps += 1
             time.sleep(0.01)
         time.sleep(0.2)  # saving
+        if self.save_gate is not None:
+            self.save_gate.wait(10)
         self.saved.append("stopped" if self.steps < steps else "finished")
 
     def start(self, steps: int = 100_000) -> None:
@@ -85,10 +88,11 @@ def test_stop_and_save_then_quit(qtbot, win) -> None:  # noqa: ANN001
     win.train.start()
     win.other.start(_forever)  # a prediction running beside it is cancelled
     qtbot.waitUntil(lambda: win.train.steps > 3, timeout=5_000)
-    start = time.monotonic()
+    gate = win.train.save_gate = threading.Event()  # the save cannot end before the test allows it
     win.close()
-    assert time.monotonic() - start < 0.5, "closeEvent blocked the GUI thread"
+    assert win.train.saved == [], "closeEvent waited for the save (it blocked the GUI thread)"
     assert win.isVisible() and "saving" in win.statusBar().currentMessage()
+    gate.set()
     qtbot.waitUntil(lambda: win.closed, timeout=10_000)
     assert win.train.saved == ["stopped"] and not TaskRunner.any_busy()
 
@@ -106,13 +110,16 @@ def test_without_training_the_window_goes_at_once(qtbot, win) -> None:  # noqa: 
     asked = []
     win.guard.ask = lambda _w: asked.append(1) or shutdown.STAY
 
+    gate, ended = threading.Event(), []
+
     def uncancellable(control: TaskControl) -> None:
-        time.sleep(0.8)  # a native call that cannot check for cancellation
+        gate.wait(10)  # a native call that cannot check for cancellation, until the test lets it end
+        ended.append(1)
 
     win.other.start(uncancellable)
-    start = time.monotonic()
     win.close()
-    assert time.monotonic() - start < 0.5 and not asked
+    assert not ended and not asked  # close returned while the work still ran: it did not wait for it
     assert not win.isVisible() and not win.closed  # hidden now, closed when the work has ended
+    gate.set()
     qtbot.waitUntil(lambda: win.closed, timeout=5_000)
     assert not win.other.busy

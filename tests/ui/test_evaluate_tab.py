@@ -4,7 +4,6 @@ cell, double-click to open a row, compare, the projector, cancel, bad input, and
 from __future__ import annotations
 
 import csv
-import time
 from pathlib import Path
 
 import numpy as np
@@ -153,20 +152,24 @@ def _synthetic(rows: int) -> Evaluation:
 
 def test_ten_thousand_rows_stay_responsive(qtbot, tab: EvaluateTab) -> None:  # noqa: ANN001
     evaluation = _synthetic(10_000)
+    from PySide6.QtWidgets import QTableView, QTableWidget, QWidget
+
     tab.show()
-    started = time.perf_counter()
     tab.show_evaluation(evaluation)
-    shown = time.perf_counter() - started
     browser = tab.errors_page
     browser.errors_only.setChecked(False)
-    assert browser.table.visible_rows() == 10_000
-    started = time.perf_counter()
-    browser.table.sortByColumn(4, browser.table.horizontalHeader().sortIndicatorOrder())
+    table = browser.table
+    assert table.visible_rows() == 10_000
+    # what keeps it responsive (timings: bench/, on demand): a view over a model of plain tuples, no
+    # widget per cell, and a sort the model does itself (one sorted(), not the proxy's lessThan per pair)
+    assert isinstance(table, QTableView) and not isinstance(table, QTableWidget)
+    assert len(table.findChildren(QWidget)) < 100  # a widget per cell would be 10,000s
+    table.sortByColumn(4, table.horizontalHeader().sortIndicatorOrder())
     browser.filter.setText("item 42")
-    work = time.perf_counter() - started
-    assert 0 < browser.table.visible_rows() < 10_000
-    # a model over tuples, no widget per cell: rendering and sort+filter take well under a second
-    assert shown < 1.0 and work < 1.0, (shown, work)
+    assert 0 < table.visible_rows() < 10_000
+    column = [record[4] for record in table.source_model.records]  # the model's own rows, not the proxy's view
+    assert column in (sorted(column), sorted(column, reverse=True)) and column != [
+        record[4] for record in sorted(table.source_model.records, key=lambda r: r[0])]
     gold, predicted = "positive", "negative"
     tab.confusion_page.show_cell(gold, predicted)
     assert tab.confusion_page.cell_rows.visible_rows() == evaluation.confusion.matrix[2][0]

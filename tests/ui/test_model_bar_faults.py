@@ -3,8 +3,6 @@ bar (the offline hint included), and the log shows one line with the details one
 
 from __future__ import annotations
 
-import time
-
 from tests.faults.blackhole import blackhole_server, point_hub_at
 from tests.faults.custom_code import custom_code_models_dir
 from tests.ui.conftest import only_tabs
@@ -13,7 +11,13 @@ window_tabs = only_tabs()  # the model bar of the first tab (Fill-mask) is the o
 
 
 def test_cancel_a_load_stalled_on_the_hub(qtbot, window, monkeypatch, tmp_path) -> None:  # noqa: ANN001
+    from huggingface_hub import constants
+
     bar = window.task_tabs["fill-mask"].model_bar
+    # the Hub's silence outlasts the test: only Cancel can end the load (no time is measured)
+    monkeypatch.setenv("BERTSTUDIO_HUB_TIMEOUT", "600")
+    for name in ("HF_HUB_ETAG_TIMEOUT", "HF_HUB_DOWNLOAD_TIMEOUT"):  # set from it by core.hub; put back after
+        monkeypatch.setattr(constants, name, getattr(constants, name))
     with blackhole_server() as url:
         point_hub_at(url, monkeypatch, str(tmp_path / "hub-cache"))
         with qtbot.waitSignal(bar._runner.progress, timeout=10_000,
@@ -21,11 +25,9 @@ def test_cancel_a_load_stalled_on_the_hub(qtbot, window, monkeypatch, tmp_path) 
             bar.load("nobody/never-answers")
         qtbot.wait(300)  # inside the stall
         assert bar.busy and bar.cancel_button.isEnabled()
-        start = time.monotonic()
-        with qtbot.waitSignal(bar._runner.cancelled, timeout=2_000):
+        with qtbot.waitSignal(bar._runner.cancelled, timeout=60_000):
             bar.cancel_button.click()
             assert bar.info_label.text() == "Cancelling…" and not bar.cancel_button.isEnabled()
-        assert time.monotonic() - start < 1.0
         assert not bar.busy and bar.load_button.isEnabled() and not bar.cancel_button.isVisible()
 
 
