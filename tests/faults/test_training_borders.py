@@ -161,3 +161,65 @@ def test_a_marker_that_claims_another_task_is_checked_against_the_checkpoint(tmp
     with pytest.raises(InputError, match=r"holds another model head than this run trains; what differs: "
                                          r"architecture: BertForMultipleChoice then, BertForSequenceClassification"):
         train(config)
+
+
+# -- 2: QA trains on the occurrence answer_start points at, and checks it --------------------------------
+TWICE = "In 1990 Ada moved to Rome. Bob was born in 1990 in Paris."
+
+
+def squad_file(path: Path, start: str, context: str = TWICE, answer: str = "1990") -> Path:
+    """A SQuAD file written as text, so that NaN, 1e400 and true reach the reader as the attacker wrote them."""
+    qa = (f'{{"question": "When was Bob born?", "id": "q1", "answers": [{{"text": {json.dumps(answer)}'
+          + (f', "answer_start": {start}' if start else "") + "}]}")
+    path.write_text(f'{{"data": [{{"title": "t", "paragraphs": [{{"context": {json.dumps(context)},\n'
+                    f'"qas": [\n{qa}]}}]}}]}}\n', encoding="utf-8")
+    return path
+
+
+def test_qa_labels_the_occurrence_answer_start_points_at(tmp_path: Path, checkpoint_factory) -> None:  # noqa: ANN001
+    from transformers import AutoTokenizer
+
+    from bertstudio.core.training.qa import encode_windows
+    from bertstudio.core.training.qa_read import read_qa
+
+    [example] = read_qa(squad_file(tmp_path / "twice.json", "43"))
+    assert example.start == 43 != TWICE.find("1990")
+    tokenizer = AutoTokenizer.from_pretrained(checkpoint_factory("bert", "Model"))
+    [feature] = encode_windows(tokenizer, [example], 64)
+    offsets = feature["offset_mapping"]
+    assert offsets[feature["start_positions"]][0] == 43 and offsets[feature["end_positions"]][1] == 47
+
+
+@pytest.mark.parametrize(("start", "message"), [
+    ("-5", r"answer_start is -5: the answer '1990' cannot start there in a context of 57 characters"),
+    ("1000000000", r"answer_start is 1000000000: the answer '1990' cannot start there"),
+    ('"28"', r"answer_start is \"28\": it must be a whole number"),
+    ("true", r"answer_start is true: it must be a whole number"),
+    ("NaN", r"answer_start is NaN: it must be a whole number"),
+    ("1e400", r"answer_start is Infinity: it must be a whole number"),
+    ("43.0", r"answer_start is 43.0: it must be a whole number"),
+    ("10", r"answer_start is 10, where the context reads 'a mo', not the answer '1990' \(it is at 3, 43\)"),
+    ("", r"the answer '1990' occurs 2 times in its context and no data\[0\]\.paragraphs\[0\]\.qas\[0\]\.answers\[0\]"
+         r"\.answer_start says which one is meant"),
+])
+def test_a_bad_answer_start_names_its_entry_and_line(tmp_path: Path, start: str, message: str) -> None:
+    from bertstudio.core.training.qa_read import read_qa
+
+    with pytest.raises(InputError, match=r"twice\.json has 1 malformed row\(s\): line 3: "
+                                         r"(data\[0\]\.paragraphs\[0\]\.qas\[0\]\.answers\[0\]\.)?" + message):
+        read_qa(squad_file(tmp_path / "twice.json", start))
+
+
+def test_a_table_may_say_answer_start_and_an_answer_without_it_must_be_unique(tmp_path: Path) -> None:
+    from bertstudio.core.training.qa_read import read_qa
+
+    table = tmp_path / "qa.csv"
+    table.write_text(f'question,context,answer,answer_start\nWhen?,"{TWICE}",1990,43\nWho?,Ann sat.,Ann,\n')
+    assert [x.start for x in read_qa(table)] == [43, 0]
+    table.write_text(f'question,context,answer,answer_start\nWhen?,"{TWICE}",1990,\n')
+    with pytest.raises(InputError, match=r"line 2: the answer '1990' occurs 2 times in its context and no column "
+                                         r"answer_start says which one is meant"):
+        read_qa(table)
+    table.write_text(f'question,context,answer,answer_start\nWhen?,"{TWICE}",1990,-43\n')
+    with pytest.raises(InputError, match=r"line 2: column answer_start is \"-43\": it must be a whole number"):
+        read_qa(table)

@@ -11,67 +11,20 @@ span no longer than MAX_ANSWER_TOKENS, scored with the SQuAD normalisation Evalu
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
 
 from bertstudio.core.errors import InputError, ModelSourceError
 from bertstudio.core.tasks.qa import SPEC as QA_SPEC
-from bertstudio.core.tasks.spec import lazy
 from bertstudio.core.training import data as data_mod
 from bertstudio.core.training import metrics as metrics_mod
 from bertstudio.core.training.base import Config, Data, TrainableTask, load_model_class, train_and_validation
+from bertstudio.core.training.qa_read import QAExample, read_qa
 
 MAX_ANSWER_TOKENS = 30  # the longest span validation predicts (run_qa.py's default)
 N_BEST = 20  # start and end candidates tried per window
 COUNT_WINDOWS_UP_TO = 20_000  # the plan tokenizes to count windows up to this many questions
-# Evaluate's table reader, named as the specs name it (the evaluate package reads the trainables' keys)
-_READ_QA_TABLE = lazy("bertstudio.core.evaluate.readers:read_qa_file")
-_DETECTED = lazy("bertstudio.core.evaluate.readers:EvalColumns")  # every column detected
 _EXTRA = ("offset_mapping", "example_index", "cls_index")  # kept for validation, never given to the model
-
-
-@dataclass(frozen=True)
-class QAExample:
-    line: int
-    question: str
-    context: str
-    answers: tuple[str, ...]  # empty: no answer in the context (SQuAD v2.0)
-    start: int  # character offset of answers[0] in the context; -1 when there is none
-
-
-def _located(line: int, question: str, context: str, answers: tuple[str, ...]) -> QAExample | data_mod.RowIssue:
-    if not answers:
-        return QAExample(line, question, context, (), -1)
-    first = answers[0]
-    start = context.find(first)
-    if start < 0:
-        start = context.lower().find(first.lower())
-    if start < 0 or not first.strip():
-        return data_mod.RowIssue(line, f"the answer '{first[:80]}' is not in its context")
-    return QAExample(line, question, context, answers, start)
-
-
-def read_qa(path: str | Path) -> list[QAExample]:
-    """Every question checked: SQuAD JSON by its reader, tables by Evaluate's; an answer that is not
-    in its context stops the run with the line it is on."""
-    from bertstudio.core.evaluate.squad import read_squad
-    from bertstudio.core.files import regular_file
-
-    path = regular_file(path, "data file")
-    found: list[QAExample | data_mod.RowIssue] = []
-    if path.suffix.lower() == ".json":
-        questions, problems = read_squad(path)
-        data_mod.raise_issues(path, [data_mod.RowIssue(line, problem) for line, problem in problems])
-        found = [_located(q.line, q.question, q.context, q.answers) for q in questions]
-    else:
-        dataset = _READ_QA_TABLE(path, _DETECTED())
-        found = [_located(x.line, x.inputs[0], x.inputs[1], tuple(x.gold)) for x in dataset.examples]
-    data_mod.raise_issues(path, [x for x in found if isinstance(x, data_mod.RowIssue)])
-    examples = [x for x in found if isinstance(x, QAExample)]
-    if not examples:
-        raise InputError(f"{path.name} has no questions.", hint="Add questions with their contexts.")
-    return examples
 
 
 def window_stride(max_length: int) -> int:
