@@ -37,6 +37,10 @@ def _inputs(args: argparse.Namespace) -> Any:
         raise InputError("Give both --layer and --head, or neither.")
     if args.qk and args.layer is None:
         raise InputError("--qk shows one head: give --layer and --head too.")
+    if args.qk and getattr(args, "python", False):
+        raise InputError("--python writes the attention script (with --norms, the norms too); one head's "
+                         "queries and keys (--qk) are not in it.",
+                         hint="Leave out --qk for the script, or leave out --python and add --json for q·k.")
     if args.compress and not (args.out and args.out.lower().endswith(".npz")):
         raise InputError("--compress applies to a .npz file given with --out.")
     if args.out:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import json
 import os
+import stat
 import tempfile
 from pathlib import Path
 
@@ -18,24 +19,41 @@ FORMATS = (".npz", ".csv", ".json")
 JSON_VALUE_LIMIT = 2_000_000  # above this, JSON on stdout is unreadable: ask for a file or one head
 
 
+def _not_regular(path: Path) -> InputError | None:
+    """What is wrong with `path` as an output file if it exists and is not a regular file (a folder,
+    a device such as /dev/full, a pipe), named with the whole path; None otherwise."""
+    try:
+        mode = path.stat().st_mode
+    except (FileNotFoundError, NotADirectoryError):  # a new file; its folder is checked next
+        return None
+    except OSError as error:
+        return _cannot_write(path, error)
+    if stat.S_ISDIR(mode):
+        return InputError(f"Cannot write '{path}': it is a folder.", hint="Give a file name, e.g. attention.npz.")
+    if stat.S_ISREG(mode):
+        return None
+    kind = ("a pipe (FIFO)" if stat.S_ISFIFO(mode) else "a socket" if stat.S_ISSOCK(mode)
+            else "a device" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode) else "not a regular file")
+    return InputError(f"Cannot write '{path}': it is {kind}, not a regular file.",
+                      hint="Give the name of a new or ordinary .npz, .csv or .json file.")
+
+
 def check_output(path: Path | str, comparison: bool = False, one_head_norms: bool = False) -> Path:
-    """Refuse, before any model is loaded, a file that could not be written: a wrong extension,
-    a missing or read-only folder, a folder, pipe or device given as the file. Every message
-    names the file the user gave (never the `.partial` one we write first)."""
+    """Refuse, before any model is loaded, a file that could not be written: a folder, pipe or
+    device given as the file, a wrong extension, a missing or read-only folder. Every message
+    names the whole path the user gave (never the `.partial` one we write first)."""
     path = Path(path).expanduser()
-    if path.is_dir():
-        raise InputError(f"Cannot write '{path}': it is a folder.", hint="Give a file name, e.g. attention.npz.")
+    problem = _not_regular(path)
+    if problem is not None:
+        raise problem
     suffix = path.suffix.lower()
     if suffix not in FORMATS:
-        raise InputError(f"Cannot write '{path.name}': use a .npz, .csv or .json file name.")
+        raise InputError(f"Cannot write '{path}': use a .npz, .csv or .json file name.")
     if comparison and suffix == ".csv":
         raise InputError("A comparison cannot be written as CSV.", hint="Use a .npz or .json file name.")
     if one_head_norms and suffix == ".csv":
         raise InputError("One head's CSV holds one matrix: its weights and its norms do not both fit.",
                          hint="Use a .npz or .json file name, or leave out --layer/--head (long CSV).")
-    if path.exists() and not path.is_file():
-        raise InputError(f"Cannot write '{path}': it is not a regular file (a pipe or a device).",
-                         hint="Give the name of a new or ordinary file.")
     folder = path.parent if str(path.parent) else Path(".")
     if not folder.exists():
         raise InputError(f"Cannot write '{path}': the folder '{folder}' does not exist.",
@@ -235,10 +253,11 @@ def save(
     into .npz and .json only)."""
     path = Path(path).expanduser()
     suffix = path.suffix.lower()
+    problem = _not_regular(path)
+    if problem is not None:
+        raise problem
     if suffix not in FORMATS:
-        raise InputError(f"Cannot write '{path.name}': use a .npz, .csv or .json file name.")
-    if path.exists() and not path.is_file():
-        raise InputError(f"Cannot write '{path}': it is not a regular file (a pipe or a device).")
+        raise InputError(f"Cannot write '{path}': use a .npz, .csv or .json file name.")
     if comparison is not None and suffix == ".csv":
         raise InputError("A comparison cannot be written as CSV.", hint="Use a .npz or .json file name.")
     # written next to the target and renamed at the end: a cancelled or failed export leaves

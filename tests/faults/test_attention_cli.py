@@ -1,0 +1,92 @@
+"""`bertstudio attention` borders (issue 32, items 13a, 13b): --python never drops --norms or --qk
+silently, and --out names the real path and the real reason it cannot be written."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from tests.conftest import run_cli
+from tests.faults.test_disk_full import small_disk
+
+TEXT = "the cat sat on the mat"
+
+
+def largest_norms(result: dict) -> dict[tuple[int, int], tuple[str, str, float]]:
+    """Per (layer, head): the (query, key, norm) of the largest value-weighted norm in --json."""
+    tokens, found = result["tokens"], {}
+    for layer, heads in enumerate(np.asarray(result["norms"], dtype=np.float32)):
+        for head, row in enumerate(heads):
+            q = int(row.max(axis=-1).argmax())
+            k = int(row[q].argmax())
+            found[layer, head] = (tokens[q], tokens[k], float(row[q, k]))
+    return found
+
+
+def script_norms(stdout: str) -> dict[tuple[int, int], tuple[str, str, float]]:
+    """The script's 'norms layer L head H: largest Q -> K VALUE' lines."""
+    found = {}
+    for line in stdout.splitlines():
+        if line.startswith("norms layer "):
+            where, what = line[len("norms "):].split(": largest ")
+            _, layer, _, head = where.split()
+            query, _, key, value = what.split()
+            found[int(layer), int(head)] = (query, key, float(value))
+    return found
+
+
+@pytest.mark.parametrize("arch", ["bert", "distilbert", "albert"])
+def test_norms_python_writes_the_norms_script(arch, checkpoint_factory, capfd, tmp_path) -> None:  # noqa: ANN001
+    """Item 13a: `attention --norms --python` printed the plain attention script (the flag dropped).
+    The script's norms equal the command's --norms --json (ALBERT: one shared layer, L hook calls)."""
+    folder = str(checkpoint_factory(arch, "Model"))
+    out = run_cli(capfd, "attention", "--model", folder, TEXT, "--norms", "--json")
+    assert out.returncode == 0, out.stderr
+    expected = largest_norms(json.loads(out.stdout))
+    out = run_cli(capfd, "attention", "--model", folder, TEXT, "--norms", "--python")
+    assert out.returncode == 0, out.stderr
+    script = tmp_path / "norms.py"
+    script.write_text(out.stdout, encoding="utf-8")
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_VERBOSITY": "error"}
+    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, env=env, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    printed = script_norms(done.stdout)
+    assert printed.keys() == expected.keys(), done.stdout
+    for where, (query, key, value) in expected.items():
+        assert printed[where][:2] == (query, key), where
+        assert printed[where][2] == pytest.approx(value, abs=2e-4), where
+    assert "strongest" in done.stdout  # the attention lines are still there
+
+
+def test_qk_python_is_refused(checkpoint_factory, capfd) -> None:  # noqa: ANN001
+    """Item 13a: `--qk --python` printed the plain script; one head's q·k is not in any script."""
+    out = run_cli(capfd, "attention", "--model", str(checkpoint_factory("bert", "Model")), TEXT,
+                  "--layer", "0", "--head", "0", "--qk", "--python")
+    assert out.returncode == 1 and "--qk" in out.stderr and "Traceback" not in out.stderr
+    assert out.stdout == ""
+
+
+@pytest.mark.parametrize("target", ["/dev/full", "/dev/null"])
+def test_out_to_a_device_names_the_whole_path(target, checkpoint_factory, capfd) -> None:  # noqa: ANN001
+    """Item 13b: `--out /dev/full` was 'Cannot write 'full': use a .npz…' (neither the path nor why)."""
+    out = run_cli(capfd, "attention", "--model", str(checkpoint_factory("bert", "Model")), TEXT, "--out", target)
+    assert out.returncode == 1 and f"Cannot write '{target}': it is a device" in out.stderr, out.stderr
+    assert "Traceback" not in out.stderr
+
+
+def test_out_on_a_full_disk_names_the_file_and_the_reason(checkpoint_factory, capfd, tmp_path) -> None:  # noqa: ANN001
+    """Item 13b, a real full disk: the user's path and 'No space left', no half file left."""
+    text = " ".join(["word"] * 60)
+    with small_disk(tmp_path / "disk") as disk:
+        target = disk / "attention.npz"
+        out = run_cli(capfd, "attention", "--model", str(checkpoint_factory("bert", "Model")), text,
+                      "--norms", "--out", str(target))
+        assert out.returncode == 1, out.stderr
+        assert f"Cannot write '{target}': No space left on device" in out.stderr, out.stderr
+        assert "Traceback" not in out.stderr and "partial" not in out.stderr
+        assert sorted(p.name for p in disk.iterdir()) == ["filler.bin"]
