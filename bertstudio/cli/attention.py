@@ -43,6 +43,8 @@ def _inputs(args: argparse.Namespace) -> Any:
                          hint="Leave out --qk for the script, or leave out --python and add --json for q·k.")
     if args.compress and not (args.out and args.out.lower().endswith(".npz")):
         raise InputError("--compress applies to a .npz file given with --out.")
+    if args.out is not None and not args.out.strip():
+        raise InputError("--out needs a file name (.npz, .csv or .json).")
     if args.out:
         check_output(args.out, comparison=bool(args.compare), one_head_norms=args.norms and args.layer is not None)
     return AttentionInput(args.text, args.pair, qk=args.qk, norms=args.norms)

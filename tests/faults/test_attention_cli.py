@@ -90,3 +90,18 @@ def test_out_on_a_full_disk_names_the_file_and_the_reason(checkpoint_factory, ca
         assert f"Cannot write '{target}': No space left on device" in out.stderr, out.stderr
         assert "Traceback" not in out.stderr and "partial" not in out.stderr
         assert sorted(p.name for p in disk.iterdir()) == ["filler.bin"]
+
+
+def test_out_with_an_upper_case_extension_writes_that_file(checkpoint_factory, capfd, tmp_path) -> None:  # noqa: ANN001
+    """Found here: `--out a.NPZ` passed the (case-blind) extension check, numpy then appended .npz to
+    the partial file's name, so the command failed with 'No such file or directory' and left
+    a.partial.NPZ.npz behind. An empty --out was silently ignored."""
+    folder = str(checkpoint_factory("bert", "Model"))
+    target = tmp_path / "a.NPZ"
+    out = run_cli(capfd, "attention", "--model", folder, TEXT, "--out", str(target), "--compress")
+    assert out.returncode == 0, out.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a.NPZ"]
+    with np.load(target) as data:
+        assert data["attentions"].shape[:2] == (2, 2) and list(data["tokens"])[0] == "[CLS]"
+    out = run_cli(capfd, "attention", "--model", folder, TEXT, "--out", "")
+    assert out.returncode == 1 and "--out needs a file name" in out.stderr

@@ -119,15 +119,16 @@ def save_npz(
             arrays["difference_mean_abs"] = comparison.diff.mean_abs
             arrays["difference_max_abs"] = comparison.diff.max_abs
     writer = np.savez_compressed if compress else np.savez
-    writer(
-        path,
-        attentions=data,
-        tokens=np.array(result.tokens, dtype=str),
-        segment_ids=np.array(result.segment_ids, dtype=np.int64),
-        layer=np.array(-1 if layer is None else layer),
-        head=np.array(-1 if head is None else head),
-        **arrays,  # type: ignore[arg-type]  # numpy's stub types **kwds like allow_pickle
-    )
+    with open(path, "wb") as stream:  # a stream: given a name not ending in lower-case .npz, numpy appends .npz
+        writer(
+            stream,
+            attentions=data,
+            tokens=np.array(result.tokens, dtype=str),
+            segment_ids=np.array(result.segment_ids, dtype=np.int64),
+            layer=np.array(-1 if layer is None else layer),
+            head=np.array(-1 if head is None else head),
+            **arrays,  # type: ignore[arg-type]  # numpy's stub types **kwds like allow_pickle
+        )
 
 
 def load_npz(path: Path) -> tuple[np.ndarray, list[str]]:
