@@ -121,6 +121,11 @@ def load(args: argparse.Namespace) -> Any:
     return loaded
 
 
+def _value(value: float | None, width: int) -> str:
+    """A faithfulness value, or n/a where it is undefined (null in --json)."""
+    return f"{'n/a':>{width}}" if value is None else f"{value:+{width}.4f}"
+
+
 def _print(result: Any) -> None:
     print(f"{result.method}: attributions to {result.target_label} = {result.score:.4f}")
     if result.delta is not None:
@@ -140,7 +145,7 @@ def _print(result: Any) -> None:
         for name, values, aopc in (
                 ("comprehensiveness", faithful.comprehensiveness, faithful.aopc_comprehensiveness),
                 ("sufficiency", faithful.sufficiency, faithful.aopc_sufficiency)):
-            print(f"  {name:<17}" + "".join(f"{v:+8.4f}" for v in values) + f"  {aopc:+8.4f}")
+            print(f"  {name:<17}" + "".join(_value(v, 8) for v in values) + f"  {_value(aopc, 8)}")
 
 
 def run(args: argparse.Namespace) -> int:

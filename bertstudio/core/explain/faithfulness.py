@@ -11,11 +11,14 @@ Tasks whose F is read at a token (fill-mask's mask, NER's token, QA's answer sta
 `Prepared.fixed`) keep that token in every input and count only the others; their token-level
 outputs are put back at the original positions (a deleted position gets -inf, so it is no
 candidate of QA's span softmax) before F is read. Multiple choice deletes from every choice and
-pads the shorter choices (attention mask 0).
+pads the shorter choices (attention mask 0). Similarity's F (a cosine of A's pooled states)
+reads no position: a shortened A is pooled as it is. A value that is not a number (the model's
+output on a shortened input) is undefined: None (JSON null) with a note, never a silent NaN.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -31,23 +34,33 @@ from bertstudio.core.progress import TaskControl
 @dataclass(frozen=True)
 class Faithfulness:
     bins: tuple[int, ...]  # % of the non-special tokens
-    comprehensiveness: tuple[float, ...]  # per bin: F(x) - F(x without the top tokens)
-    sufficiency: tuple[float, ...]  # per bin: F(x) - F(only the top tokens)
+    comprehensiveness: tuple[float | None, ...]  # per bin: F(x) - F(x without the top tokens); None: undefined
+    sufficiency: tuple[float | None, ...]  # per bin: F(x) - F(only the top tokens); None: undefined
     score: float  # F(x), the full input run the same way
     tokens: int  # n: the tokens the bins count
 
     @property
-    def aopc_comprehensiveness(self) -> float:
-        return sum(self.comprehensiveness) / len(self.comprehensiveness)
+    def aopc_comprehensiveness(self) -> float | None:
+        return _mean(self.comprehensiveness)
 
     @property
-    def aopc_sufficiency(self) -> float:
-        return sum(self.sufficiency) / len(self.sufficiency)
+    def aopc_sufficiency(self) -> float | None:
+        return _mean(self.sufficiency)
 
     def to_json(self) -> dict[str, object]:
         return {"bins": list(self.bins), "comprehensiveness": list(self.comprehensiveness),
                 "sufficiency": list(self.sufficiency), "aopc_comprehensiveness": self.aopc_comprehensiveness,
                 "aopc_sufficiency": self.aopc_sufficiency}
+
+
+def _mean(values: Sequence[float | None]) -> float | None:
+    """AOPC: the mean over the bins, undefined (None) when a bin is."""
+    known = [v for v in values if v is not None]
+    return sum(known) / len(values) if values and len(known) == len(values) else None
+
+
+def _defined(value: float) -> float | None:
+    return value if math.isfinite(value) else None
 
 
 def top_count(percent: int, n: int) -> int:
@@ -128,7 +141,7 @@ def measure(loaded: LoadedModel, prepared: Prepared, attributions: Sequence[floa
         inputs, kept = without(loaded, prepared, dropped)
         with torch.inference_mode():
             outputs = loaded.model(**inputs)
-        if reference is not None and one_sequence:
+        if reference is not None and one_sequence and prepared.fixed:  # F is read at a position
             outputs = restored(outputs, reference, kept, width)
         return float(prepared.probability(outputs)[0]), outputs
 
@@ -139,11 +152,14 @@ def measure(loaded: LoadedModel, prepared: Prepared, attributions: Sequence[floa
     for done, k in enumerate(bins):
         control.report(f"Faithfulness: {k}% of {n} tokens", done / len(bins))
         top = set(order[:top_count(k, n)])
-        comprehensiveness.append(full - score(top, reference)[0])
-        sufficiency.append(full - score(set(order) - top, reference)[0])
+        comprehensiveness.append(_defined(full - score(top, reference)[0]))
+        sufficiency.append(_defined(full - score(set(order) - top, reference)[0]))
     found: tuple[Note, ...] = ()
+    if None in (*comprehensiveness, *sufficiency):
+        found += (notes.warning(f"Some faithfulness values are undefined (shown as –, null in JSON): "
+                                f"{prepared.target_label} is not a number for the input with those tokens deleted."),)
     shown = [prepared.tokens[i] for i in prepared.fixed if not prepared.special[i]]
     if shown:
-        found = (notes.info(f"Faithfulness keeps the explained token {', '.join(repr(t) for t in shown)} in every "
+        found += (notes.info(f"Faithfulness keeps the explained token {', '.join(repr(t) for t in shown)} in every "
                             f"input (F is read there); its bins count the other {n} tokens."),)
     return Faithfulness(tuple(bins), tuple(comprehensiveness), tuple(sufficiency), full, n), found

@@ -53,6 +53,13 @@ def task_inputs(task: str, texts: tuple[str, ...]) -> Any:
     return adapter_for(task).inputs_of(tuple(texts))
 
 
+def target_of(task: str, result: Any) -> str | None:
+    """The --target a task's own result answered (its label, top candidate, choice...): a hand-off
+    explains that answer without a forward pass to find it again. None: the task's default."""
+    adapter = adapter_for(task)
+    return None if adapter.target_of is None or result is None else adapter.target_of(result)
+
+
 def split_lines(task: str, text: str) -> tuple[str, ...]:
     """Typed input, one part per line (a task read as one text keeps its lines together)."""
     lines = tuple(line.strip() for line in text.splitlines() if line.strip())
@@ -85,6 +92,12 @@ def fill_mask_inputs(texts: tuple[str, ...]) -> Any:
     return FillMaskInput(texts[0])
 
 
+def fill_mask_target(result: Any) -> str | None:
+    """The top candidate's token id at the first mask (a token, not a word the tokenizer might split)."""
+    masks = getattr(result, "masks", ())
+    return str(masks[0].candidates[0].token_id) if masks and masks[0].candidates else None
+
+
 def nsp_texts(inputs: Any) -> tuple[str, ...]:
     candidates = tuple(getattr(inputs, "candidates", ()) or ())
     second = candidates[0] if candidates else getattr(inputs, "sentence_b", "")
@@ -98,6 +111,14 @@ def nsp_inputs(texts: tuple[str, ...]) -> Any:
     return NspInput(texts[0], tuple(texts[1:]))
 
 
+def nsp_target(result: Any) -> str | None:
+    """The label the pair was given (ranked candidates carry no single answer: the default, IsNext)."""
+    is_next, not_next = getattr(result, "is_next", None), getattr(result, "not_next", None)
+    if is_next is None or not_next is None:
+        return None
+    return "is_next" if is_next >= not_next else "not_next"
+
+
 def ner_texts(inputs: Any) -> tuple[str, ...]:
     return _text(inputs)
 
@@ -109,6 +130,11 @@ def ner_inputs(texts: tuple[str, ...]) -> Any:
     return NerInput(texts[0], views=False)
 
 
+def ner_target(_result: Any) -> str | None:
+    """The default (the first entity's first token) is the result's own: its tags need the forward anyway."""
+    return None
+
+
 def qa_texts(inputs: Any) -> tuple[str, ...]:
     return (str(inputs.question), str(inputs.context))
 
@@ -118,6 +144,11 @@ def qa_inputs(texts: tuple[str, ...]) -> Any:
 
     _count(texts, 2, 2, "a question and a context", 'Use --question "..." --context "...".')
     return QAInput(texts[0], texts[1])
+
+
+def qa_target(_result: Any) -> str | None:
+    """The best answer's start, the default (its span is found again in the window explained)."""
+    return None
 
 
 def classification_texts(inputs: Any) -> tuple[str, ...]:
@@ -134,6 +165,12 @@ def classification_inputs(texts: tuple[str, ...]) -> Any:
     return ClassificationInput(texts[0], texts[1] if len(texts) > 1 else None)
 
 
+def classification_target(result: Any) -> str | None:
+    """The first row's top label (the row `classification_texts` explains)."""
+    rows = getattr(result, "rows", ())
+    return str(rows[0].top.label) if rows and rows[0].scores else None
+
+
 def multiple_choice_texts(inputs: Any) -> tuple[str, ...]:
     return (str(inputs.prompt), *(str(c) for c in inputs.choices))
 
@@ -143,3 +180,9 @@ def multiple_choice_inputs(texts: tuple[str, ...]) -> Any:
 
     _count(texts, 3, None, "a prompt and two or more endings", 'Use --prompt "..." --choice "..." --choice "...".')
     return ChoiceInput(texts[0], tuple(texts[1:]))
+
+
+def multiple_choice_target(result: Any) -> str | None:
+    """The best ending's index in the order given."""
+    choices = getattr(result, "choices", ())
+    return str(choices[0].index) if choices else None

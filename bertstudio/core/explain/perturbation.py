@@ -3,7 +3,8 @@
 They need no gradient, only F = P(target) of changed inputs. A token is "absent" when it is the
 pad token, as in Integrated Gradients' baseline (`forward.baseline_ids`): the position,
 segment and attention mask stay, only the word changes (RoBERTa keeps the input's own position
-ids, see `forward.forward_of`). Special tokens are never changed and get 0.
+ids, see `forward.forward_of`). Structural special tokens ([CLS], [SEP], the mask explained;
+`targets.structural_ids`) are never changed and get 0; [UNK] is a word like any other.
 
 - Occlusion of token i = F(x) - F(x with token i absent), a batch of occluded copies per forward.
 - LIME and Kernel SHAP are captum's `Lime` and `KernelShap`; their interpretable features are the

@@ -34,6 +34,12 @@ def inputs_of(texts: tuple[str, ...]) -> Any:
     return SimilarityInput(texts[0], (texts[1],))
 
 
+def target_of(result: Any) -> str | None:
+    """The pooling the result was computed with (the explained cosine is that one)."""
+    pooling = getattr(result, "pooling", None)
+    return str(pooling) if pooling in POOLING_NAMES else None
+
+
 def _pooled(outputs: Any, mask: Any, pooling: str) -> Any:
     from bertstudio.core.tasks.similarity import pool
 
@@ -55,15 +61,19 @@ def prepare(loaded: LoadedModel, texts: tuple[str, ...], target: str | None) -> 
     other = _encode(loaded, texts[1])
     with torch.no_grad():  # held fixed: no gradient flows into B
         fixed = _pooled(loaded.model(**other), other["attention_mask"], pooling).detach()
-    mask = inputs["attention_mask"]
 
     def probability(outputs: Any) -> Any:
-        return torch.nn.functional.cosine_similarity(_pooled(outputs, mask, pooling), fixed.to(mask.device), dim=-1)
+        # A is encoded alone (no padding): every position its outputs have is a token of A, also
+        # when faithfulness deleted some (a shorter sequence), so the pooling mask is all ones.
+        states = outputs.last_hidden_state
+        mask = torch.ones(states.shape[:2], dtype=torch.long, device=states.device)
+        return torch.nn.functional.cosine_similarity(_pooled(outputs, mask, pooling), fixed.to(states.device), dim=-1)
 
     def loss(outputs: Any) -> Any:  # head importance: how far A's embedding is from B's
         return (1.0 - probability(outputs)).sum()
 
-    return _finish(loaded, inputs, target=pooling, target_label=f"value of cosine(A, B), {POOLING_NAMES[pooling]}",
+    return _finish(loaded, inputs, ((texts[0],),), target=pooling,
+                   target_label=f"value of cosine(A, B), {POOLING_NAMES[pooling]}",
                    probability=probability, targets=tuple(POOLING_NAMES.items()), loss=loss,
                    loss_name="1 − cosine of A with B")
 

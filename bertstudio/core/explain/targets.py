@@ -29,7 +29,7 @@ class Prepared:
     inputs: dict[str, Any]  # tensors on the model's device; input_ids first
     tokens: tuple[str, ...]  # every position of input_ids, flattened (padding included)
     keep: tuple[int, ...]  # flat positions a person sees (attention_mask == 1)
-    special: tuple[bool, ...]  # per flat position: a special token (kept in the baseline)
+    special: tuple[bool, ...]  # per flat position: a structural special token, kept in the baseline ([UNK] is a word)
     rows: tuple[int, ...]  # per flat position: which sequence (multiple choice: the choice)
     target: Any  # JSON form of the target
     target_label: str  # what a person reads: "P(positive)", "P('paris' at mask 1)"
@@ -45,17 +45,34 @@ class Prepared:
         return self.rows[-1] + 1 if self.rows else 1
 
 
-def _finish(loaded: LoadedModel, inputs: dict[str, Any], **fields: Any) -> Prepared:
+def structural_ids(tokenizer: Any) -> set[int]:
+    """The special tokens that are structure ([CLS], [SEP], [PAD], <s>, </s>, [MASK]): kept as they
+    are in every baseline and given no attribution. [UNK] is not among them: it stands for words
+    of the input (the topic classifier's vocabulary has no "."), which are attributed like any other."""
+    return set(tokenizer.all_special_ids) - {tokenizer.unk_token_id}
+
+
+def _finish(loaded: LoadedModel, inputs: dict[str, Any], texts: tuple[tuple[str, ...], ...] = (),
+            **fields: Any) -> Prepared:
+    """`texts`: per sequence (row) the text(s) it was encoded from, so [UNK] shows what it stands for."""
+    from bertstudio.core.explain.unknown import unknown_labels
+
     tokenizer = loaded.tokenizer
     ids = inputs["input_ids"]
     flat = ids.reshape(-1).tolist()
     width = ids.shape[-1]
     mask = inputs.get("attention_mask")
     attended = mask.reshape(-1).tolist() if mask is not None else [1] * len(flat)
-    specials = set(tokenizer.all_special_ids)
+    structural = structural_ids(tokenizer)
+    tokens = list(tokenizer.convert_ids_to_tokens(flat))
+    for row, row_texts in enumerate(texts):
+        start = row * width
+        shown = [i for i in range(start, start + width) if attended[i]]
+        for position, label in unknown_labels(tokenizer, [flat[i] for i in shown], row_texts).items():
+            tokens[shown[position]] = label
     return Prepared(
-        task="", inputs=inputs, tokens=tuple(tokenizer.convert_ids_to_tokens(flat)),
-        keep=tuple(i for i, a in enumerate(attended) if a), special=tuple(t in specials for t in flat),
+        task="", inputs=inputs, tokens=tuple(tokens),
+        keep=tuple(i for i, a in enumerate(attended) if a), special=tuple(t in structural for t in flat),
         rows=tuple(i // width for i in range(len(flat))), **fields,
     )
 
@@ -131,7 +148,7 @@ def fill_mask(loaded: LoadedModel, texts: tuple[str, ...], target: str | None) -
         return _wide(outputs.logits[:, position]).softmax(-1)[:, token_id]
 
     choices = tuple((str(int(i)), str(tokenizer.decode([int(i)])).strip()) for i in top.indices)
-    return _finish(loaded, inputs, target=word, target_label=f"P('{word}' at mask 1)",
+    return _finish(loaded, inputs, ((text,),), target=word, target_label=f"P('{word}' at mask 1)",
                    probability=probability, targets=choices, fixed=(position,))
 
 
@@ -152,7 +169,7 @@ def nsp(loaded: LoadedModel, texts: tuple[str, ...], target: str | None) -> Prep
     def probability(outputs: Any) -> Any:
         return _wide(outputs.logits).softmax(-1)[:, label]
 
-    return _finish(loaded, inputs, target=wanted,
+    return _finish(loaded, inputs, ((texts[0], texts[1]),), target=wanted,
                    target_label="P(IsNext)" if label == 0 else "P(NotNext)", probability=probability,
                    targets=(("is_next", "IsNext"), ("not_next", "NotNext")))
 
@@ -164,8 +181,8 @@ def ner(loaded: LoadedModel, texts: tuple[str, ...], target: str | None) -> Prep
     labels = loaded.info.id2label or {i: str(i) for i in range(int(loaded.model.config.num_labels or 0))}
     predicted = _logits(loaded, inputs).logits[0].argmax(-1).tolist()
     tokens = loaded.tokenizer.convert_ids_to_tokens(inputs["input_ids"][0].tolist())
-    specials = set(loaded.tokenizer.all_special_ids)
-    ordinary = [i for i, t in enumerate(inputs["input_ids"][0].tolist()) if t not in specials]
+    structural = structural_ids(loaded.tokenizer)
+    ordinary = [i for i, t in enumerate(inputs["input_ids"][0].tolist()) if t not in structural]
     entities = [i for i in ordinary if labels.get(predicted[i], "O") != "O"]
     if target:
         where, _, name = str(target).partition(":")
@@ -193,7 +210,7 @@ def ner(loaded: LoadedModel, texts: tuple[str, ...], target: str | None) -> Prep
         return torch.nn.functional.cross_entropy(logits.transpose(1, 2), own)
 
     choices = tuple((f"{i}:{labels[predicted[i]]}", f"{tokens[i]} ({labels[predicted[i]]})") for i in entities)
-    return _finish(loaded, inputs, target=f"{position}:{labels[label]}",
+    return _finish(loaded, inputs, ((texts[0],),), target=f"{position}:{labels[label]}",
                    target_label=f"P({labels[label]} at '{tokens[position]}')", probability=probability,
                    targets=choices, loss=loss, loss_name="token cross-entropy against the model's own tags",
                    fixed=(position,))
@@ -234,7 +251,9 @@ def qa(loaded: LoadedModel, texts: tuple[str, ...], target: str | None) -> Prepa
         raw = _wide(outputs.start_logits if which == "start" else outputs.end_logits)
         return raw.masked_fill(~allowed, float("-inf")).softmax(-1)[:, position]
 
-    return _finish(loaded, inputs, target=which, target_label=f"P({which} of '{best.answer}')",
+    question = texts[0].strip()
+    read = (question, texts[1]) if task._question_first(loaded.tokenizer) else (texts[1], question)
+    return _finish(loaded, inputs, (read,), target=which, target_label=f"P({which} of '{best.answer}')",
                    probability=probability, targets=(("start", "answer start"), ("end", "answer end")),
                    fixed=(position,))
 
@@ -248,9 +267,8 @@ def classification(loaded: LoadedModel, texts: tuple[str, ...], target: str | No
     config = loaded.model.config
     kind = score_kind(config)
     labels = {int(k): str(v) for k, v in (config.id2label or {}).items()} or {0: "score"}
-    logits = _logits(loaded, inputs).logits[0].float()
-    if target is None:
-        label = int(logits.argmax())
+    if target is None:  # a handed-over result names its label: no forward pass just for the argmax
+        label = int(_logits(loaded, inputs).logits[0].float().argmax())
     else:
         by_name = {v: k for k, v in labels.items()}
         if target in by_name:
@@ -267,7 +285,7 @@ def classification(loaded: LoadedModel, texts: tuple[str, ...], target: str | No
         return (raw.sigmoid() if kind == "multi-label" else raw.softmax(-1))[:, label]
 
     name = labels.get(label, str(label))
-    return _finish(loaded, inputs, target=name,
+    return _finish(loaded, inputs, ((texts[0], pair) if pair else (texts[0],),), target=name,
                    target_label=f"value of {name}" if kind == "regression" else f"P({name})",
                    probability=probability, targets=tuple((v, v) for _, v in sorted(labels.items())))
 
@@ -294,7 +312,8 @@ def multiple_choice(loaded: LoadedModel, texts: tuple[str, ...], target: str | N
     def probability(outputs: Any) -> Any:
         return _wide(outputs.logits).softmax(-1)[:, index]
 
-    return _finish(loaded, inputs, target=index, target_label=f"P('{choices[index]}')",
+    return _finish(loaded, inputs, tuple((texts[0], c) for c in choices), target=index,
+                   target_label=f"P('{choices[index]}')",
                    probability=probability, targets=tuple((str(i), c) for i, c in enumerate(choices)))
 
 

@@ -215,7 +215,7 @@ SPEC = TaskSpec(
     explain=ExplainAdapter(
         parts="sentence A, then sentence B", texts_of=lazy(f"{_EXPLAIN}:texts_of"),
         inputs_of=lazy(f"{_EXPLAIN}:inputs_of"), prepare=lazy(f"{_EXPLAIN}:prepare"),
-        summary=lazy(f"{_EXPLAIN}:summary"),
+        summary=lazy(f"{_EXPLAIN}:summary"), target_of=lazy(f"{_EXPLAIN}:target_of"),
     ),
     evaluate=EvaluateAdapter(
         picker="Similarity (sentence pairs with gold scores, STS)", file_filter="Tables (*.csv *.tsv *.jsonl)",

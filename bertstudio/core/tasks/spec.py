@@ -61,14 +61,16 @@ class ExplainAdapter:
     per_layer: bool = False  # the MLM head is also read at every layer (explain.layers)
     summary: Callable[[Any], str] | None = None  # a result in a few lines (head pruning: intact vs pruned)
     examples: Callable[[Any], list[Any]] | None = None  # a data file -> [importance.Example] (default: tab-separated)
+    target_of: Callable[[Any], str | None] | None = None  # the task's result -> the --target it explains (its answer)
 
     @classmethod
     def named(cls, name: str, parts: str, **options: Any) -> ExplainAdapter:
         """The adapter of a task whose functions carry core/explain's names for it: inputs.<name>_texts,
-        inputs.<name>_inputs, targets.<name>, summaries.<name> (options: the other fields). One
+        inputs.<name>_inputs, inputs.<name>_target, targets.<name>, summaries.<name> (options: the other fields). One
         convention, so a spec names its task once instead of four paths."""
         return cls(parts=parts, texts_of=lazy(f"bertstudio.core.explain.inputs:{name}_texts"),
                    inputs_of=lazy(f"bertstudio.core.explain.inputs:{name}_inputs"),
+                   target_of=lazy(f"bertstudio.core.explain.inputs:{name}_target"),
                    prepare=lazy(f"bertstudio.core.explain.targets:{name}"),
                    summary=lazy(f"bertstudio.core.explain.summaries:{name}"), **options)
 

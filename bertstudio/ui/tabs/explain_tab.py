@@ -1,8 +1,10 @@
 """Explain: why the model said that — token attributions, head importance, per-layer predictions.
 
-A task tab's "Explain…" calls `explain(spec_key, request, inputs, result)`: the task, model, input
-and the result's targets are filled in and the attributions computed at once. The tab also works
-on its own: choose a task, load a model, type the input (one part per line). All work runs in
+A task tab's "Explain…" calls `explain(spec_key, request, inputs, result)`: the task and model are
+set and the attributions of the result's own answer (`inputs.target_of`) computed at once, on the
+result's own inputs (`Handed`): the text box shows them, but they never round-trip through it (a
+two-line text classified as one text stays one text), until the person edits the box. The tab
+also works on its own: choose a task, load a model, type the input (one part per line). All work runs in
 the tab's TaskRunner (progress, Cancel or Esc); the core is `core.explain`, the jobs are
 `core.explain.jobs`. A method's settings (IG steps and baseline, LIME / SHAP samples and seed)
 show only for it; "All methods" runs each on the same input and shows them side by side with
@@ -16,6 +18,7 @@ empty row waits for one.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from PySide6.QtWidgets import (
@@ -50,6 +53,19 @@ from bertstudio.ui.widgets.run_controls import ProgressLine
 DEFAULT_TARGET = "(the model's answer)"
 
 
+@dataclass(frozen=True)
+class Handed:
+    """What a task tab handed over: its task, its input's texts and own input object, the answer
+    its result gave, and the text the box was given for them (an edit of the box ends the hand-off)."""
+
+    task: str
+    texts: tuple[str, ...]
+    inputs: Any
+    target: str | None  # the result's answer: its model's (another model explains its own answer)
+    shown: str
+    source: str  # the model that gave `target`
+
+
 def warning_beside_summary(bar: ModelBar) -> ElidedLabel:
     """A one-line head warning on the same line as the model's summary, in the bar's place for it.
     The bar's own warning row pushed the rows below down when it appeared (a click meant for them
@@ -75,7 +91,7 @@ class ExplainTab(ModelTab):
 
     def build(self) -> None:
         self._request: LoadRequest | None = None  # the model a task tab handed over (or the bar's)
-        self._handed: tuple[tuple[str, ...], Any] | None = None  # (texts, the task's input) from a task tab
+        self._handed: Handed | None = None  # a task tab's input and answer, until the box is edited
         self.task_combo = QComboBox()
         for spec in explainable():  # exactly the specs with an Explain adapter, in their order
             self.task_combo.addItem(spec.title, spec.key)
@@ -138,14 +154,17 @@ class ExplainTab(ModelTab):
 
     # -- public ------------------------------------------------------------------------------
     def explain(self, spec_key: str, request: LoadRequest, inputs: Any, result: Any) -> None:
-        """From a task tab: its task, model, input and result; the attributions start at once."""
-        from bertstudio.core.explain.inputs import texts_of
+        """From a task tab: its task, model, input and result; the attributions of the result's
+        answer on that very input start at once."""
+        from bertstudio.core.explain.inputs import target_of, texts_of
 
         texts = texts_of(spec_key, inputs)
         self._request = request  # set first: the task switch keeps it (and reloads nothing)
         self.set_task(spec_key)
-        self.input.setPlainText("\n".join(texts))
-        self._handed = (texts, inputs)
+        shown = "\n".join(texts)
+        self.input.setPlainText(shown)
+        self._handed = Handed(spec_key, texts, inputs, target_of(spec_key, result), self.input.toPlainText(),
+                              request.source)
         self._request = request
         for combo, value in ((self.model_bar.device, request.device), (self.model_bar.dtype, request.dtype)):
             if combo.findText(value) >= 0:
@@ -200,15 +219,30 @@ class ExplainTab(ModelTab):
             self.target.setCurrentIndex(self.target.findData(current))
 
     def chosen_target(self) -> str | None:
+        """The target picked or typed; by default the handed-over result's answer, else the model's."""
+        handed, request = self.handed(), self.request()
+        same_model = handed is not None and request is not None and request.source == handed.source
+        default = handed.target if handed is not None and same_model else None
         if self.target.currentIndex() > 0 and self.target.currentText() == self.target.itemText(
                 self.target.currentIndex()):
             return str(self.target.currentData())
         text = self.target.currentText().strip()
-        return None if not text or text == DEFAULT_TARGET else text
+        return default if not text or text == DEFAULT_TARGET else text
+
+    def handed(self) -> Handed | None:
+        """The task tab's hand-off while it still holds: same task, the box as it was given."""
+        handed = self._handed
+        if handed is None or handed.task != self.task_key or handed.shown != self.input.toPlainText():
+            return None
+        return handed
 
     def texts(self) -> tuple[str, ...]:
+        """The handed-over input's own texts, or the typed input read one part per line."""
         from bertstudio.core.explain.inputs import split_lines
 
+        handed = self.handed()
+        if handed is not None:
+            return handed.texts
         texts = split_lines(self.task_key, self.input.toPlainText())
         if not texts:
             raise InputError("Type the input to explain.", hint=self.input_label.text())
@@ -218,10 +252,8 @@ class ExplainTab(ModelTab):
         """The task's own input: the one handed over if unchanged, else built from the typed text."""
         from bertstudio.core.explain.inputs import task_inputs
 
-        texts = self.texts()
-        if self._handed is not None and self._handed[0] == texts:
-            return self._handed[1]
-        return task_inputs(self.task_key, texts)
+        handed = self.handed()
+        return handed.inputs if handed is not None else task_inputs(self.task_key, self.texts())
 
     def request(self) -> LoadRequest | None:
         if self._request is not None and self._request.task == self.task_key:
@@ -320,5 +352,6 @@ class ExplainTab(ModelTab):
     def restore(self, state: dict[str, Any]) -> None:
         if state.get("task") in {spec.key for spec in explainable()}:
             self.set_task(str(state["task"]))
+        self._handed = None  # a restored workspace holds text, not a task tab's input
         self.input.setPlainText(str(state.get("input", "")))
         self.options.restore(state)

@@ -65,18 +65,18 @@ class FaithfulnessTable(QWidget):
         measured = [f for _, f in rows if f is not None]
         self.caption.setText(CAPTION if measured else EMPTY)
         self.table.setRowCount(len(rows))
-        best_c = max((f.aopc_comprehensiveness for f in measured), default=None)
-        best_s = min((f.aopc_sufficiency for f in measured), default=None)
+        best_c = max((v for f in measured if (v := f.aopc_comprehensiveness) is not None), default=None)
+        best_s = min((v for f in measured if (v := f.aopc_sufficiency) is not None), default=None)
         for r, (name, faithful) in enumerate(rows):
             cells: list[tuple[str, bool]] = [(name, False)]
             if faithful is None:
                 cells += [("–", False)] * (self.table.columnCount() - 1)
             else:
                 several = len(measured) > 1
-                cells += [(f"{faithful.aopc_comprehensiveness:+.3f}",
-                           several and faithful.aopc_comprehensiveness == best_c),
-                          (f"{faithful.aopc_sufficiency:+.3f}", several and faithful.aopc_sufficiency == best_s)]
-                cells += [(f"{v:+.3f}", False) for v in (*faithful.comprehensiveness, *faithful.sufficiency)]
+                aopc_c, aopc_s = faithful.aopc_comprehensiveness, faithful.aopc_sufficiency
+                cells += [(_number(aopc_c), several and aopc_c is not None and aopc_c == best_c),
+                          (_number(aopc_s), several and aopc_s is not None and aopc_s == best_s)]
+                cells += [(_number(v), False) for v in (*faithful.comprehensiveness, *faithful.sufficiency)]
             for c, (text, bold) in enumerate(cells):
                 item = QTableWidgetItem(text)
                 if c:
@@ -88,3 +88,8 @@ class FaithfulnessTable(QWidget):
                 if faithful is not None and c == 0:
                     item.setToolTip(f"{faithful.tokens} tokens counted; F(x) = {faithful.score:.4f}")
                 self.table.setItem(r, c, item)
+
+
+def _number(value: float | None) -> str:
+    """A faithfulness value, or – where it is undefined (core.explain.faithfulness)."""
+    return "–" if value is None else f"{value:+.3f}"
