@@ -1,13 +1,15 @@
 """How the tabs reach each other, in one place: no tab imports another tab.
 
-- a task tab's "Explain…" opens the Explain tab on that input and result;
+- a task tab's "Explain…" opens the Explain tab on that result: its own input object and answer
+  run there as handed over (never re-read from the Explain tab's text box);
 - heads selected in the attention grid become every task tab's "heads off" (intact vs ablated),
   only when the person presses the attention tab's "Switch these heads off in the task tabs";
   each field then says where its heads came from and has its own Clear;
 - a row double-clicked in the Evaluate tab opens in its task's tab, with the evaluated model,
   and runs there once that model is ready (never the previous text's result under the new text);
 - the Train tab's "Open in …" loads the trained model in that task's tab and shows it;
-- the Train tab's "Evaluate" (through `MainWindow.open_evaluation`) starts the Evaluate tab;
+- the Train tab's "Evaluate" (through `MainWindow.open_evaluation`) runs the trained model on its
+  validation file in the Evaluate tab;
 - the Tests tab's "Fine-tune on failures" opens the Train tab with the data it wrote.
 
 Tabs are found by the signals and methods they offer (duck typing), so a tab that is not
@@ -34,7 +36,8 @@ def _show(tabs: QTabWidget, tab: QWidget) -> None:
 
 
 def explain(tabs: QTabWidget, request: Any) -> None:
-    """A task tab's ExplainRequest (spec key, LoadRequest, inputs, result) -> the Explain tab."""
+    """A task tab's ExplainRequest (spec key, LoadRequest, inputs, result) -> the Explain tab, which
+    explains the result's answer on those inputs (`ExplainTab.explain`)."""
     target = _tab_with(tabs, "explain")
     if target is not None:
         _show(tabs, target)

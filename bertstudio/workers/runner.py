@@ -2,8 +2,9 @@
 
 Built on superqt's `create_worker`, with Orange3's ConcurrentMixin discipline and one more rule:
 the runner tells the truth. `busy` stays True until the worker thread has really returned,
-even after Cancel; a new request while a job runs cancels that job and waits for it to end
-(supersede, never two jobs of one tab at once); only the newest pending request is kept.
+even after Cancel; a new request while a job runs cancels that job and starts once it has
+really ended (supersede, never two jobs of one tab at once; `start` itself never blocks); only
+the newest pending request is kept.
 Progress comes out of plain core functions through a `TaskControl` instead of yields.
 """
 
@@ -137,7 +138,8 @@ class TaskRunner(QObject):
             self.stopping.emit()
 
     def wait(self, timeout_ms: int) -> bool:
-        """Process events until idle or `timeout_ms` passed (tests and shutdown); True if idle."""
+        """Process events until idle or `timeout_ms` passed; True if idle. For tests: shutdown waits
+        on the pool instead (`shutdown`), and the GUI never blocks on one runner."""
         deadline = QDeadlineTimer(timeout_ms)
         app = QCoreApplication.instance()
         while self.busy and not deadline.hasExpired():
