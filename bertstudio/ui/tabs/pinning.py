@@ -3,7 +3,8 @@ and the tab shows the edit's result beside the pinned one through its own compar
 (A = the pinned input, B = the edit) with the spec's differences; the kept inputs are stepped
 through (Alt+Left/Right) and saved in the workspace. "Explain A and B…" opens the pinned input's
 and the shown edit's attributions side by side with their difference; while it is open, every edit
-shown is explained again. Also opens "What would flip this?"."""
+shown is explained again. "Trace why…" patches the edit with the pinned input's activations
+(core.patching) for the tab's target. Also opens "What would flip this?"."""
 
 from __future__ import annotations
 
@@ -33,6 +34,7 @@ class PinnedInputs:
         self.pin_comparison = ""  # the shown edit-vs-pin summary ("" when no edit is compared with its pin)
         self.flip_panel: Any = None
         self.pair_panel: Any = None
+        self.trace_panel: Any = None
         searchable = self.spec.counterfactual is not None and self.spec.explain is not None
         # a tab whose Run returns more than an Outcome (Attention's bundle) is not compared with pins
         self.pinnable = self.job() is task_job and self.spec.compare is not None
@@ -45,6 +47,7 @@ class PinnedInputs:
         self.pin_bar.stepped.connect(self.step_pin)
         self.pin_bar.flip_clicked.connect(self.open_flip)
         self.pin_bar.pair_clicked.connect(self.open_pair)
+        self.pin_bar.trace_clicked.connect(self.open_trace)
         if self.pinnable:  # a tab without pins keeps Alt+Left/Right for itself (Attention: heads)
             context = Qt.ShortcutContext.WidgetWithChildrenShortcut
             QShortcut(QKeySequence("Alt+Left"), self, lambda: self.pin_bar.step_by(-1), context=context)
@@ -168,6 +171,17 @@ class PinnedInputs:
         self.pair_panel.show()
         self.pair_panel.raise_()
         self.pair_panel.refresh()
+
+    def open_trace(self) -> None:
+        """Trace why: the pinned input is the clean run, the edit shown the corrupted one (same source
+        as Explain A and B); traced at once, and again only on request (it is many runs)."""
+        from bertstudio.ui.widgets.patching_view import PatchingPanel
+
+        if self.trace_panel is None:
+            self.trace_panel = PatchingPanel(self.pair_source, self)
+        self.trace_panel.show()
+        self.trace_panel.raise_()
+        self.trace_panel.refresh()
 
     def pair_source(self) -> tuple[Any, str, tuple[str, ...], tuple[str, ...], str]:
         """The model, the task, the pinned input's texts and the shown edit's (InputError when no edit is shown)."""

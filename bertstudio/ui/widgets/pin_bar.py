@@ -96,6 +96,7 @@ class PinBar(QWidget):
     stepped = Signal(int)  # the entry chosen
     flip_clicked = Signal()
     pair_clicked = Signal()
+    trace_clicked = Signal()
 
     def __init__(self, can_flip: bool, parent: QWidget | None = None, can_explain: bool = False) -> None:
         super().__init__(parent)
@@ -118,6 +119,9 @@ class PinBar(QWidget):
         self.pair_button = QPushButton("Explain A and B…")
         self.pair_button.setToolTip("The pinned input's and this edit's attributions side by side, and their "
                                     "difference (same method, same target)")
+        self.trace_button = QPushButton("Trace why…")
+        self.trace_button.setToolTip("Activation patching: which layer, token position and attention head carry the "
+                                     "pinned answer (clean: the pinned input; corrupted: this edit)")
         self.flip_button = QPushButton("What would flip this?…")
         self.flip_button.setToolTip("Search for the smallest edits of the input that change the prediction")
         self.flip_button.setVisible(can_flip)
@@ -128,11 +132,13 @@ class PinBar(QWidget):
             row.addWidget(widget)
         row.addWidget(self.summary, 1)
         row.addWidget(self.pair_button)
+        row.addWidget(self.trace_button)
         row.addWidget(self.flip_button)
         self.pin_button.clicked.connect(self.pin_clicked)
         self.unpin_button.clicked.connect(self.unpin_clicked)
         self.flip_button.clicked.connect(self.flip_clicked)
         self.pair_button.clicked.connect(self.pair_clicked)
+        self.trace_button.clicked.connect(self.trace_clicked)
         self.entries.activated.connect(self.stepped)
         self.back.clicked.connect(lambda: self.step_by(-1))
         self.forward.clicked.connect(lambda: self.step_by(1))
@@ -161,6 +167,8 @@ class PinBar(QWidget):
         self.summary.setText(line if pins.active else "")
         self.pair_button.setVisible(self.can_explain and pins.active)
         self.pair_button.setEnabled(comparing(pins))
+        self.trace_button.setVisible(self.can_explain and pins.active)
+        self.trace_button.setEnabled(comparing(pins))
 
 
 def comparing(pins: Pins) -> bool:

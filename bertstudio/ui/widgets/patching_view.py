@@ -1,0 +1,320 @@
+"""Trace why: the pinned input (clean) and the edit shown (corrupted), patched layer by layer.
+
+Two heatmaps on one fixed 0-1 scale: the hidden states (layers x token positions, the edited
+positions marked) and the attention heads (layers x heads, plus every head of a layer at once).
+A cell shows either the share of the clean answer it restores ((patched - corrupted) / (clean -
+corrupted)) or the raw target probability; hovering says it in words. The job runs on the
+project's TaskRunner with progress and Cancel per heatmap row; Export writes PNG, SVG or JSON (the
+CLI's `patch --json`), Copy as Python a hooks-only script for the cell last hovered.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QKeySequence, QShortcut
+from PySide6.QtWidgets import (
+    QApplication,
+    QComboBox,
+    QDialog,
+    QFileDialog,
+    QHBoxLayout,
+    QLabel,
+    QPushButton,
+    QSplitter,
+    QVBoxLayout,
+    QWidget,
+)
+
+from bertstudio.core.errors import BertStudioError
+from bertstudio.core.notes import Note
+from bertstudio.ui.widgets.labelled_matrix import LabelledMatrix, short
+from bertstudio.ui.widgets.notes_area import NotesArea
+from bertstudio.ui.widgets.run_controls import ProgressLine
+from bertstudio.workers.runner import TaskRunner
+
+RESTORED, PROBABILITY = "restored", "probability"
+SHOWN = {RESTORED: "Share of the clean answer restored", PROBABILITY: "Target probability"}
+METHODS = {"exact": "Exact patching", "attribution": "Attribution patching (fast estimate)"}
+
+
+class PatchHeatmap(LabelledMatrix):
+    """A rows x columns grid on the matrix's fixed scale, row and column labels apart; `words(row,
+    column)` is the tooltip (and what `hovered` reports)."""
+
+    def __init__(self, caption: str, axes: tuple[str, str], parent: QWidget | None = None) -> None:
+        super().__init__((0.0, 1.0), "viridis", caption, 160, axes, parent)
+        self.rows: tuple[str, ...] = ()
+        self.columns: tuple[str, ...] = ()
+        self.words: Callable[[int, int], str] = lambda _row, _column: ""
+        self.hovered: Callable[[int, int, str], None] = lambda _row, _column, _text: None
+        self.plot.scene().sigMouseMoved.connect(self._moved)
+
+    def show_grid(self, rows: Sequence[str], columns: Sequence[str], values: Any, written: Sequence[Sequence[str]],
+                  words: Callable[[int, int], str]) -> None:
+        import numpy as np
+        import pyqtgraph as pg
+
+        for text in self.texts:
+            self.plot.removeItem(text)
+        self.texts = []
+        self.rows, self.columns, self.words = tuple(rows), tuple(columns), words
+        shades = np.asarray(values, dtype=np.float32).reshape(len(self.rows), len(self.columns))
+        self.image.setImage(shades, levels=self.levels, autoLevels=False)
+        item = self.plot.getPlotItem()
+        item.getAxis("left").setTicks([[(i + 0.5, short(label)) for i, label in enumerate(self.rows)]])
+        item.getAxis("bottom").setTicks([[(i + 0.5, short(label, 10)) for i, label in enumerate(self.columns)]])
+        if shades.size <= self.max_written:
+            for row in range(len(self.rows)):
+                for column in range(len(self.columns)):
+                    shade = shades[row, column]
+                    text = pg.TextItem(written[row][column], color="k" if shade > 0.6 else "w", anchor=(0.5, 0.5))
+                    text.setPos(column + 0.5, row + 0.5)
+                    self.plot.addItem(text)
+                    self.texts.append(text)
+        item.setRange(xRange=(0, max(1, len(self.columns))), yRange=(0, max(1, len(self.rows))), padding=0.02)
+
+    def cell_at(self, scene_position: Any) -> tuple[int, int] | None:
+        point = self.plot.getPlotItem().vb.mapSceneToView(scene_position)
+        row, column = int(point.y()), int(point.x())
+        if point.x() < 0 or point.y() < 0 or not (row < len(self.rows) and column < len(self.columns)):
+            return None
+        return row, column
+
+    def _moved(self, scene_position: Any) -> None:
+        cell = self.cell_at(scene_position)
+        text = self.words(*cell) if cell is not None else ""
+        self.plot.setToolTip(text)
+        if cell is not None:
+            self.hovered(cell[0], cell[1], text)
+
+
+class PatchingPanel(QDialog):
+    """`source()` gives (LoadRequest or None, task key, pinned texts, edit texts, the edit's label) or
+    raises BertStudioError (the pinned compare's source, as Explain A and B reads it)."""
+
+    def __init__(self, source: Callable[[], tuple[Any, str, tuple[str, ...], tuple[str, ...], str]],
+                 parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.source = source
+        self.result: Any = None
+        self.request: Any = None
+        self.texts: tuple[tuple[str, ...], tuple[str, ...]] = ((), ())
+        self.chosen: tuple[str, int, int] | None = None  # ("state" | "head", row, column) last hovered
+        self.setWindowTitle("Trace why — which layer, position and head carry the pinned answer")
+        self.resize(1000, 720)
+        self.runner = TaskRunner(self)
+        self.method = QComboBox()
+        for key, title in METHODS.items():
+            self.method.addItem(title, key)
+        self.method.setToolTip("Exact: one patched run per cell, batched. Attribution: a gradient estimate of "
+                               "every cell from two passes, for long inputs; its agreement with exact patching on "
+                               "a sample is reported")
+        self.shown = QComboBox()
+        for key, title in SHOWN.items():
+            self.shown.addItem(title, key)
+        self.shown.currentIndexChanged.connect(self._redraw)
+        self.trace_button = QPushButton("Trace")
+        self.trace_button.setToolTip("Patch every cell (Ctrl+Enter)")
+        self.cancel_button = QPushButton("Cancel")
+        self.cancel_button.setToolTip("Cancel (Esc)")
+        self.cancel_button.setEnabled(False)
+        self.export_button = QPushButton("Export…")
+        self.export_button.setToolTip("The heatmaps as PNG or SVG, the numbers as JSON (as `bertstudio patch --json`)")
+        self.python_button = QPushButton("Copy as Python")
+        self.python_button.setToolTip("A hooks-only transformers script that reproduces the cell last hovered")
+        for button in (self.export_button, self.python_button):
+            button.setEnabled(False)
+        self.progress = ProgressLine()
+        self.notes = NotesArea(one_line=True)
+        top = QHBoxLayout()
+        for widget in (QLabel("Method:"), self.method, QLabel("Show:"), self.shown, self.trace_button,
+                       self.cancel_button, self.export_button, self.python_button):
+            top.addWidget(widget)
+        top.addWidget(self.progress, 1)
+        self.title = QLabel("Clean: the pinned input; corrupted: the edit. Trace to patch.")
+        self.title.setWordWrap(True)
+        self.title.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.states = PatchHeatmap("restored share or P", ("hidden state (0 = embeddings)", "token (* = edited)"))
+        self.heads = PatchHeatmap("restored share or P", ("layer", "head (all = every head)"))
+        self.states.hovered = lambda row, column, text: self._hovered("state", row, column, text)
+        self.heads.hovered = lambda row, column, text: self._hovered("head", row, column, text)
+        self.view = QSplitter(Qt.Orientation.Vertical)
+        self.view.addWidget(self.states)
+        self.view.addWidget(self.heads)
+        self.view.setStretchFactor(0, 3)
+        self.view.setStretchFactor(1, 2)
+        self.words = QLabel("Hover a cell to read it in words.")
+        self.words.setWordWrap(True)
+        layout = QVBoxLayout(self)
+        layout.addLayout(top)
+        layout.addWidget(self.title)
+        layout.addWidget(self.view, 1)
+        layout.addWidget(self.words)
+        layout.addWidget(self.notes)
+        self.trace_button.clicked.connect(self.refresh)
+        self.cancel_button.clicked.connect(self.cancel)
+        self.export_button.clicked.connect(self.export)
+        self.python_button.clicked.connect(self.copy_python)
+        QShortcut(QKeySequence("Ctrl+Return"), self, self.refresh)
+        self.runner.started.connect(self._started)
+        self.runner.finished.connect(self._finished)
+        self.runner.progress.connect(self.progress.show_event)
+        self.runner.result.connect(self.show_result)
+        self.runner.error.connect(lambda error: self.notes.set_notes([_error_note(error)]))
+        self.runner.cancelled.connect(lambda: self.notes.set_notes([Note("info", "Cancelled.")]))
+
+    def keyPressEvent(self, event: Any) -> None:  # noqa: N802 - Qt's name
+        """Esc cancels a running trace (and closes the dialog only when nothing runs)."""
+        if event.key() == Qt.Key.Key_Escape and self.runner.busy:
+            self.cancel()
+            return
+        super().keyPressEvent(event)
+
+    def refresh(self) -> None:
+        from bertstudio.core.patching.jobs import trace_job
+
+        try:
+            request, task, pinned, edit, label = self.source()
+            if request is None:
+                raise BertStudioError("Load a model first.")
+        except BertStudioError as error:
+            self.notes.set_notes([_error_note(error)])
+            return
+        self.request, self.texts = request, (pinned, edit)
+        self.title.setText(f"Clean: the pinned input; corrupted: {label}. Tracing…")
+        self.runner.start(trace_job, request, task, pinned, edit, self.method.currentData())
+
+    def cancel(self) -> None:
+        if self.runner.busy and not self.runner.stop_requested:
+            self.runner.cancel()
+
+    def _started(self) -> None:
+        self.trace_button.setEnabled(False)
+        self.cancel_button.setEnabled(True)
+        self.notes.clear()
+        self.progress.start()
+
+    def _finished(self) -> None:
+        self.trace_button.setEnabled(True)
+        self.cancel_button.setEnabled(False)
+        self.progress.stop()
+
+    def show_result(self, result: Any) -> None:
+        self.result = result
+        self.chosen = None
+        self.notes.set_notes(list(result.notes))
+        for button in (self.export_button, self.python_button):
+            button.setEnabled(True)
+        agreement = ""
+        if result.method == "attribution" and result.agreement is not None:
+            agreement = (f" · estimate vs exact patching: Spearman {result.agreement:+.2f} on "
+                         f"{result.agreement_cells} cells")
+        self.title.setText(f"<b>{_escape(result.target_label)}</b>: clean {result.clean_score:.4f}, corrupted "
+                           f"{result.corrupted_score:.4f}{agreement}")
+        self._redraw()
+
+    def value(self, raw: float | None) -> float:
+        """What a cell shows on the 0-1 scale (NaN: no value)."""
+        if raw is None:
+            return float("nan")
+        if self.shown.currentData() == PROBABILITY:
+            return raw
+        restored = self.result.restored(raw)
+        return float("nan") if restored is None else restored
+
+    def _written(self, raw: float | None) -> str:
+        shown = self.value(raw)
+        if shown != shown:  # NaN
+            return ""
+        return f"{shown:.2f}" if self.shown.currentData() == PROBABILITY else f"{round(100 * shown)}%"
+
+    def _redraw(self, *_args: Any) -> None:
+        result = self.result
+        if result is None:
+            return
+        columns = []
+        for position, token in enumerate(result.clean_tokens):
+            if position in result.differing:
+                other = result.counterpart[position]
+                edited = result.corrupted_tokens[other] if other is not None and result.same_length else "—"
+                columns.append(f"*{token}→{edited}")
+            else:
+                columns.append(token)
+        if result.states is not None:
+            rows = [str(level) for level in range(len(result.states))]
+            self.states.show_grid(rows, columns, [[self.value(v) for v in row] for row in result.states],
+                                  [[self._written(v) for v in row] for row in result.states], result.state_words)
+        else:
+            self.states.show_grid([], [], [], [], lambda _r, _c: "")
+        self.states.setVisible(result.states is not None)
+        heads = len(result.heads[0]) if result.heads else 0
+        grid = [(*row, result.layers[layer]) for layer, row in enumerate(result.heads)]
+        self.heads.show_grid([str(layer) for layer in range(len(grid))], [*map(str, range(heads)), "all"],
+                             [[self.value(v) for v in row] for row in grid],
+                             [[self._written(v) for v in row] for row in grid], self._head_words)
+
+    def _head_words(self, layer: int, column: int) -> str:
+        result = self.result
+        if column < len(result.heads[layer]):
+            return str(result.head_words(layer, column))
+        return (f"Copying every head of layer {layer} (the whole attention output) from the clean run: "
+                f"{result.target_label} = {result.layers[layer]:.4f}")
+
+    def _hovered(self, kind: str, row: int, column: int, text: str) -> None:
+        self.chosen = (kind, row, column)
+        self.words.setText(text)
+
+    def copy_python(self) -> None:
+        from bertstudio.core.patching.snippet import patch_script
+
+        result = self.result
+        if result is None or self.request is None:
+            return
+        kind, row, column = self.chosen or ("head", 0, 0)
+        if kind == "head" and column >= len(result.heads[row]):
+            kind, column = "head", 0
+        try:
+            script = patch_script(self.request.source, result, self.texts[0], self.texts[1], kind, row, column)
+        except BertStudioError as error:
+            self.notes.set_notes([_error_note(error)])
+            return
+        QApplication.clipboard().setText(script)
+        self.notes.set_notes([Note("info", f"Copied a script for {kind} cell ({row}, {column}).")])
+
+    def export(self, path: str | None = None) -> None:
+        from bertstudio.core.errors import InputError
+        from bertstudio.ui.export import FILTER, export_json, export_png, export_svg, target
+
+        if self.result is None:
+            return
+        if path is None:
+            path, _ = QFileDialog.getSaveFileName(self, "Export the trace", "trace.png", FILTER)
+            if not path:
+                return
+        chosen = target(path)
+        try:
+            if chosen.suffix.lower() == ".json":
+                export_json(self.result.to_json(), chosen)
+            elif chosen.suffix.lower() == ".svg":
+                export_svg(self.view, chosen)
+            else:
+                export_png(self.view, chosen)
+        except (InputError, OSError) as error:
+            self.notes.set_notes([Note("error", f"Could not export: {error}")])
+            return
+        self.notes.set_notes([Note("info", f"Exported {chosen.name}.")])
+
+
+def _escape(text: str) -> str:
+    import html
+
+    return html.escape(text)
+
+
+def _error_note(error: Any) -> Note:
+    message = getattr(error, "message", None) or str(error)
+    hint = getattr(error, "hint", "")
+    return Note("error", f"{message} {hint}".strip())

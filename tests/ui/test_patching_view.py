@@ -1,0 +1,79 @@
+"""Trace why from the pinned compare: the heatmaps, the words, export, Copy as Python, Cancel."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from bertstudio.ui.tabs.classification_tab import ClassificationTab
+from bertstudio.ui.widgets.patching_view import PROBABILITY, RESTORED
+from tests.ui.conftest import load_model_in, only_tabs, run_tab, tab_of
+
+window_tabs = only_tabs("classification_tab")
+
+
+def _pinned_and_edited(qtbot, window, checkpoint_factory):  # noqa: ANN001, ANN202
+    tab = tab_of(window, ClassificationTab)
+    load_model_in(qtbot, tab, checkpoint_factory("bert", "SequenceClassification"))
+    tab.text.setPlainText("a good film about the old city .")
+    run_tab(qtbot, tab, idle=True)
+    tab.pin_bar.pin_button.click()
+    assert tab.pin_bar.trace_button.isVisibleTo(tab) and not tab.pin_bar.trace_button.isEnabled()  # no edit yet
+    tab.text.setPlainText("a bad film about the old city .")
+    run_tab(qtbot, tab, idle=True)
+    assert tab.pin_bar.trace_button.isEnabled()
+    return tab
+
+
+def test_trace_why_draws_both_heatmaps_and_says_each_cell(qtbot, window, checkpoint_factory, tmp_path) -> None:  # noqa: ANN001
+    tab = _pinned_and_edited(qtbot, window, checkpoint_factory)
+    tab.pin_bar.trace_button.click()
+    panel = tab.trace_panel
+    qtbot.waitUntil(lambda: panel.result is not None and not panel.runner.busy, timeout=60_000)
+    result = panel.result
+    assert result.clean_tokens[2] == "good" and result.corrupted_tokens[2] == "bad" and result.differing == (2,)
+    assert panel.states.isVisibleTo(panel) and panel.states.rows == ("0", "1", "2")
+    assert panel.states.columns[2] == "*good→bad" and panel.states.columns[1] == "a"
+    assert panel.heads.columns == ("0", "1", "all") and panel.heads.rows == ("0", "1")
+    shown = panel.states.image.image
+    assert shown.shape == (3, len(result.clean_tokens))
+    assert shown[0, 2] == pytest.approx(1.0, abs=1e-4)  # the edited token's clean embedding restores it all
+    assert "restores 100% of the clean answer" in panel.states.words(0, 2) and "'good'" in panel.states.words(0, 2)
+    assert "head 1:0" in panel.heads.words(1, 0) and "every head of layer 0" in panel.heads.words(0, 2)
+    assert result.target_label in panel.title.text()
+    panel.shown.setCurrentIndex(panel.shown.findData(PROBABILITY))
+    assert panel.states.image.image[0, 2] == pytest.approx(result.clean_score, abs=1e-5)
+    panel.shown.setCurrentIndex(panel.shown.findData(RESTORED))
+
+    panel.export(str(tmp_path / "trace.json"))
+    assert json.loads((tmp_path / "trace.json").read_text())["states"] == [list(row) for row in result.states]
+    panel.export(str(tmp_path / "trace.png"))
+    panel.export(str(tmp_path / "trace.svg"))
+    assert (tmp_path / "trace.png").stat().st_size > 1000 and "<svg" in (tmp_path / "trace.svg").read_text()
+
+    panel.chosen = ("state", 1, 2)
+    panel.copy_python()
+    from PySide6.QtWidgets import QApplication
+
+    script = QApplication.clipboard().text()
+    assert script.startswith("# BERT Studio: Trace why")
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    patched = float(done.stdout.split("patched")[1])
+    assert patched == pytest.approx(result.states[1][2], abs=1e-4)  # the script reproduces the cell
+    panel.close()
+
+
+def test_trace_why_cancels(qtbot, window, checkpoint_factory) -> None:  # noqa: ANN001
+    tab = _pinned_and_edited(qtbot, window, checkpoint_factory)
+    tab.pin_bar.trace_button.click()
+    panel = tab.trace_panel
+    with qtbot.waitSignal(panel.runner.finished, timeout=60_000):
+        panel.cancel()
+    assert panel.trace_button.isEnabled() and not panel.cancel_button.isEnabled()
+    panel.refresh()  # and runs again
+    qtbot.waitUntil(lambda: panel.result is not None and not panel.runner.busy, timeout=60_000)
+    panel.close()
