@@ -119,10 +119,16 @@ def run(args: argparse.Namespace) -> int:
     config = config_from_args(args)
     config.validate()  # bad settings are refused before anything is loaded
     stop = threading.Event()
+    planned = threading.Event()  # the plan is out: a stop now ends a step (before it, Ctrl+C cancels)
+    main_rank = os.environ.get("RANK", "0") == "0"
 
     def show(event: ProgressEvent) -> None:
         payload = event.payload
         if isinstance(payload, TrainingEvent):
+            if payload.kind == "plan":
+                planned.set()
+            if payload.kind == "prepare" and not main_rank:
+                return  # under torchrun each process tokenizes: rank 0 alone says so
             if args.json:
                 print(json.dumps(payload.to_json()), flush=True)
             else:
@@ -134,7 +140,8 @@ def run(args: argparse.Namespace) -> int:
         if stop.is_set() and signum == signal.SIGINT:
             raise KeyboardInterrupt
         name = "Ctrl+C" if signum == signal.SIGINT else signal.Signals(signum).name
-        print(f"{name}: stopping after this step and saving… (Ctrl+C again to abort)", file=sys.stderr, flush=True)
+        doing = "stopping after this step and saving…" if planned.is_set() else "cancelling…"
+        print(f"{name}: {doing} (Ctrl+C again to abort)", file=sys.stderr, flush=True)
         stop.set()
         control.request_stop()  # before the first step (reading, loading, tokenizing): cancel right away
 
@@ -145,8 +152,8 @@ def run(args: argparse.Namespace) -> int:
     try:
         result = train(config, control, stop_event=stop)
     finally:
-        for signum, handler in previous.items():
-            signal.signal(signum, handler)
+        for number, handler in previous.items():
+            signal.signal(number, handler)
     if os.environ.get("RANK", "0") != "0":
         return 0  # under torchrun, rank 0 alone reports
     if args.json:

@@ -223,3 +223,91 @@ def test_a_table_may_say_answer_start_and_an_answer_without_it_must_be_unique(tm
     table.write_text(f'question,context,answer,answer_start\nWhen?,"{TWICE}",1990,-43\n')
     with pytest.raises(InputError, match=r"line 2: column answer_start is \"-43\": it must be a whole number"):
         read_qa(table)
+
+
+# -- 1: QA windows are bounded before they are made, made in chunks, with progress and Cancel -------------
+def long_context_squad(path: Path, sentences: int, questions: int) -> Path:
+    """The attacker's file, smaller: one context of many sentences shared by many questions."""
+    context = " ".join(f"Sentence {i} says the cat sat." for i in range(sentences))
+    start = context.index(f"Sentence {sentences // 2} ")
+    qas = [{"id": f"q{i}", "question": f"Which sentence is number {i}?",
+            "answers": [{"text": f"Sentence {sentences // 2}", "answer_start": start}]} for i in range(questions)]
+    path.write_text(json.dumps({"data": [{"title": "t", "paragraphs": [{"context": context, "qas": qas}]}]}, indent=1))
+    return path
+
+
+def test_a_context_of_too_many_windows_is_refused_with_the_bound_before_tokenizing(
+        tmp_path: Path, checkpoint_factory) -> None:  # noqa: ANN001
+    import subprocess
+    import sys
+
+    from bertstudio.core.training.qa_windows import MAX_WINDOWS_PER_QUESTION
+    from tests.faults.test_training_interrupts import ENV, ROOT
+
+    data = long_context_squad(tmp_path / "big.json", 20_000, 40)
+    output = tmp_path / "out"
+    done = subprocess.run([sys.executable, "-m", "bertstudio", "train", "--task", "qa", "--model",
+                           str(checkpoint_factory("bert", "Model")), "--train", str(data), "--output", str(output),
+                           "--max-steps", "1", "--eval-share", "0", "--max-length", "64", "--json"],
+                          capture_output=True, text=True, env=ENV, cwd=ROOT, timeout=300)
+    assert done.returncode == 1 and "Traceback" not in done.stderr, done.stderr
+    assert (f"40 question(s) have a context that makes more than the {MAX_WINDOWS_PER_QUESTION} windows of 64 "
+            "tokens one question may take: line 11 (") in done.stderr
+    assert "windows, at least" in done.stderr and "and 32 more." in done.stderr and "--max-length" in done.stderr
+    shown = [json.loads(line) for line in done.stdout.splitlines()]
+    assert shown and {line["event"] for line in shown} == {"prepare"}  # progress came before the refusal
+    assert left_behind(output) == []  # no lock, no checkpoints folder
+
+
+def test_qa_windows_are_made_in_chunks_that_honour_cancel(checkpoint_factory) -> None:  # noqa: ANN001
+    from transformers import AutoTokenizer
+
+    from bertstudio.core.errors import TaskCancelled
+    from bertstudio.core.progress import TaskControl
+    from bertstudio.core.training.qa import ENCODE_CHUNK, encode_windows
+    from bertstudio.core.training.qa_read import QAExample
+
+    tokenizer = AutoTokenizer.from_pretrained(checkpoint_factory("bert", "Model"))
+    calls = []
+    real = type(tokenizer).__call__
+
+    class Counting(type(tokenizer)):  # type: ignore[misc]
+        def __call__(self, *args, **kwargs):  # noqa: ANN002, ANN003, ANN204
+            calls.append(len(args[0]))
+            return real(self, *args, **kwargs)
+
+    tokenizer.__class__ = Counting
+    rows = [QAExample(i + 2, "what sat", f"the cat {i} sat on the mat", ("cat",), 4) for i in range(5 * ENCODE_CHUNK)]
+    messages: list[str] = []
+
+    def on_progress(event) -> None:  # noqa: ANN001
+        messages.append(event.message)
+        if event.message.startswith(f"Tokenizing questions: {2 * ENCODE_CHUNK:,}"):
+            control.request_stop()
+
+    control = TaskControl(on_progress)
+    with pytest.raises(TaskCancelled):
+        encode_windows(tokenizer, rows, 32, control)
+    windows = [n for n in calls if n == ENCODE_CHUNK]
+    assert len(windows) == 2  # two chunks were made, the third was not started
+    assert messages[-1] == f"Tokenizing questions: {2 * ENCODE_CHUNK:,} of {5 * ENCODE_CHUNK:,}…"
+    tokenizer.__class__ = type(tokenizer).__mro__[1]
+    assert len(encode_windows(tokenizer, rows, 32)) == 5 * ENCODE_CHUNK  # without a stop: every window
+
+
+def test_window_count_is_the_tokenizers(checkpoint_factory) -> None:  # noqa: ANN001
+    """The bound is checked on counted windows: the count equals what the tokenizer makes."""
+    from transformers import AutoTokenizer
+
+    from bertstudio.core.training.qa_windows import window_stride, windows_for
+
+    tokenizer = AutoTokenizer.from_pretrained(checkpoint_factory("bert", "Model"))
+    specials = tokenizer.num_special_tokens_to_add(pair=True)
+    for max_length in (32, 64):
+        for words in (1, 20, 57, 300):
+            context, question = " ".join(["cat"] * words), "what is the dog"
+            made = tokenizer([question], [context], truncation="only_second", max_length=max_length,
+                             stride=window_stride(max_length), return_overflowing_tokens=True)
+            tokens = len(tokenizer(context, add_special_tokens=False)["input_ids"])
+            asked = len(tokenizer(question, add_special_tokens=False)["input_ids"])
+            assert windows_for(tokens, asked, max_length, specials) == len(made["input_ids"]), (max_length, words)

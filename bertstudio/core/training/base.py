@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from bertstudio.core.errors import InputError, ModelSourceError
+from bertstudio.core.progress import TaskControl
 from bertstudio.core.training import data as data_mod
 from bertstudio.core.training import metrics
 from bertstudio.core.training.metrics import Metrics
@@ -105,7 +106,7 @@ class TrainableTask:
         raise InputError("Only pre-training can start from scratch.", hint="Choose a base model.")
 
     def encode(self, tokenizer: Any, rows: Any, labels: list[str], max_length: int,
-               nsp: bool) -> tuple[list[dict[str, Any]], list[int]]:
+               nsp: bool, control: TaskControl | None = None) -> tuple[list[dict[str, Any]], list[int]]:
         raise NotImplementedError
 
     def collator(self, tokenizer: Any) -> Any:
@@ -160,7 +161,7 @@ class TextClassification(TrainableTask):
         return Data(train, evaluation, labels, notes)
 
     def encode(self, tokenizer: Any, rows: Any, labels: list[str], max_length: int,
-               nsp: bool) -> tuple[list[dict[str, Any]], list[int]]:
+               nsp: bool, control: TaskControl | None = None) -> tuple[list[dict[str, Any]], list[int]]:
         index = {label: i for i, label in enumerate(labels)}
         args = (list(rows.texts), list(rows.pairs)) if rows.pairs is not None else (list(rows.texts),)
         encoded = tokenizer(*args, truncation=True, max_length=max_length)

@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from typing import Any, ClassVar
 
 from bertstudio.core.errors import InputError
+from bertstudio.core.progress import TaskControl
 from bertstudio.core.tasks.multiple_choice import SPEC as CHOICE_SPEC
 from bertstudio.core.tasks.spec import lazy
 from bertstudio.core.training import metrics as metrics_mod
@@ -98,7 +99,7 @@ class MultipleChoice(TrainableTask):
         return load_model_class(transformers.AutoModelForMultipleChoice, folder, ignore_mismatched_sizes=True), False
 
     def encode(self, tokenizer: Any, rows: Any, labels: list[str], max_length: int,
-               nsp: bool) -> tuple[list[dict[str, Any]], list[int]]:
+               nsp: bool, control: TaskControl | None = None) -> tuple[list[dict[str, Any]], list[int]]:
         """Each choice after its prompt as a text pair; a feature holds all of one question's pairs."""
         firsts = [x.inputs[0] for x in rows for _ in x.inputs[1]]
         seconds = [c for x in rows for c in x.inputs[1]]

@@ -27,7 +27,7 @@ from bertstudio.core.training import data as data_mod
 from bertstudio.core.training import resume, saving
 from bertstudio.core.training.callback import EvaluationStopped, event_callback
 from bertstudio.core.training.config import TrainConfig
-from bertstudio.core.training.events import EVENTS_FILE, Plan, TrainingEvent, TrainResult, describe
+from bertstudio.core.training.events import EVENTS_FILE, Plan, TrainingEvent, TrainResult, describe, preparing
 from bertstudio.core.training.schedules import warmup_steps_for
 from bertstudio.core.training.trainable import TRAINABLE, Data, pretraining_class
 
@@ -164,9 +164,9 @@ def _train_locked(config: TrainConfig, output: Path, control: TaskControl, stop_
     if config.max_length > limit:
         raise InputError(f"The maximum length {config.max_length} is longer than this model allows ({limit}).",
                          hint=f"Choose {limit} or less.")
-    control.report("Tokenizing…")
-    train_rows, lengths = task.encode(tokenizer, data.train, data.labels, config.max_length, nsp)
-    eval_rows = (task.encode(tokenizer, data.eval, data.labels, config.max_length, nsp)[0]
+    preparing(control, f"Tokenizing {len(data.train):,} training and {len(data.eval or ()):,} validation examples…")
+    train_rows, lengths = task.encode(tokenizer, data.train, data.labels, config.max_length, nsp, control)
+    eval_rows = (task.encode(tokenizer, data.eval, data.labels, config.max_length, nsp, control)[0]
                  if data.eval is not None else None)
     summary = data_mod.length_summary(lengths, config.max_length)
     total, warmup, _per_epoch = plan_steps(len(train_rows), config)

@@ -16,7 +16,7 @@ RATE_WINDOW = 20  # steps: speed and ETA follow the recent pace, not the average
 class TrainingEvent:
     """One thing that happened in a run; plain values, safe to send to the GUI thread."""
 
-    kind: str  # plan, step, eval, saving, saved, done
+    kind: str  # prepare (reading, tokenizing: before the plan), plan, step, eval, saving, saved, done
     step: int = 0
     max_steps: int = 0
     epoch: float | None = None
@@ -104,3 +104,10 @@ def describe(event: TrainingEvent) -> str:
     if event.kind == "eval":
         return f"step {event.step}: " + ", ".join(f"{k} {v:.4f}" for k, v in event.metrics.items())
     return event.message or event.kind
+
+
+def preparing(control: Any, message: str, fraction: float | None = None) -> None:
+    """Progress before the first step (tokenizing, counting windows): shown by the CLI (also with --json)
+    and the Train tab, never written to the run's log. `control`: a TaskControl, or None (no one listens)."""
+    if control is not None:
+        control.report(message, fraction, payload=TrainingEvent("prepare", message=message))

@@ -10,16 +10,24 @@ span no longer than MAX_ANSWER_TOKENS, scored with the SQuAD normalisation Evalu
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, ClassVar
 
 from bertstudio.core.errors import InputError, ModelSourceError
+from bertstudio.core.progress import TaskControl
 from bertstudio.core.tasks.qa import SPEC as QA_SPEC
-from bertstudio.core.training import data as data_mod
 from bertstudio.core.training import metrics as metrics_mod
 from bertstudio.core.training.base import Config, Data, TrainableTask, load_model_class, train_and_validation
+from bertstudio.core.training.events import preparing
 from bertstudio.core.training.qa_read import QAExample, read_qa
+from bertstudio.core.training.qa_windows import (
+    MAX_WINDOWS_PER_QUESTION,
+    check_windows,
+    refuse_too_many,
+    window_stride,
+)
 
 MAX_ANSWER_TOKENS = 30  # the longest span validation predicts (run_qa.py's default)
 N_BEST = 20  # start and end candidates tried per window
@@ -27,36 +35,40 @@ COUNT_WINDOWS_UP_TO = 20_000  # the plan tokenizes to count windows up to this m
 _EXTRA = ("offset_mapping", "example_index", "cls_index")  # kept for validation, never given to the model
 
 
-def window_stride(max_length: int) -> int:
-    """Tokens two neighbouring windows share (run_qa.py: 128 of 384)."""
-    return max(1, max_length // 4)
+ENCODE_CHUNK = 256  # questions per tokenizer call: a Cancel check and a progress line between calls
 
 
-def _check_questions(tokenizer: Any, rows: Sequence[QAExample], max_length: int) -> None:
-    """A question that leaves no room for its context in a window is a numbered issue, not a crash."""
-    room = max_length - window_stride(max_length) - 4
-    lengths = [len(ids) for ids in tokenizer([r.question for r in rows], add_special_tokens=False)["input_ids"]]
-    issues = [data_mod.RowIssue(r.line, f"the question is {n} tokens: with the maximum length {max_length} at most "
-                                f"{room} leave room for the context")
-              for r, n in zip(rows, lengths, strict=True) if n > room]
-    if issues:
-        data_mod.raise_issues(Path("the data file"), issues)
-
-
-def encode_windows(tokenizer: Any, rows: Sequence[QAExample], max_length: int) -> list[dict[str, Any]]:
+def encode_windows(tokenizer: Any, rows: Sequence[QAExample], max_length: int,
+                   control: TaskControl | None = None) -> list[dict[str, Any]]:
     """One feature per window: token ids, the answer's token span (CLS when absent) and, for
-    validation, the window's character offsets into its context and the question it belongs to."""
-    _check_questions(tokenizer, rows, max_length)
+    validation, the window's character offsets into its context and the question it belongs to.
+    The windows are counted and bounded first (qa_windows), then made ENCODE_CHUNK questions at a time."""
+    check_windows(tokenizer, rows, max_length, control)
+    features: list[dict[str, Any]] = []
+    for first in range(0, len(rows), ENCODE_CHUNK):
+        if control is not None:
+            preparing(control, f"Tokenizing questions: {first:,} of {len(rows):,}…", first / len(rows))
+            control.check()
+        features += _windows(tokenizer, rows, first, rows[first:first + ENCODE_CHUNK], max_length)
+    return features
+
+
+def _windows(tokenizer: Any, rows: Sequence[QAExample], offset: int, chunk: Sequence[QAExample],
+             max_length: int) -> list[dict[str, Any]]:
+    """The windows of `chunk` (questions `offset`... of `rows`), each question's count checked exactly."""
     pad_right = getattr(tokenizer, "padding_side", "right") == "right"
-    questions, contexts = [r.question.lstrip() for r in rows], [r.context for r in rows]
+    questions, contexts = [r.question.lstrip() for r in chunk], [r.context for r in chunk]
     first, second = (questions, contexts) if pad_right else (contexts, questions)
     encoded = tokenizer(first, second, truncation="only_second" if pad_right else "only_first",
                         max_length=max_length, stride=window_stride(max_length), return_overflowing_tokens=True,
                         return_offsets_mapping=True)
+    counts = Counter(encoded["overflow_to_sample_mapping"])  # counted in pieces, a context may come out a
+    refuse_too_many([(chunk[i].line, n, -1) for i, n in sorted(counts.items())  # window over: checked exactly
+                     if n > MAX_WINDOWS_PER_QUESTION], max_length)
     context_id = 1 if pad_right else 0
     features = []
     for i, ids in enumerate(encoded["input_ids"]):
-        example = encoded["overflow_to_sample_mapping"][i]
+        example = offset + encoded["overflow_to_sample_mapping"][i]
         row = rows[example]
         sequence = encoded.sequence_ids(i)
         offsets: list[Any] = [tuple(o) if sequence[k] == context_id else None
@@ -172,8 +184,8 @@ class QuestionAnswering(TrainableTask):
         return load_model_class(transformers.AutoModelForQuestionAnswering, folder), False
 
     def encode(self, tokenizer: Any, rows: Any, labels: list[str], max_length: int,
-               nsp: bool) -> tuple[list[dict[str, Any]], list[int]]:
-        features = encode_windows(tokenizer, rows, max_length)
+               nsp: bool, control: TaskControl | None = None) -> tuple[list[dict[str, Any]], list[int]]:
+        features = encode_windows(tokenizer, rows, max_length, control)
         return features, [len(f["input_ids"]) for f in features]
 
     def collator(self, tokenizer: Any) -> Any:

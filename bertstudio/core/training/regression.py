@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from bertstudio.core.errors import InputError
+from bertstudio.core.progress import TaskControl
 from bertstudio.core.training import data as data_mod
 from bertstudio.core.training import metrics as metrics_mod
 from bertstudio.core.training.base import Config, Data, TrainableTask, load_model_class
@@ -96,7 +97,7 @@ class Regression(TrainableTask):
         return model, False
 
     def encode(self, tokenizer: Any, rows: Any, labels: list[str], max_length: int,
-               nsp: bool) -> tuple[list[dict[str, Any]], list[int]]:
+               nsp: bool, control: TaskControl | None = None) -> tuple[list[dict[str, Any]], list[int]]:
         args = (list(rows.texts), list(rows.pairs)) if rows.pairs is not None else (list(rows.texts),)
         encoded = tokenizer(*args, truncation=True, max_length=max_length)
         lengths = [len(ids) for ids in tokenizer(*args)["input_ids"]]

@@ -16,6 +16,7 @@ from typing import Any
 
 from bertstudio.core.errors import InputError, ModelSourceError
 from bertstudio.core.model_folder import load_pretrained
+from bertstudio.core.progress import TaskControl
 from bertstudio.core.tasks.pretraining import SPEC as PRETRAINING
 from bertstudio.core.training import data as data_mod
 from bertstudio.core.training import metrics
@@ -55,7 +56,7 @@ class TokenClassification(TrainableTask):
         return super().load(folder, config, labels, tokenizer)
 
     def encode(self, tokenizer: Any, rows: Any, labels: list[str], max_length: int,
-               nsp: bool) -> tuple[list[dict[str, Any]], list[int]]:
+               nsp: bool, control: TaskControl | None = None) -> tuple[list[dict[str, Any]], list[int]]:
         """Label the first sub-token of each word; the rest get -100 (ignored by the loss)."""
         index = {label: i for i, label in enumerate(labels)}
         words = [list(s.tokens) for s in rows]
@@ -135,7 +136,7 @@ class Pretraining(TrainableTask):
         return scratch_model(tokenizer, scratch), tokenizer
 
     def encode(self, tokenizer: Any, rows: Any, labels: list[str], max_length: int,
-               nsp: bool) -> tuple[list[dict[str, Any]], list[int]]:
+               nsp: bool, control: TaskControl | None = None) -> tuple[list[dict[str, Any]], list[int]]:
         from bertstudio.core.training.pretraining import tokenized_pairs
 
         return tokenized_pairs(tokenizer, rows, max_length, nsp)
