@@ -311,3 +311,42 @@ def test_window_count_is_the_tokenizers(checkpoint_factory) -> None:  # noqa: AN
             tokens = len(tokenizer(context, add_special_tokens=False)["input_ids"])
             asked = len(tokenizer(question, add_special_tokens=False)["input_ids"])
             assert windows_for(tokens, asked, max_length, specials) == len(made["input_ids"]), (max_length, words)
+
+
+# -- 12, 13c: the number of choices is bounded, and one choice column is said to be one -------------------
+def test_twenty_thousand_choice_columns_are_refused_with_the_bound(tmp_path: Path, checkpoint_factory,  # noqa: ANN001
+                                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    from bertstudio.core.tasks.multiple_choice import MAX_CHOICES
+
+    wide = tmp_path / "wide.csv"
+    names = [f"choice{i}" for i in range(20_000)]
+    rows = [f"Pick one {r}," + ",".join(f"c{i}" for i in range(20_000)) + f",{r % 3}" for r in range(4)]
+    wide.write_text("prompt," + ",".join(names) + ",label\n" + "\n".join(rows) + "\n", encoding="utf-8")
+    output = tmp_path / "out"
+    code, _out, err = run_cli(capsys, "train", "--task", "choice", "--model", str(checkpoint_factory("bert", "Model")),
+                              "--train", str(wide), "--output", str(output), "--max-steps", "1", "--eval-share", "0")
+    assert code == 1 and (f"wide.csv has 20,000 choice columns; multiple choice trains on at most {MAX_CHOICES} "
+                          "choices per question") in err, err
+    assert left_behind(output) == []
+
+
+def test_a_choices_list_over_the_bound_is_named_by_line(tmp_path: Path) -> None:
+    from bertstudio.core.training.choice import read_choices
+
+    jsonl = tmp_path / "listed.jsonl"
+    jsonl.write_text(json.dumps({"prompt": "Pick", "choices": ["a", "b"], "label": 0}) + "\n"
+                     + json.dumps({"prompt": "Pick", "choices": [f"c{i}" for i in range(65)], "label": 1}) + "\n")
+    with pytest.raises(InputError, match=r"listed\.jsonl has 1 malformed row\(s\): line 2: 65 choices; at most 64"):
+        read_choices(str(jsonl))
+
+
+def test_a_single_choice_column_says_two_choices_are_needed(tmp_path: Path) -> None:
+    from bertstudio.core.training.trainable import TRAINABLE
+
+    one = tmp_path / "one.csv"
+    one.write_text("prompt,choice0,label\nPick,a,0\nPick,b,0\n", encoding="utf-8")
+    config = TrainConfig(task="choice", train_file=str(one), model="m", output_dir=str(tmp_path / "o"))
+    with pytest.raises(InputError, match=r"one\.csv has one choice column \('choice0'\): a multiple-choice question "
+                                         r"needs at least two choices\. Put each choice in its own numbered column "
+                                         r"\(choice0, choice1…\)"):
+        TRAINABLE["choice"].read(config)

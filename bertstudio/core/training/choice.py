@@ -10,12 +10,15 @@ and validation takes the argmax over each question's real choices only.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any, ClassVar
 
 from bertstudio.core.errors import InputError
 from bertstudio.core.progress import TaskControl
+from bertstudio.core.tasks.multiple_choice import MAX_CHOICES
 from bertstudio.core.tasks.multiple_choice import SPEC as CHOICE_SPEC
 from bertstudio.core.tasks.spec import lazy
+from bertstudio.core.training import data as data_mod
 from bertstudio.core.training import metrics as metrics_mod
 from bertstudio.core.training.base import Config, Data, TrainableTask, load_model_class, train_and_validation
 
@@ -24,11 +27,39 @@ _READ_CHOICES = lazy("bertstudio.core.evaluate.readers:read_choice_file")
 _DETECTED = lazy("bertstudio.core.evaluate.readers:EvalColumns")  # every column detected
 
 
+HEADER_BYTES = 1 << 20  # the header read to count choice columns before any row is read
+
+
+def check_choice_columns(path: Path) -> None:
+    """The header's numbered choice columns, bounded before a row is read: more than MAX_CHOICES (the
+    most this app scores at once) is refused, and so is a single one (a question needs two choices)."""
+    from bertstudio.core.datafiles import first_line_header
+    from bertstudio.core.evaluate.readers import _CHOICE_COLUMN  # the names Evaluate's reader takes as choices
+
+    header = first_line_header(path, HEADER_BYTES)
+    numbered = [(name, found) for name in header if (found := _CHOICE_COLUMN.match(name))]
+    if len(numbered) > MAX_CHOICES:
+        raise InputError(f"{path.name} has {len(numbered):,} choice columns; multiple choice trains on at most "
+                         f"{MAX_CHOICES} choices per question.",
+                         hint=f"Keep each question's choices in at most {MAX_CHOICES} columns (choice0, choice1…).")
+    if len(numbered) == 1 and "choices" not in header:
+        name, stem = numbered[0][0], numbered[0][1].group(1)
+        raise InputError(f"{path.name} has one choice column ('{name}'): a multiple-choice question needs at "
+                         "least two choices.",
+                         hint=f"Put each choice in its own numbered column ({stem}0, {stem}1…).")
+
+
 def read_choices(path: str) -> list[Any]:
-    """Evaluate's reader: every row a prompt, at least two choices and a valid index, or its line is named."""
+    """Evaluate's reader: every row a prompt, 2..MAX_CHOICES choices and a valid index, or its line is named."""
     from bertstudio.core.files import regular_file
 
-    return list(_READ_CHOICES(regular_file(path, "data file"), _DETECTED()).examples)
+    checked = regular_file(path, "data file")
+    check_choice_columns(checked)
+    examples = list(_READ_CHOICES(checked, _DETECTED()).examples)
+    data_mod.raise_issues(checked, [data_mod.RowIssue(x.line, f"{len(x.inputs[1]):,} choices; at most {MAX_CHOICES} "
+                                                              "are trained on per question")
+                                    for x in examples if len(x.inputs[1]) > MAX_CHOICES])  # a JSONL "choices" list
+    return examples
 
 
 class ChoiceCollator:
