@@ -43,7 +43,20 @@ def _add(parser: Any, name: str, option: Any, default: Any, groups: dict[str, An
             kwargs["metavar"] = option.metavar or {int: "N", float: "X"}.get(kwargs["type"], "NAME")
         if default not in (None, "") and kwargs["type"] is not str and "default" not in option.help:
             kwargs["help"] = f"{option.help} (default {default:g})"
+    if name == "task":
+        _task_names(kwargs)
     target.add_argument(option.flag, **kwargs)
+
+
+def _task_names(kwargs: dict[str, Any]) -> None:
+    """--task shows the names every other command uses (classify, ner) and takes the long keys too."""
+    from bertstudio.core.training.trainable import TRAINABLE
+
+    short = {key: task.cli_name for key, task in TRAINABLE.items()}
+    kwargs["type"] = lambda value: short.get(value, value)
+    kwargs["choices"] = tuple(short.values())
+    longer = [f"{key} for {name}" for key, name in short.items() if key != name]
+    kwargs["help"] = f"{kwargs['help']} ({', '.join(longer)} are accepted too)" if longer else kwargs["help"]
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -75,8 +88,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def config_from_args(args: argparse.Namespace) -> Any:
     from bertstudio.core.errors import InputError
     from bertstudio.core.training import Columns, ScratchConfig, TrainConfig
+    from bertstudio.core.training.config import task_key
     from bertstudio.core.training.options import options
     from bertstudio.core.training.trainable import TRAINABLE
+
+    args.task = task_key(args.task)  # `classify` and `text-classification` are one task
 
     columns = None
     if args.column_text or args.column_label or args.column_text_pair:

@@ -350,3 +350,23 @@ def test_a_single_choice_column_says_two_choices_are_needed(tmp_path: Path) -> N
                                          r"needs at least two choices\. Put each choice in its own numbered column "
                                          r"\(choice0, choice1…\)"):
         TRAINABLE["choice"].read(config)
+
+
+# -- task names: the other commands' short names, and the long keys --------------------------------------
+def test_train_takes_the_task_names_every_other_command_uses(capsys: pytest.CaptureFixture[str]) -> None:
+    from bertstudio.cli import build_parser
+    from bertstudio.cli.train import config_from_args
+
+    def task_of(name: str) -> str:
+        args = build_parser().parse_args(["train", "--task", name, "--model", "m", "--train", "t", "--output", "o"])
+        return config_from_args(args).task
+
+    assert [task_of(n) for n in ("classify", "text-classification", "ner", "token-classification", "qa", "distill")] \
+        == ["text-classification", "text-classification", "token-classification", "token-classification", "qa",
+            "distill"]
+    assert TrainConfig(task="ner").task == "token-classification"
+    with pytest.raises(SystemExit):
+        build_parser().parse_args(["train", "--help"])
+    shown = " ".join(capsys.readouterr().out.split())
+    assert "--task {classify,ner,pretraining,qa,choice,regression,distill}" in shown
+    assert "(text-classification for classify, token-classification for ner are accepted too)" in shown

@@ -15,6 +15,7 @@ from typing import Any, ClassVar
 
 from bertstudio.core.errors import InputError, ModelSourceError
 from bertstudio.core.progress import TaskControl
+from bertstudio.core.tasks.classification import SPEC as CLASSIFICATION_SPEC
 from bertstudio.core.training import data as data_mod
 from bertstudio.core.training import metrics
 from bertstudio.core.training.metrics import Metrics
@@ -70,6 +71,7 @@ class TrainableTask:
     """The base: a `--task` key, what the form says, where its result opens, the steps the engine calls."""
 
     key: ClassVar[str]  # the `train --task` value and the run folder's marker
+    command: ClassVar[str] = ""  # the name the other commands give the task (classify, ner), where not `key`
     title: ClassVar[str]  # what the Train form lists
     demo_files: ClassVar[tuple[str, str]]  # (training, validation or "") under resources/datasets
     auto_class: ClassVar[str] = ""  # the transformers Auto class of the head
@@ -78,6 +80,11 @@ class TrainableTask:
     # The Auto classes whose heads the saved model carries (default: `auto_class`), the first one
     # first: Evaluate scores the result as the first task it opens in.
     heads: ClassVar[tuple[str, ...]] = ()
+
+    @property
+    def cli_name(self) -> str:
+        """The `train --task` name --help shows: the one every other command uses for the task."""
+        return self.command or self.key
 
     @property
     def open_in(self) -> tuple[str, ...]:
@@ -135,6 +142,7 @@ class TrainableTask:
 
 class TextClassification(TrainableTask):
     key = "text-classification"
+    command = CLASSIFICATION_SPEC.cli_name
     title = "Text classification (CSV / TSV / JSONL)"
     demo_files = ("reviews_train.csv", "reviews_eval.csv")
     columns = True

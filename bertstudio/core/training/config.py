@@ -16,6 +16,14 @@ from bertstudio.core.training.schedules import SCHEDULERS
 from bertstudio.core.training.trainable import TRAINABLE
 
 TASKS = tuple(TRAINABLE)  # the `--task` choices: one per trainable, none written here
+# the names every other command gives a task (classify, ner) -> the trainable's key (text-classification)
+TASK_ALIASES = {task.cli_name: key for key, task in TRAINABLE.items() if task.cli_name != key}
+assert len({task.cli_name for task in TRAINABLE.values()}) == len(TRAINABLE), "two trainables share a --task name"
+
+
+def task_key(name: str) -> str:
+    """A task by either spelling, short (`classify`, as `evaluate --task` says) or long, as its key."""
+    return TASK_ALIASES.get(name, name)
 PRECISIONS = ("no", "fp16", "bf16")
 
 
@@ -83,6 +91,7 @@ class TrainConfig:
                           help="replace an earlier BERT Studio run in --output (other folders are never replaced)")
 
     def __post_init__(self) -> None:
+        object.__setattr__(self, "task", task_key(self.task))  # `classify` is `text-classification`
         if self.distill is not None and self.distill.student_layers and not self.model:
             object.__setattr__(self, "model", self.distill.teacher)  # the student is cut from the teacher
 

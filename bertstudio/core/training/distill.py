@@ -121,6 +121,7 @@ _TEACHERS: weakref.WeakKeyDictionary[Any, Teacher] = weakref.WeakKeyDictionary()
 
 class Distillation(TextClassification):
     key = "distill"
+    command = ""  # its own name, not the classifier's it builds on
     title = "Distillation: a smaller student of a classifier (CSV / TSV / JSONL)"
     demo_files = ("reviews_train.csv", "reviews_eval.csv")
     distils = True  # has a teacher: DistillConfig settings, teacher vs student in the Train tab

@@ -17,6 +17,7 @@ from typing import Any
 from bertstudio.core.errors import InputError, ModelSourceError
 from bertstudio.core.model_folder import load_pretrained
 from bertstudio.core.progress import TaskControl
+from bertstudio.core.tasks.ner import SPEC as NER_SPEC
 from bertstudio.core.tasks.pretraining import SPEC as PRETRAINING
 from bertstudio.core.training import data as data_mod
 from bertstudio.core.training import metrics
@@ -37,6 +38,7 @@ from bertstudio.core.training.regression import Regression
 
 class TokenClassification(TrainableTask):
     key = "token-classification"
+    command = NER_SPEC.cli_name
     title = "Token classification / NER (CoNLL)"
     demo_files = ("ner_train.conll", "ner_eval.conll")
     auto_class = "AutoModelForTokenClassification"
