@@ -214,8 +214,9 @@ def _check_tokenizer(tokenizer: Any, folder: Path) -> None:
 
 
 def _check_vocabulary(tokenizer: Any, config: Any, folder: Path) -> None:
-    """Every id the tokenizer gives must have a row in the model's embedding (config vocab_size): a
-    smaller embedding fails mid-forward with an IndexError. Checked before the weights are read."""
+    """Every id the tokenizer gives must have a row in the model's embeddings, or the forward pass fails
+    with an IndexError: token ids (config vocab_size) and segment ids (type_vocab_size: a model with
+    one segment row gets no segment ids, so a sentence pair reads as one segment). Before the weights."""
     rows = getattr(config, "vocab_size", None)
     ids = len(tokenizer)  # the vocabulary and the added tokens: ids 0 .. len - 1
     if isinstance(rows, int) and ids > rows:
@@ -224,6 +225,15 @@ def _check_vocabulary(tokenizer: Any, config: Any, folder: Path) -> None:
             f"(config.json vocab_size = {rows:,}): token ids {rows:,} and above have no embedding.",
             hint="The tokenizer files belong to another model: copy those of the model the checkpoint was "
                  "trained from, or fix vocab_size.")
+    segments = getattr(config, "type_vocab_size", None)
+    if "token_type_ids" not in getattr(tokenizer, "model_input_names", ()) or not isinstance(segments, int):
+        return
+    if segments < 1:
+        raise ModelSourceError(
+            f"The model in '{folder}' has no segment embedding (config.json type_vocab_size = {segments}), but its "
+            "tokenizer gives every token a segment id.", hint="Fix type_vocab_size or choose another model folder.")
+    if segments < 2:  # sentence B's ids (1) have no row: read a pair as one segment, as RoBERTa does
+        tokenizer.model_input_names = [name for name in tokenizer.model_input_names if name != "token_type_ids"]
 
 
 def _head_report(info: dict[str, Any], task: str, config: Any) -> HeadReport:

@@ -246,3 +246,29 @@ def test_a_tokenizer_larger_than_the_embedding_is_refused_before_the_weights(tra
     assert main(["fill-mask", "--model", str(folder), "a [MASK] ."]) == 1
     err = capsys.readouterr().err
     assert "only 5 rows" in err and "internal error" not in err and "Traceback" not in err
+
+
+def test_a_model_with_one_segment_row_reads_a_pair_as_one_segment(tmp_path, checkpoint_factory, capsys) -> None:  # noqa: ANN001
+    """Found with item 11: a BERT saved with type_vocab_size 1 (one segment row) and a BERT tokenizer
+    ended every sentence pair in 'internal error: IndexError' (sentence B's segment id 1 has no row)."""
+    import torch
+    from transformers import BertModel
+
+    from bertstudio.cli import main
+
+    source = checkpoint_factory("bert", "Model")
+    model = BertModel.from_pretrained(source)
+    model.embeddings.token_type_embeddings = torch.nn.Embedding(1, model.config.hidden_size)
+    model.config.type_vocab_size = 1
+    folder = tmp_path / "one-segment"
+    model.save_pretrained(folder)
+    for item in source.iterdir():
+        if item.name.startswith(("tokenizer", "vocab", "special_tokens")):
+            shutil.copy(item, folder / item.name)
+    assert main(["attention", "--model", str(folder), "the cat", "--pair", "a dog", "--json"]) == 0
+    result = json.loads(capsys.readouterr().out)
+    assert result["segment_ids"][-1] == 1  # the pair is still told apart for the view
+    none = copy_checkpoint(source, tmp_path / "no-segment")
+    with_config(none, bert_config(source, type_vocab_size=0))
+    with pytest.raises(ModelSourceError, match="type_vocab_size = 0"):
+        load_uncached(LoadRequest(str(none), "attention"))
