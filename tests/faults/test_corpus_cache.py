@@ -203,5 +203,5 @@ def test_a_full_disk_leaves_no_partial_cache(loaded, tmp_path) -> None:  # noqa:
         (disk / "cache").mkdir()
         index, notes = index_corpus(loaded, corpus, 1, TaskControl(), folder=disk / "cache")
         assert len(index.lines) == 400 and index.search is not None
-        assert "could not be cached" in notes[-1].text and "No space left" in notes[-1].text, notes
+        assert f"could not be cached in '{disk / 'cache'}': No space left" in notes[-1].text, notes
         assert list((disk / "cache").iterdir()) == []

@@ -71,7 +71,8 @@ def index_corpus(loaded: LoadedModel, path: str | Path, layer: Any, control: Tas
     try:
         cache.save(built, target, key, digest)
     except OSError as error:
-        notes.append(warning(f"The index could not be cached: {error.strerror or error}.", str(target)))
+        notes.append(warning(f"The index could not be cached in '{target.parent}': {error.strerror or error}.",
+                             str(target)))
         return searchable(built, control, notes)
     return searchable(built, control, notes, cached_at=(target, key))
 
@@ -99,8 +100,8 @@ def searchable(index: CorpusIndex, control: TaskControl, notes: list[Note], exac
         try:
             cache.save_layout(search.layout, cache.layout_path(cached_at[0]), cached_at[1])
         except OSError as error:
-            notes.append(warning(f"The search lists could not be cached: {error.strerror or error}.",
-                                 str(cached_at[0])))
+            notes.append(warning(f"The search lists could not be cached in '{cached_at[0].parent}': "
+                                 f"{error.strerror or error}.", str(cached_at[0])))
     if not search.exact:
         notes.append(info(f"Token search is approximate above {EXACT_MAX_ROWS:,} vectors: faiss scans the "
                           f"{search.ivf.nprobe} nearest of {search.ivf.nlist:,} clusters (recall@10 about 0.9 "
