@@ -94,3 +94,14 @@ def _fast_steps(monkeypatch) -> None:  # noqa: ANN001
         self.steps.setValue(4)
 
     monkeypatch.setattr(MethodOptions, "__init__", few)
+
+
+def test_a_file_batch_says_how_to_explain_its_rows(window) -> None:  # noqa: ANN001
+    """Explain… after classifying a file: its rows are not in the input (AttributeError before)."""
+    from bertstudio.core.models import LoadRequest
+    from bertstudio.core.tasks.classification import ClassificationBatchInput
+
+    explain_tab = window.task_tabs["explain"]
+    explain_tab.explain("classification", LoadRequest("some/model", "classification"),
+                        ClassificationBatchInput(path="rows.csv"), None)
+    assert "explained one at a time" in explain_tab.notes.text() and not explain_tab.runner.busy

@@ -154,6 +154,9 @@ def qa_target(_result: Any) -> str | None:
 def classification_texts(inputs: Any) -> tuple[str, ...]:
     if getattr(inputs, "texts", None):
         return (str(inputs.texts[0]),)
+    if not hasattr(inputs, "text"):  # a batch read from a file: its rows are not in the input
+        raise InputError("A file's rows are explained one at a time.",
+                         hint="Classify the row as one text, or explain the file's rows in the Evaluate tab.")
     pair = getattr(inputs, "pair", None)
     return (str(inputs.text), str(pair)) if pair else (str(inputs.text),)
 

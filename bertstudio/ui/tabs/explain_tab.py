@@ -158,7 +158,11 @@ class ExplainTab(ModelTab):
         answer on that very input start at once."""
         from bertstudio.core.explain.inputs import target_of, texts_of
 
-        texts = texts_of(spec_key, inputs)
+        try:
+            texts = texts_of(spec_key, inputs)
+        except BertStudioError as error:
+            self.notes.set_notes([error_note(error)])
+            return
         self._request = request  # set first: the task switch keeps it (and reloads nothing)
         self.set_task(spec_key)
         shown = "\n".join(texts)
