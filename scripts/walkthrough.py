@@ -194,9 +194,14 @@ class Inspector:
 
 
 def _in_scroll_area(widget: Any, scroll_area: type) -> bool:
+    """Whether `widget` lies in a scroll area that scrolls now (its content may be clipped there).
+    A tab's page sits in a scroll area that only scrolls in a small window: while it shows no scroll
+    bar, what is clipped inside it is clipped for real."""
     parent = widget.parentWidget()
     while parent is not None:
-        if isinstance(parent, scroll_area):
+        if isinstance(parent, scroll_area) and (parent.horizontalScrollBar().isVisible()
+                                                or parent.verticalScrollBar().isVisible()
+                                                or getattr(parent, "widget", lambda: None)() is None):
             return True
         parent = parent.parentWidget()
     return False

@@ -73,7 +73,11 @@ def _dark_palette() -> QPalette:
     for role, colour in roles.items():
         palette.setColor(role, QColor(colour))
     for role in (QPalette.ColorRole.Text, QPalette.ColorRole.ButtonText, QPalette.ColorRole.WindowText):
-        palette.setColor(QPalette.ColorGroup.Disabled, role, QColor("#7a7f87"))
+        palette.setColor(QPalette.ColorGroup.Disabled, role, QColor("#6b7078"))
+    # A disabled field sinks into the window and a disabled button flattens: with grey text alone the
+    # read-only form during a run looked as editable as before Start.
+    palette.setColor(QPalette.ColorGroup.Disabled, QPalette.ColorRole.Base, QColor("#2b2e33"))
+    palette.setColor(QPalette.ColorGroup.Disabled, QPalette.ColorRole.Button, QColor("#2e3136"))
     return palette
 
 

@@ -207,3 +207,20 @@ def test_no_label_has_a_fixed_colour_unreadable_on_dark(qtbot, window) -> None:
     attention = window.task_tabs["attention"]
     assert attention.note in checked and attention.head_page.lines_label in checked
     assert not unreadable, unreadable
+
+
+def test_a_disabled_field_looks_disabled_in_the_dark_theme(qtbot) -> None:  # noqa: ANN001
+    """Issue 29 #17: the read-only Train form during a run looked editable (grey text alone)."""
+    from PySide6.QtGui import QPalette
+    from PySide6.QtWidgets import QLineEdit
+
+    theme.manager().set_mode("dark", remember=False)
+    field = QLineEdit("0.10")
+    qtbot.addWidget(field)
+    field.setEnabled(False)
+    palette = field.palette()
+    group = QPalette.ColorGroup
+    for role in (QPalette.ColorRole.Base, QPalette.ColorRole.Text):
+        assert palette.color(group.Disabled, role) != palette.color(group.Active, role), role
+    assert contrast(palette.color(group.Active, QPalette.ColorRole.Text),
+                    palette.color(group.Disabled, QPalette.ColorRole.Text)) > 2.5

@@ -86,10 +86,11 @@ def test_resume_draws_the_steps_before_the_checkpoint(qtbot, window, checkpoint_
     before = list(tab.plots.raw_loss.item.xData)
     assert before[0] == 1 and before[-1] == stopped_at
 
-    tab.resume.setChecked(True)
     with qtbot.waitSignal(tab.run_ended, timeout=120_000):
-        tab.start()
+        tab.resume_button.click()
+    assert tab.result is not None, tab.message.text()
     assert tab.result.step == 12 and not tab.result.stopped
+    assert not tab.resume.isChecked() and not tab.config().resume  # a resume is this run's only
     tab.plots.flush()
     steps = [int(x) for x in tab.plots.raw_loss.item.xData]
     # the live curve of the resumed run starts after the checkpoint; the steps before it are drawn too

@@ -392,3 +392,34 @@ def test_a_new_run_forgets_the_last_runs_validation_curves_and_their_legend(qtbo
     plots.add_eval(5, {"exact_match": 0.5})
     assert "accuracy" not in item.titleLabel.text and "exact_match" in item.titleLabel.text
     assert list(plots.metrics) == ["exact_match"] and len(item.listDataItems()) == 1
+
+
+def test_a_task_switch_forgets_the_last_run_and_proposes_a_new_folder(qtbot, window, tmp_path: Path) -> None:  # noqa: ANN001
+    """Issue 29 #13: the previous task's result, Open in…, curves and output folder do not stay."""
+    from types import SimpleNamespace
+
+    tab = tab_of(window, TrainTab)
+    tab.task.setCurrentIndex(tab.task.findData("text-classification"))
+    tab.output_dir.setText(str(tmp_path / "classifier"))
+    tab.overwrite.setChecked(True)
+    tab._on_result(SimpleNamespace(stopped=False, step=5, max_steps=5, output_dir=str(tmp_path / "classifier"),
+                                   metrics={"accuracy": 0.9}, checkpoints_dir=None, open_in=("classification",)))
+    tab.plots.add_step(1, 0.7, 1e-5)
+    assert tab.open_buttons["classification"].isVisibleTo(tab)
+    state = tab.state()
+    tab.task.setCurrentIndex(tab.task.findData("token-classification"))
+    assert tab.result is None and not tab.open_buttons["classification"].isVisibleTo(tab)
+    assert tab.plots.counts()["loss"] == 0 and tab.metrics_label.text() == ""
+    assert tab.output_dir.text() == "" and not tab.overwrite.isChecked()  # a new folder is proposed
+    tab.restore(state)  # a restored workspace keeps the folder it names
+    assert tab.task_key == "text-classification" and tab.output_dir.text() == str(tmp_path / "classifier")
+
+
+def test_resume_is_an_action_beside_stop_not_a_setting(qtbot, window, tmp_path: Path) -> None:  # noqa: ANN001
+    """Issue 29 #5: no Resume box in the form to stay ticked; Resume needs the run's folder."""
+    tab = tab_of(window, TrainTab)
+    assert not tab.resume.isVisibleTo(tab) and tab.resume_button.isVisibleTo(tab)
+    tab.output_dir.clear()
+    tab.resume_button.click()
+    assert "output folder" in tab.message.text() and not tab.runner.busy
+    assert not tab.config().resume

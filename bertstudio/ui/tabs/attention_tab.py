@@ -44,6 +44,7 @@ from bertstudio.ui.widgets.attention_heatmap import COLORMAPS
 from bertstudio.ui.widgets.attention_neuron import NeuronPage
 from bertstudio.ui.widgets.attention_pages import DetailPage, HeadPage, StatisticsTable, readout_label
 from bertstudio.ui.widgets.elided_label import ElidedLabel
+from bertstudio.ui.widgets.flow_layout import FlowLayout, group
 
 PAIR_SEPARATOR = " ||| "
 EMPTY_HEADS: tuple[tuple[int, int], ...] = ()
@@ -126,14 +127,12 @@ class AttentionTab(TaskTab):
         self.detail_page = DetailPage(state)
         self.note = ElidedLabel()  # a long note is elided, never widens the window
         theme.follow(self.note, lambda c: f"QLabel {{ color: {c.secondary}; }}")
-        options = QHBoxLayout()
-        for widget in (QLabel("Show"), self.weighting, self.source, self.detail_page.layer, self.detail_page.head,
-                       self.hide_special,
-                       self.renormalise, QLabel("Quadrant"), self.quadrant, QLabel("Colours"), self.colours):
-            options.addWidget(widget)
-        options.addStretch(1)
-        options.addWidget(self.note)
-        options.addWidget(self.export_bar)
+        # A flow, not a row: eleven options in one row held the tab at 1,156 pixels; they wrap instead.
+        options = FlowLayout()
+        for widgets in ((QLabel("Show"), self.weighting, self.source), (self.detail_page.layer, self.detail_page.head),
+                        (self.hide_special, self.renormalise), (QLabel("Quadrant"), self.quadrant),
+                        (QLabel("Colours"), self.colours), (self.note, self.export_bar)):
+            options.addWidget(group(*widgets))
 
         self.views = QTabWidget()
         self.grid = AttentionGrid()

@@ -119,7 +119,7 @@ class TaskTab(PinnedInputs, ModelTab):
         self.splitter.addWidget(bottom)
         self.splitter.setStretchFactor(0, 0)
         self.splitter.setStretchFactor(1, 1)
-        layout = QVBoxLayout(self)
+        layout = self._scrolling_page()
         layout.addWidget(self.model_bar)
         layout.addWidget(self.splitter, 1)
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from PySide6.QtCore import Signal
-from PySide6.QtWidgets import QVBoxLayout, QWidget
+from PySide6.QtWidgets import QFrame, QScrollArea, QVBoxLayout, QWidget
 
 from bertstudio.core.models import LoadRequest, ModelInfo
 from bertstudio.core.notes import Note
@@ -59,10 +59,24 @@ class StudioTab(QWidget):
     def _setup(self) -> None:
         """What a kind of tab adds before the layout (the model bar)."""
 
+    def _scrolling_page(self) -> QVBoxLayout:
+        """The layout of `page`, everything the tab shows, in a frameless scroll area: a window smaller
+        than the page (900x600 with the log open) scrolls to every control instead of cutting them
+        off or growing past the screen; at a normal size nothing scrolls and nothing changes."""
+        self.page = QWidget()
+        scroll = QScrollArea()
+        scroll.setWidgetResizable(True)
+        scroll.setFrameShape(QFrame.Shape.NoFrame)
+        scroll.setWidget(self.page)
+        outer = QVBoxLayout(self)
+        outer.setContentsMargins(0, 0, 0, 0)
+        outer.addWidget(scroll)
+        return QVBoxLayout(self.page)
+
     def _build_layout(self) -> None:
         """The tab's own `body` above the notes; `build()` fills it."""
         self.runner.started.connect(self.clear_message)
-        layout = QVBoxLayout(self)
+        layout = self._scrolling_page()
         self._add_header(layout)
         self.body = QVBoxLayout()
         layout.addLayout(self.body, 1)

@@ -47,6 +47,8 @@ from bertstudio.ui.train.lines import NO_PAIR, NO_PLAN, fill_columns
 from bertstudio.ui.train.live import LiveRun
 from bertstudio.workers.runner import TaskRunner
 
+PROGRESS_MIN_WIDTH = 160  # pixels: room for "step 1234 / 5678" beside the bar's fill
+FORM_MIN_WIDTH = 380  # pixels: the form's least width (labels and fields still readable)
 ALIASES = {"model": "base_model", "intermediate_size": "ffn", "hidden_size": "hidden"}
 
 
@@ -70,6 +72,8 @@ class TrainTab(StudioTab):
 
     def build(self) -> None:
         self.result: Any = None
+        self._task_shown: str | None = None  # the task the shown result and folder were for
+        self._restoring = False
         self.plan_result: Any = None
         self.can_open: Callable[[str], bool] = lambda _key: False  # which task tabs exist: set by ui/wiring.py
         self._stop_event = threading.Event()
@@ -105,10 +109,16 @@ class TrainTab(StudioTab):
         columns.addRow("Second text", self.pair_column)
         columns.addRow("Label", self.label_column)
         data_form.addRow(self.columns_box)
+        for combo in self.form.findChildren(QComboBox):  # a long choice ("Text classification (CSV / TSV /
+            combo.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+            combo.setMinimumContentsLength(12)  # JSONL)") no longer sets the form's least width
         scroll = QScrollArea()
         scroll.setWidgetResizable(True)
         scroll.setWidget(self.form)
-        scroll.setMinimumWidth(self.form.sizeHint().width() + 24)
+        # The whole form where there is room (the splitter's first size), yet a 900-pixel window keeps
+        # the plots and Start/Stop: the form narrows to this and scrolls sideways below it.
+        form_width = self.form.sizeHint().width() + 24
+        scroll.setMinimumWidth(min(form_width, FORM_MIN_WIDTH))
 
         self.live = LiveRun(NO_PLAN)  # the plan line, plots, progress and rate: what a run draws on
         self.plan_label, self.plots, self.teacher_plot = self.live.plan_label, self.live.plots, self.live.teacher_plot
@@ -119,6 +129,14 @@ class TrainTab(StudioTab):
         self.stop_button.setToolTip("Stop after the current step (or evaluation batch) and save what was trained")
         self.stop_button.setEnabled(False)
         self.stop_button.clicked.connect(self.stop)
+        # Resume is an action, not a setting: a ticked box stayed ticked after the resume, below the
+        # visible form, and the next run into a new folder failed with "no checkpoint to resume".
+        self.resume_button = QPushButton("Resume")
+        self.resume_button.setToolTip("Continue the run saved in the output folder from its last checkpoint "
+                                      "(same task, base model and labels)")
+        self.resume_button.clicked.connect(lambda: self.start(resume=True))
+        self.form.layouts["Hardware"].setRowVisible(self.form.rows["resume"], False)
+        self.overwrite.setText("Replace an earlier run here")  # the whole sentence (tooltip) set the form width
         self.export_button = QPushButton("Export PNG…")
         self.export_button.clicked.connect(self._export)
         self.results.open_in.connect(self.open_result_in)
@@ -126,9 +144,15 @@ class TrainTab(StudioTab):
         self.metrics_label, self.checkpoint_label = self.results.metrics_label, self.results.checkpoint_label
         self.open_buttons, self.evaluate_button = self.results.open_buttons, self.results.evaluate_button
         self.delete_checkpoints = self.results.delete_checkpoints
-        controls = QHBoxLayout()
-        for widget in (self.start_button, self.stop_button, self.progress, self.rate_label, self.export_button):
-            controls.addWidget(widget, 1 if widget is self.progress else 0)
+        controls, status = QHBoxLayout(), QHBoxLayout()
+        for widget in (self.start_button, self.stop_button, self.resume_button):
+            controls.addWidget(widget)
+        controls.addStretch(1)
+        controls.addWidget(self.export_button)
+        # A row of their own: the bar's text ("step 12 / 45") and the rate are never squeezed to "Trainin…"
+        self.progress.setMinimumWidth(PROGRESS_MIN_WIDTH)
+        status.addWidget(self.progress, 1)
+        status.addWidget(self.rate_label, 1)
         right = QWidget()
         right_layout = QVBoxLayout(right)
         right_layout.setContentsMargins(0, 0, 0, 0)
@@ -136,11 +160,14 @@ class TrainTab(StudioTab):
         right_layout.addWidget(self.plots, 1)
         right_layout.addWidget(self.teacher_plot)
         right_layout.addLayout(controls)
+        right_layout.addLayout(status)
         right_layout.addWidget(self.results)
         splitter = QSplitter()
         splitter.addWidget(scroll)
         splitter.addWidget(right)
         splitter.setStretchFactor(1, 1)
+        splitter.setChildrenCollapsible(False)
+        splitter.setSizes([form_width, 2 * form_width])
         self.body.addWidget(splitter, 1)
 
         self._replan = QTimer(self)  # debounce: one worker read after typing pauses
@@ -171,6 +198,9 @@ class TrainTab(StudioTab):
         return TRAINABLE.get(self.task_key) or next(iter(TRAINABLE.values()))
 
     def _task_changed(self) -> None:
+        if self.task_key != self._task_shown:
+            self._forget_run(self._task_shown is not None and not self._restoring)
+            self._task_shown = self.task_key
         can_scratch = self.trainable.from_scratch
         self.from_scratch.setVisible(can_scratch)
         scratch = can_scratch and self.from_scratch.isChecked()
@@ -184,6 +214,16 @@ class TrainTab(StudioTab):
         self._columns_path = ""
         self._clear_plan("Reading the data for the plan…" if self.train_file.text().strip() else NO_PLAN)
         self._settings_changed()
+
+    def _forget_run(self, new_folder: bool) -> None:
+        """Another task: the last run's result, its "Open in" buttons and curves belong to the old one,
+        and its output folder would lead straight into a Replace prompt: an empty field proposes a
+        new folder (~/bertstudio-runs/<task>-<time>). A restored workspace keeps its folder."""
+        self.result = None
+        self.live.clear_run()
+        if new_folder:
+            self.output_dir.clear()
+            self.overwrite.setChecked(False)
 
     def _name_model_row(self, distils: bool) -> None:
         """For a distillation the model row names the student (empty: cut from the teacher)."""
@@ -216,7 +256,11 @@ class TrainTab(StudioTab):
         return {**self.form.state(), "from_scratch": self.from_scratch.isChecked()}
 
     def restore(self, state: dict[str, Any]) -> None:
-        self.form.restore({k: v for k, v in state.items() if k not in ("overwrite", "resume")})
+        self._restoring = True
+        try:
+            self.form.restore({k: v for k, v in state.items() if k not in ("overwrite", "resume")})
+        finally:
+            self._restoring = False
         self.from_scratch.setChecked(bool(state.get("from_scratch", False)))
         self._settings_changed()  # the plan of what came back, drawn without waiting for an edit
 
@@ -276,11 +320,15 @@ class TrainTab(StudioTab):
         self._clear_plan(getattr(error, "message", None) or str(error))
 
     # -- running ---------------------------------------------------------------------------
-    def start(self) -> None:
+    def start(self, resume: bool = False) -> None:
+        """Start a run; `resume`: continue the one saved in the output folder (this run only)."""
         from bertstudio.core.errors import BertStudioError
 
+        if resume and not self.output_dir.text().strip():
+            self.show_message("Choose the output folder of the run to resume (… beside Output folder).", error=True)
+            return
         try:
-            config = self.config()
+            config = replace(self.config(), resume=resume)
             config.validate()
         except BertStudioError as error:
             self.show_message(f"{error.message} {error.hint}".strip(), error=True)
@@ -295,6 +343,7 @@ class TrainTab(StudioTab):
         self.live.clear_run()
         self.runner.start(train_job, config, self._stop_event)
         self.start_button.setEnabled(False)
+        self.resume_button.setEnabled(False)
         self.stop_button.setEnabled(True)
         self.status.emit(f"Train: started {config.task} → {config.output_dir}")
 
@@ -348,6 +397,7 @@ class TrainTab(StudioTab):
 
     def _on_finished(self) -> None:
         self.start_button.setEnabled(True)
+        self.resume_button.setEnabled(True)
         self.stop_button.setEnabled(False)
         if self.rate_label.text() in ("Saving…", "Evaluating…", "Training…"):
             self.rate_label.setText("")

@@ -82,7 +82,7 @@ class ResultPanel(QWidget):
         self.summary_label.setText(f"{state} step {result.step}/{result.max_steps}; saved to {result.output_dir}")
         self.metrics_label.setText(format_metrics(result.metrics))
         note = output_mod.checkpoint_note(result.output_dir) if result.checkpoints_dir else None
-        self.checkpoint_label.setText(note[1] + " Resume with the Resume box, or delete it." if note else "")
+        self.checkpoint_label.setText(note[1] + " Continue it with Resume (beside Stop), or delete it." if note else "")
         self.delete_checkpoints.setVisible(note is not None)
         for key, button in self.open_buttons.items():
             button.setVisible(key in result.open_in and can_open(key))

@@ -4,6 +4,7 @@ the progress line above its results: the same widgets on every task tab, built o
 from __future__ import annotations
 
 from PySide6.QtCore import QEvent, QObject, Qt
+from PySide6.QtGui import QResizeEvent
 from PySide6.QtWidgets import (
     QComboBox,
     QHBoxLayout,
@@ -20,6 +21,7 @@ from bertstudio.core.progress import ProgressEvent
 from bertstudio.ui import theme
 from bertstudio.ui.widgets.compare_panel import CompareSource
 from bertstudio.ui.widgets.elided_label import ElidedLabel
+from bertstudio.ui.widgets.flow_layout import FlowLayout, group
 
 STALE_OPACITY = 0.45  # how visible a result that belongs to an older input stays
 
@@ -34,7 +36,7 @@ class RunControls(QWidget):
 
     def __init__(self, run_label: str, suggestions: QComboBox | None = None, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        self.options = QHBoxLayout()
+        self.options = FlowLayout()  # a view's options wrap (QA's five held its tab at 901 pixels)
         self.examples_combo = QComboBox()
         self.examples_combo.addItem("Examples…")
         self.examples_combo.setMaximumWidth(220)
@@ -63,25 +65,30 @@ class RunControls(QWidget):
         self.explain_button = QPushButton("Explain…")
         self.explain_button.setToolTip("Which input tokens and heads made this result")
         self.explain_button.setEnabled(False)
-        # Two rows, so that a view with many options (QA) still fits a 1280-pixel window.
-        first, second = QHBoxLayout(), QHBoxLayout()
-        first.addLayout(self.options)
+        # Two rows, so that a view with many options (QA) still fits a 1280-pixel window; the second
+        # wraps (compare, heads off, the buttons) below ~940 pixels, so a 900-pixel window keeps Run.
+        first, second = QHBoxLayout(), FlowLayout()
+        first.addLayout(self.options, 2)  # the options before the progress line (stretch 1) when space is short
         first.addWidget(self.examples_combo)
         self._first = first
         self._stretch = first.count()
         first.addStretch(1)
-        second.addWidget(self.compare_source, 1)
-        second.addWidget(QLabel("Heads off:"))
-        second.addWidget(self.heads_off)
-        second.addWidget(self.heads_origin)
-        second.addWidget(self.heads_clear)
-        for button in (self.run_button, self.cancel_button, self.explain_button):
-            second.addWidget(button)
+        second.addWidget(self.compare_source)
+        second.addWidget(group(QLabel("Heads off:"), self.heads_off, self.heads_origin, self.heads_clear))
+        second.addWidget(group(self.run_button, self.cancel_button, self.explain_button))
         rows = QVBoxLayout(self)
         rows.setContentsMargins(0, 0, 0, 0)
         rows.addLayout(first)
         rows.addLayout(second)
         rows.addWidget(self.heads_problem)
+
+    def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802 - Qt's name
+        """Wrapped rows need more height: say so as the least height, which a splitter pane (that
+        knows no height-for-width) respects; otherwise the wrapped options overlapped the next row."""
+        super().resizeEvent(event)
+        needed = self.layout().heightForWidth(self.width())
+        if needed > 0 and needed != self.minimumHeight():
+            self.setMinimumHeight(needed)
 
     def add_progress(self, progress: QWidget) -> None:
         """The progress line takes the free end of the options row: it costs the results no height,
