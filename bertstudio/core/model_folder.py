@@ -44,6 +44,10 @@ FIELDS: tuple[tuple[tuple[str, ...], int, int], ...] = (
     (("num_labels",), 1, MAX_LABELS),
 )
 TOKENIZER_FILES = ("tokenizer.json", "vocab.txt", "vocab.json")  # or any *.model (SentencePiece)
+TOKENIZER_TEXT_FILES = ("merges.txt", "tokenizer_config.json", "special_tokens_map.json", "added_tokens.json")
+# A tokenizer file is read whole into memory: the largest real ones (multilingual tokenizer.json) are
+# tens of MiB; a sparse 8 GiB vocab.txt would be 8 GiB of memory before anything says no.
+MAX_TOKENIZER_BYTES = 256 * 1024 * 1024
 TOKENIZER_HINT = ("A model folder needs its tokenizer: tokenizer.json, or vocab.txt (BERT), vocab.json + "
                   "merges.txt (RoBERTa) or a SentencePiece *.model (ALBERT). Copy them from the model "
                   "the checkpoint was trained from.")
@@ -196,6 +200,20 @@ def _check_regular(entries: list[Path]) -> None:
                                    "socket), so it cannot be read.", hint="Replace it with the real file.")
 
 
+def _check_tokenizer_sizes(entries: list[Path]) -> None:
+    for entry in entries:
+        if entry.name in TOKENIZER_FILES + TOKENIZER_TEXT_FILES or entry.suffix == ".model":
+            try:
+                size = entry.stat().st_size
+            except OSError as error:
+                raise ModelSourceError(f"'{entry}' cannot be read: {error.strerror or error}.") from None
+            if size > MAX_TOKENIZER_BYTES:
+                raise ModelSourceError(
+                    f"The tokenizer file '{entry}' is {size / 2**20:,.0f} MiB; at most "
+                    f"{MAX_TOKENIZER_BYTES / 2**20:,.0f} MiB is read (real tokenizers are a few MiB).",
+                    hint=TOKENIZER_HINT)
+
+
 def tokenizer_files(entries: list[Path]) -> list[str]:
     return sorted(e.name for e in entries if e.name in TOKENIZER_FILES or e.suffix == ".model")
 
@@ -208,7 +226,7 @@ def has_weights(entries: list[Path]) -> bool:
 
 def check_folder(folder: Path) -> FolderCheck:
     """The whole folder, before any loading: config (read_config), no special files, tokenizer
-    files and weights present. Raises ModelSourceError naming what is wrong or missing."""
+    files present and of a readable size, weights present. Raises ModelSourceError naming what is wrong or missing."""
     entries = _entries(folder)
     _check_regular(entries)
     config = read_config(folder)
@@ -221,6 +239,7 @@ def check_folder(folder: Path) -> FolderCheck:
         raise ModelSourceError(
             f"'{folder}' has no tokenizer files (tokenizer.json, vocab.txt, vocab.json or a *.model), so every "
             "word would become [UNK] and the results would be meaningless.", hint=TOKENIZER_HINT)
+    _check_tokenizer_sizes(entries)
     return FolderCheck(config=config, parameters=estimate_parameters(config))
 
 

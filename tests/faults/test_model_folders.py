@@ -272,3 +272,19 @@ def test_a_model_with_one_segment_row_reads_a_pair_as_one_segment(tmp_path, chec
     with_config(none, bert_config(source, type_vocab_size=0))
     with pytest.raises(ModelSourceError, match="type_vocab_size = 0"):
         load_uncached(LoadRequest(str(none), "attention"))
+
+
+@pytest.mark.parametrize("name", ["tokenizer.json", "tokenizer_config.json"])
+def test_a_huge_tokenizer_file_is_refused_before_it_is_read(name, trap, tmp_path, checkpoint_factory) -> None:  # noqa: ANN001
+    """Found with item 11: a tokenizer file is read whole (a sparse 8 GiB tokenizer.json is 8 GiB of memory);
+    its size is checked with the folder, before transformers reads a byte."""
+    from bertstudio.core.model_folder import MAX_TOKENIZER_BYTES
+
+    folder = copy_checkpoint(checkpoint_factory("bert"), tmp_path / "huge-tokenizer")
+    with open(folder / name, "r+b") as stream:
+        stream.truncate(MAX_TOKENIZER_BYTES + 1)  # sparse: nothing written
+    with pytest.raises(ModelSourceError) as caught:
+        load_uncached(LoadRequest(str(folder), "fill-mask"))
+    assert name in caught.value.message and "MiB" in caught.value.message
+    [listed] = list_local_models(tmp_path)
+    assert listed.tasks == () and name in listed.problem
