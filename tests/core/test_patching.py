@@ -130,7 +130,7 @@ def _reference_head(loaded, clean_enc, corrupted_enc, probability, layer: int, h
                 handle.remove()
 
 
-def _check_against_reference(loaded, clean: str, corrupted: str, positions=None) -> None:  # noqa: ANN001
+def _check_against_reference(loaded, clean: str, corrupted: str, positions=None, layers=None) -> None:  # noqa: ANN001
     import torch
 
     from bertstudio.core.patching.trace import trace
@@ -157,6 +157,8 @@ def _check_against_reference(loaded, clean: str, corrupted: str, positions=None)
             expected = _reference_state(loaded, clean_enc, corrupted_enc, probability, level, position)
             assert row[position] == pytest.approx(expected, abs=TOLERANCE), (level, position)
     for layer, row in enumerate(result.heads):
+        if layers is not None and layer not in layers:
+            continue
         for head, value in enumerate(row):
             assert value == pytest.approx(_reference_head(loaded, clean_enc, corrupted_enc, probability, layer, head),
                                           abs=TOLERANCE), (layer, head)
@@ -171,7 +173,8 @@ def test_patching_equals_hand_written_hooks(checkpoint_factory, arch: str) -> No
 
 def test_patching_the_real_chemistry_albert(real_models) -> None:  # noqa: ANN001
     loaded = load_uncached(LoadRequest(str(real_models["rxnmapper-albert-smiles-mlm"]), "fill-mask"))
-    _check_against_reference(loaded, "C C ( = [MASK] ) O", "N C ( = [MASK] ) O", positions=(0, 1, 4))
+    _check_against_reference(loaded, "C C ( = [MASK] ) O", "N C ( = [MASK] ) O", positions=(0, 1, 5),
+                             layers=(0, 6, 11))
 
 
 @pytest.mark.parametrize("arch", ("bert", "albert"))
