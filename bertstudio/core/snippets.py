@@ -269,7 +269,10 @@ for name, module in model.named_modules():
     elif name.endswith(OUTPUT):
         module.register_forward_hook(lambda module, args, out: weights.append(module.weight.detach()))
 '''
-_NORMS = '''heads = model.config.num_attention_heads
+_NORMS = '''if len(values) != len(attentions) or len(weights) != len(attentions):
+    raise SystemExit("No value projections found: value-weighted norms are read for BERT, RoBERTa, "
+                     "DistilBERT, ALBERT and ELECTRA models.")
+heads = model.config.num_attention_heads
 for layer, (a, v, w) in enumerate(zip(attentions, values, weights)):
     d = v.shape[-1] // heads
     f = torch.einsum("thd,ohd->hto", v.view(-1, heads, d), w.view(w.shape[0], heads, d))  # f_h(x_j)
