@@ -17,7 +17,16 @@ from bertstudio.core.errors import InputError
 from bertstudio.core.models import LoadRequest, load_model
 from bertstudio.core.progress import TaskControl
 from bertstudio.core.suites.builtin import built_in_suites
-from bertstudio.core.suites.fix import TRAIN, failure_rows, fix_file, measured, split_cases, write_failures
+from bertstudio.core.suites.fix import (
+    TRAIN,
+    anchor_rows,
+    failure_rows,
+    fix_file,
+    fix_rows,
+    measured,
+    split_cases,
+    write_failures,
+)
 from bertstudio.core.suites.perturb import PERTURBATIONS, perturbed
 from bertstudio.core.suites.runner import run_suite
 from bertstudio.core.suites.suite import parse_suite, read_suite
@@ -214,6 +223,15 @@ def test_failures_become_rows_in_seeded_halves(checkpoint_factory, tmp_path: Pat
             assert row.label == (outcome.case.expect if test.type == "MFT" else outcome.value)
             assert (row.split == TRAIN) == (outcome.index in train)
     assert sum(t.cases for t in measured(result, 1)) == sum(len(split_cases(t.test, 1)[1]) for t in result.tests)
+
+    # a fix replays as many passing MFT cases of the train halves as it adds failures (anchors)
+    failures = [r for r in rows if r.split == TRAIN]
+    anchors = anchor_rows(result, len(failures), seed=1)
+    assert fix_rows(result, seed=1) == failures + anchors and anchors == anchor_rows(result, len(failures), seed=1)
+    passing = {(t.name, o.case.original[0]): o.case.expect for t in result.tests if t.type == "MFT"
+               for o in t.outcomes if o.passed and o.index in split_cases(t.test, 1)[0]}
+    assert len(anchors) == min(len(failures), len(passing)) > 0
+    assert all(passing[(a.test, a.text)] == a.label and a.kind == "anchor" for a in anchors)
 
     data = tmp_path / "train.csv"
     data.write_text("text,label\nthe cat,positive\nthe dog,negative\n", encoding="utf-8")

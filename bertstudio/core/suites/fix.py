@@ -8,6 +8,12 @@ direction is not a label. Rows are for tasks whose training data is a labelled t
 So that the "after" is honest, each test's cases are split (seeded) into a "train" half, whose
 failures become rows, and a "measure" half that training never sees; the fix is judged on the
 "measure" half. Cases that share an original input stay on the same side.
+
+Failures alone teach too much: on the MiniLM sentiment head, 32 rows of "The X was not bad." ->
+positive fixed that test and taught "not" -> positive (the "not positive" test went from 0 % to
+100 % failures). So a fix also replays as many *passing* MFT cases of the train halves (seeded,
+taken from each MFT test in turn) as it adds failures: the model learns the failure without
+unlearning what already passed.
 """
 
 from __future__ import annotations
@@ -36,6 +42,7 @@ class TrainingRow:
     test: str
     type: str
     split: str  # "train" or "measure"
+    kind: str = "failure"  # or "anchor": a passing case replayed so the fix does not undo it
 
 
 def split_cases(test: SuiteTest, seed: int = 0) -> tuple[frozenset[int], frozenset[int]]:
@@ -80,6 +87,37 @@ def failure_rows(result: SuiteResult, seed: int = 0) -> list[TrainingRow]:
     return rows
 
 
+def anchor_rows(result: SuiteResult, count: int, seed: int = 0) -> list[TrainingRow]:
+    """Up to `count` passing MFT cases of the train halves, labelled with their expected answer, taken
+    from each MFT test in turn (seeded), so every capability that passed is replayed."""
+    if not can_label(result.suite.task):
+        return []
+    pools = []
+    for test in result.tests:
+        if test.type != "MFT":
+            continue
+        train, _measure = split_cases(test.test, seed)
+        passing = [o for o in test.outcomes if o.passed and o.index in train]
+        random.Random(f"{seed}:anchors:{test.name}").shuffle(passing)
+        if passing:
+            pools.append((test, passing))
+    rows: list[TrainingRow] = []
+    while len(rows) < count and any(found for _test, found in pools):
+        for test, found in pools:
+            if found and len(rows) < count:
+                case = found.pop().case
+                parts = case.original
+                rows.append(TrainingRow(parts[0], parts[1] if len(parts) > 1 else None, str(case.expect), test.name,
+                                        "MFT", TRAIN, "anchor"))
+    return rows
+
+
+def fix_rows(result: SuiteResult, seed: int = 0) -> list[TrainingRow]:
+    """What "Fine-tune on failures" adds: the train halves' failures and as many passing anchors."""
+    failures = [r for r in failure_rows(result, seed) if r.split == TRAIN]
+    return failures + anchor_rows(result, len(failures), seed)
+
+
 def _write_atomically(path: Path, header: Sequence[str], records: Sequence[Sequence[str]]) -> None:
     """The CSV written to a temporary file beside `path`, then moved over it in one step."""
     if path.exists() and not path.is_file():
@@ -111,14 +149,14 @@ def write_failures(rows: Sequence[TrainingRow], path: str | Path) -> Path:
 
 
 def fix_file(data: str | Path, rows: Sequence[TrainingRow]) -> tuple[Path, int]:
-    """The user's training data plus the "train" half's failure rows, written as a new file beside it
-    (never over it, nor over any file already there): (its path, rows added)."""
+    """The user's training data plus the "train" half's rows (`fix_rows`: failures and anchors), written
+    as a new file beside it (never over it, nor over any file already there): (its path, rows added)."""
     from bertstudio.core.training.data import read_classification
 
     data = Path(data).expanduser()
     original = read_classification(data)
     added = [r for r in rows if r.split == TRAIN]
-    if not added:
+    if not any(r.kind == "failure" for r in added):
         raise InputError("No failing case of the suite's training half can become a row.",
                          hint="Only MFT and INV failures of classification suites are labelled.")
     pairs = original.pairs is not None

@@ -216,7 +216,7 @@ class TestsTab(ModelTab):
     def fine_tune_on_failures(self) -> None:
         """The user's data plus the training half's failures, beside the data; Train opens with it, and
         its output folder becomes the compared model here (run again for before/after)."""
-        from bertstudio.core.suites.fix import failure_rows, fix_file
+        from bertstudio.core.suites.fix import fix_file, fix_rows
 
         if self.result is None:
             return
@@ -224,7 +224,7 @@ class TestsTab(ModelTab):
             data = self.data_file.text().strip()
             if not data:
                 raise InputError("Choose your training data: the failures are added to a copy of it.")
-            path, added = fix_file(data, failure_rows(self.result.a, self.fix_seed))
+            path, added = fix_file(data, fix_rows(self.result.a, self.fix_seed))
         except BertStudioError as error:
             self.notes.set_notes([error_note(error)])
             return
