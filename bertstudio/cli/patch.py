@@ -23,8 +23,6 @@ from bertstudio.cli.common import stderr_control
 from bertstudio.cli.explain import add_input_options, load, task_texts
 from bertstudio.cli.task_command import print_result
 
-MAX_SAMPLE = 1024
-
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
@@ -39,7 +37,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--method", default="exact", choices=("exact", "attribution"),
                         help="exact patching (default) or attribution patching (a gradient estimate)")
     parser.add_argument("--sample", default="32", metavar="N",
-                        help=f"--method attribution: cells patched exactly to check it, 3-{MAX_SAMPLE} (default 32)")
+                        help="--method attribution: cells patched exactly to check it, 3-1024 (default 32)")
     parser.set_defaults(func=run)
 
 
@@ -115,7 +113,7 @@ def _print(result: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from bertstudio.core.patching.trace import trace
+    from bertstudio.core.patching.trace import MAX_SAMPLE, trace
     from bertstudio.core.tasks.spec import spec_for_command
 
     sample = _whole(args.sample, "--sample", 3, MAX_SAMPLE)

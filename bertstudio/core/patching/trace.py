@@ -30,6 +30,7 @@ from bertstudio.core.progress import TaskControl
 BATCH_TOKENS = 16_384  # tokens per patched forward pass (copies x sequences x length)
 NOISE_SCALE = 3.0  # x the embeddings' standard deviation (ROME)
 MAX_NOISE_SEED = 2**31 - 1
+MAX_SAMPLE = 1024  # cells attribution patching is checked on (each one exact patched run)
 
 
 @dataclass(frozen=True)
@@ -288,6 +289,8 @@ def trace(loaded: LoadedModel, task: str, clean_texts: tuple[str, ...],
     control = control or TaskControl()
     if method not in ("exact", "attribution"):
         raise InputError(f"Unknown patching method {method!r}.", hint="Use exact or attribution.")
+    if not 0 <= sample <= MAX_SAMPLE:
+        raise InputError(f"The sample of cells checked must be 0-{MAX_SAMPLE}, not {sample}.")
     with loaded.lock:
         control.report("Running the clean and corrupted inputs", 0.0)
         setup = set_up(loaded, task, tuple(clean_texts), corrupted_texts, target, noise)
