@@ -1,4 +1,4 @@
-"""bertstudio evaluate --model SRC --task TASK --data FILE [--compare SRC2] [--limit N] [--json]
+"""bertstudio evaluate --model SRC [--task TASK] --data FILE [--compare SRC2] [--limit N] [--json]
 
 Scores a model on a whole labelled file. With --json, stdout is one object:
 {"n", "metrics", "per_class"|"per_type", "confusion", "errors", "slices", "notes"} and, with
@@ -50,7 +50,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--device", default="cpu", help="cpu, cuda, cuda:1 or mps (default: cpu)")
     parser.add_argument("--dtype", default="float32", choices=["float32", "float16", "bfloat16"])
     parser.add_argument("--json", action="store_true", help="print machine-readable JSON on stdout")
-    parser.add_argument("--task", required=True, choices=task_choices())
+    parser.add_argument("--task", choices=task_choices(),
+                        help="what to score the model as (default: the task its checkpoint was trained for, "
+                             "from config.json's architectures)")
     parser.add_argument("--data", required=True, metavar="FILE", help="the labelled file")
     parser.add_argument("--compare", metavar="SRC2", help="a second model to score on the same rows")
     add_quantize_options(parser)
@@ -79,7 +81,7 @@ def request_from_args(args: argparse.Namespace) -> tuple[Any, Any]:
     from bertstudio.core.models import LoadRequest
     from bertstudio.core.tasks.spec import spec_for_command
 
-    spec = spec_for_command(args.task)
+    spec = spec_for_command(args.task or default_task(args.model))
     if args.limit is not None:
         check_count(args.limit, "--limit", 1, MAX_ROWS)
     check_count(args.batch_size, "--batch-size", 1, MAX_BATCH_SIZE)
@@ -90,6 +92,18 @@ def request_from_args(args: argparse.Namespace) -> tuple[Any, Any]:
     evaluation = EvalRequest(args.data, columns, args.limit, EvalOptions(batch_size=args.batch_size, seed=args.seed))
     return LoadRequest(args.model, spec.key, args.device, args.dtype, spec.attn_implementation,
                        args.quantize), evaluation
+
+
+def default_task(model: str) -> str:
+    """The task `model`'s checkpoint was trained for, when --task is not given."""
+    from bertstudio.core.errors import InputError
+    from bertstudio.core.evaluate.adapters import checkpoint_task
+
+    task = checkpoint_task(model)
+    if task is None:
+        raise InputError(f"Which task should '{model}' be scored as? Its checkpoint does not say.",
+                         hint=f"Add --task ({', '.join(task_choices())}).")
+    return task
 
 
 def run(args: argparse.Namespace) -> int:

@@ -141,3 +141,26 @@ def test_reading_the_evaluable_specs_imports_neither_torch_nor_numpy() -> None:
             "assert len(evaluable()) >= 6\nprint(sorted(m for m in ('torch', 'numpy') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT)
     assert out.stdout.strip() == "[]"
+
+
+def test_a_checkpoint_names_the_task_it_was_trained_for(checkpoint_factory) -> None:  # noqa: ANN001
+    """Issue 29 #2: Evaluate (tab and CLI) scores a checkpoint as what its head was trained for."""
+    for head, task in (("SequenceClassification", "classification"), ("QuestionAnswering", "qa"),
+                       ("TokenClassification", "ner"), ("MultipleChoice", "multiple-choice"),
+                       ("MaskedLM", "fill-mask"), ("NextSentencePrediction", "nsp"), ("PreTraining", "fill-mask")):
+        assert adapters.checkpoint_task(str(checkpoint_factory("bert", head))) == task, head
+    assert adapters.checkpoint_task(str(checkpoint_factory("bert", "Model"))) is None  # a bare encoder says nothing
+    assert adapters.trained_for(["DistilBertForQuestionAnswering"]) == "qa"
+    assert adapters.checkpoint_task("some-org/a-hub-id") is None
+
+
+def test_evaluate_without_task_scores_as_the_checkpoint_says(capfd, real_models, checkpoint_factory) -> None:  # noqa: ANN001
+    from tests.conftest import run_cli
+
+    done = run_cli(capfd, "evaluate", "--model", str(real_models["categorium-bert-tiny-topics-en"]),
+                   "--data", str(ROOT / "tests/data/evaluate/topics.csv"), "--limit", "8", "--json")
+    assert done.returncode == 0, done.stderr
+    assert "accuracy" in __import__("json").loads(done.stdout)["metrics"]
+    bare = run_cli(capfd, "evaluate", "--model", str(checkpoint_factory("bert", "Model")),
+                   "--data", str(ROOT / "tests/data/evaluate/topics.csv"))
+    assert bare.returncode == 1 and "Add --task" in bare.stderr and "Traceback" not in bare.stderr

@@ -226,3 +226,33 @@ def test_compare_model_comes_back_with_the_workspace(qtbot, window, tmp_path: Pa
         assert restored.model_bar.source_text() == "/models/model-a"
     finally:
         other.close()
+
+
+def test_the_bar_shows_the_scored_model_and_a_later_model_marks_the_result_stale(  # noqa: ANN001
+        qtbot, tab: EvaluateTab, real_models, checkpoint_factory) -> None:
+    """Issue 29 #1 and #3: Train's Evaluate… scored one model while the bar showed another; a model
+    loaded after an evaluation kept its metrics with no Out-of-date mark."""
+    topics = real_models["categorium-bert-tiny-topics-en"]
+    _evaluate(qtbot, tab, topics, DATA / "topics.csv")
+    assert tab.model_info is not None and tab.model_info.request.source == str(topics) == tab.evaluation.model
+    assert not tab.model_info.head_warning and not tab.stale_banner.isVisibleTo(tab)
+    other = checkpoint_factory("bert", "SequenceClassification")
+    with qtbot.waitSignal(tab.model_bar.loaded, timeout=60_000):
+        tab.model_bar.load(str(other))
+    assert tab.stale_banner.isVisibleTo(tab) and tab.stale_banner.reason == "model"
+    tab.model_bar.source.setEditText(str(topics))
+    assert not tab.stale_banner.isVisibleTo(tab)  # Run would score the shown result's model again
+    tab.data_file.setText(str(DATA / "sentiment_heldout.csv"))
+    assert tab.stale_banner.reason == "file"
+
+
+def test_a_checkpoint_loads_as_the_task_it_was_trained_for(qtbot, tab: EvaluateTab, real_models) -> None:  # noqa: ANN001
+    """Issue 29 #2: a classifier loaded while the task is Masked LM is scored as a classifier."""
+    tab.task_combo.setCurrentIndex(tab.task_combo.findData("fill-mask"))
+    topics = real_models["categorium-bert-tiny-topics-en"]
+    with qtbot.waitSignal(tab.model_bar.loaded, timeout=60_000):
+        tab.model_bar.load(str(topics))
+    qtbot.waitUntil(lambda: tab.task_key == "classification" and tab.model_info is not None
+                    and tab.model_info.request.task == "classification", timeout=60_000)
+    assert not tab.model_info.head_warning and not tab.model_bar.warning_label.isVisibleTo(tab)
+    assert "trained for it" in tab.message.text()

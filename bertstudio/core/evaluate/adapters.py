@@ -6,7 +6,10 @@ read the adapter found here, so a task is evaluable where its spec says so and n
 
 from __future__ import annotations
 
-from bertstudio.core.errors import InputError
+from collections.abc import Sequence
+from pathlib import Path
+
+from bertstudio.core.errors import BertStudioError, InputError
 from bertstudio.core.tasks.spec import EvaluateAdapter, TaskSpec, all_specs
 
 
@@ -40,3 +43,32 @@ def evaluated_as(task: str) -> str:
     trainable = TRAINABLE.get(task)
     opens = [key for key in trainable.open_in if key in specs] if trainable is not None else []
     return opens[0] if opens else task
+
+
+def trained_for(architectures: Sequence[str]) -> str | None:
+    """The evaluable task a checkpoint's saved class was trained for ("BertForQuestionAnswering" ->
+    qa, "BertForPreTraining" -> its masked LM); None for a bare encoder or an unknown class.
+    The class names the head that was trained: scoring a classifier as a masked LM (whose head would
+    be initialised at random) is never what a person means."""
+    for spec in all_specs().values():
+        head = spec.model_class.removeprefix("AutoModel")  # "ForQuestionAnswering"; "" for a bare encoder
+        if head and any(name.endswith(head) for name in architectures):
+            task = evaluated_as(spec.key)
+            return task if task in evaluable() else None
+    return None
+
+
+def checkpoint_task(source: str) -> str | None:
+    """`trained_for` of a local model folder's config.json (read through its checked reader); None
+    for a Hub id, a folder without a readable config, or a config that names no head."""
+    from bertstudio.core.model_folder import read_config
+
+    folder = Path(source).expanduser()
+    if not folder.is_dir():
+        return None
+    try:
+        config = read_config(folder)
+    except BertStudioError:
+        return None  # the load itself says what is wrong with the folder
+    names = config.get("architectures") or []
+    return trained_for([str(name) for name in names]) if isinstance(names, list) else None

@@ -27,8 +27,9 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from bertstudio.core import notes
 from bertstudio.core.errors import BertStudioError, InputError
-from bertstudio.core.evaluate.adapters import adapter_for, evaluable, evaluated_as
+from bertstudio.core.evaluate.adapters import adapter_for, checkpoint_task, evaluable, evaluated_as
 from bertstudio.core.evaluate.jobs import evaluation_job, projection_job
 from bertstudio.core.models import LoadRequest, ModelInfo
 from bertstudio.ui.tabs.frame import ModelTab, error_note
@@ -37,7 +38,7 @@ from bertstudio.ui.widgets.compare_panel import CompareSource
 from bertstudio.ui.widgets.eval_curves import CurvesPage
 from bertstudio.ui.widgets.eval_results import ComparePage, ConfusionPage, MetricsPage, ProjectorPage
 from bertstudio.ui.widgets.eval_rows import RowsPage
-from bertstudio.ui.widgets.run_controls import ProgressLine
+from bertstudio.ui.widgets.run_controls import ProgressLine, StaleBanner
 from bertstudio.workers.runner import TaskRunner
 
 DETECTED = "(detected)"
@@ -116,10 +117,21 @@ class EvaluateTab(ModelTab):
                             (self.curves_page, "Curves"), (self.errors_page, "Rows"), (self.compare_page, "Compare"),
                             (self.projector_page, "Projector")):
             self.pages.addTab(page, title)
+        # Says so when the shown result belongs to another model, task, file or compared model than
+        # the ones set now (a new model kept the old metrics with no mark: issue 29 #3).
+        self.stale_banner = StaleBanner(self.pages)
+        self.body.addWidget(self.stale_banner)
         self.body.addWidget(self.pages, 1)
         for page in (self.confusion_page, self.errors_page, self.compare_page, self.projector_page):
             page.opened.connect(self._open_row)
         self.projector_page.compute_requested.connect(self.project)
+        self._run_on_load = ""  # a model handed over (Train's Evaluate…): run once the bar has loaded it
+        self._shown_for: tuple[str, ...] | None = None  # (model, task, file, compared) of the shown result
+        self._started_for: tuple[str, ...] | None = None  # the same, of the running evaluation
+        self.data_file.textChanged.connect(self._update_stale)
+        self.model_bar.source.editTextChanged.connect(self._update_stale)
+        self.compare_source.enabled.toggled.connect(self._update_stale)
+        self.compare_source.combo.editTextChanged.connect(self._update_stale)
 
         self.runner.result.connect(self._on_result)
         self.projector_runner = TaskRunner(self)
@@ -142,6 +154,21 @@ class EvaluateTab(ModelTab):
     def _task_changed(self, *_args: Any) -> None:
         self.model_bar.task = self.task_key
         self._refresh_columns()
+        self._update_stale()
+
+    def _settings_now(self) -> tuple[str, ...]:
+        """What a Run would evaluate now: model, task, file and compared model."""
+        return (self.model_bar.source_text(), self.task_key, self.data_file.text().strip(),
+                self.compare_source.source() or "")
+
+    def _update_stale(self, *_args: Any) -> None:
+        if self._shown_for is None or self.runner.busy:
+            self.stale_banner.show_for("")
+            return
+        names = ("model", "task", "file", "compared model")
+        changed = [name for name, was, now in zip(names, self._shown_for, self._settings_now(), strict=True)
+                   if was != now]
+        self.stale_banner.show_for(" and ".join(changed))
 
     def _refresh_columns(self) -> None:
         from bertstudio.core.evaluate.readers import header_of
@@ -212,6 +239,7 @@ class EvaluateTab(ModelTab):
             self.notes.set_notes([error_note(error)])
             return
         self._request = request
+        self._started_for = (source, self.task_key, evaluation.data, compare_source or "")
         self.runner.start(evaluation_job, request, evaluation, compare_source)
 
     def cancel(self) -> None:
@@ -224,10 +252,12 @@ class EvaluateTab(ModelTab):
         index = self.task_combo.findData(evaluated_as(task_key))
         if index >= 0:
             self.task_combo.setCurrentIndex(index)
-        self.model_bar.source.setEditText(model_source)
         self.data_file.setText(str(data_file))
         self._refresh_columns()
-        self.run()
+        # Through the model bar: the bar shows the model that is scored (a workspace's pending model
+        # was loaded and shown while the handed-over one was scored: issue 29 #1); Run when it is ready.
+        self._run_on_load = model_source
+        self.model_bar.load(model_source)
 
     def project(self, layer: int, pooling: str, method: str) -> None:
         if self.evaluation is None or self._request is None:
@@ -239,6 +269,7 @@ class EvaluateTab(ModelTab):
         from bertstudio.core.evaluate.evaluation import EvalComparison
 
         self.comparison = result if isinstance(result, EvalComparison) else None
+        self._shown_for = self._started_for
         self.evaluation = result.a if self.comparison is not None else result
         self.show_evaluation(self.evaluation)
         if self.comparison is not None:
@@ -252,6 +283,7 @@ class EvaluateTab(ModelTab):
         first = self.evaluation.metrics
         main = next((k for k in ("accuracy", "f1", "exact_match", "top1_accuracy") if k in first), "")
         self.status.emit(f"Evaluate: {self.evaluation.n} rows, {main} {first.get(main, 0):.4f}")
+        self._update_stale()
 
     def show_evaluation(self, evaluation: Any) -> None:
         self.metrics_page.show_result(evaluation)
@@ -274,7 +306,27 @@ class EvaluateTab(ModelTab):
         self.open_row.emit(evaluation.task, evaluation.model, evaluation.adapter.inputs_of(example))
 
     def model_loaded(self, info: ModelInfo) -> None:
+        if self._follow_checkpoint(info):
+            return
         self.status.emit(f"Evaluate: {info.architecture} ready for {self.task_key}")
+        self._update_stale()
+        if self._run_on_load and self._run_on_load == info.request.source:
+            self._run_on_load = ""
+            self.run()
+
+    def _follow_checkpoint(self, info: ModelInfo) -> bool:
+        """A checkpoint loaded for a task whose head it lacks, but trained for another that Evaluate
+        scores: switch to that task and load it again (a classifier loaded as a masked LM warned that
+        results are meaningless, and the warning stayed after switching by hand: issue 29 #2)."""
+        trained = checkpoint_task(info.folder) if info.head_warning else None
+        index = self.task_combo.findData(trained) if trained and trained != self.task_key else -1
+        if index < 0:
+            return False
+        self.task_combo.setCurrentIndex(index)
+        self.notes.set_notes([notes.info(f"Task set to {self.task_combo.currentText()}: the checkpoint was "
+                                             f"trained for it ({info.folder}).")])
+        self.model_bar.load(info.request.source)
+        return True
 
     def workspace_state(self) -> dict[str, Any]:
         """The model, the compare model (as every task tab keeps it) and the inputs."""
