@@ -66,7 +66,7 @@ def capture(window: StudioWindow) -> dict[str, Any]:
         "version": VERSION,
         "window": {"geometry": _bytes(window.saveGeometry()), "state": _bytes(window.saveState())},
         "current": next((key for key, tab in window.task_tabs.items() if tab is current), ""),
-        "tabs": {key: tab_state(tab) for key, tab in window.task_tabs.items()},
+        "tabs": {key: window.workspace.saved_state(key, tab) for key, tab in window.task_tabs.items()},
     }
 
 
@@ -112,6 +112,10 @@ class Workspace(QObject):
         super().__init__(window)
         self.window = window
         self.pending: dict[str, str] = {}  # task key -> model source to load when its tab is shown
+        # What each tab got back, kept until its model has loaded or it was shown without one to load:
+        # a tab never opened in this run is saved as it came (its model and the layer/head its model's
+        # size bounds were lost after two restarts, issue 29 #8).
+        self._restored: dict[str, dict[str, Any]] = {}
         self._queue: list[tuple[str, dict[str, Any]]] = []
         self._current = ""
         self._busy = False
@@ -126,6 +130,16 @@ class Workspace(QObject):
     def restoring(self) -> bool:
         return self._busy
 
+    def saved_state(self, key: str, tab: Any) -> dict[str, Any]:
+        """What the workspace file keeps of a tab: as restored while it has not come to life in this
+        run, else its state now (with the model it is about to load, if that has not finished)."""
+        if key in self._restored and not self._busy:
+            return dict(self._restored[key])
+        state = tab_state(tab)
+        if not state["loaded"]:
+            state["loaded"] = self.pending.get(key, "")
+        return state
+
     def allow_loads(self) -> None:
         """transformers is imported: loads no longer race its lazy import (see main_window.warm_up)."""
         self._loads_allowed = True
@@ -137,6 +151,7 @@ class Workspace(QObject):
         checked = workspace_file.validate(data, self._examples())
         clean = checked.data
         self.pending = {}
+        self._restored = {}
         self._explicit = set()
         self._problems = list(checked.problems)
         self._current = clean.get("current", "")
@@ -188,6 +203,7 @@ class Workspace(QObject):
         if tab is None:
             return
         restore_tab(tab, state)
+        self._restored[key] = state
         loaded = state.get("loaded", "")
         info = getattr(tab, "model_info", None)  # the Train tab has no model of its own
         current = info.request.source if info is not None else ""
@@ -220,6 +236,7 @@ class Workspace(QObject):
             if bar is not None and key not in self._watched:
                 self._watched.add(key)
                 bar.busy_changed.connect(lambda busy, key=key: self._on_load_started(key) if busy else None)
+                bar.loaded.connect(lambda _info, key=key: self._restored.pop(key, None))
 
     def _on_load_started(self, key: str) -> None:
         self._explicit.add(key)
@@ -230,6 +247,8 @@ class Workspace(QObject):
             return
         current = self.window.tabs.currentWidget()
         for key, tab in self.window.task_tabs.items():
+            if tab is current and key not in self.pending and not self._restored.get(key, {}).get("loaded"):
+                self._restored.pop(key, None)  # shown with no model to wait for: what it shows is saved
             if tab is current and key in self.pending:
                 source = self.pending.pop(key)
                 tab.model_bar.load(source)  # the bar's worker: never blocks the window

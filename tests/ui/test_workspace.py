@@ -238,3 +238,19 @@ def test_splitter_sizes_from_a_hand_edited_settings_file_are_bounded(tmp_path: P
     assert settings.splitter_sizes("fill-mask") == []  # would overflow a C int in QSplitter.setSizes
     assert settings.splitter_sizes("nsp") == []
     assert settings.splitter_sizes("qa") == [200, 400]
+
+
+def test_a_tab_not_opened_in_this_run_is_saved_as_it_came_back(qtbot, window) -> None:  # noqa: ANN001
+    """Issue 29 #8: a tab's model (and the layer/head its model bounds) was saved only if the tab had
+    been opened in that run: after two restarts Attention had no model and layer/head 0/0."""
+    model = "/models/attention-model-to-load-later"
+    data = _workspace_with(window, "fill-mask", {"attention": model})
+    data["tabs"]["attention"]["view"]["text"] = "The cat sat."
+    data["tabs"]["attention"]["view"]["view"].update(layer=1, head=7)
+    for _restart in range(2):  # restored, saved, restored again, saved again
+        with qtbot.waitSignal(window.workspace.restored, timeout=20_000):
+            window.workspace.apply(data)
+        data = workspace.capture(window)
+    saved = data["tabs"]["attention"]
+    assert saved["loaded"] == model and saved["view"]["text"] == "The cat sat."
+    assert (saved["view"]["view"]["layer"], saved["view"]["view"]["head"]) == (1, 7)
