@@ -269,3 +269,68 @@ def test_cli_json_shape_compare_and_a_malformed_suite(checkpoint_factory, capfd,
     done = run_cli(capfd, "check", "--model", str(a), "--suite", str(bad))
     assert done.returncode == 1 and "Traceback" not in done.stderr
     assert "test 'neg', field 'expect'" in done.stderr and done.stdout == ""
+
+
+OTHER_SUITES = {
+    "nsp": {"task": "nsp", "tests": [
+        {"name": "mft", "type": "MFT", "template": ["the {a} sat on the mat", "{b} ran fast"],
+         "fill": {"a": ["cat", "dog", "man"], "b": ["it", "she", "the car"]}, "expect": "IsNext"},
+        {"name": "inv", "type": "INV", "template": ["{who} lives in paris", "{who} works in a school"],
+         "fill": {"who": ["John", "Mary", "Anna"]}, "perturb": "typos", "on": "second", "seed": 0, "samples": 2},
+        {"name": "dir", "type": "DIR", "label": "IsNext", "direction": "up",
+         "pairs": [[["the cat sat", "a dog ran"], ["the cat sat", "the cat ran"]]]}]},
+    "multiple-choice": {"task": "choice", "tests": [
+        {"name": "mft", "type": "MFT", "template": ["the {a} sat on the", "mat", "{b}"],
+         "fill": {"a": ["cat", "dog"], "b": ["river", "tree", "car"]}, "expect": 0},
+        {"name": "inv", "type": "INV",
+         "inputs": [["John lives in", "paris", "rome"], ["Mary works at", "home", "school"]],
+         "perturb": "names", "seed": 0, "samples": 2}]},
+}
+
+
+def _single(task: str, loaded, case: tuple[str, ...]):  # noqa: ANN001, ANN202
+    """One case through the task's own single-input function (not the batch path suites use)."""
+    if task == "nsp":
+        from bertstudio.core.tasks.nsp import predict
+
+        return "IsNext" if predict(loaded, case[0], case[1]).is_next >= 0.5 else "NotNext"
+    if task == "multiple-choice":
+        from bertstudio.core.tasks.multiple_choice import predict as choose
+
+        return choose(loaded, case[0], list(case[1:])).best.index
+    if task == "qa":
+        from bertstudio.core.suites.tasks import normal_answer
+        from bertstudio.core.tasks.qa import QAOptions, answer
+
+        best = answer(loaded, case[0], case[1], QAOptions(allow_no_answer=False)).best
+        return normal_answer(best.answer if best is not None else "")
+    from transformers import pipeline
+
+    from bertstudio.core.evaluate.predict import words_to_tags
+
+    pipe = pipeline("token-classification", model=loaded.model, tokenizer=loaded.tokenizer)
+    return words_to_tags(case[0].split(), pipe(case[0], aggregation_strategy="first"))
+
+
+@pytest.mark.parametrize(("task", "head"), [("nsp", "NextSentencePrediction"), ("multiple-choice", "MultipleChoice"),
+                                            ("ner", "TokenClassification"), ("qa", "QuestionAnswering")])
+def test_other_tasks_mft_and_inv_equal_their_single_input_functions(checkpoint_factory, task: str, head: str) -> None:
+    """NER and QA run their starter suites; NSP and multiple choice small suites of their own."""
+    from bertstudio.core.evaluate.predict import entities_text
+    from bertstudio.core.suites.tasks import TASKS, meets
+
+    suite = read_suite(built_in_suites()[task]) if task in ("ner", "qa") else parse_suite(OTHER_SUITES[task])
+    loaded = load_model(LoadRequest(str(checkpoint_factory("bert", head)), task))
+    result = run_suite(loaded, suite, TaskControl())
+    for test in result.tests:
+        expected = 0
+        for case in test.test.cases:
+            before = _single(task, loaded, case.original)
+            if test.type == "MFT":
+                shown = entities_text(case.original[0].split(), before) if task == "ner" else ""
+                expected += not meets(TASKS[task], before, shown, case.expect)
+            elif test.type == "INV":
+                expected += before != _single(task, loaded, case.perturbed)
+        if test.type != "DIR":
+            assert test.failures == expected, test.name
+    assert result.cases == suite.cases
