@@ -39,13 +39,14 @@ if TYPE_CHECKING:
     from bertstudio.core.models import LoadedModel
 
 CHUNK = 1024  # rows per tokenizer call: one call over 100,000 rows kept Cancel and Ctrl+C waiting for seconds
-# Padded tokens per forward. CPU: measured on 2 cores (bench/bench_engine.py), BERT-base-sized, rows/s
-# flat from 2k to 8k tokens and a 4k batch takes ~1 s, so Cancel lands within about a second.
-# GPU: large enough to fill an H100 with a BERT-base-sized model, small enough for its memory in float32.
-CPU_TOKEN_BUDGET = 4096
+# Padded tokens per forward. CPU: measured (bench/bench_engine.py, MiniLM, 96 review-like rows, one
+# thread): seconds flat from 512 to 2048 tokens, +15% at 4096, +90% at 16384 (attention grows with
+# the square of the width; big batches leave the caches); 2048 also keeps one forward of a
+# BERT-base-sized model near a second, so Cancel lands soon. GPU: enough rows to fill an H100 with
+# a BERT-base-sized model, small enough for its memory in float32.
+CPU_TOKEN_BUDGET = 2048
 GPU_TOKEN_BUDGET = 16384
 MAX_ROWS = 256  # rows per forward at most, whatever the budget (short rows: the per-row work still grows)
-MODEL_INPUTS = ("input_ids", "attention_mask", "token_type_ids")
 
 
 @dataclass(frozen=True)
@@ -81,7 +82,8 @@ def encode_all(loaded: LoadedModel, texts: Sequence[str], pairs: Sequence[str | 
                special_tokens: bool = False) -> Encoded:
     """Tokenize every row once (with its pair where given), truncated to `max_length` (the model's
     own by default), in chunks with a cancel check and progress between them. A pair may be None
-    for some rows only. Rows that did not fit are recorded in `cut`."""
+    for some rows only ("" is an empty second sequence, as the tokenizer reads it). Rows that did not
+    fit are recorded in `cut`."""
     control = control or TaskControl()
     tokenizer = loaded.tokenizer
     limit = int(max_length or loaded.info.max_length)
@@ -116,8 +118,8 @@ def _by_pairing(rows: range, pairs: Sequence[str | None] | None) -> Iterator[tup
     if pairs is None:
         yield list(rows), None
         return
-    single = [i for i in rows if not pairs[i]]
-    paired = [i for i in rows if pairs[i]]
+    single = [i for i in rows if pairs[i] is None]
+    paired = [i for i in rows if pairs[i] is not None]
     if single:
         yield single, None
     if paired:
@@ -231,30 +233,33 @@ def attention_for(model: Any, weights: bool) -> Iterator[None]:
 
 def run(loaded: LoadedModel, encoded: Encoded, forward: Callable[[Batch], Any], control: TaskControl | None = None,
         *, budget: int | None = None, max_rows: int = MAX_ROWS, weights: bool = False, verb: str = "Scored",
+        unit: str = "rows", progress: bool = True,
         rows_of: Callable[[Batch, Any], Sequence[Any]] = split_rows) -> list[Any]:
     """`forward` over every row in batches under `budget` padded tokens; one result per row, in input
     order (`rows_of(batch, host values)` splits a batch's values; by default row k of each array).
-    Cancel is checked and progress reported ("Scored 320 of 4,096 rows") once per batch."""
+    Cancel is checked and progress reported ("Scored 320 of 4,096 rows") once per batch; `progress=False`
+    where the caller reports its own (a search scoring many small sets)."""
     import torch
 
     control = control or TaskControl()
     groups = batches(encoded, budget or token_budget(loaded), max_rows)
     results: list[Any] = [None] * len(encoded)
     total, done = len(encoded), 0
-    model = loaded.model
+    model, lengths = loaded.model, encoded.lengths
     with loaded.lock, torch.inference_mode(), attention_for(model, weights):
         device = model.device
         ahead = _to_device(padded(loaded, encoded, groups[0]), device) if groups else {}
         for n, rows in enumerate(groups):
             control.check()
-            batch = Batch(rows, ahead, encoded.lengths[rows])
+            batch = Batch(rows, ahead, lengths[rows])
             out = forward(batch)  # on a GPU: queued; the next batch is padded and sent meanwhile
             if n + 1 < len(groups):
                 ahead = _to_device(padded(loaded, encoded, groups[n + 1]), device)
             for i, value in zip(rows.tolist(), rows_of(batch, to_host(out)), strict=True):
                 results[i] = value
             done += len(rows)
-            control.report(f"{verb} {done:,} of {total:,} rows", done / total)
+            if progress:
+                control.report(f"{verb} {done:,} of {total:,} {unit}", done / total)
     control.check()
     return results
 

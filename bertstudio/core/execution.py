@@ -8,6 +8,11 @@ thread-safe and torch already uses every core), `torch.inference_mode()`, the de
 encoded inputs, and the one way to say whether a text fits the model and what was cut. A task
 module names none of these itself (tests/core/test_execution.py reads them to be sure).
 
+Batch work (evaluate, corpus indexing, counterfactual scoring, the task tabs' batch runs) goes
+through core/engine.py, the one implementation of batching, which takes the same lock and
+inference mode around a whole run; `exclusive` and `forward` here are for single-input task runs
+(one forward each), which may keep them until they move to the engine too.
+
 torch is imported inside the functions: every spec is read before the window shows.
 """
 

@@ -154,3 +154,29 @@ def test_the_real_topic_classifier_equals_its_pipeline(real_models) -> None:
     found = engine.run_logits(loaded, engine.encode_all(loaded, texts), budget=40)
     np.testing.assert_allclose(_softmax(found.astype(np.float64)), _per_row_scores(_pipeline(folder), texts),
                                atol=1e-5)
+
+
+def test_evaluate_classification_equals_the_per_row_pipeline(checkpoint_factory, tmp_path) -> None:  # noqa: ANN001
+    """Evaluate (now on the engine): each row's label and probabilities as the pipeline gives them for
+    that row alone, in the file's order, with the cut row named by its line."""
+    import csv
+
+    from bertstudio.core.evaluate.evaluation import evaluate
+    from bertstudio.core.evaluate.readers import read_dataset
+
+    folder = checkpoint_factory("bert", "SequenceClassification")
+    loaded = load_model(LoadRequest(str(folder), "classification"))
+    limit = loaded.info.max_length
+    texts = [*_texts(11), "the house " * limit]
+    data = tmp_path / "rows.csv"
+    with data.open("w", newline="", encoding="utf-8") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(["text", "label"])
+        writer.writerows((t, ("negative", "positive")[i % 2]) for i, t in enumerate(texts))
+    result = evaluate(loaded, read_dataset("classification", data))
+    pipe = _pipeline(folder)
+    scores = _per_row_scores(pipe, [t if i < 11 else " ".join(t.split()[:limit - 2]) for i, t in enumerate(texts)])
+    assert [r.prediction for r in result.rows] == [("negative", "positive")[int(i)] for i in scores.argmax(1)]
+    np.testing.assert_allclose(result.probabilities, scores, atol=1e-5)
+    assert result.classes == ("negative", "positive")
+    assert any("1 row(s) were longer" in n.text and "lines 13" in n.text for n in result.notes)

@@ -43,6 +43,34 @@ def test_task_modules_run_the_model_through_the_one_path() -> None:
     assert not found, "use core.execution (exclusive, forward, on_device, fit) instead:\n" + "\n".join(found)
 
 
+CORE = TASKS.parent
+# Batch work runs through core/engine.py, which alone takes the lock and inference mode around a run.
+BATCH_PATHS = {
+    "evaluate/predict.py": ("classification", "nsp", "choice"),
+    "evaluate/regression.py": ("predict",),
+    "evaluate/similarity.py": ("predict",),
+    "corpus/index.py": ("build_index",),
+    "whatif/tasks.py": ("score",),
+    "tasks/classification.py": ("classify_batch",),
+    "tasks/similarity.py": ("embed", "embed_encoded"),
+}
+OWN_BATCHING = {"lock", "inference_mode", "no_grad", "exclusive", "pipeline", "run_pipeline"}
+
+
+def test_batch_paths_go_through_the_engine() -> None:
+    found = []
+    for name, functions in BATCH_PATHS.items():
+        tree = ast.parse((CORE / name).read_text(encoding="utf-8"))
+        defined = {node.name: node for node in ast.walk(tree) if isinstance(node, ast.FunctionDef)}
+        for function in functions:
+            body = list(ast.walk(defined[function]))
+            names = {n.attr if isinstance(n, ast.Attribute) else n.id for n in body
+                     if isinstance(n, ast.Attribute | ast.Name)}
+            found += [f"{name}:{function} {x}" for x in sorted(names & OWN_BATCHING)]
+            assert "engine" in names, f"{name}:{function} does not call core.engine"
+    assert not found, "batch through core.engine (run, run_logits) instead:\n" + "\n".join(found)
+
+
 def test_the_guard_sees_an_own_copy() -> None:
     """The guard's own scan (not a copy of it) on a task written the old way finds each thing it must
     not write, at its line: a scan that missed attributes or bare names would pass every task module."""

@@ -1,6 +1,6 @@
 """Build a corpus index: every non-special token's layer-L hidden state (float16, unit length) with
 (line, token index, token, character span), and every line's mean-pooled vector (mean over the
-attention mask, as sentence-transformers pools), from batched forward passes sorted by length."""
+attention mask, as sentence-transformers pools), from the batch engine's forward passes."""
 
 from __future__ import annotations
 
@@ -85,49 +85,51 @@ def encode(loaded: LoadedModel, texts: list[str], max_length: int) -> Any:
 
 def build_index(loaded: LoadedModel, lines: list[tuple[int, str]], layer: int, max_length: int,
                 control: TaskControl, batch_size: int = BATCH_SIZE) -> CorpusIndex:
-    """Forward every line (sorted by length, `batch_size` at a time; control.check() per batch)."""
+    """Forward every line through the batch engine (tokenized once, sorted by length, a token budget, at
+    most `batch_size` lines per forward; Cancel per batch); each line's token vectors are made on the
+    host while the batch is in hand, and come back in file order (line, then token)."""
     import numpy as np
 
+    from bertstudio.core import engine
     from bertstudio.core.corpus.search import normalised
 
     texts = [text for _, text in lines]
-    lengths = [len(ids) for ids in loaded.tokenizer(texts, truncation=True, max_length=max_length)["input_ids"]]
-    total_tokens = sum(lengths)
+    fast = bool(getattr(loaded.tokenizer, "is_fast", False))
+    encoded = engine.encode_all(loaded, texts, control=control, max_length=max_length, offsets=fast,
+                                special_tokens=True)
+    total_tokens = int(encoded.lengths.sum())
     if total_tokens > MAX_CORPUS_TOKENS:
         raise InputError(f"The corpus has {total_tokens:,} tokens; at most {MAX_CORPUS_TOKENS:,} can be indexed.",
                          hint="Index a smaller file.")
-    order = sorted(range(len(texts)), key=lambda i: lengths[i])
-    hidden = int(loaded.model.config.hidden_size)
-    sentences = np.zeros((len(texts), hidden), dtype=np.float32)
-    parts: list[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = []
-    tokens: list[tuple[int, str]] = []  # (line, token) to sort with the parts
-    for start in range(0, len(order), batch_size):
-        control.check()
-        rows = order[start:start + batch_size]
-        encoded = encode(loaded, [texts[i] for i in rows], max_length)
-        states = layer_states(loaded, encoded, layer).float()
-        mask = encoded["attention_mask"].to(states.device).unsqueeze(-1).float()
-        pooled = (states * mask).sum(1) / mask.sum(1).clamp(min=1.0)
-        sentences[rows] = pooled.cpu().numpy()
-        keep = (encoded["attention_mask"].bool() & ~encoded["special_tokens_mask"].bool()).numpy()
-        states_np = states.cpu().numpy()
-        offsets = encoded["offset_mapping"].numpy() if "offset_mapping" in encoded else None
-        for b, line in enumerate(rows):
-            where = np.nonzero(keep[b])[0]
-            ids = encoded["input_ids"][b, where].tolist()
-            names = loaded.tokenizer.convert_ids_to_tokens(ids)
-            span = offsets[b, where].astype(np.int32) if offsets is not None else np.zeros((len(where), 2), np.int32)
-            parts.append((normalised(states_np[b, where]).astype(np.float16),
-                          np.full(len(where), line, np.int32), where.astype(np.int32), span))
-            tokens.extend((line, str(name)) for name in names)
-        control.report(f"Indexed {min(start + batch_size, len(order)):,} of {len(order):,} lines",
-                       min(start + batch_size, len(order)) / len(order))
-    vectors = np.concatenate([p[0] for p in parts]) if parts else np.zeros((0, hidden), np.float16)
-    line_of = np.concatenate([p[1] for p in parts]) if parts else np.zeros(0, np.int32)
-    index_of = np.concatenate([p[2] for p in parts]) if parts else np.zeros(0, np.int32)
-    spans = np.concatenate([p[3] for p in parts]) if parts else np.zeros((0, 2), np.int32)
-    back = np.lexsort((index_of, line_of))  # file order: line, then token
+    model, tokenizer = loaded.model, loaded.tokenizer
+    hidden = int(model.config.hidden_size)
+
+    def forward(batch: engine.Batch) -> Any:
+        states = model(**batch.inputs, output_hidden_states=True).hidden_states[layer].float()
+        mask = batch.inputs["attention_mask"].unsqueeze(-1).float()
+        return states, (states * mask).sum(1) / mask.sum(1).clamp(min=1.0)
+
+    def per_line(batch: engine.Batch, found: Any) -> list[Any]:
+        states, pooled = found
+        out = []
+        for k, line in enumerate(batch.rows.tolist()):
+            where = np.nonzero(~np.asarray(encoded.extras["special_tokens_mask"][line], dtype=bool))[0]
+            names = tokenizer.convert_ids_to_tokens([encoded.input_ids[line][j] for j in where.tolist()])
+            span = (np.asarray(encoded.extras["offset_mapping"][line], np.int32).reshape(-1, 2)[where] if fast
+                    else np.zeros((len(where), 2), np.int32))
+            out.append((pooled[k], normalised(states[k, where]).astype(np.float16), where.astype(np.int32), span,
+                        [str(name) for name in names]))
+        return out
+
+    rows = engine.run(loaded, encoded, forward, control, max_rows=batch_size, verb="Indexed", unit="lines",
+                      rows_of=per_line)
+    sentences = np.stack([r[0] for r in rows]) if rows else np.zeros((0, hidden), np.float32)
+    vectors = np.concatenate([r[1] for r in rows]) if rows else np.zeros((0, hidden), np.float16)
+    line_of = np.concatenate([np.full(len(r[2]), n, np.int32) for n, r in enumerate(rows)]) if rows \
+        else np.zeros(0, np.int32)
+    index_of = np.concatenate([r[2] for r in rows]) if rows else np.zeros(0, np.int32)
+    spans = np.concatenate([r[3] for r in rows]) if rows else np.zeros((0, 2), np.int32)
     return CorpusIndex(layer=layer, lines=tuple(texts), line_numbers=np.array([n for n, _ in lines], np.int32),
-                       sentences=normalised(sentences), vectors=vectors[back], token_line=line_of[back],
-                       token_index=index_of[back], spans=spans[back],
-                       tokens=tuple(tokens[i][1] for i in back.tolist()))
+                       sentences=normalised(sentences), vectors=vectors, token_line=line_of,
+                       token_index=index_of, spans=spans.astype(np.int32),
+                       tokens=tuple(name for r in rows for name in r[4]))

@@ -1,10 +1,10 @@
 """Predictions over a whole dataset, in batches, through each task's own code path.
 
-Each spec's EvaluateAdapter names its predictor (and `prepare`) here. Classification goes through
-`tasks.classification.classify_batch` (transformers' pipeline, batch 32), NER through the
+Each spec's EvaluateAdapter names its predictor (and `prepare`) here. Classification and NSP go
+through the batch engine (core/engine.py: tokenized once, sorted by length, a token budget), NER through the
 token-classification pipeline with word-level aggregation, QA through `tasks.qa.answer`,
-multiple choice through `tasks.multiple_choice.predict`. NSP and the masked LM are batched here
-(the tasks score one sentence A / one text at a time). Every loop checks for cancellation and
+multiple choice through `tasks.multiple_choice.predict`. The masked LM is batched here (one
+masked position per row; it stays on its own loop until it moves to the engine). Every loop checks for cancellation and
 reports progress once per batch.
 """
 
@@ -85,56 +85,26 @@ def label_problem(loaded: LoadedModel, dataset: Dataset) -> tuple[dict[str, str]
 
 def classification(loaded: LoadedModel, examples: Sequence[Example], control: TaskControl,
                    options: EvalOptions, rename: dict[str, str] | None = None) -> tuple[list[Prediction], list[Any]]:
-    """The Classification task's pipeline (`loaded.pipeline("text-classification")`, as classify_batch
-    runs it) at its top-1 default: evaluation needs only the predicted label and its score."""
-    rows: list[Any] = [x.inputs[0] if not x.inputs[1] else {"text": x.inputs[0], "text_pair": x.inputs[1]}
-                       for x in examples]
+    """Every row through the batch engine (core/engine.py: sorted by length, a token budget, at most
+    `options.batch_size` rows per forward), read as the text-classification pipeline reads a row:
+    its top label and score, and every class's probability for curves and thresholds."""
+    from bertstudio.core import engine
+    from bertstudio.core.tasks.classification import label_scores
+
     rename = rename or {}
-    cut = _too_long(loaded, examples, control)
+    pairs = [x.inputs[1] or None for x in examples] if any(x.inputs[1] for x in examples) else None
+    encoded = engine.encode_all(loaded, [x.inputs[0] for x in examples], pairs, control)
+    logits = engine.run_logits(loaded, encoded, control, max_rows=options.batch_size, verb="Classified")
     out: list[Prediction] = []
-    with loaded.lock:
-        pipe = scoring_pipeline(loaded)
-        # A generator makes the pipeline batch internally and hand rows back one by one: progress
-        # and cancelling between batches at no cost to throughput.
-        # No top_k: the pipeline's default (legacy) top-1 path takes the argmax; top_k=1 would build
-        # and sort every label's score first (x1.3 on a small model).
-        # Truncation only when a row needs it, as classify_batch does (it costs every row time).
-        cutting = {"truncation": True, "max_length": loaded.info.max_length} if cut else {}
-        logits = []
-        for raw in pipe((row for row in rows), batch_size=options.batch_size, **cutting):
-            best = raw[0] if isinstance(raw, list) else raw
-            label = rename.get(str(best["label"]), str(best["label"]))
-            out.append(Prediction(label, label, float(best["score"])))
-            logits.append(best[LOGITS])
-            if len(out) % options.batch_size == 0 or len(out) == len(rows):
-                _progress(control, len(out), len(rows), "Classified")
-    out = with_probabilities(loaded, out, logits, rename)
-    lines = ", ".join(str(examples[i].line) for i in cut[:10]) + ("…" if len(cut) > 10 else "")
-    limit = loaded.info.max_length
-    return out, [f"{len(cut)} row(s) were longer than the {limit} tokens the model reads and were cut "
-                 f"(lines {lines})."] if cut else []
-
-
-LOGITS = "bertstudio_logits"  # the key under which the scoring pipeline hands each row's logits back
-
-
-def scoring_pipeline(loaded: LoadedModel) -> Any:
-    """transformers' text-classification pipeline (the class `loaded.pipeline` builds) whose top-1
-    result also carries the row's logits: every class's probability at no cost to the top-1 path
-    (`top_k=None` builds and sorts a dict per class: +16 ms per 512 rows of 27 classes)."""
-    key = "pipeline:text-classification:logits"
-    if key not in loaded.extras:
-        base = loaded.pipeline("text-classification")
-
-        class WithLogits(type(base)):  # type: ignore[misc, valid-type]
-            def postprocess(self, model_outputs: Any, *args: Any, **kwargs: Any) -> Any:
-                found = super().postprocess(model_outputs, *args, **kwargs)
-                best = found[0] if isinstance(found, list) else found
-                best[LOGITS] = model_outputs["logits"][0].float().numpy()
-                return found
-
-        loaded.extras[key] = WithLogits(model=base.model, tokenizer=base.tokenizer, device=base.device)
-    return loaded.extras[key]
+    if len(examples):
+        scores = label_scores(loaded.model.config, logits)
+        names = loaded.info.id2label
+        for row in scores:
+            best = int(row.argmax())
+            label = rename.get(str(names[best]), str(names[best]))
+            out.append(Prediction(label, label, float(row[best])))
+    out = with_probabilities(loaded, out, list(logits), rename)
+    return out, engine.cut_note(loaded, encoded, [x.line for x in examples])
 
 
 def class_probabilities(config: Any, logits: Any) -> Any:
@@ -164,22 +134,6 @@ def with_probabilities(loaded: LoadedModel, predictions: list[Prediction], logit
     classes = tuple(rename.get(label, label) for label in model_labels(loaded))
     return [Prediction(p.value, p.shown, p.score, row, classes)
             for p, row in zip(predictions, probabilities, strict=True)]
-
-
-def _too_long(loaded: LoadedModel, examples: Sequence[Example], control: TaskControl) -> list[int]:
-    """Rows with more tokens than the model reads. No tokenizer makes more than two tokens per byte,
-    so only rows that might be too long are tokenized (in chunks that check for a cancel), as the
-    Classification task does."""
-    limit = loaded.info.max_length
-    doubtful = [i for i, x in enumerate(examples)
-                if 2 * sum(len(t.encode("utf-8")) for t in x.inputs if t) + 3 > limit]
-    found: list[int] = []
-    for _start, part in _chunks(doubtful, control, "Checking the length of"):
-        firsts = [examples[i].inputs[0] for i in part]
-        seconds = [examples[i].inputs[1] for i in part]
-        ids = loaded.tokenizer(firsts, seconds if all(seconds) else None, truncation=False)["input_ids"]
-        found += [i for i, row in zip(part, ids, strict=True) if len(row) > limit]
-    return found
 
 
 def _chunks(items: Sequence[T], control: TaskControl, verb: str) -> Iterator[tuple[int, Sequence[T]]]:
@@ -351,38 +305,60 @@ NSP_CLASSES = (NOT_NEXT, IS_NEXT)  # probability columns: IsNext second, the pos
 def nsp(loaded: LoadedModel, examples: Sequence[Example], control: TaskControl,
         options: EvalOptions) -> tuple[list[Prediction], list[Any]]:
     """P(IsNext) per pair, as tasks.nsp scores it (softmax of the NSP head's logits; label 0 = IsNext)."""
-    import torch
+    import numpy as np
 
+    from bertstudio.core import engine
     from bertstudio.core.tasks.nsp import IS_NEXT as IS_NEXT_ID
     from bertstudio.core.tasks.nsp import require_nsp_head
 
     require_nsp_head(loaded)
+    encoded = engine.encode_all(loaded, [x.inputs[0] for x in examples], [x.inputs[1] for x in examples], control)
+    logits = engine.run_logits(loaded, encoded, control, max_rows=options.batch_size).astype(np.float64)
     out = []
-    with loaded.lock, torch.inference_mode():
-        for start in range(0, len(examples), options.batch_size):
-            chunk = examples[start:start + options.batch_size]
-            encoding = loaded.tokenizer([x.inputs[0] for x in chunk], [x.inputs[1] for x in chunk],
-                                        return_tensors="pt", padding=True, truncation="longest_first",
-                                        max_length=loaded.info.max_length).to(loaded.model.device)
-            probabilities = torch.softmax(loaded.model(**encoding).logits.float(), dim=-1)[:, IS_NEXT_ID].tolist()
-            for p in probabilities:
-                label = IS_NEXT if p >= 0.5 else NOT_NEXT
-                out.append(Prediction(label, label, p if label == IS_NEXT else 1.0 - p, (1.0 - p, p), NSP_CLASSES))
-            _progress(control, len(out), len(examples), "Scored")
-    return out, []
+    for p in _softmax_column(logits, IS_NEXT_ID):
+        label = IS_NEXT if p >= 0.5 else NOT_NEXT
+        out.append(Prediction(label, label, p if label == IS_NEXT else 1.0 - p, (1.0 - p, p), NSP_CLASSES))
+    return out, engine.cut_note(loaded, encoded, [x.line for x in examples])
+
+
+def _softmax_column(logits: Any, column: int) -> list[float]:
+    import numpy as np
+
+    if not len(logits):
+        return []
+    shifted = np.exp(logits - logits.max(axis=1, keepdims=True))
+    return (shifted[:, column] / shifted.sum(axis=1)).tolist()  # type: ignore[no-any-return]
 
 
 def choice(loaded: LoadedModel, examples: Sequence[Example], control: TaskControl,
            options: EvalOptions) -> tuple[list[Prediction], list[Any]]:
-    from bertstudio.core.tasks.multiple_choice import predict
+    """The prompt paired with each ending, every pair of the file through the batch engine in one run
+    (a choice head scores each row on its own: (1, rows, tokens) in, one logit per row out); a
+    softmax over each prompt's endings, as tasks.multiple_choice.predict."""
+    import numpy as np
 
-    out, cut = [], 0
-    for i, example in enumerate(examples):
-        control.check()
-        result = predict(loaded, example.inputs[0], example.inputs[1])
-        cut += result.truncated
-        out.append(Prediction(result.best.index, f"{result.best.index}: {result.best.choice}", result.best.score))
-        if (i + 1) % 8 == 0 or i + 1 == len(examples):
-            _progress(control, i + 1, len(examples), "Scored")
+    from bertstudio.core import engine
+    from bertstudio.core.tasks.multiple_choice import MAX_CHOICES
+
+    widest = max((len(x.inputs[1]) for x in examples), default=0)
+    if widest > MAX_CHOICES:
+        raise InputError(f"{widest} endings are more than the {MAX_CHOICES} this app scores at once.")
+    owner = [n for n, x in enumerate(examples) for _ in x.inputs[1]]
+    encoded = engine.encode_all(loaded, [x.inputs[0] for x in examples for _ in x.inputs[1]],
+                                [c for x in examples for c in x.inputs[1]], control)
+    model = loaded.model
+
+    def forward(batch: engine.Batch) -> Any:
+        return model(**{k: v.unsqueeze(0) for k, v in batch.inputs.items()}).logits[0]
+
+    logits = np.asarray(engine.run(loaded, encoded, forward, control, max_rows=options.batch_size), np.float64)
+    out, start = [], 0
+    for example in examples:
+        z = logits[start:start + len(example.inputs[1])]
+        start += len(z)
+        p = np.exp(z - z.max())
+        p /= p.sum()
+        best = int(p.argmax())
+        out.append(Prediction(best, f"{best}: {example.inputs[1][best]}", float(p[best])))
+    cut = len({owner[i] for i in encoded.cut})
     return out, [f"{cut} row(s) were longer than the model reads and were cut."] if cut else []
-

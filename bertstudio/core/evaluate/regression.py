@@ -57,26 +57,18 @@ def predict(loaded: LoadedModel, examples: Sequence[Example], control: TaskContr
         from bertstudio.core.evaluate.predict import classification
 
         return classification(loaded, examples, control, options, **keywords)  # type: ignore[no-any-return]
-    import torch
-
+    from bertstudio.core import engine
     from bertstudio.core.evaluate.similarity import ranks
 
-    values: list[float] = []
-    limit = loaded.info.max_length
-    with loaded.lock, torch.inference_mode():
-        device = next(loaded.model.parameters()).device
-        for start in range(0, len(examples), options.batch_size):
-            chunk = examples[start:start + options.batch_size]
-            texts, pairs = [x.inputs[0] for x in chunk], [x.inputs[1] for x in chunk]
-            args = (texts, pairs) if all(pairs) else (texts,)
-            encoded = loaded.tokenizer(*args, truncation=True, max_length=limit, padding=True, return_tensors="pt")
-            values += loaded.model(**encoded.to(device)).logits[:, 0].float().tolist()
-            control.check()
-            control.report(f"Scored {len(values)} of {len(examples)} rows", len(values) / len(examples))
+    pairs = [x.inputs[1] or None for x in examples] if any(x.inputs[1] for x in examples) else None
+    encoded = engine.encode_all(loaded, [x.inputs[0] for x in examples], pairs, control)
+    logits = engine.run_logits(loaded, encoded, control, max_rows=options.batch_size)
+    values: list[float] = logits[:, 0].astype(float).tolist() if len(examples) else []
     predicted, gold = ranks(values), ranks([float(x.gold) for x in examples])
     n = len(examples)
     return [Prediction((v, abs(p - g)), f"{v:.4g} (rank {p:g} of {n}; gold rank {g:g})", v)
-            for v, p, g in zip(values, predicted, gold, strict=True)], []
+            for v, p, g in zip(values, predicted, gold, strict=True)], engine.cut_note(loaded, encoded,
+                                                                               [x.line for x in examples])
 
 
 def _regression(value: Any) -> bool:

@@ -51,21 +51,21 @@ def ranks(values: Sequence[float]) -> list[float]:
 
 def predict(loaded: LoadedModel, examples: Sequence[Example], control: TaskControl,
             options: EvalOptions) -> tuple[list[Prediction], list[Any]]:
-    """The cosine of each pair (mean pooling, as the Similarity tab) and its rank difference."""
-    from bertstudio.core.tasks.similarity import embed, longer_than_model, pair_cosines
+    """The cosine of each pair (mean pooling, as the Similarity tab; every sentence of the file through the
+    batch engine in one run) and its rank difference."""
+    import torch
 
-    cosines: list[float] = []
-    cut = 0
-    for start in range(0, len(examples), options.batch_size):
-        chunk = examples[start:start + options.batch_size]
-        firsts = embed(loaded, [x.inputs[0] for x in chunk], "mean")
-        seconds = embed(loaded, [x.inputs[1] for x in chunk], "mean")
-        cosines += pair_cosines(firsts, seconds)
-        cut += len(longer_than_model(loaded, [text for x in chunk for text in x.inputs]))
-        control.check()
-        control.report(f"Scored {len(cosines)} of {len(examples)} rows", len(cosines) / len(examples))
+    from bertstudio.core import engine
+    from bertstudio.core.tasks.similarity import embed_encoded, pair_cosines
+
+    n = len(examples)
+    encoded = engine.encode_all(loaded, [x.inputs[0] for x in examples] + [x.inputs[1] for x in examples],
+                                control=control)
+    vectors = torch.from_numpy(embed_encoded(loaded, encoded, "mean", control))
+    cosines: list[float] = pair_cosines(vectors[:n], vectors[n:]) if n else []
+    cut = len(encoded.cut)
     predicted, gold = ranks(cosines), ranks([float(x.gold) for x in examples])
-    n, limit = len(examples), loaded.info.max_length
+    limit = loaded.info.max_length
     found = [notes.warning(f"{cut} sentence(s) were longer than the {limit} tokens the model reads and were cut; "
                            "their embeddings cover the first part only.")] if cut else []
     return [Prediction((c, abs(p - g)), f"{c:+.3f} (rank {p:g} of {n}; gold rank {g:g})", c)

@@ -111,6 +111,27 @@ def score_kind(config: Any) -> str:
     return "single-label"
 
 
+def label_scores(config: Any, logits: Any) -> Any:
+    """(rows, labels) float32 scores from (rows, labels) logits, as TextClassificationPipeline.postprocess
+    makes them per row (sigmoid, softmax or the raw value by `score_kind`), for the engine's batches."""
+    import numpy as np
+
+    values = np.asarray(logits, dtype=np.float32)
+    kind = score_kind(config)
+    if kind == "multi-label":
+        return 1.0 / (1.0 + np.exp(-values))
+    if kind == "single-label":
+        shifted = np.exp(values - values.max(axis=-1, keepdims=True))
+        return shifted / shifted.sum(axis=-1, keepdims=True)
+    return values
+
+
+def _ranked(config: Any, scores: Any) -> list[dict[str, Any]]:
+    """Every label with its score, highest first (ties in label-id order), as the pipeline's top_k=None."""
+    found = [{"label": config.id2label[i], "score": float(score)} for i, score in enumerate(scores)]
+    return sorted(found, key=lambda item: item["score"], reverse=True)
+
+
 def _row(text: str, pair: str | None, raw: list[dict[str, Any]], truncated: bool) -> Classification:
     scores = tuple(LabelScore(str(item["label"]), float(item["score"])) for item in raw)
     return Classification(text=text, text_pair=pair, scores=scores, truncated=truncated)
@@ -139,7 +160,8 @@ def classify_batch(
     control: TaskControl | None = None,
     batch_size: int = BATCH_SIZE,
 ) -> ClassificationResult:
-    """Every label's score per row; long rows are cut (and counted), empty rows are an error."""
+    """Every label's score per row (the batch engine: sorted by length, a token budget, at most
+    `batch_size` rows per forward); long rows are cut (and counted), empty rows are an error."""
     control = control or TaskControl()
     rows = list(texts)
     if not rows:
@@ -152,20 +174,16 @@ def classify_batch(
             f"Row {empty[0]} is empty" + (f" (and {len(empty) - 1} more)." if len(empty) > 1 else "."),
             hint="Remove empty rows or fill them in.",
         )
-    kind = score_kind(loaded.model.config)
-    long = execution.too_long(loaded, rows, control=control)
-    kwargs = {"truncation": True, "max_length": loaded.info.max_length} if any(long) else {}
-    out: list[Classification] = []
-    with execution.exclusive(loaded):
-        # A generator makes the pipeline batch internally and hand back rows one by one: progress and
-        # cancelling between batches at no cost to throughput.
-        pipe = loaded.pipeline("text-classification")
-        results = pipe((row for row in rows), top_k=None, batch_size=batch_size, **kwargs)
-        for text, raw, cut in zip(rows, results, long, strict=True):
-            out.append(_row(text, None, raw, cut))
-            if len(out) % batch_size == 0 or len(out) == len(rows):
-                control.check()
-                control.report(f"Classified {len(out)} of {len(rows)} rows", len(out) / len(rows))
+    from bertstudio.core import engine
+
+    config = loaded.model.config
+    encoded = engine.encode_all(loaded, rows, control=control)
+    scores = label_scores(config, engine.run_logits(loaded, encoded, control, max_rows=batch_size,
+                                                    verb="Classified"))
+    cut = set(encoded.cut)
+    out = [_row(text, None, _ranked(config, row), i in cut) for i, (text, row) in enumerate(zip(rows, scores,
+                                                                                                 strict=True))]
+    kind = score_kind(config)
     return ClassificationResult(tuple(out), kind, batch=True)
 
 

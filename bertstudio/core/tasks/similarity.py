@@ -26,7 +26,6 @@ if TYPE_CHECKING:
 
 POOLINGS = ("mean", "cls")
 MAX_SENTENCES = 200  # sentences B compared with A at once
-BATCH = 16
 
 
 @dataclass(frozen=True)
@@ -108,22 +107,29 @@ def pool(hidden: Any, mask: Any, pooling: str) -> Any:
 
 
 def embed(loaded: LoadedModel, texts: Sequence[str], pooling: str, control: TaskControl | None = None) -> Any:
-    """(len(texts), hidden) float32 embeddings on the CPU, in batches (cancellable between them)."""
+    """(len(texts), hidden) float32 embeddings on the CPU, through the batch engine (cancellable between batches)."""
     import torch
 
-    tokenizer, limit = loaded.tokenizer, loaded.info.max_length
-    parts = []
-    for start in range(0, len(texts), BATCH):
-        if control is not None:
-            control.check()
-            control.report(f"Embedding sentences {start + 1}–{min(start + BATCH, len(texts))}…", start / len(texts))
-        batch = list(texts[start:start + BATCH])
-        with execution.exclusive(loaded) as model:
-            encoding = execution.on_device(model, tokenizer(batch, return_tensors="pt", padding=True, truncation=True,
-                                                            max_length=limit))
-            hidden = execution.forward(model, encoding).last_hidden_state.float()
-            parts.append(pool(hidden, encoding["attention_mask"], pooling).cpu())
-    return torch.cat(parts)
+    from bertstudio.core import engine
+
+    return torch.from_numpy(embed_encoded(loaded, engine.encode_all(loaded, list(texts), control=control), pooling,
+                                          control))
+
+
+def embed_encoded(loaded: LoadedModel, encoded: Any, pooling: str, control: TaskControl | None = None) -> Any:
+    """(rows, hidden) float32 numpy embeddings of rows the engine tokenized (`engine.Encoded`)."""
+    import numpy as np
+
+    from bertstudio.core import engine
+
+    model = loaded.model
+
+    def forward(batch: engine.Batch) -> Any:
+        hidden = model(**batch.inputs).last_hidden_state.float()
+        return pool(hidden, batch.inputs["attention_mask"], pooling)
+
+    found = engine.run(loaded, encoded, forward, control, verb="Embedded", unit="sentences")
+    return np.stack(found) if found else np.zeros((0, int(model.config.hidden_size)), dtype=np.float32)
 
 
 def longer_than_model(loaded: LoadedModel, texts: Sequence[str]) -> list[str]:

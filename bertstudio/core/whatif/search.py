@@ -21,7 +21,7 @@ from bertstudio.core.notes import Note
 from bertstudio.core.progress import TaskControl
 from bertstudio.core.whatif import generators
 from bertstudio.core.whatif.edits import MAX_WORDS, Edit, apply, words_of
-from bertstudio.core.whatif.tasks import Prediction
+from bertstudio.core.whatif.tasks import Prediction, score
 
 if TYPE_CHECKING:
     from bertstudio.core.tasks.spec import TaskSpec
@@ -182,7 +182,7 @@ def _beam(loaded: LoadedModel, spec: TaskSpec, texts: tuple[str, ...], proposals
             control.check()
             chunk = batch[start:start + rows]
             began = time.perf_counter()
-            predicted, probabilities = generators.score(loaded, adapter, [apply(texts, c) for c in chunk], index)
+            predicted, probabilities = score(loaded, adapter, [apply(texts, c) for c in chunk], index, control)
             rows = _next_rows(rows, len(chunk), time.perf_counter() - began)
             for edits, label, p in zip(chunk, predicted, probabilities, strict=True):
                 (flipped if label != index else kept).append((edits, p))
@@ -236,4 +236,6 @@ def _verified(loaded: LoadedModel, spec: TaskSpec, texts: tuple[str, ...], origi
             continue
         if prediction.label != original.label:
             results.append(Counterfactual(edited, prediction, edits, original.score - p))
-    return results
+    # Shown fewest edits first, then the most confident flip (the score a person reads), not the
+    # batch's estimate the search ranked by (issue 29 #19: the list looked unsorted).
+    return sorted(results, key=lambda found: (len(found.edits), -found.prediction.score))

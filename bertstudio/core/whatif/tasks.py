@@ -9,10 +9,14 @@ function the task uses (softmax, or sigmoid for a multi-label classifier).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from bertstudio.core.errors import InputError
 from bertstudio.core.models import LoadedModel
+from bertstudio.core.progress import TaskControl
+
+if TYPE_CHECKING:
+    from bertstudio.core.tasks.spec import CounterfactualAdapter
 
 
 @dataclass(frozen=True)
@@ -25,6 +29,29 @@ class Prediction:
 
     def to_json(self) -> dict[str, object]:
         return {"label": self.label, "score": self.score}
+
+
+def score(loaded: LoadedModel, adapter: CounterfactualAdapter, batch: list[tuple[str, ...]], index: int,
+          control: TaskControl) -> tuple[list[int], list[float]]:
+    """Per edited input: the predicted class and the probability of class `index` (the original
+    prediction), through the batch engine (sorted, padded per batch, the fast attention kernel).
+    A prompt with endings (batch x choices x tokens) keeps generators.score's own shape."""
+    if adapter.choices:
+        from bertstudio.core.whatif import generators
+
+        return generators.score(loaded, adapter, batch, index)
+    from bertstudio.core import engine
+
+    pairs = [t[1] for t in batch] if len(batch[0]) > 1 else None
+    encoded = engine.encode_all(loaded, [t[0] for t in batch], pairs, control)
+    model = loaded.model
+
+    def forward(rows: engine.Batch) -> Any:
+        probabilities = adapter.probabilities(loaded, rows.inputs, model(**rows.inputs)).float()
+        return probabilities.argmax(-1), probabilities[:, index]
+
+    found = engine.run(loaded, encoded, forward, control, progress=False)
+    return [int(label) for label, _ in found], [float(p) for _, p in found]
 
 
 def _wide(values: Any) -> Any:
