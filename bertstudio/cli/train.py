@@ -131,6 +131,7 @@ def distill_config(args: argparse.Namespace) -> Any:
 
 def run(args: argparse.Namespace) -> int:
     from bertstudio.core.training import TrainingEvent, train
+    from bertstudio.core.training.events import Preparing
 
     config = config_from_args(args)
     config.validate()  # bad settings are refused before anything is loaded
@@ -140,11 +141,12 @@ def run(args: argparse.Namespace) -> int:
 
     def show(event: ProgressEvent) -> None:
         payload = event.payload
+        if isinstance(payload, Preparing) and main_rank:  # under torchrun each process tokenizes: rank 0 says so
+            print(json.dumps(payload.to_json()) if args.json else payload.message,
+                  file=sys.stdout if args.json else sys.stderr, flush=True)
         if isinstance(payload, TrainingEvent):
             if payload.kind == "plan":
                 planned.set()
-            if payload.kind == "prepare" and not main_rank:
-                return  # under torchrun each process tokenizes: rank 0 alone says so
             if args.json:
                 print(json.dumps(payload.to_json()), flush=True)
             else:

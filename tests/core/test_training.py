@@ -163,7 +163,9 @@ def test_cli_json_lines(tmp_path: Path, checkpoint_factory, capsys) -> None:  # 
                  "--train", str(DATASETS / "ner_eval.conll"), "--output", str(tmp_path / "ner"),
                  "--max-steps", "3", "--batch-size", "8", "--max-length", "32", "--warmup-steps", "1", "--json"])
     assert code == 0
-    lines = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    shown = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert shown[0] == {"event": "prepare", "message": "Tokenizing 36 training and 4 validation examples…"}
+    lines = [line for line in shown if line["event"] != "prepare"]  # progress before the plan
     assert [line["event"] for line in lines if line["event"] == "step"] == ["step"] * 3
     assert {"step", "loss", "learning_rate"} <= set(lines[1])
     assert lines[-1]["event"] == "result" and lines[-1]["output_dir"] == str((tmp_path / "ner").resolve())

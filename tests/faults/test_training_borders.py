@@ -179,8 +179,7 @@ def squad_file(path: Path, start: str, context: str = TWICE, answer: str = "1990
 def test_qa_labels_the_occurrence_answer_start_points_at(tmp_path: Path, checkpoint_factory) -> None:  # noqa: ANN001
     from transformers import AutoTokenizer
 
-    from bertstudio.core.training.qa import encode_windows
-    from bertstudio.core.training.qa_read import read_qa
+    from bertstudio.core.training.qa import encode_windows, read_qa
 
     [example] = read_qa(squad_file(tmp_path / "twice.json", "43"))
     assert example.start == 43 != TWICE.find("1990")
@@ -203,7 +202,7 @@ def test_qa_labels_the_occurrence_answer_start_points_at(tmp_path: Path, checkpo
          r"\.answer_start says which one is meant"),
 ])
 def test_a_bad_answer_start_names_its_entry_and_line(tmp_path: Path, start: str, message: str) -> None:
-    from bertstudio.core.training.qa_read import read_qa
+    from bertstudio.core.training.qa import read_qa
 
     with pytest.raises(InputError, match=r"twice\.json has 1 malformed row\(s\): line 3: "
                                          r"(data\[0\]\.paragraphs\[0\]\.qas\[0\]\.answers\[0\]\.)?" + message):
@@ -211,7 +210,7 @@ def test_a_bad_answer_start_names_its_entry_and_line(tmp_path: Path, start: str,
 
 
 def test_a_table_may_say_answer_start_and_an_answer_without_it_must_be_unique(tmp_path: Path) -> None:
-    from bertstudio.core.training.qa_read import read_qa
+    from bertstudio.core.training.qa import read_qa
 
     table = tmp_path / "qa.csv"
     table.write_text(f'question,context,answer,answer_start\nWhen?,"{TWICE}",1990,43\nWho?,Ann sat.,Ann,\n')
@@ -264,8 +263,7 @@ def test_qa_windows_are_made_in_chunks_that_honour_cancel(checkpoint_factory) ->
 
     from bertstudio.core.errors import TaskCancelled
     from bertstudio.core.progress import TaskControl
-    from bertstudio.core.training.qa import ENCODE_CHUNK, encode_windows
-    from bertstudio.core.training.qa_read import QAExample
+    from bertstudio.core.training.qa import ENCODE_CHUNK, QAExample, encode_windows
 
     tokenizer = AutoTokenizer.from_pretrained(checkpoint_factory("bert", "Model"))
     calls = []

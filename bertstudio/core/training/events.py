@@ -16,7 +16,7 @@ RATE_WINDOW = 20  # steps: speed and ETA follow the recent pace, not the average
 class TrainingEvent:
     """One thing that happened in a run; plain values, safe to send to the GUI thread."""
 
-    kind: str  # prepare (reading, tokenizing: before the plan), plan, step, eval, saving, saved, done
+    kind: str  # plan, step, eval, saving, saved, done
     step: int = 0
     max_steps: int = 0
     epoch: float | None = None
@@ -106,8 +106,18 @@ def describe(event: TrainingEvent) -> str:
     return event.message or event.kind
 
 
+@dataclass(frozen=True)
+class Preparing:
+    """Progress before the first step (tokenizing, counting QA windows): the CLI prints it (with --json as
+    {"event": "prepare", "message"}), the Train tab shows its message; never in the run's event log."""
+
+    message: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {"event": "prepare", "message": self.message}
+
+
 def preparing(control: Any, message: str, fraction: float | None = None) -> None:
-    """Progress before the first step (tokenizing, counting windows): shown by the CLI (also with --json)
-    and the Train tab, never written to the run's log. `control`: a TaskControl, or None (no one listens)."""
+    """Report `message` as Preparing progress. `control`: a TaskControl, or None (no one listens)."""
     if control is not None:
-        control.report(message, fraction, payload=TrainingEvent("prepare", message=message))
+        control.report(message, fraction, payload=Preparing(message))

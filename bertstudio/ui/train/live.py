@@ -83,9 +83,7 @@ class LiveRun:
         if not isinstance(payload, TrainingEvent):
             self.rate_label.setText(event.message)
             return
-        if payload.kind == "prepare":  # tokenizing, counting QA windows: before the plan
-            self.rate_label.setText(payload.message)
-        elif payload.kind == "plan":
+        if payload.kind == "plan":
             self.progress.setRange(0, payload.max_steps)
             self.progress.setTextVisible(True)
             self.plan_label.setText(payload.message)
