@@ -368,3 +368,22 @@ def test_train_takes_the_task_names_every_other_command_uses(capsys: pytest.Capt
     shown = " ".join(capsys.readouterr().out.split())
     assert "--task {classify,ner,pretraining,qa,choice,regression,distill}" in shown
     assert "(text-classification for classify, token-classification for ner are accepted too)" in shown
+
+
+# -- every count read from a training file: the labels become the head's rows ----------------------------
+@pytest.mark.parametrize("task", ["text-classification", "token-classification"])
+def test_more_labels_than_a_model_may_hold_are_refused_before_the_head(tmp_path: Path, task: str,
+                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    from bertstudio.core import model_folder
+    from bertstudio.core.training.trainable import TRAINABLE
+
+    monkeypatch.setattr(model_folder, "MAX_LABELS", 5)  # 100,000 in the product: the same check, a smaller file
+    if task == "text-classification":
+        data = tmp_path / "many.csv"
+        data.write_text("text,label\n" + "".join(f"row {i},label{i}\n" for i in range(6)), encoding="utf-8")
+    else:
+        data = tmp_path / "many.conll"
+        data.write_text("".join(f"word{i} B-T{i}\nmore I-T{i}\n\n" for i in range(3)), encoding="utf-8")  # 6 labels
+    config = TrainConfig(task=task, train_file=str(data), model="m", output_dir=str(tmp_path / "o"), eval_share=0.0)
+    with pytest.raises(InputError, match=rf"{data.name} has 6 different labels; a classifier head holds at most 5\."):
+        TRAINABLE[task].read(config)

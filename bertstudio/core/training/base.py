@@ -156,6 +156,7 @@ class TextClassification(TrainableTask):
             keep, held = data_mod.split_indices(len(train), share, config.seed)
             train, evaluation = train.subset(keep), train.subset(held)
         labels = sorted(set(train.labels))
+        data_mod.check_label_count(config.train_file, labels)
         if evaluation is not None:
             unknown = [data_mod.RowIssue(line, f"label '{label}' never occurs in the training data")
                        for label, line in zip(evaluation.labels, evaluation.lines, strict=True) if label not in labels]

@@ -225,6 +225,16 @@ def read_conll(path: str | Path, control: TaskControl | None = None) -> list[Tag
     return sentences
 
 
+def check_label_count(path: str | Path, labels: Sequence[str]) -> None:
+    """The classes become the head's rows: bounded before the head is allocated, at the most a model
+    folder may have (model_folder.MAX_LABELS), so every trained model opens again."""
+    from bertstudio.core.model_folder import MAX_LABELS
+
+    if len(labels) > MAX_LABELS:
+        raise InputError(f"{Path(path).name} has {len(labels):,} different labels; a classifier head holds at most "
+                         f"{MAX_LABELS:,}.", hint="Check the label column (is it the text?), or merge rare labels.")
+
+
 def label_list(tag_sets: Sequence[Sequence[str]]) -> list[str]:
     """Labels in a stable order: O first, then entity types with B before I."""
     found = {t for tags in tag_sets for t in tags}

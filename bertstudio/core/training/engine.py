@@ -77,6 +77,7 @@ def _load_model(config: TrainConfig, data: Data, control: TaskControl) -> tuple[
     folder = resolve_source(config.model, control)
     control.report(f"Loading {config.model}…")
     tokenizer = _load_tokenizer(folder)
+    control.check()  # a Ctrl+C while the tokenizer loaded does not wait for the model too
     model, nsp = task.load(folder, config, data.labels, tokenizer)
     return model, tokenizer, nsp
 

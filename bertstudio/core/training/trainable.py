@@ -46,6 +46,7 @@ class TokenClassification(TrainableTask):
     def read(self, config: Config, nsp: bool = True) -> Data:
         sentences, evaluation = train_and_validation(config, data_mod.read_conll)
         labels = data_mod.label_list([s.tags for s in sentences])
+        data_mod.check_label_count(config.train_file, labels)
         if evaluation is not None:
             unknown = [data_mod.RowIssue(s.line, f"tag '{t}' never occurs in the training data")
                        for s in evaluation for t in s.tags if t not in labels]
