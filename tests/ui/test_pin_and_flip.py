@@ -113,7 +113,7 @@ def test_what_would_flip_this_opens_in_the_editor(qtbot, window, sensitive_class
     tab.text.setPlainText("a good film about the old city and the river .")
     tab.pin_bar.flip_button.click()
     panel = tab.flip_panel
-    panel.method.setCurrentIndex(panel.method.findData("hotflip"))
+    assert panel.method.currentData() == "hotflip" and "no masked-LM head" in panel.method.toolTip()  # issue 29 #10
     panel.max_edits.setValue(3)
     with qtbot.waitSignal(panel.runner.result, timeout=60_000):
         panel.find_button.click()
@@ -122,6 +122,9 @@ def test_what_would_flip_this_opens_in_the_editor(qtbot, window, sensitive_class
     edits = [int(panel.table.item(r, 0).text().count("→") + panel.table.item(r, 0).text().count("−"))
              for r in range(panel.table.rowCount())]
     assert edits == sorted(edits)
+    scores = [(edits[r], -float(panel.table.item(r, 2).text())) for r in range(panel.table.rowCount())]
+    assert scores == sorted(scores)  # within the same number of edits, the most confident flip first
+    assert all("#" in panel.table.item(r, 0).text() for r in range(panel.table.rowCount()))  # word places
     claimed = panel.table.item(0, 1).text()
     with qtbot.waitSignal(tab.runner.result, timeout=60_000):
         panel.table.cellWidget(0, 4).click()  # Open in editor: the tab takes the text and runs it

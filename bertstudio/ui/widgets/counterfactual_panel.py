@@ -62,6 +62,11 @@ class CounterfactualPanel(QDialog):
         self.mlm = QLineEdit()
         self.mlm.setPlaceholderText("the model's own MLM head (or a masked LM with the same vocabulary)")
         self.method.currentIndexChanged.connect(lambda _i: self.mlm.setEnabled(self.method.currentData() == "mlm"))
+        own_mlm = spec.counterfactual is not None and spec.counterfactual.masked_lm
+        self.method.setCurrentIndex(self.method.findData("mlm" if own_mlm else "hotflip"))
+        self.method.setToolTip("" if own_mlm else (
+            "HotFlip by default: this task's model has no masked-LM head to propose words (Masked-LM "
+            "substitution needs one with the same vocabulary, named below)"))
         form = QFormLayout()
         form.addRow("Method:", self.method)
         form.addRow("At most edits:", self.max_edits)
@@ -144,7 +149,7 @@ class CounterfactualPanel(QDialog):
         self.results = result.counterfactuals
         self.table.setRowCount(len(self.results))
         for row, found in enumerate(self.results):
-            edits = ", ".join(f"{e.word.text} → {e.new}" if e.new else f"−{e.word.text}" for e in found.edits)
+            edits = ", ".join(describe_edit(e, len(found.texts)) for e in found.edits)
             cells = (edits, found.prediction.label, f"{found.prediction.score:.3f}", " | ".join(found.texts))
             for column, text in enumerate(cells):
                 item = QTableWidgetItem(text)
@@ -162,6 +167,13 @@ class CounterfactualPanel(QDialog):
     def open_row(self, row: int) -> None:
         if 0 <= row < len(self.results):
             self.open_texts.emit(self.results[row].texts)
+
+
+def describe_edit(edit: Any, parts: int) -> str:
+    """'#3 C → N': the word's place says which of two equal words changed ("C → N, C → N" read the
+    same); with two texts, 'B#3' is the third word of the second."""
+    where = f"{'AB'[edit.word.part] if parts > 1 else ''}#{edit.word.index + 1}"
+    return f"{where} {edit.word.text} → {edit.new}" if edit.new else f"{where} −{edit.word.text}"
 
 
 def _error_note(error: BaseException) -> Note:
