@@ -45,3 +45,17 @@ def test_every_tab_fits_900_by_600_and_keeps_its_main_action_reachable(qtbot, wi
             problems.append(f"{window.tabs.tabText(index)}: '{button.text()}' at {corner.x()},{corner.y()} is cut off")
     assert window.size().width() == SMALL[0] and window.size().height() == SMALL[1]
     assert not problems, "\n".join(problems)
+
+
+
+def test_explains_attribution_table_keeps_five_rows_at_900_by_600(qtbot, window) -> None:  # noqa: ANN001
+    """Issue 29 #18: the table shrank to one cut-off row; the page scrolls instead."""
+    from bertstudio.ui.tabs.explain_tab import ExplainTab
+
+    qtbot.waitUntil(lambda: any(isinstance(t, ExplainTab) for t in window.task_tabs.values()))
+    tab = next(t for t in window.task_tabs.values() if isinstance(t, ExplainTab))
+    window.tabs.setCurrentWidget(tab)
+    window.resize(*SMALL)
+    qtbot.wait(1)
+    table = tab.attributions.table
+    assert table.height() >= table.horizontalHeader().height() + 5 * table.verticalHeader().defaultSectionSize()

@@ -120,6 +120,10 @@ class AttributionView(QWidget):
         self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
         self.table.verticalHeader().setVisible(False)
         self.table.horizontalHeader().setStretchLastSection(True)
+        # Header and at least five rows, whatever the window (at 900x600 it shrank to one cut-off row):
+        # a smaller window scrolls the tab's page instead.
+        self.table.setMinimumHeight(self.table.horizontalHeader().sizeHint().height()
+                                    + 5 * self.table.verticalHeader().defaultSectionSize() + 4)
 
         bar = QHBoxLayout()
         bar.addWidget(self.summary, 1)
