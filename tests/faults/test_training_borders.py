@@ -387,3 +387,34 @@ def test_more_labels_than_a_model_may_hold_are_refused_before_the_head(tmp_path:
     config = TrainConfig(task=task, train_file=str(data), model="m", output_dir=str(tmp_path / "o"), eval_share=0.0)
     with pytest.raises(InputError, match=rf"{data.name} has 6 different labels; a classifier head holds at most 5\."):
         TRAINABLE[task].read(config)
+
+
+def test_ctrl_c_while_qa_windows_are_made_cancels_at_the_next_chunk(tmp_path: Path,  # noqa: ANN001
+                                                                     checkpoint_factory) -> None:
+    """The attacker's Ctrl+C printed 'stopping after this step' and the process lived on: now the
+    first progress line of the tokenizing is answered by a cancel, exit 130, nothing left behind."""
+    import signal
+    import subprocess
+    import sys
+
+    from tests.faults.test_training_interrupts import ENV, ROOT
+
+    qas = [{"id": f"q{i}", "question": f"Who sat on mat {i}?", "answers": [{"text": "Ann", "answer_start": 0}]}
+           for i in range(20_000)]
+    data = tmp_path / "many.json"
+    data.write_text(json.dumps({"data": [{"paragraphs": [{"context": "Ann sat on the mat.", "qas": qas}]}]}))
+    output = tmp_path / "out"
+    process = subprocess.Popen([sys.executable, "-m", "bertstudio", "train", "--task", "qa", "--model",
+                                str(checkpoint_factory("bert", "Model")), "--train", str(data), "--output",
+                                str(output), "--max-steps", "1", "--eval-share", "0", "--max-length", "32", "--json"],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=ENV, cwd=ROOT)
+    assert process.stdout is not None
+    for raw in process.stdout:
+        if json.loads(raw)["message"].startswith("Tokenizing questions: 0 of 20,000"):
+            process.send_signal(signal.SIGINT)
+            break
+    out, err = process.communicate(timeout=120)
+    assert process.returncode == 130, err
+    assert "Ctrl+C: cancelling…" in err and err.strip().splitlines()[-1] == "Cancelled." and "Traceback" not in err
+    assert all(json.loads(line)["event"] == "prepare" for line in out.splitlines())  # no plan, no step
+    assert left_behind(output) == []

@@ -27,6 +27,7 @@ MAX_WINDOWS_PER_QUESTION = 128  # a SQuAD context is 1-4 windows of 384 tokens, 
 MAX_WINDOWS = MAX_ROWS  # windows of one file in all (training rows)
 COUNT_PIECE = 1 << 16  # characters of a long context tokenized at once while counting its tokens
 PIECES_PER_CALL = 16  # pieces per tokenizer call: a Cancel check and a progress line between calls
+QUESTION_CHUNK = 4096  # questions whose tokens are counted at once
 
 
 def window_stride(max_length: int) -> int:
@@ -34,11 +35,17 @@ def window_stride(max_length: int) -> int:
     return max(1, max_length // 4)
 
 
-def question_lengths(tokenizer: Any, rows: Sequence[QAExample], max_length: int) -> list[int]:
-    """Each question's tokens; one that leaves no room for its context in a window is a numbered issue."""
+def question_lengths(tokenizer: Any, rows: Sequence[QAExample], max_length: int,
+                     control: TaskControl | None = None) -> list[int]:
+    """Each question's tokens (QUESTION_CHUNK at a time, a Cancel check between); one that leaves no room
+    for its context in a window is a numbered issue."""
     room = max_length - window_stride(max_length) - 4
-    lengths = [len(ids) for ids in tokenizer([r.question.lstrip() for r in rows],
-                                             add_special_tokens=False)["input_ids"]]
+    lengths: list[int] = []
+    for first in range(0, len(rows), QUESTION_CHUNK):
+        chunk = [r.question.lstrip() for r in rows[first:first + QUESTION_CHUNK]]
+        lengths += [len(ids) for ids in tokenizer(chunk, add_special_tokens=False)["input_ids"]]
+        if control is not None:
+            control.check()
     issues = [data_mod.RowIssue(r.line, f"the question is {n} tokens: with the maximum length {max_length} at most "
                                 f"{room} leave room for the context")
               for r, n in zip(rows, lengths, strict=True) if n > room]
@@ -95,7 +102,8 @@ def check_windows(tokenizer: Any, rows: Sequence[QAExample], max_length: int,
                   control: TaskControl | None = None) -> list[int]:
     """Refuse a question whose context makes more than MAX_WINDOWS_PER_QUESTION windows, or a file of more
     than MAX_WINDOWS, before the windows are made; returns the questions' token counts."""
-    lengths = question_lengths(tokenizer, rows, max_length)
+    preparing(control, f"Counting the tokens of {len(rows):,} questions…")
+    lengths = question_lengths(tokenizer, rows, max_length, control)
     specials = tokenizer.num_special_tokens_to_add(pair=True)
     longest: dict[str, int] = {}  # context -> its longest question (the one with least room)
     for row, n in zip(rows, lengths, strict=True):
