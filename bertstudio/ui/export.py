@@ -3,11 +3,13 @@
 A view that is one plot goes through pyqtgraph's own exporters (ImageExporter, SVGExporter);
 a composite view (bars beside text, tables) is grabbed (PNG) or painted into an SVG
 generator (vector text and shapes). JSON is the Outcome through `core.jobs.outcome_json`, the
-very form the CLI's --json prints for the same result.
+very form the CLI's --json prints for the same result, under "result", beside the task, model,
+inputs and settings it was computed from.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 from typing import Any
 
@@ -34,25 +36,41 @@ def result_view(tab: Any) -> QWidget:
     return tab  # type: ignore[no-any-return]
 
 
-def result_json(tab: Any) -> Any:
-    """The tab's last result as plain JSON values; InputError when nothing has been run.
+def result_json(tab: Any) -> dict[str, Any]:
+    """The tab's last result with what it came from; InputError when nothing has been run.
 
-    Task tabs keep an Outcome: written exactly as the CLI's --json prints it (`core.jobs.outcome_json`:
-    the result's own form, or with a compared model `{"model", "result", "compare", "notes"}`).
-    The Evaluate tab keeps its evaluation (or comparison), the Train tab its run's result.
+    `{"task", "model", "inputs", "settings", "result"}`: `result` is exactly what the CLI's --json
+    prints for the same result (`core.jobs.outcome_json`: the result's own form, or with a compared
+    model `{"model", "result", "compare", "notes"}`); `inputs` are the ones the result was computed
+    from (not the text boxes as they are now), `settings` the heads off and compared model. The
+    Evaluate tab keeps its evaluation (or comparison), the Train tab its run's result; their inputs
+    are the tab's settings (file, columns, rows).
     """
     outcome = getattr(tab, "outcome", None)
+    shown = getattr(tab, "shown_for", None)
     info = getattr(tab, "model_info", None)
     source = info.request.source if info else ""
     if outcome is not None and getattr(outcome, "result", None) is not None:
-        return outcome_json(source, outcome)
-    data: dict[str, Any] = {"task": getattr(tab, "TASK", ""), "model": source}
+        model = shown.model.source if shown is not None and shown.model is not None else source
+        return {"task": getattr(tab, "TASK", ""), "model": model,
+                "inputs": _plain(shown.inputs) if shown is not None else None,
+                "settings": {"heads_off": _plain(shown.heads) if shown is not None else None,
+                             "compare": shown.compare if shown is not None else None},
+                "result": outcome_json(model, outcome)}
     for name in ("comparison", "evaluation", "result"):
         value = getattr(tab, name, None)
         if value is not None:
-            data["result"] = jsonable(value)
-            return data
+            state = tab.state() if hasattr(tab, "state") else {}
+            return {"task": getattr(tab, "TASK", ""), "model": getattr(value, "model", source) or source,
+                    "inputs": state, "settings": {}, "result": jsonable(value)}
     raise InputError("There is no result to export yet.", hint="Run the task first.")
+
+
+def _plain(value: Any) -> Any:
+    """A task's input dataclass (or heads tuple) as JSON values."""
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return jsonable(dataclasses.asdict(value))
+    return jsonable(value)
 
 
 def _single_plot(view: QWidget) -> Any:

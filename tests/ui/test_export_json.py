@@ -1,5 +1,6 @@
-"""File → Export result… JSON is exactly what the CLI's --json prints for the same result (issue 18):
-one form, `core.jobs.outcome_json`, with and without a compared model."""
+"""File → Export result… JSON holds exactly what the CLI's --json prints for the same result (issue 18):
+one form, `core.jobs.outcome_json`, with and without a compared model, under "result" beside the
+task, model, inputs and settings it was computed from (issue 29 #20)."""
 
 from __future__ import annotations
 
@@ -26,9 +27,11 @@ def _exported(task: str, source: str, inputs: Any, compare: str | None, tmp_path
     spec = spec_for(task)
     outcome = run_spec(spec, LoadRequest(source, spec.key, attn_implementation=spec.attn_implementation),
                        inputs, TaskControl(), compare)
-    tab = SimpleNamespace(TASK=task, outcome=outcome,
+    tab = SimpleNamespace(TASK=task, outcome=outcome, shown_for=None,
                           model_info=SimpleNamespace(request=SimpleNamespace(source=source)))
-    return json.loads(export_tab(tab, tmp_path / "result.json").read_text(encoding="utf-8"))
+    written = json.loads(export_tab(tab, tmp_path / "result.json").read_text(encoding="utf-8"))
+    assert (written["task"], written["model"]) == (task, source)
+    return written["result"]
 
 
 def _cli(capsys: pytest.CaptureFixture[str], *args: str) -> Any:

@@ -187,13 +187,17 @@ def test_copy_as_python_and_export_after_a_run(qtbot, window, checkpoint_factory
 
     with qtbot.waitSignal(window.menus.export_runner.result, timeout=30_000):  # PNG encoding runs in a worker
         menus.export_result(window, str(tmp_path / "result"))  # no suffix: PNG
+    tab.text.setPlainText("an edit made after the run [MASK] .")  # the export keeps the run's own input
     for name in ("result.svg", "result.json"):
         menus.export_result(window, str(tmp_path / name))
     image = QImage(str(tmp_path / "result.png"))
     assert not image.isNull() and image.width() > 100 and image.height() > 50
     assert "<svg" in (tmp_path / "result.svg").read_text(encoding="utf-8")
     exported = json.loads((tmp_path / "result.json").read_text(encoding="utf-8"))
-    assert exported == tab.result.to_json()  # the CLI's --json form (tests/ui/test_export_json.py)
+    assert exported["result"] == tab.result.to_json()  # the CLI's --json form (tests/ui/test_export_json.py)
+    # ...with the input it was computed from, not the text box as it is now (issue 29 #20)
+    assert exported["inputs"]["text"] == "the cat [MASK] on the mat ." and exported["model"] == str(folder)
+    assert exported["task"] == "fill-mask" and set(exported["settings"]) == {"heads_off", "compare"}
 
 
 def test_system_scheme_is_followed_unless_forced(qtbot, monkeypatch) -> None:

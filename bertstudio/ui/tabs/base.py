@@ -147,6 +147,11 @@ class TaskTab(PinnedInputs, ModelTab):
         self.model_bar.busy_changed.connect(self._on_model_busy)
         self.runner.result.connect(self._on_result)
 
+    @property
+    def shown_for(self) -> RunState | None:
+        """What the shown result was computed from: model, inputs, heads off, compared model."""
+        return self._shown_for
+
     def _save_splitter(self, *_args: Any) -> None:
         self.settings.set_splitter_sizes(self.TASK, self.splitter.sizes())
 
