@@ -161,19 +161,25 @@ class Copy:
     heads: Any = None  # (n,) long tensor, or None for the whole vector
 
 
-def patched(model: Any, clean: Recording, copies: list[Copy], head_count: int) -> Any:
-    """A context manager running the block's forward passes with `copies` applied."""
+def patched(model: Any, clean: Recording, copies: list[Copy], head_count: int, widen_at: int | None = None,
+            batch: int = 1) -> Any:
+    """A context manager running the block's forward passes with `copies` applied.
+
+    `widen_at`: the forward pass is fed one corrupted input and its state `widen_at` is repeated into
+    `batch` copies there: every copy is the same corrupted run before its first patch, so the layers
+    below run once for all (exact: the same numbers, computed once)."""
     by_site: dict[tuple[str, int], list[Copy]] = {}
     for item in copies:
         by_site.setdefault((item.kind, item.level), []).append(item)
 
     def patch(kind: str, level: int, tensor: Any) -> Any:
         wanted = by_site.get((kind, level))
-        if not wanted:
+        widen = kind == STATE and level == widen_at
+        if not wanted and not widen:
             return None
+        result = tensor.repeat(batch, *[1] * (tensor.dim() - 1)) if widen else tensor.clone()
         source = (clean.states if kind == STATE else clean.contexts)[level]
-        result = tensor.clone()
-        for item in wanted:
+        for item in wanted or ():
             values = source[item.source_rows, item.source_positions].to(result.dtype)
             if item.heads is None:
                 result[item.destination_rows, item.destination_positions] = values

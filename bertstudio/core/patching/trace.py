@@ -63,6 +63,7 @@ class Setup:
     corrupted_score: float
     width: int  # tokens per sequence
     sequences: int  # sequences per input (multiple choice: one per choice)
+    corrupted_recording: Recording | None = None  # the corrupted run's own states and contexts
 
 
 def _positional(prepared: Prepared) -> bool:
@@ -124,9 +125,13 @@ def _run(loaded: LoadedModel, setup: Setup, copies: list[list[Copy]], heads: int
 
     flat: list[Copy] = [item for group in copies for item in group]
     model = loaded.model
+    # one sequence per input: the copies share the corrupted run below their first patch, so that part
+    # runs once and is widened into the batch there (a context patch of layer l: at layer l's input)
+    widen = min((item.level for item in flat), default=0) if setup.sequences == 1 and len(copies) > 1 else None
+    inputs = setup.corrupted_inputs if widen is not None else _rows(setup.corrupted_inputs, len(copies))
     with exclusive(loaded), (noised(model, setup.noise) if setup.noise is not None else nullcontext()), \
-            patched(model, setup.recording, flat, heads):
-        outputs = model(**_rows(setup.corrupted_inputs, len(copies)))
+            patched(model, setup.recording, flat, heads, widen, len(copies)):
+        outputs = model(**inputs)
         return [float(v) for v in torch.as_tensor(setup.read(outputs)).float().cpu()]
 
 
@@ -209,17 +214,18 @@ def set_up(loaded: LoadedModel, task: str, clean_texts: tuple[str, ...], corrupt
         clean_score = float(torch.as_tensor(clean.probability(model(**clean.inputs)))[0])
     from contextlib import nullcontext
 
-    with exclusive(loaded), (noised(model, noise_tensor) if noise_tensor is not None else nullcontext()):
+    with exclusive(loaded), (noised(model, noise_tensor) if noise_tensor is not None else nullcontext()), \
+            recording(model) as own:
         corrupted_score = float(torch.as_tensor(read(model(**corrupted.inputs)))[0])
     shown = tuple(corrupted.tokens[p] for p in corrupted.keep)
     return Setup(clean, corrupted.inputs, shown, read, noise_tensor, pairs, columns, counterpart, differing, same,
-                 seen, clean_score, corrupted_score, width, clean.sequences)
+                 seen, clean_score, corrupted_score, width, clean.sequences, own)
 
 
 def states_heatmap(loaded: LoadedModel, setup: Setup, control: TaskControl, share: tuple[float, float] = (0.0, 1.0),
                    batched: bool = True) -> tuple[tuple[float | None, ...], ...]:
     """Every (level, position) of the hidden states; one row per level, Cancel between rows.
-    `batched=False` runs the copies one by one (the bench's reference)."""
+    `batched=False` runs every copy as a forward pass of its own (the bench's reference)."""
     found = sites(loaded.model)
     device = loaded.model.device
     counterpart = dict(setup.pairs)
@@ -230,13 +236,28 @@ def states_heatmap(loaded: LoadedModel, setup: Setup, control: TaskControl, shar
         control.check()
         control.report(f"Patching hidden state {level} of {found.layers}",
                        share[0] + (share[1] - share[0]) * level / found.levels)
-        values: dict[int, float] = {}
-        for start in range(0, len(columns), per_batch):
-            chunk = columns[start:start + per_batch]
+        values = {p: setup.corrupted_score for p in columns
+                  if batched and _unchanged(setup, level, p, counterpart[p])}
+        changed = [p for p in columns if p not in values]
+        for start in range(0, len(changed), per_batch):
+            chunk = changed[start:start + per_batch]
             copies = [[state_copy(setup, i, level, (p, counterpart[p]), device)] for i, p in enumerate(chunk)]
             values.update(zip(chunk, _run(loaded, setup, copies, found.heads), strict=True))
         rows.append(tuple(values.get(p) for p in setup.columns))
     return tuple(rows)
+
+
+def _unchanged(setup: Setup, level: int, source: int, destination: int) -> bool:
+    """The clean state there equals the corrupted one to the bit (an unedited token's embedding): copying
+    it changes nothing, so the patched run is the corrupted run and is not run again."""
+    import torch
+
+    own = setup.corrupted_recording
+    if own is None:
+        return False
+    other = setup.corrupted_inputs["input_ids"].shape[-1]
+    clean = setup.recording.states[level][source // setup.width, source % setup.width]
+    return bool(torch.equal(clean, own.states[level][destination // other, destination % other]))
 
 
 def heads_heatmap(loaded: LoadedModel, setup: Setup, control: TaskControl,
