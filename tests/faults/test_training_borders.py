@@ -418,3 +418,16 @@ def test_ctrl_c_while_qa_windows_are_made_cancels_at_the_next_chunk(tmp_path: Pa
     assert "Ctrl+C: cancelling…" in err and err.strip().splitlines()[-1] == "Cancelled." and "Traceback" not in err
     assert all(json.loads(line)["event"] == "prepare" for line in out.splitlines())  # no plan, no step
     assert left_behind(output) == []
+
+
+def test_fp16_skipped_steps_are_not_a_divergence_and_json_stays_json() -> None:
+    """fp16's loss scaler logs an infinite gradient norm on the steps it skips (by design): that alone does
+    not stop an fp16 run, and no event is ever written with JSON's missing NaN or Infinity."""
+    from bertstudio.core.training import TrainingEvent
+    from bertstudio.core.training.callback import not_finite
+
+    assert not_finite({"loss": 0.7, "grad_norm": float("inf")}) == "the gradient norm is inf, not a finite number"
+    assert not_finite({"loss": 0.7, "grad_norm": float("inf")}, gradients=False) == ""
+    assert not_finite({"loss": float("nan")}, gradients=False) == "the loss is nan, not a finite number"
+    line = json.dumps(TrainingEvent("step", step=3, loss=0.7, grad_norm=float("inf")).to_json(), allow_nan=False)
+    assert json.loads(line) == {"event": "step", "step": 3, "max_steps": 0, "loss": 0.7}

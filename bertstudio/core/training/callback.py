@@ -16,9 +16,10 @@ class EvaluationStopped(Exception):  # noqa: N818 - a control-flow signal, not a
     """Raised from inside an evaluation when a stop was requested: the run then saves at once."""
 
 
-def not_finite(logs: dict[str, Any]) -> str:
-    """What in a training log is not a finite number ("the loss is nan"), or ""."""
-    for key, name in (("loss", "the loss"), ("grad_norm", "the gradient norm")):
+def not_finite(logs: dict[str, Any], gradients: bool = True) -> str:
+    """What in a training log is not a finite number ("the loss is nan"), or "". `gradients` False under fp16:
+    its loss scaler meets an infinite gradient norm by design, skips that step and lowers the scale."""
+    for key, name in (("loss", "the loss"), ("grad_norm", "the gradient norm"))[:2 if gradients else 1]:
         value = logs.get(key)
         if isinstance(value, int | float) and not math.isfinite(value):
             return f"{name} is {value}, not a finite number"
@@ -34,7 +35,8 @@ def weights_finite(model: Any) -> bool:
 
 
 def event_callback(emit: Callable[[TrainingEvent], None], should_stop: Callable[[], bool],
-                   samples_per_step: int) -> Any:
+                   samples_per_step: int, loss_scaled: bool = False) -> Any:
+    """The callback; `loss_scaled`: fp16 training, whose skipped steps log an infinite gradient norm."""
     from transformers import TrainerCallback
 
     class _Callback(TrainerCallback):
@@ -75,7 +77,7 @@ def event_callback(emit: Callable[[TrainingEvent], None], should_stop: Callable[
         def on_log(self, args: Any, state: Any, control: Any, logs: dict[str, float] | None = None,
                    **kwargs: Any) -> None:
             logs = logs or {}
-            why = not_finite(logs)
+            why = not_finite(logs, gradients=not loss_scaled)
             if why:
                 self._diverge(control, why, state.global_step)
                 return

@@ -206,7 +206,7 @@ def _train_locked(config: TrainConfig, output: Path, control: TaskControl, stop_
         trainer = _trainer(config, model, tokenizer, train_rows, eval_rows, data, nsp, total, warmup, ckpt_dir)
         callback = event_callback(
             emit, lambda: control.stop_requested or bool(stop_event and stop_event.is_set()),
-            config.samples_per_step * max(1, trainer.args.world_size),
+            config.samples_per_step * max(1, trainer.args.world_size), loss_scaled=config.precision == "fp16",
         )
         trainer.add_callback(callback)
         control.report("Training…", 0.0)

@@ -3,6 +3,7 @@ plan known before any model is loaded, the result, and the recent-window speed a
 
 from __future__ import annotations
 
+import math
 import time
 from collections import deque
 from dataclasses import asdict, dataclass, field
@@ -31,8 +32,12 @@ class TrainingEvent:
     output_dir: str | None = None
 
     def to_json(self) -> dict[str, Any]:
+        """Plain JSON: a number that is not finite (fp16's skipped step logs an infinite gradient norm) is
+        left out, never written as the NaN or Infinity that JSON does not have."""
         out: dict[str, Any] = {"event": self.kind}
         for key, value in asdict(self).items():
+            if isinstance(value, float) and not math.isfinite(value):
+                continue
             if key != "kind" and value not in (None, "", {}):
                 out[key] = value
         return out
