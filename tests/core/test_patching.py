@@ -305,3 +305,27 @@ def test_progress_per_row_and_cancel(checkpoint_factory) -> None:  # noqa: ANN00
         trace(loaded, "classification", ("a good film .",), ("a bad film .",), control=stopper)
     with pytest.raises(InputError, match="corrupted input"):
         trace(loaded, "classification", ("a good film .",))
+
+
+@pytest.mark.parametrize("task", TASKS)
+def test_batched_rows_equal_one_forward_per_copy(checkpoint_factory, task: str) -> None:  # noqa: ANN001
+    """Shared corrupted run below the patch, skipped no-op copies: the numbers of the naive loop."""
+    from bertstudio.core.patching.trace import heads_heatmap, set_up, states_heatmap
+
+    head, clean, corrupted = TASKS[task]
+    loaded = _loaded(checkpoint_factory, "bert", head, task)
+    setup = set_up(loaded, task, clean, corrupted, None, None)
+    batched = states_heatmap(loaded, setup, TaskControl())
+    naive = states_heatmap(loaded, setup, TaskControl(), batched=False)
+    for fast, slow in zip(batched, naive, strict=True):
+        assert fast == pytest.approx(slow, abs=1e-6)
+    heads, layers = heads_heatmap(loaded, setup, TaskControl())
+    from bertstudio.core.patching.trace import _run, context_copy
+
+    device = loaded.model.device
+    for layer, row in enumerate(heads):
+        for head_index, value in enumerate(row):
+            alone = _run(loaded, setup, [[context_copy(setup, 0, layer, head_index, device)]], len(row))[0]
+            assert value == pytest.approx(alone, abs=1e-6)
+    assert layers[1] == pytest.approx(_run(loaded, setup, [[context_copy(setup, 0, 1, None, device)]], 2)[0],
+                                      abs=1e-6)
