@@ -2,7 +2,7 @@
 
 Same model (the categorium topic classifier: real and tiny, so any overhead of ours shows), same
 file of 512 rows, batch 32, timed alternately. Ours reads the file (with its line checks),
-predicts through the Classification task's pipeline path and computes every metric, slice and
+predicts through the batch engine (core/engine.py) and computes every metric, slice and
 row record; raw reads the CSV and runs the pipeline. Ratio = ours / raw (1.00 = no overhead).
 """
 

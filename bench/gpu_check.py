@@ -302,6 +302,25 @@ def _time_classification(folder: Path, device: str, dtype: str) -> tuple[float, 
     return interleaved(lambda: classify_batch(loaded, ROWS), lambda: raw(ROWS, top_k=None, batch_size=BATCH_SIZE), 10)
 
 
+def engine_checks(device: str, dtypes: list[str], quick: bool) -> None:
+    """The batch engine (core/engine.py): evaluate from a CSV vs pipeline(batch_size=32) vs a 25-line sorted
+    loop on the review-like length mix (4-480 words), per number format, on one model object."""
+    from bench_engine import evaluate_rates
+    from common import MODELS, bert_base, topic_labels
+
+    name, folder, labels = ("MiniLM", MODELS / "all-minilm-l6-v2", None) if quick else \
+        ("bert-base-sized", bert_base("SequenceClassification", topic_labels()), topic_labels())
+    count = 16 if quick else 1024
+    for dtype in dtypes:
+        found = evaluate_rates(folder, count, device, dtype, labels)
+        ours, pipe, loop = found["ours"], found["pipeline"], found["loop"]
+        report(f"engine evaluate {name} {count} review rows {device} {dtype}",
+               ok=found["score_gap"] < (1e-4 if dtype == "float32" else 5e-2),
+               ours_rows_s=round(count / ours, 1), pipeline_rows_s=round(count / pipe, 1),
+               loop_rows_s=round(count / loop, 1), vs_pipeline=round(pipe / ours, 2), vs_loop=round(loop / ours, 2),
+               score_gap=found["score_gap"])
+
+
 def trainer_checks(device: str, precisions: list[str], sizes: list[str], work: Path) -> None:
     """Training throughput through bertstudio (event callback, JSON log) vs a plain Trainer with the
     same TrainingArguments, on the device: a GPU step is short, so any per-step cost of ours shows."""
@@ -352,7 +371,7 @@ def main() -> int:
     parser.add_argument("--precisions", default="fp16,bf16", help="mixed precision for training runs")
     parser.add_argument("--steps", type=int, default=300)
     parser.add_argument("--quick", action="store_true", help="fewer steps and methods (a dry run)")
-    parser.add_argument("--skip", default="", help="comma list of stages: tiny,speed,trainer,train")
+    parser.add_argument("--skip", default="", help="comma list of stages: tiny,speed,engine,trainer,train")
     parser.add_argument("--sizes", default="tiny,base", help="models of the trainer stage: tiny,base")
     parser.add_argument("--out", default=".")
     args = parser.parse_args()
@@ -370,6 +389,7 @@ def main() -> int:
         stages = [
             ("tiny", lambda: inference_checks(tiny_models(work), args.device, dtypes)),
             ("speed", lambda: speed_checks(args.device, dtypes)),
+            ("engine", lambda: engine_checks(args.device, dtypes, args.quick)),
             ("trainer", lambda: trainer_checks(args.device, precisions, args.sizes.split(","), work)),
             ("train", lambda: trained_checks(trained_models(work, args.device, args.steps, precisions),
                                              args.device, dtypes, args.quick)),
