@@ -28,6 +28,9 @@ class LocalModel:
     model_type: str
     tasks: tuple[str, ...]
     problem: str = ""
+    # False while only config.json was read (the folders list at once; which tasks the weights
+    # support needs transformers, judged later): `tasks` is then not known yet, not empty.
+    judged: bool = True
 
     def to_json(self) -> dict[str, object]:
         return {
@@ -101,15 +104,29 @@ def supported_tasks(folder: Path) -> tuple[str, ...]:
     return tuple(tasks)
 
 
-def describe(folder: Path) -> LocalModel:
-    """One folder, judged without allocating a model: the validated config.json first (types,
-    bounds, custom code), then the folder (weights, tokenizer), then the heads on the meta device."""
+def _from_config(folder: Path) -> tuple[LocalModel, dict[str, object] | None]:
+    """The folder as its config.json names it, and the config (None: the config is wrong, said)."""
     try:
         config = read_config(folder)
     except BertStudioError as error:
-        return LocalModel(folder.name, str(folder), "?", "?", (), error.message)
-    architecture = ", ".join(config.get("architectures") or []) or "?"
-    model_type = str(config.get("model_type", "?"))
+        return LocalModel(folder.name, str(folder), "?", "?", (), error.message), None
+    architecture = ", ".join(str(name) for name in config.get("architectures") or []) or "?"
+    return LocalModel(folder.name, str(folder), architecture, str(config.get("model_type", "?")), (),
+                      judged=False), config
+
+
+def glance(folder: Path) -> LocalModel:
+    """One folder from its config.json alone (no transformers, no weights): what lists at once."""
+    return _from_config(folder)[0]
+
+
+def describe(folder: Path) -> LocalModel:
+    """One folder, judged without allocating a model: the validated config.json first (types,
+    bounds, custom code), then the folder (weights, tokenizer), then the heads on the meta device."""
+    named, config = _from_config(folder)
+    if config is None:
+        return named
+    architecture, model_type = named.architecture, named.model_type
     reason = custom_code_reason(config)
     if reason:  # auto_map included: the stock class would run other code than the checkpoint's
         return LocalModel(folder.name, str(folder), architecture, model_type, (), reason)
@@ -123,12 +140,13 @@ def describe(folder: Path) -> LocalModel:
     return LocalModel(folder.name, str(folder), architecture, model_type, tasks, "")
 
 
-def list_local_models(root: Path) -> Listing:
-    """Every model folder under `root` (at most MAX_MODEL_FOLDERS), each described by `describe`."""
+def list_local_models(root: Path, judge: bool = True) -> Listing:
+    """Every model folder under `root` (at most MAX_MODEL_FOLDERS), each described by `describe`, or
+    with `judge=False` by `glance` (config.json only: in milliseconds, before transformers is up)."""
     if not root.is_dir():
         raise InputError(f"Models folder '{root}' does not exist.", hint="Choose an existing folder.")
     folders, stopped = _model_folders(root)
-    listing = Listing(describe(folder) for folder in folders)
+    listing = Listing((describe if judge else glance)(folder) for folder in folders)
     if stopped:
         listing.note = (f"Only the first {len(folders)} model folders are listed: the scan stops after "
                         f"{MAX_MODEL_FOLDERS} folders or {MAX_SCANNED_ENTRIES:,} entries. Point the models "

@@ -6,16 +6,25 @@ from pathlib import Path
 
 from PySide6.QtCore import QObject, Signal
 
-from bertstudio.core.progress import TaskControl
+from bertstudio.core.progress import ProgressEvent, TaskControl
 from bertstudio.ui.settings import AppSettings
 from bertstudio.workers.runner import TaskRunner
 
 
+def _glance(folder: str, control: TaskControl) -> list:
+    """The folders from their config.json only: no transformers, so the list is there at start."""
+    from bertstudio.core.catalog import list_local_models
+
+    control.report(f"Listing {folder}…")
+    return list_local_models(Path(folder), judge=False)
+
+
 def _scan(folder: str, control: TaskControl) -> list:
+    """The folders at once (a progress payload), then each judged by its weights (needs transformers)."""
     from bertstudio.core.catalog import list_local_models
     from bertstudio.core.lazy_imports import import_transformers
 
-    control.report(f"Scanning {folder}…")
+    control.report(f"Listing {folder}…", None, list_local_models(Path(folder), judge=False))
     import_transformers()  # waits for a start-up import in another thread instead of racing it
     return list_local_models(Path(folder))
 
@@ -31,16 +40,30 @@ class LocalModelsIndex(QObject):
         self.models: list = []
         self._runner = TaskRunner(self)
         self._runner.result.connect(self._on_result)
+        self._runner.progress.connect(self._on_progress)
         self._runner.error.connect(self.failed)
         self._settings = settings
         settings.models_dir_changed.connect(lambda _folder: self.rescan())
 
     def rescan(self) -> None:
+        """List and judge the folder's models (transformers must be imported, or importing)."""
         folder = self._settings.models_dir
         if folder:
             self._runner.start(_scan, folder)
         else:
             self._on_result([])
+
+    def list_now(self) -> None:
+        """List the folder's models from their config.json alone, before transformers is imported
+        (the list stayed empty for 20 s on a busy machine); `rescan` judges them after."""
+        folder = self._settings.models_dir
+        if folder and not self.models:
+            self._runner.start(_glance, folder)
+
+    def _on_progress(self, event: ProgressEvent) -> None:
+        if isinstance(event.payload, list):  # the folders, listed before they are judged
+            self.models = list(event.payload)
+            self.changed.emit(self.models)
 
     def _on_result(self, models: list) -> None:
         self.models = list(models)

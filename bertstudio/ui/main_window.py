@@ -85,6 +85,7 @@ class MainWindow(QMainWindow):
         if not self.isVisible():  # closed before the event loop got here
             return
         self._add_tabs(tab_classes([m for m in tab_modules() if m != FIRST_TAB_MODULE]))
+        self.models_index.list_now()  # the models folder's names at once; judged after the warm-up
         self._warm_runner.start(warm_up)
         self._restore_last_workspace()
 

@@ -153,14 +153,17 @@ class ModelBar(QWidget):
         ranked = sorted(models, key=lambda m: self.task not in m.tasks)
         for model in ranked:
             problem = getattr(model, "problem", "")
-            if self.task in model.tasks:
+            if not getattr(model, "judged", True):
+                mark = "  (checking its heads…)"  # listed from config.json; the weights are judged later
+            elif self.task in model.tasks:
                 mark = ""
             elif problem and not model.tasks:
                 mark = f"  ({problem})"  # e.g. needs custom code, which BERT Studio never runs
             else:
                 mark = f"  (no trained {self.task} head)"
             self.source.addItem(f"{model.name} — {model.architecture}{mark}", model.path)
-            tasks = ", ".join(model.tasks) or (f"none: {problem}" if problem else "none")
+            tasks = ", ".join(model.tasks) or (f"none: {problem}" if problem else "none") if getattr(
+                model, "judged", True) else "being checked"
             self.source.setItemData(self.source.count() - 1, f"{model.path}\ntasks: {tasks}",
                                     Qt.ItemDataRole.ToolTipRole)
         self.source.setEditText(text)

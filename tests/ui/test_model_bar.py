@@ -11,7 +11,8 @@ window_tabs = only_tabs()  # the model bar of the first tab (Fill-mask) is the o
 
 def test_models_folder_lists_models_task_first(qtbot, window, real_models) -> None:
     bar = window.task_tabs["fill-mask"].model_bar
-    with qtbot.waitSignal(window.models_index.changed, timeout=60_000):
+    with qtbot.waitSignal(window.models_index.changed, timeout=60_000,
+                          check_params_cb=lambda models: all(m.judged for m in models)):
         window.settings.set_models_dir(str(real_models["all-minilm-l6-v2"].parent))
     items = [bar.source.itemText(i) for i in range(bar.source.count())]
     assert items[0].startswith("rxnmapper-albert-smiles-mlm")  # the one with a real MLM head first
@@ -66,3 +67,23 @@ def test_enter_in_the_model_field_then_load_loads_that_path(qtbot, window, check
         assert bar.info is not None and bar.info.request.source == folder
         assert bar.source_text() == folder
     assert all(bar.source.itemData(i) is not None for i in range(bar.source.count()))
+
+
+
+def test_models_folder_lists_at_once_then_says_what_each_supports(qtbot, window, real_models) -> None:  # noqa: ANN001
+    """Issue 29 #23: the folders list from config.json before their weights are judged."""
+    index, bar = window.models_index, window.task_tabs["fill-mask"].model_bar
+    seen: list[list] = []
+    index.changed.connect(lambda models: seen.append(list(models)))
+    with qtbot.waitSignal(index.changed, timeout=120_000, check_params_cb=lambda models: all(
+            m.judged for m in models)):
+        window.settings.set_models_dir(str(real_models["all-minilm-l6-v2"].parent))
+    assert seen[0] and not any(model.judged for model in seen[0])  # listed first, judged after
+    assert {m.name for m in seen[0]} == {m.name for m in seen[-1]}
+    texts = [bar.source.itemText(i) for i in range(bar.source.count())]
+    assert not any("checking" in text for text in texts) and texts[0].startswith("rxnmapper-albert-smiles-mlm")
+    index.models = []
+    with qtbot.waitSignal(index.changed, timeout=30_000) as listed:
+        index.list_now()  # at start, before transformers is imported
+    assert listed.args[0] and not any(model.judged for model in listed.args[0])
+    assert any("checking its heads" in bar.source.itemText(i) for i in range(bar.source.count()))
