@@ -224,13 +224,14 @@ def test_failures_become_rows_in_seeded_halves(checkpoint_factory, tmp_path: Pat
             assert (row.split == TRAIN) == (outcome.index in train)
     assert sum(t.cases for t in measured(result, 1)) == sum(len(split_cases(t.test, 1)[1]) for t in result.tests)
 
-    # a fix replays as many passing MFT cases of the train halves as it adds failures (anchors)
+    # a fix replays, per failure, a passing MFT case of the train halves (each once): its contrast
     failures = [r for r in rows if r.split == TRAIN]
-    anchors = anchor_rows(result, len(failures), seed=1)
-    assert fix_rows(result, seed=1) == failures + anchors and anchors == anchor_rows(result, len(failures), seed=1)
+    anchors = anchor_rows(result, failures, seed=1)
+    assert fix_rows(result, seed=1) == failures + anchors and anchors == anchor_rows(result, failures, seed=1)
     passing = {(t.name, o.case.original[0]): o.case.expect for t in result.tests if t.type == "MFT"
                for o in t.outcomes if o.passed and o.index in split_cases(t.test, 1)[0]}
     assert len(anchors) == min(len(failures), len(passing)) > 0
+    assert len({(a.test, a.text) for a in anchors}) == len(anchors)
     assert all(passing[(a.test, a.text)] == a.label and a.kind == "anchor" for a in anchors)
 
     data = tmp_path / "train.csv"
@@ -245,6 +246,23 @@ def test_failures_become_rows_in_seeded_halves(checkpoint_factory, tmp_path: Pat
     out = write_failures(rows, tmp_path / "failures.csv")
     with out.open(encoding="utf-8") as handle:
         assert [r["split"] for r in csv.DictReader(handle)] == [r.split for r in rows]
+
+
+def test_an_anchor_is_the_passing_case_most_like_the_failure() -> None:
+    """'The phone was not bad.' -> positive is replayed beside 'The phone was not good.' -> negative,
+    not beside an unrelated passing case."""
+    from bertstudio.core.suites.fix import TrainingRow
+    from bertstudio.core.suites.runner import CaseOutcome, SuiteResult, TestResult
+
+    suite = parse_suite({"task": "classify", "tests": [
+        {"name": "vocab", "type": "MFT", "inputs": ["I like this a lot", "What a lovely day"], "expect": "positive"},
+        {"name": "not positive", "type": "MFT", "inputs": ["The phone was not good."], "expect": "negative"}]})
+    tests = tuple(TestResult(t, tuple(CaseOutcome(n, c, str(c.expect), c.expect, True) for n, c in enumerate(t.cases)))
+                  for t in suite.tests)
+    result = SuiteResult(suite, "m", tests)
+    failure = TrainingRow("The phone was not bad.", None, "positive", "not negative", "MFT", TRAIN)
+    assert all(split_cases(t.test, 0)[0] == {0, 1}.intersection(range(t.cases)) or t.cases == 2 for t in tests)
+    assert [a.text for a in anchor_rows(result, [failure], 0)] == ["The phone was not good."]
 
 
 def test_cli_json_shape_compare_and_a_malformed_suite(checkpoint_factory, capfd, tmp_path: Path) -> None:

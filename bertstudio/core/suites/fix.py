@@ -11,9 +11,8 @@ failures become rows, and a "measure" half that training never sees; the fix is 
 
 Failures alone teach too much: on the MiniLM sentiment head, 32 rows of "The X was not bad." ->
 positive fixed that test and taught "not" -> positive (the "not positive" test went from 0 % to
-100 % failures). So a fix also replays as many *passing* MFT cases of the train halves (seeded,
-taken from each MFT test in turn) as it adds failures: the model learns the failure without
-unlearning what already passed.
+100 % failures). So a fix also replays, for each failure, the passing MFT case of the train halves
+most like it (another label first): the model learns the failure beside its contrast.
 """
 
 from __future__ import annotations
@@ -32,6 +31,7 @@ from bertstudio.core.suites.suite import SuiteTest
 from bertstudio.core.suites.tasks import TASKS
 
 TRAIN, MEASURE = "train", "measure"
+MAX_ANCHOR_POOL = 2000  # failures given anchors, and passing cases searched: a bounded number of comparisons
 
 
 @dataclass(frozen=True)
@@ -87,35 +87,49 @@ def failure_rows(result: SuiteResult, seed: int = 0) -> list[TrainingRow]:
     return rows
 
 
-def anchor_rows(result: SuiteResult, count: int, seed: int = 0) -> list[TrainingRow]:
-    """Up to `count` passing MFT cases of the train halves, labelled with their expected answer, taken
-    from each MFT test in turn (seeded), so every capability that passed is replayed."""
+def _words(text: str) -> frozenset[str]:
+    return frozenset(text.lower().split())
+
+
+def anchor_rows(result: SuiteResult, failures: Sequence[TrainingRow], seed: int = 0) -> list[TrainingRow]:
+    """For each failure row, the passing MFT case of the train halves most like it (shared words,
+    Jaccard; another label first: "The phone was not good." for "The phone was not bad."), each used
+    once, labelled with its expected answer: the contrast that keeps the fix from overshooting."""
     if not can_label(result.suite.task):
         return []
-    pools = []
+    pool: list[tuple[frozenset[str], TrainingRow]] = []
     for test in result.tests:
         if test.type != "MFT":
             continue
         train, _measure = split_cases(test.test, seed)
-        passing = [o for o in test.outcomes if o.passed and o.index in train]
-        random.Random(f"{seed}:anchors:{test.name}").shuffle(passing)
-        if passing:
-            pools.append((test, passing))
+        for o in test.outcomes:
+            if o.passed and o.index in train:
+                parts = o.case.original
+                row = TrainingRow(parts[0], parts[1] if len(parts) > 1 else None, str(o.case.expect), test.name,
+                                  "MFT", TRAIN, "anchor")
+                pool.append((_words(" ".join(parts)), row))
+    random.Random(f"{seed}:anchors").shuffle(pool)  # ties go to a seeded pick
+    pool = pool[:MAX_ANCHOR_POOL]
     rows: list[TrainingRow] = []
-    while len(rows) < count and any(found for _test, found in pools):
-        for test, found in pools:
-            if found and len(rows) < count:
-                case = found.pop().case
-                parts = case.original
-                rows.append(TrainingRow(parts[0], parts[1] if len(parts) > 1 else None, str(case.expect), test.name,
-                                        "MFT", TRAIN, "anchor"))
+    for failure in list(failures)[:MAX_ANCHOR_POOL]:
+        if not pool:
+            break
+        words = _words(" ".join(p for p in (failure.text, failure.pair) if p))
+
+        def likeness(item: tuple[frozenset[str], TrainingRow], words: frozenset[str] = words,
+                     label: str = failure.label) -> tuple[bool, float]:
+            shared = len(words & item[0]) / max(1, len(words | item[0]))
+            return item[1].label != label, shared
+
+        best = max(range(len(pool)), key=lambda i: likeness(pool[i]))
+        rows.append(pool.pop(best)[1])
     return rows
 
 
 def fix_rows(result: SuiteResult, seed: int = 0) -> list[TrainingRow]:
-    """What "Fine-tune on failures" adds: the train halves' failures and as many passing anchors."""
+    """What "Fine-tune on failures" adds: the train halves' failures and as many anchors."""
     failures = [r for r in failure_rows(result, seed) if r.split == TRAIN]
-    return failures + anchor_rows(result, len(failures), seed)
+    return failures + anchor_rows(result, failures, seed)
 
 
 def _write_atomically(path: Path, header: Sequence[str], records: Sequence[Sequence[str]]) -> None:

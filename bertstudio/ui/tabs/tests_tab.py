@@ -98,9 +98,9 @@ class TestsTab(ModelTab):
         self.body.addLayout(suite_row)
         self.body.addWidget(self.suite_info)
         self.body.addLayout(run_row)
+        self.body.addLayout(fix_row)
         self.body.addWidget(self.progress_line)
         self.body.addWidget(self.results, 1)
-        self.body.addLayout(fix_row)
         self.runner.result.connect(self._on_result)
         self.lifecycle = RunLifecycle(self, self.runner, self.run, self.run_button, self.cancel_button,
                                       self.progress_line, self.notes)
@@ -183,6 +183,8 @@ class TestsTab(ModelTab):
         from bertstudio.core.suites.fix import can_label
 
         self.fix_button.setEnabled(can_label(result.a.suite.task) and result.a.failures > 0)
+        if self.model_bar.info is None:  # the run loaded the model itself (through the shared cache)
+            self.model_bar.info_label.setText(f"Tested {result.a.model}")
         rate = result.a.failures / max(1, result.a.cases)
         self.status.emit(f"Tests: {result.a.failures} of {result.a.cases} cases failed ({rate:.1%})")
 

@@ -47,9 +47,9 @@ class SuiteResults(QWidget):
         self.result: Any = None  # core.suites.jobs.CheckResult
         self.measured: dict[str, frozenset[int]] | None = None  # test -> case indices shown (the held-apart half)
         self.tests = RecordsView(TEST_HEADERS, stretch=len(TEST_HEADERS) - 1)
-        self.tests.setMinimumHeight(120)
+        self.tests.setMinimumHeight(90)
         self.cases = RecordsView(CASE_HEADERS, stretch=1)
-        self.cases.setMinimumHeight(100)
+        self.cases.setMinimumHeight(80)
         self.cases.setToolTip("Double-click a case to open its input in the task's tab (Explain, What if are there)")
         self.filter = QLineEdit()
         self.filter.setPlaceholderText("filter the failing cases…")
