@@ -35,10 +35,10 @@ def test_squad_no_answer_rules_of_v2() -> None:
     assert squad.f1(["Oslo"], "") == 0.0
     assert squad.exact_match(["", "  "], "") == 1  # golds that normalise to nothing mean "no answer"
     scores = squad.squad_scores([["Oslo"], ["1931"], []], ["Oslo", "in 1931", ""])
-    # EM: 1, 0, 1 -> 66.67; F1: 1, 2*(1/2*1)/(1/2+1) = 2/3, 1 -> 88.89
-    assert scores["exact_match"] == pytest.approx(200 / 3)
-    assert scores["f1"] == pytest.approx(100 * (1 + 2 / 3 + 1) / 3)
-    assert scores["has_answer_total"] == 2 and scores["no_answer_exact"] == 100.0
+    # EM: 1, 0, 1 -> 0.6667; F1: 1, 2*(1/2*1)/(1/2+1) = 2/3, 1 -> 0.8889 (0-1, as every score here)
+    assert scores["exact_match"] == pytest.approx(2 / 3)
+    assert scores["f1"] == pytest.approx((1 + 2 / 3 + 1) / 3)
+    assert scores["has_answer_total"] == 2 and scores["no_answer_exact"] == 1.0
 
 
 # -- metrics are the libraries' -----------------------------------------------------------------

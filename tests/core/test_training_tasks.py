@@ -247,8 +247,8 @@ def test_minilm_qa_trained_on_the_demo_data_answers_held_out_questions(real_mode
 
     folder = trained("qa", real_models["all-minilm-l6-v2"])
     result = _evaluate(folder, "qa", held_out_qa(tmp_path))
-    print(f"held-out QA: exact match {result.metrics['exact_match']:.1f}, F1 {result.metrics['f1']:.1f}")
-    assert result.n == 60 and result.metrics["exact_match"] >= 60.0 and result.metrics["f1"] >= 70.0
+    print(f"held-out QA: exact match {result.metrics['exact_match']:.3f}, F1 {result.metrics['f1']:.3f}")
+    assert result.n == 60 and result.metrics["exact_match"] >= 0.6 and result.metrics["f1"] >= 0.7
 
 
 def test_minilm_choice_trained_on_the_demo_data_beats_chance_on_held_out(real_models, tmp_path: Path) -> None:  # noqa: ANN001

@@ -5,7 +5,9 @@ which this app cannot rely on (offline use), so the official script's functions 
 restated here: `normalize_answer`, `compute_exact`, `compute_f1` from the SQuAD v2.0
 evaluation script (identical to v1.1's for answerable questions). A gold answer list that is
 empty (or holds only "") means "no answer": only an empty prediction scores, as in v2.0.
-Scores are 0..1 per question; the dataset numbers are their mean x 100 (SQuAD convention).
+Scores are 0..1 per question and so are the dataset numbers, their mean: one scale with every other
+score here (the official SQuAD script prints the same means x 100). Train and Evaluate showed 0.12
+and 12.02 for the same model before.
 `read_squad` reads the file format, checking the type of every level.
 """
 
@@ -74,21 +76,21 @@ def f1(answers: Sequence[str], prediction: str) -> float:
 
 
 def squad_scores(golds: Sequence[Sequence[str]], predictions: Sequence[str]) -> dict[str, float]:
-    """exact_match and f1 over a dataset, 0-100; with no-answer questions also the HasAns/NoAns parts."""
+    """exact_match and f1 over a dataset, 0-1; with no-answer questions also the HasAns/NoAns parts."""
     if len(golds) != len(predictions):
         raise ValueError("one prediction per question")
     if not golds:
         return {"exact_match": 0.0, "f1": 0.0}
     exact = [exact_match(g, p) for g, p in zip(golds, predictions, strict=True)]
     f1s = [f1(g, p) for g, p in zip(golds, predictions, strict=True)]
-    scores = {"exact_match": 100.0 * sum(exact) / len(exact), "f1": 100.0 * sum(f1s) / len(f1s)}
+    scores = {"exact_match": sum(exact) / len(exact), "f1": sum(f1s) / len(f1s)}
     has = [i for i, g in enumerate(golds) if _golds(g) != [""]]
     if len(has) < len(golds):
         no = [i for i in range(len(golds)) if i not in set(has)]
         for name, part in (("has_answer", has), ("no_answer", no)):
             if part:
-                scores[f"{name}_exact"] = 100.0 * sum(exact[i] for i in part) / len(part)
-                scores[f"{name}_f1"] = 100.0 * sum(f1s[i] for i in part) / len(part)
+                scores[f"{name}_exact"] = sum(exact[i] for i in part) / len(part)
+                scores[f"{name}_f1"] = sum(f1s[i] for i in part) / len(part)
                 scores[f"{name}_total"] = float(len(part))
     return scores
 

@@ -126,7 +126,7 @@ def qa_metrics(examples: Sequence[QAExample], rows: Sequence[dict[str, Any]], al
         starts, ends = pred.predictions[:2]
         predicted = best_answers(starts, ends, rows, examples, allow_empty)
         scores = squad_scores([x.answers for x in examples], predicted)
-        return {key: scores[key] / 100.0 for key in ("exact_match", "f1")}  # 0-1, on the scores' axis
+        return {key: scores[key] for key in ("exact_match", "f1")}  # 0-1, as Evaluate reports them
 
     return compute
 
