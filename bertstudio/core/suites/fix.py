@@ -12,7 +12,8 @@ failures become rows, and a "measure" half that training never sees; the fix is 
 Failures alone teach too much: on the MiniLM sentiment head, 32 rows of "The X was not bad." ->
 positive fixed that test and taught "not" -> positive (the "not positive" test went from 0 % to
 100 % failures). So a fix also replays, for each failure, the passing MFT case of the train halves
-most like it (another label first): the model learns the failure beside its contrast.
+most like it (words and word pairs; another label first): the model learns the failure beside
+its contrast.
 """
 
 from __future__ import annotations
@@ -88,12 +89,15 @@ def failure_rows(result: SuiteResult, seed: int = 0) -> list[TrainingRow]:
 
 
 def _words(text: str) -> frozenset[str]:
-    return frozenset(text.lower().split())
+    """Words and word pairs: 'was not' ties "not bad" to "not good" more than to "bad"."""
+    words = ["".join(ch for ch in w if ch.isalnum() or ch == "'") for w in text.lower().split()]
+    words = [w for w in words if w]
+    return frozenset(words + [f"{a} {b}" for a, b in zip(words, words[1:], strict=False)])
 
 
 def anchor_rows(result: SuiteResult, failures: Sequence[TrainingRow], seed: int = 0) -> list[TrainingRow]:
-    """For each failure row, the passing MFT case of the train halves most like it (shared words,
-    Jaccard; another label first: "The phone was not good." for "The phone was not bad."), each used
+    """For each failure row, the passing MFT case of the train halves most like it (shared words and
+    word pairs, Jaccard; another label first: "The phone was not good." for "The phone was not bad."), each used
     once, labelled with its expected answer: the contrast that keeps the fix from overshooting."""
     if not can_label(result.suite.task):
         return []
