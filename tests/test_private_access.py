@@ -22,6 +22,8 @@ ALLOWED = {
     ("cli/models.py", "argparse._SubParsersAction"): "stdlib type with no public name",
     ("cli/task_command.py", "argparse._SubParsersAction"): "stdlib type with no public name",
     ("cli/train.py", "argparse._SubParsersAction"): "stdlib type with no public name",
+    ("cli/check.py", "argparse._SubParsersAction"): "stdlib type with no public name",
+    ("cli/patch.py", "argparse._SubParsersAction"): "stdlib type with no public name",
     # transformers 5.23: Trainer has no public "save a checkpoint now" (Stop must save mid-run).
     ("core/training/engine.py", "trainer._save_checkpoint"): "transformers: no public API",
     # transformers 5.23: a Pipeline's preprocess kwargs come only from _sanitize_parameters.

@@ -48,5 +48,5 @@ def test_tasks_without_a_script_say_so(checkpoint_factory) -> None:  # noqa: ANN
     loaded = load_uncached(LoadRequest(str(checkpoint_factory("bert", "QuestionAnswering")), "qa"))
     texts = ("where does john live ?", "john lives in paris .")
     result = trace(loaded, "qa", texts, ("where does john live ?", "john lives in rome ."))
-    with pytest.raises(InputError, match="classification, next sentence, NER and fill-mask"):
+    with pytest.raises(InputError, match="Fill-mask, Next sentence, NER, Classification"):
         patch_script("m", result, texts, texts, "head", 0, 0)

@@ -252,7 +252,7 @@ def qa(loaded: LoadedModel, texts: tuple[str, ...], target: str | None) -> Prepa
         return raw.masked_fill(~allowed, float("-inf")).softmax(-1)[:, position]
 
     question = texts[0].strip()
-    read = (question, texts[1]) if task._question_first(loaded.tokenizer) else (texts[1], question)
+    read = (question, texts[1]) if task.question_first_in(loaded.tokenizer) else (texts[1], question)
     return _finish(loaded, inputs, (read,), target=which, target_label=f"P({which} of '{best.answer}')",
                    probability=probability, targets=(("start", "answer start"), ("end", "answer end")),
                    fixed=(position,))

@@ -13,11 +13,10 @@ from contextlib import nullcontext
 from typing import TYPE_CHECKING, Any
 
 from bertstudio.core.patching.hooks import noised, recording, sites
-from bertstudio.core.progress import TaskControl
 
 if TYPE_CHECKING:
     from bertstudio.core.models import LoadedModel
-    from bertstudio.core.patching.trace import Setup
+    from bertstudio.core.patching.setup import Setup
 
 AGREEMENT_SEED = 0
 
@@ -95,37 +94,3 @@ def spearman(first: Any, second: Any) -> float | None:
     if ra.std() == 0 or rb.std() == 0:
         return None
     return float(np.corrcoef(ra, rb)[0, 1])
-
-
-def rank_agreement(loaded: LoadedModel, setup: Setup, states: Any, sample: int,
-                   control: TaskControl) -> tuple[float | None, int]:
-    """Spearman's rho between estimated and exact state cells on a sample: half the largest estimated
-    effects, half drawn at random (seeded), patched exactly in batches."""
-    import numpy as np
-
-    from bertstudio.core.patching.trace import _per_batch, _run, state_copy
-
-    counterpart = dict(setup.pairs)
-    cells = [(level, column) for level, row in enumerate(states) for column, value in enumerate(row)
-             if value is not None]
-    if not cells or sample < 3:
-        return None, 0
-    effect = np.array([abs(states[level][column] - setup.corrupted_score) for level, column in cells])
-    top = list(np.argsort(-effect, kind="stable")[: sample // 2])
-    rest = np.setdiff1d(np.arange(len(cells)), top)
-    drawn = np.random.default_rng(AGREEMENT_SEED).permutation(rest)[: sample - len(top)]
-    chosen = [cells[int(i)] for i in [*top, *drawn]]
-    device = loaded.model.device
-    heads = sites(loaded.model).heads
-    exact: list[float] = []
-    per_batch = _per_batch(setup)
-    for start in range(0, len(chosen), per_batch):
-        control.check()
-        control.report(f"Checking the estimate: {start} of {len(chosen)} cells patched exactly",
-                       0.5 + 0.5 * start / len(chosen))
-        batch = chosen[start:start + per_batch]
-        copies = [[state_copy(setup, i, level, (setup.columns[column], counterpart[setup.columns[column]]), device)]
-                  for i, (level, column) in enumerate(batch)]
-        exact += _run(loaded, setup, copies, heads)
-    estimated = [states[level][column] for level, column in chosen]
-    return spearman(estimated, exact), len(chosen)

@@ -9,26 +9,6 @@ from typing import Any
 from bertstudio.core.errors import InputError
 from bertstudio.core.snippets import literal
 
-# How each supported task reads P(target) from the outputs: the clean prediction (the tab's target).
-_READERS = {
-    "classification": ("def probability(outputs):\n"
-                       "    return outputs.logits.softmax(-1)[0, LABEL]\n\n\n"
-                       "with torch.no_grad():\n"
-                       "    LABEL = int(model(**clean).logits[0].argmax())\n"),
-    "nsp": ("def probability(outputs):  # label 0 = IsNext, 1 = NotNext\n"
-            "    return outputs.logits.softmax(-1)[0, LABEL]\n\n\n"
-            "LABEL = 0 if TARGET == 'is_next' else 1\n"),
-    "fill-mask": ("MASK = int((clean['input_ids'][0] == tokenizer.mask_token_id).nonzero()[0])\n\n\n"
-                  "def probability(outputs):\n"
-                  "    return outputs.logits[0, MASK].softmax(-1)[TOKEN]\n\n\n"
-                  "with torch.no_grad():\n"
-                  "    TOKEN = int(model(**clean).logits[0, MASK].argmax())\n"),
-    "ner": ("POSITION = int(TARGET.split(':', 1)[0])\n"
-            "LABEL = model.config.label2id[TARGET.split(':', 1)[1]]\n\n\n"
-            "def probability(outputs):\n"
-            "    return outputs.logits[0, POSITION].softmax(-1)[LABEL]\n"),
-}
-
 _BODY = '''
 def sites(model):
     """The layer modules (called once per layer) and the attention output projections."""
@@ -106,17 +86,19 @@ def patch_script(source: str, result: Any, clean: tuple[str, ...], corrupted: tu
                  row: int, column: int) -> str:
     """The script reproducing `result`'s cell: kind "state" (row = hidden state, column = position)
     or "head" (row = layer, column = head)."""
-    from bertstudio.core.tasks.spec import spec_for
+    from bertstudio.core.tasks.spec import all_specs, spec_for
 
-    reader = _READERS.get(result.task)
-    if reader is None:
-        raise InputError("Copy as Python writes trace scripts for classification, next sentence, NER and "
-                         "fill-mask.", hint="Use `bertstudio patch --json` for this task's numbers.")
+    spec = spec_for(result.task)
+    reader = spec.patch_reader  # how the script reads P(target): the task's own (core/tasks)
+    if not reader:
+        names = ", ".join(s.title for s in all_specs().values() if s.patch_reader)
+        raise InputError(f"Copy as Python writes trace scripts for {names}.",
+                         hint="Use `bertstudio patch --json` for this task's numbers.")
     if kind not in ("state", "head"):
         raise ValueError(kind)
     if kind == "state" and not result.same_length:
         raise InputError("The inputs differ in length: no state is patched position by position.")
-    model_class = spec_for(result.task).model_class
+    model_class = spec.model_class
     lines = [
         f"# BERT Studio: Trace why, one {kind} cell of activation patching",
         "# pip install torch transformers",

@@ -14,8 +14,6 @@ start) is refused rather than read somewhere else.
 from __future__ import annotations
 
 import difflib
-from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
 from bertstudio.core import notes
@@ -23,47 +21,15 @@ from bertstudio.core.errors import BertStudioError, InputError
 from bertstudio.core.execution import exclusive
 from bertstudio.core.explain.targets import Prepared, prepare
 from bertstudio.core.models import LoadedModel
-from bertstudio.core.patching.hooks import CONTEXT, STATE, Copy, Recording, noised, patched, recording, sites
+from bertstudio.core.patching.attribution import AGREEMENT_SEED, estimate, spearman
+from bertstudio.core.patching.hooks import CONTEXT, STATE, Copy, noised, patched, recording, sites
 from bertstudio.core.patching.result import PatchResult
+from bertstudio.core.patching.setup import Noise, Setup
 from bertstudio.core.progress import TaskControl
 
 BATCH_TOKENS = 16_384  # tokens per patched forward pass (copies x sequences x length)
-NOISE_SCALE = 3.0  # x the embeddings' standard deviation (ROME)
 MAX_NOISE_SEED = 2**31 - 1
 MAX_SAMPLE = 1024  # cells attribution patching is checked on (each one exact patched run)
-
-
-@dataclass(frozen=True)
-class Noise:
-    """Gaussian noise on the word embeddings of these positions of the clean input (as shown: padding
-    left out), `scale` x the embedding matrix's standard deviation, seeded: the corruption for someone
-    without a counterfactual."""
-
-    positions: tuple[int, ...]
-    seed: int = 0
-    scale: float = NOISE_SCALE
-
-
-@dataclass
-class Setup:
-    """Both runs, ready to patch: inputs, readers, the clean recording and how positions pair."""
-
-    clean: Prepared
-    corrupted_inputs: dict[str, Any]
-    corrupted_tokens: tuple[str, ...]
-    read: Callable[[Any], Any]  # model outputs of corrupted copies -> (batch,) target probabilities
-    noise: Any  # rows x tokens x embedding width, or None
-    pairs: list[tuple[int, int]]  # (clean flat position, corrupted flat position) that are patched
-    columns: tuple[int, ...]  # clean flat positions shown (attention_mask == 1)
-    counterpart: tuple[int | None, ...]
-    differing: tuple[int, ...]  # column indices
-    same_length: bool
-    recording: Recording
-    clean_score: float
-    corrupted_score: float
-    width: int  # tokens per sequence
-    sequences: int  # sequences per input (multiple choice: one per choice)
-    corrupted_recording: Recording | None = None  # the corrupted run's own states and contexts
 
 
 def _positional(prepared: Prepared) -> bool:
@@ -318,8 +284,6 @@ def trace(loaded: LoadedModel, task: str, clean_texts: tuple[str, ...],
         clean = setup.clean
         agreement, cells = None, 0
         if method == "attribution":
-            from bertstudio.core.patching.attribution import estimate, rank_agreement
-
             states, heads, layers = estimate(loaded, setup)
             if setup.same_length:
                 agreement, cells = rank_agreement(loaded, setup, states, sample, control)
@@ -347,3 +311,35 @@ def shown_position(setup: Setup, corrupted_flat: int) -> int:
         return corrupted_flat
     kept = torch.as_tensor(mask).reshape(-1).nonzero().flatten().tolist()
     return int(kept.index(corrupted_flat))
+
+
+def rank_agreement(loaded: LoadedModel, setup: Setup, states: Any, sample: int,
+                   control: TaskControl) -> tuple[float | None, int]:
+    """Spearman's rho between estimated and exact state cells on a sample: half the largest estimated
+    effects, half drawn at random (seeded), patched exactly in batches."""
+    import numpy as np
+
+    counterpart = dict(setup.pairs)
+    cells = [(level, column) for level, row in enumerate(states) for column, value in enumerate(row)
+             if value is not None]
+    if not cells or sample < 3:
+        return None, 0
+    effect = np.array([abs(states[level][column] - setup.corrupted_score) for level, column in cells])
+    top = list(np.argsort(-effect, kind="stable")[: sample // 2])
+    rest = np.setdiff1d(np.arange(len(cells)), top)
+    drawn = np.random.default_rng(AGREEMENT_SEED).permutation(rest)[: sample - len(top)]
+    chosen = [cells[int(i)] for i in [*top, *drawn]]
+    device = loaded.model.device
+    heads = sites(loaded.model).heads
+    exact: list[float] = []
+    per_batch = _per_batch(setup)
+    for start in range(0, len(chosen), per_batch):
+        control.check()
+        control.report(f"Checking the estimate: {start} of {len(chosen)} cells patched exactly",
+                       0.5 + 0.5 * start / len(chosen))
+        batch = chosen[start:start + per_batch]
+        copies = [[state_copy(setup, i, level, (setup.columns[column], counterpart[setup.columns[column]]), device)]
+                  for i, (level, column) in enumerate(batch)]
+        exact += _run(loaded, setup, copies, heads)
+    estimated = [states[level][column] for level, column in chosen]
+    return spearman(estimated, exact), len(chosen)

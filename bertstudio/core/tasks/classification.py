@@ -302,6 +302,16 @@ def run(
     return classify_batch(loaded, texts, control)
 
 
+# Trace why's Copy as Python: how its script reads P(target) from the outputs (the clean prediction).
+PATCH_READER = (
+    'def probability(outputs):\n'
+    '    return outputs.logits.softmax(-1)[0, LABEL]\n'
+    '\n'
+    '\n'
+    'with torch.no_grad():\n'
+    '    LABEL = int(model(**clean).logits[0].argmax())\n'
+)
+
 SPEC = TaskSpec(
     key="classification", title="Classification", command="classify",
     model_class="AutoModelForSequenceClassification",
@@ -327,4 +337,5 @@ SPEC = TaskSpec(
         pair_of=lazy("bertstudio.core.evaluate.rows:pair_of_two"),
         columns=(("text", "Text"), ("pair", "Second text"), ("label", "Label")), labelled=True,
     ),
+    patch_reader=PATCH_READER,
 )

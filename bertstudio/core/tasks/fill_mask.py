@@ -154,6 +154,19 @@ def _inputs_for(loaded: LoadedModel, inputs: FillMaskInput) -> FillMaskInput:
     return FillMaskInput(in_mask_of(loaded, inputs.text), inputs.top_k)
 
 
+# Trace why's Copy as Python: how its script reads P(target) from the outputs (the clean prediction).
+PATCH_READER = (
+    "MASK = int((clean['input_ids'][0] == tokenizer.mask_token_id).nonzero()[0])\n"
+    '\n'
+    '\n'
+    'def probability(outputs):\n'
+    '    return outputs.logits[0, MASK].softmax(-1)[TOKEN]\n'
+    '\n'
+    '\n'
+    'with torch.no_grad():\n'
+    '    TOKEN = int(model(**clean).logits[0, MASK].argmax())\n'
+)
+
 SPEC = TaskSpec(
     key="fill-mask", title="Fill-mask", model_class="AutoModelForMaskedLM", default_model="bert-base-uncased",
     run=_run, compare=compare, inputs_for=_inputs_for, order=10,
@@ -173,4 +186,5 @@ SPEC = TaskSpec(
         correct=lazy("bertstudio.core.evaluate.rows:masked_correct"),
         shown_gold=lazy("bertstudio.core.evaluate.rows:masked_gold"), row_accuracy=False,
     ),
+    patch_reader=PATCH_READER,
 )

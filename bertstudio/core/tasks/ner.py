@@ -192,6 +192,16 @@ def run(loaded: LoadedModel, inputs: NerInput, control: TaskControl) -> NerResul
     return tag(loaded, inputs.text, inputs.aggregation, inputs.views)
 
 
+# Trace why's Copy as Python: how its script reads P(target) from the outputs (the clean prediction).
+PATCH_READER = (
+    "POSITION = int(TARGET.split(':', 1)[0])\n"
+    "LABEL = model.config.label2id[TARGET.split(':', 1)[1]]\n"
+    '\n'
+    '\n'
+    'def probability(outputs):\n'
+    '    return outputs.logits[0, POSITION].softmax(-1)[LABEL]\n'
+)
+
 SPEC = TaskSpec(
     key="ner", title="NER", model_class="AutoModelForTokenClassification",
     default_model="dslim/bert-base-NER", trained_as="ForTokenClassification",
@@ -208,4 +218,5 @@ SPEC = TaskSpec(
         pair_of=lazy("bertstudio.core.evaluate.rows:pair_of_words"),
         shown_gold=lazy("bertstudio.core.evaluate.rows:ner_gold"), per_label="type",
     ),
+    patch_reader=PATCH_READER,
 )

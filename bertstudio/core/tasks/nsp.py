@@ -177,6 +177,15 @@ def run(loaded: LoadedModel, inputs: NspInput, control: TaskControl) -> NspResul
     return rank(loaded, inputs.sentence_a, inputs.candidates, control)
 
 
+# Trace why's Copy as Python: how its script reads P(target) from the outputs (the clean prediction).
+PATCH_READER = (
+    'def probability(outputs):  # label 0 = IsNext, 1 = NotNext\n'
+    '    return outputs.logits.softmax(-1)[0, LABEL]\n'
+    '\n'
+    '\n'
+    "LABEL = 0 if TARGET == 'is_next' else 1\n"
+)
+
 SPEC = TaskSpec(
     key="nsp", title="Next sentence", model_class="AutoModelForNextSentencePrediction",
     default_model="bert-base-uncased", run=run, compare=compare, order=20,
@@ -195,4 +204,5 @@ SPEC = TaskSpec(
         pair_of=lazy("bertstudio.core.evaluate.rows:pair_of_two"),
         columns=(("text", "Sentence A"), ("pair", "Sentence B"), ("label", "Label")), labelled=True,
     ),
+    patch_reader=PATCH_READER,
 )

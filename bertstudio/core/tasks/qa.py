@@ -132,7 +132,7 @@ class QAResult:
 
 
 # -- preprocess ------------------------------------------------------------------------------
-def _question_first(tokenizer: Any) -> bool:
+def question_first_in(tokenizer: Any) -> bool:
     return getattr(tokenizer, "padding_side", "right") == "right"
 
 
@@ -165,7 +165,7 @@ def preprocess(tokenizer: Any, question: str, context: str, options: QAOptions, 
             f"Doc stride lowered from {options.doc_stride} to {stride} tokens: each window holds only "
             f"{room} context tokens next to this question (model limit {model_max_length})."
         ))
-    question_first = _question_first(tokenizer)
+    question_first = question_first_in(tokenizer)
     pair = (question, context) if question_first else (context, question)
     encoded = tokenizer(
         *pair,

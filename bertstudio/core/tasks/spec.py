@@ -143,6 +143,9 @@ class TaskSpec:
     evaluate: EvaluateAdapter | None = None
     script: ScriptBuilder | None = None
     counterfactual: CounterfactualAdapter | None = None  # What would flip this? (core/whatif)
+    # Trace why's Copy as Python (core/patching/snippet.py): the script lines that define
+    # `probability(outputs)`, P(target) as Explain reads it; "" where no script is written.
+    patch_reader: str = ""
 
     @property
     def cli_name(self) -> str:
