@@ -209,7 +209,8 @@ class ClassificationTab(TaskTab):
     def render(self, outcome: Outcome) -> None:
         result = outcome.result
         regression = result.kind == "regression"
-        self.bars.set_value_format("{:.4g}" if regression else "{:.1%}", "value" if regression else "probability")
+        second = outcome.second  # its own scale: a regression score beside a classifier's probabilities
+        self.bars.set_regression(regression, None if second is None else second.kind == "regression")
         self.kind_label.setText(KINDS[result.kind])
         self.table_side.setVisible(result.batch)
         if result.batch:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QSignalBlocker, Qt
 from PySide6.QtGui import QKeySequence, QShortcut
 from PySide6.QtWidgets import QVBoxLayout
 
@@ -18,6 +18,18 @@ from bertstudio.core.errors import BertStudioError
 from bertstudio.core.jobs import Outcome
 from bertstudio.ui.widgets.pin_bar import PinBar, PinEntry, Pins, summary
 from bertstudio.workers.jobs import pinned_job, task_job
+
+
+def tops(diff: Any) -> str:
+    """' (B: its top label and score; A: the pin's)' for a ranking diff (the first row's), else ''."""
+    first = next(iter(diff), None) if isinstance(diff, list | tuple) else diff
+    if first is None or not hasattr(first, "delta_of") or first.top_b is None:
+        return ""
+    b, a = first.delta_of(first.top_b), first.delta_of(first.top_a) if first.top_a is not None else None
+    if b is None or b.score_b is None:
+        return ""
+    pinned = f"; A: {first.top_a} {a.score_a:.3f}" if a is not None and a.score_a is not None else ""
+    return f" ({first.top_b} {b.score_b:.3f}{pinned})"
 
 
 class PinnedInputs:
@@ -124,7 +136,7 @@ class PinnedInputs:
             self.show_pins("The pinned input. Edit it and run to compare.")
             return Outcome(entry.result, notes=notes)
         diff = self.spec.compare(pinned.result, entry.result)
-        self.pin_comparison = f"A: pinned, B: {entry.label}. {summary(diff)}"
+        self.pin_comparison = f"A: pinned, B: {entry.label}{tops(diff)}. {summary(diff)}"
         self.show_pins(self.pin_comparison)
         if self.pair_panel is not None and self.pair_panel.isVisible():  # an explanation is open: follow the edit
             self.pair_panel.refresh()
@@ -133,10 +145,17 @@ class PinnedInputs:
 
     def render_shown(self, outcome: Any) -> None:
         """The tab's render, then, when an edit is compared with its pin, a status line about that
-        comparison: render's own line speaks of A, which is then the pinned input, not this edit."""
-        self.render(outcome)
-        if self.pin_comparison:
-            self.status.emit(f"{self.TITLE}: {self.pin_comparison}")
+        comparison: render's own line speaks of A, which is then the pinned input, not this edit, so it
+        is held back (the status bar and the log read one line: the edit's result against its pin)."""
+        if not self.pin_comparison:
+            self.render(outcome)
+            return
+        blocker = QSignalBlocker(self)  # the tab's own signals only (status); its widgets still update
+        try:
+            self.render(outcome)
+        finally:
+            blocker.unblock()
+        self.status.emit(f"{self.TITLE}: {self.pin_comparison}")
 
     # -- workspace -------------------------------------------------------------------------------
     def pins_state(self) -> dict[str, Any]:

@@ -33,6 +33,11 @@ if TYPE_CHECKING:
 COLOR_A = "#3f6fc4"  # model A (= theme.LIGHT.series_a; plots take the theme's colour)
 COLOR_B = "#d0703f"  # model B
 MAX_LABEL_CHARS = 48
+PROBABILITY_AXIS = "probability (0 to 1)"
+REGRESSION_AXIS = "regression score (not a probability; 0 marked)"
+REGRESSION_FORMAT = "{:.4g}"
+SCALES_DIFFER = ("<b>Different scales:</b> one side is a regression score, the other probabilities (0 to 1): "
+                 "their bars and top labels do not compare.")
 
 
 def _elide(label: str) -> str:
@@ -164,6 +169,14 @@ class CompareBars(QWidget):
             bars.value_format = value_format
             bars.set_probability("%" in value_format if probability is None else probability, axis_label)
 
+    def set_regression(self, a: bool, b: bool | None = None) -> None:
+        """Each side's own scale (`b` None: as A): a classifier's probabilities on 0-1, a regression
+        head's score on its own value axis with 0 marked; a regression model compared with a
+        classifier never draws the probabilities on a value axis, nor shares its range with them."""
+        for bars, regression in ((self.bars_a, a), (self.bars_b, a if b is None else b)):
+            bars.value_format = REGRESSION_FORMAT if regression else "{:.1%}"
+            bars.set_probability(not regression, REGRESSION_AXIS if regression else PROBABILITY_AXIS)
+
     def show_one(self, labels: Sequence[str], values: Sequence[float], tooltips: Sequence[str] = ()) -> None:
         self.title_a.setVisible(False)
         shown = [_elide(label) for label in labels]
@@ -188,22 +201,35 @@ class CompareBars(QWidget):
         fit_labels(self.bars_a, shown_a)
         self.bars_a.set_items(shown_a, a[1], a[0])
         other_labels = bool(getattr(diff, "labels_note", ""))  # another classifier's labels: nothing is "new"
+        # different scales (a regression score beside probabilities): a difference would mean nothing
+        same_scale = self.bars_a.probability == self.bars_b.probability
+        labels_b, values_b = in_order_of(a[0], b[0], b[1])
         marked = []
-        for label in b[0]:
-            delta = diff.delta_of(label)
+        for label in labels_b:
+            delta = diff.delta_of(label) if same_scale else None
             change = delta.delta if delta is not None else None
             marked.append(f"{_elide(label)} ({change:+.1%})" if change is not None and abs(change) >= 0.0005
-                          else _elide(label) if change is not None or other_labels else f"{_elide(label)} (new)")
+                          else _elide(label) if change is not None or other_labels or not same_scale
+                          else f"{_elide(label)} (new)")
         fit_labels(self.bars_b, marked)
-        self.bars_b.set_items(marked, b[1], b[0])
+        self.bars_b.set_items(marked, values_b, labels_b)
         # Each side as tall as its own labels need: two labels beside 27 are two bars with their own
         # scale in sight, not two bars stretched to the height of the longer list (scale scrolled away).
         uneven = len(a[0]) != len(b[0])
         for bars in (self.bars_a, self.bars_b):
             bars.setMaximumHeight(bars.minimumHeight() + 40 if uneven else 16_777_215)
         self.side_b.setVisible(True)
-        self.summary.setText(ranking_summary(diff))
+        self.summary.setText(ranking_summary(diff) if same_scale else SCALES_DIFFER)
         self.summary.setVisible(True)
+
+
+def in_order_of(order: Sequence[str], labels: Sequence[str], values: Sequence[float]) -> tuple[
+        list[str], list[float]]:
+    """`labels` (with their values) in the order of `order` (A's ranking), so a label sits on the
+    same row on both sides; labels A has not come after, in their own order."""
+    rank = {label: i for i, label in enumerate(order)}
+    pairs = sorted(zip(labels, values, strict=True), key=lambda pair: rank.get(pair[0], len(rank)))
+    return [label for label, _ in pairs], [float(value) for _, value in pairs]
 
 
 def ranking_summary(diff: Any) -> str:

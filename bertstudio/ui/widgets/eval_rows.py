@@ -57,6 +57,8 @@ class ExplainRowsPanel(QWidget):
         self.status = ElidedLabel(f"Select rows above (at most {MAX_EXPLAIN_ROWS}), then Explain.")
         self.bars = RankedBars(value_format="{:.3g}", probability=False)
         self.bars.getPlotItem().getAxis("bottom").setLabel("mean |attribution|")
+        self.bars.empty_text = "Select rows above and press Explain: their most important tokens show here."
+        self.bars.set_items([], [])  # no axes until there are tokens (an empty 0.1..1.1 scale said nothing)
         self.share.toggled.connect(lambda on: self.bars.getPlotItem().getAxis("bottom").setLabel(
             "mean share of the row's |attribution|" if on else "mean |attribution|"))
         self.table = RecordsView(("token", "mean |attribution|", "occurrences", "rows"), stretch=0)

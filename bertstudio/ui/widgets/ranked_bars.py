@@ -17,7 +17,9 @@ from bertstudio.ui import plot_style
 from bertstudio.ui.theme import Colors
 
 LONG_LIST = 10  # bars; more get the scale on top as well
+ZERO_ROOM = 0.03  # of a value axis' span, beyond 0 when every value has one sign
 INSIDE_FROM = 0.8  # a probability label sits inside its bar from here on (room ends at 1.0)
+EMPTY_TEXT = "Run (Ctrl+Enter) to see the scores here."
 
 
 class RankedBars(pg.PlotWidget):
@@ -37,6 +39,9 @@ class RankedBars(pg.PlotWidget):
         self._texts: list[pg.TextItem] = []
         self._bars = pg.BarGraphItem(x0=[], y=[], height=0.7, width=[], brush=self.color, pen=None)
         self.addItem(self._bars)
+        self.empty_text = EMPTY_TEXT  # said, with no axes, while there are no bars (a view may say its own)
+        self.placeholder = pg.TextItem(self.empty_text, anchor=(0.5, 0.5))
+        self.addItem(self.placeholder)
         item = self.getPlotItem()
         item.invertY(True)
         item.hideButtons()
@@ -47,6 +52,7 @@ class RankedBars(pg.PlotWidget):
         self._scale()
         item.getAxis("left").setTicks([[]])  # no labels yet: no -0.4..0.4 numbers either
         self.setYRange(0.0, 1.0, padding=0)
+        self._show_empty()
         self.setMinimumHeight(120)
 
     @property
@@ -68,6 +74,7 @@ class RankedBars(pg.PlotWidget):
             self.getPlotItem().getAxis("bottom").setLabel(axis_label)
         self._scale()
         self._place_texts()
+        self._show_empty()
 
     def share_scale_with(self, other: RankedBars) -> None:
         """Both show one range (A and B of a comparison)."""
@@ -92,6 +99,7 @@ class RankedBars(pg.PlotWidget):
             self.partner.rescale()
         self._place_texts()
         self.setYRange(-0.6, max(count, 1) - 0.4, padding=0)
+        self._show_empty()
         self.setToolTip("\n".join(tooltips))
         self.setMinimumHeight(40 + 24 * max(count, 1))
 
@@ -102,8 +110,12 @@ class RankedBars(pg.PlotWidget):
             return 0.0, 1.0
         if self.value_range is not None:
             return self.value_range
-        lists = [self.values] + ([self.partner.values] if self.partner is not None else [])
-        return plot_style.shared_value_range(*lists)
+        shared = self.partner is not None and not self.partner.probability  # a classifier's probabilities
+        lists = [self.values] + ([self.partner.values] if shared and self.partner is not None else [])
+        low, high = plot_style.shared_value_range(*lists)  # never stretched to a classifier's probabilities
+        # 0 just inside the axis, not on its edge (where pyqtgraph drew no "0" tick): the score's sign shows
+        room = ZERO_ROOM * (high - low)
+        return (-room if low == 0.0 else low), (room if high == 0.0 else high)
 
     def rescale(self) -> None:
         """Range and value labels again: the partner's shared scale changed with our values."""
@@ -121,7 +133,23 @@ class RankedBars(pg.PlotWidget):
                 plot_style.probability_axis(self, side, label)
             else:
                 plot_style.value_axis(self, low, high, side, label)
+                # a range starting at 0 put the "0" at the edge, where pyqtgraph dropped it: keep it
+                item.getAxis(side).setStyle(hideOverlappingLabels=False)
+                item.setContentsMargins(0, 0, 10, 0)
         item.getAxis("top").showLabel(False)
+
+    def _show_empty(self) -> None:
+        """No bars: no axes (a 0-1 or 0.1..1.1 scale of nothing), a plain sentence in their place."""
+        empty = not self.labels
+        item = self.getPlotItem()
+        for side in ("left", "bottom"):
+            item.showAxis(side, not empty)
+        if empty:
+            item.showAxis("top", False)
+            (left, right), (top, bottom) = item.getViewBox().viewRange()
+            self.placeholder.setText(self.empty_text, color=plot_style.theme.colors().foreground)
+            self.placeholder.setPos((left + right) / 2, (top + bottom) / 2)
+        self.placeholder.setVisible(empty)
 
     def _place_texts(self) -> None:
         """Each value after its bar; inside the bar's end where the axis ends right after it."""
@@ -137,3 +165,4 @@ class RankedBars(pg.PlotWidget):
     def apply_theme(self, colors: Colors) -> None:  # called by plot_style on a theme change
         self._bars.setOpts(brush=self.color)
         self._place_texts()
+        self.placeholder.setColor(colors.foreground)
