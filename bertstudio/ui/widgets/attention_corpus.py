@@ -55,6 +55,7 @@ class CorpusHost(Protocol):
 
     view_state: AttentionViewState
     bundle: AttentionBundle | None
+    runner: TaskRunner  # the tab's attention runs: the page follows each one as it is shown
 
     @property
     def model_info(self) -> ModelInfo | None: ...
@@ -184,12 +185,29 @@ class CorpusPage(QWidget):
         self.sentences.toggled.connect(self._sentences_toggled)
         self.k.editingFinished.connect(self.search)
         host.view_state.subscribe(lambda _c: self._focus_changed(), only={"focus"})
+        # A new run (its first drawn stage, its result, its end) changes the input's tokens: follow it at
+        # once, not at the next page switch. Queued: the tab has shown the run by the time we read it.
+        queued = Qt.ConnectionType.QueuedConnection
+        for signal in (host.runner.progress, host.runner.result, host.runner.finished):
+            signal.connect(self._host_ran, queued)
         self._sentences_toggled(False)
 
     # -- inputs from the tab ------------------------------------------------------------------
     def showEvent(self, event: Any) -> None:  # noqa: N802 - Qt override
         self.refresh()
         super().showEvent(event)
+
+    def _host_ran(self, *_args: Any) -> None:
+        """The tab showed a run (or a stage of it): its tokens, and a search with the new input."""
+        text = self.query_text
+        self.refresh()
+        if self.query_text == text:
+            return
+        self.answer = None  # the old input's neighbours: not what the page now offers
+        self.table.setRowCount(0)
+        self.summary.setText("")
+        if self.isVisible() and self.index is not None and self.query_text:
+            self.search()
 
     def refresh(self) -> None:
         """Read the tab's model (layers) and shown input (its tokens) again; keep what still applies."""

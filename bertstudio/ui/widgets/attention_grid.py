@@ -26,6 +26,7 @@ from bertstudio.ui.widgets.attention_heatmap import colormap
 CELL_MIN = 48  # pooling below this loses too much even when the window is small
 GAP_FRACTION = 0.08  # blank space between cells, as a share of a cell
 SELECTED_PEN = "#ff2d00"  # outline of the heads selected to switch off
+EMPTY_TEXT = "Show attention (Ctrl+Enter) to see every layer × head here."
 
 
 def index_lut(name: str, gap: str = "#ffffff") -> np.ndarray:
@@ -68,7 +69,11 @@ class AttentionGrid(pg.GraphicsLayoutWidget):
         self.pitch = (1.0, 1.0)  # view units from one cell's start to the next (rows, columns)
         self.scene().sigMouseMoved.connect(self._mouse_moved)
         self.scene().sigMouseClicked.connect(self._mouse_clicked)
+        # before a run: a plain sentence, not empty axes reading -0.4..0.4
+        self.empty = pg.TextItem(EMPTY_TEXT, anchor=(0.5, 0.5), color=theme.colors().foreground)
+        self.plot.addItem(self.empty)
         plot_style.style_plot(self)  # the theme's background and axes, again whenever the theme changes
+        self.show_empty()
 
     def getPlotItem(self) -> pg.PlotItem:  # noqa: N802 - what plot_style expects of a plot widget
         return self.plot
@@ -76,6 +81,21 @@ class AttentionGrid(pg.GraphicsLayoutWidget):
     def apply_theme(self, colors: Colors) -> None:
         """The gaps between cells take the background's colour (white cells' frames on dark were glaring)."""
         self.image.setLookupTable(index_lut(self.colormap_name, colors.background))
+        self.empty.setColor(colors.foreground)
+
+    def show_empty(self) -> None:
+        """No cells: the axes hidden and the sentence saying what comes here (not `clear`: the
+        layout widget's own clear() removes the plot)."""
+        self.image.clear()
+        self.layers = self.columns = 0
+        self.column_labels = []
+        self._ticks = ()
+        self.outline.setData([], [])
+        for side in ("top", "left"):
+            self.plot.hideAxis(side)
+        self.empty.setVisible(True)
+        self.empty.setPos(0.5, 0.5)
+        self.plot.setRange(xRange=(0, 1), yRange=(0, 1), padding=0)
 
     def set_colormap(self, name: str) -> None:
         self.colormap_name = name
@@ -93,6 +113,9 @@ class AttentionGrid(pg.GraphicsLayoutWidget):
     def set_cells(self, cells: np.ndarray, column_labels: list[str]) -> None:
         """Draw already pooled cells (layers x columns x r x k), e.g. made by `pooled` in a worker."""
         r, k = cells.shape[-2:]
+        self.empty.setVisible(False)
+        for side in ("top", "left"):
+            self.plot.showAxis(side)
         gap = max(1, round(GAP_FRACTION * max(r, k)))
         image = mosaic_indices(cells, gap)
         self.layers, self.columns = cells.shape[:2]

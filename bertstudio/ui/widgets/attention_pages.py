@@ -108,9 +108,20 @@ class DetailPage(StatePage):
         # the key tokens need no "key" caption: every pixel goes to the rows (20 labels at 1280x800)
         self.heatmap.hide_label("bottom")
         self.heatmap.ci.layout.setContentsMargins(2, 4, 2, 2)
+        # before a run: a plain sentence instead of an empty heatmap and a colour bar that mean nothing
+        self.empty = QLabel("Show attention (Ctrl+Enter) to see one head's weights here: query rows, key columns.")
+        self.empty.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        self.empty.setWordWrap(True)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(self.empty, 1)
         layout.addWidget(self.heatmap, 1)
+        self.set_bundle(None)
+
+    def set_bundle(self, bundle: AttentionBundle | None) -> None:
+        self.empty.setVisible(bundle is None)
+        self.heatmap.setVisible(bundle is not None)
+        super().set_bundle(bundle)
 
     def lazy(self) -> bool:
         return False  # the detail view is what tests and exports read: always current

@@ -1,0 +1,51 @@
+"""Issue 29, items 11 and 21 in the Attention tab: the Corpus page follows a new run at once, and the
+model and detail views say what comes there instead of drawing empty axes before a run."""
+
+from __future__ import annotations
+
+from bertstudio.ui.tabs.attention_tab import AttentionTab
+from bertstudio.ui.widgets.attention_corpus import CorpusPage
+from tests.ui.conftest import load_model_in, only_tabs, run_tab, tab_of
+
+window_tabs = only_tabs("attention_tab")
+
+
+def _corpus_page(tab: AttentionTab) -> CorpusPage:
+    return next(p for p in (tab.views.widget(i) for i in range(tab.views.count())) if isinstance(p, CorpusPage))
+
+
+def test_empty_views_have_no_axes_until_a_run(qtbot, window, checkpoint_factory) -> None:  # noqa: ANN001
+    tab = tab_of(window, AttentionTab)
+    window.tabs.setCurrentWidget(tab)
+    grid = tab.grid
+    assert not grid.plot.getAxis("top").isVisible() and not grid.plot.getAxis("left").isVisible()  # no -0.4..0.4
+    assert grid.empty.isVisible() and "Show attention" in grid.empty.textItem.toPlainText()
+    tab.views.setCurrentWidget(tab.detail_page)
+    assert tab.detail_page.empty.isVisible() and not tab.heatmap.isVisible()
+
+    load_model_in(qtbot, tab, checkpoint_factory("bert", "Model"))
+    tab.text.setPlainText("the cat sat")
+    run_tab(qtbot, tab, idle=True)
+    assert not tab.detail_page.empty.isVisible() and tab.heatmap.isVisible()
+    tab.views.setCurrentIndex(0)
+    assert grid.plot.getAxis("top").isVisible() and grid.plot.getAxis("left").isVisible()
+    assert not grid.empty.isVisible() and grid.layers == tab.result.layers
+
+
+def test_corpus_page_follows_a_new_run_at_once(qtbot, window, checkpoint_factory) -> None:  # noqa: ANN001
+    """Item 11: the Corpus page kept the previous sentence's tokens until the page was switched."""
+    tab = tab_of(window, AttentionTab)
+    window.tabs.setCurrentWidget(tab)
+    page = _corpus_page(tab)
+    tab.views.setCurrentWidget(page)
+    load_model_in(qtbot, tab, checkpoint_factory("bert", "Model"))
+    tab.text.setPlainText("the river bank")
+    run_tab(qtbot, tab, idle=True)
+    qtbot.waitUntil(lambda: page.query_text == "the river bank", timeout=5_000)
+    tab.text.setPlainText("play the old music")
+    run_tab(qtbot, tab, idle=True)  # the page stays the one shown: no showEvent
+    assert tab.views.currentWidget() is page
+    qtbot.waitUntil(lambda: page.query_text == "play the old music", timeout=5_000)
+    assert [t for _, t in page.query_tokens] == list(tab.result.tokens[1:-1])
+    assert [page.token.itemText(i).split(": ", 1)[1] for i in range(page.token.count())] == \
+        list(tab.result.tokens[1:-1])
