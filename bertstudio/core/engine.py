@@ -39,12 +39,14 @@ if TYPE_CHECKING:
     from bertstudio.core.models import LoadedModel
 
 CHUNK = 1024  # rows per tokenizer call: one call over 100,000 rows kept Cancel and Ctrl+C waiting for seconds
-# Padded tokens per forward. CPU: measured (bench/bench_engine.py, MiniLM, 96 review-like rows, one
-# thread): seconds flat from 512 to 2048 tokens, +15% at 4096, +90% at 16384 (attention grows with
-# the square of the width; big batches leave the caches); 2048 also keeps one forward of a
-# BERT-base-sized model near a second, so Cancel lands soon. GPU: enough rows to fill an H100 with
-# a BERT-base-sized model, small enough for its memory in float32.
-CPU_TOKEN_BUDGET = 2048
+# Padded tokens per forward. CPU: measured with bench/bench_engine.py's review-like mix (one thread's
+# CPU time, 2-core machine under load): BERT-base-sized, 48 rows: 9.3 s at 512 tokens, 10.8 s at
+# 1024, 14.0 s at 2048, 17.3 s at 4096 (attention grows with the square of the padded width, big
+# batches leave the caches); MiniLM, 96 rows: flat from 512 to 2048 (3.3-3.4 s), +15% at 4096.
+# 1024: near the best here and not starved on a CPU with more cores; one forward stays well under a
+# second, so Cancel lands soon. GPU: enough rows to fill an H100 with a BERT-base-sized model, small
+# enough for its memory in float32.
+CPU_TOKEN_BUDGET = 1024
 GPU_TOKEN_BUDGET = 16384
 MAX_ROWS = 256  # rows per forward at most, whatever the budget (short rows: the per-row work still grows)
 
