@@ -57,7 +57,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--compare", metavar="SRC2", help="a second model to score on the same rows")
     add_quantize_options(parser)
     parser.add_argument("--limit", type=int, metavar="N", help="only the first N rows")
-    parser.add_argument("--batch-size", type=int, default=32)
+    parser.add_argument("--batch-size", type=int, default=32,
+                        help="rows per forward at most; batches are sized by a token budget (default 32)")
     parser.add_argument("--seed", type=int, default=0, help="masked LM: which tokens are masked (default 0)")
     parser.add_argument("--threshold", type=float, metavar="T",
                         help="classification: metrics when a row is the positive class at probability >= T (0-1)")
