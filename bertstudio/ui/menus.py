@@ -229,11 +229,14 @@ def shortcut_rows(window: StudioWindow) -> list[tuple[str, str]]:
     """(keys, what) for every menu action and tab shortcut, menus first."""
     rows: list[tuple[str, str]] = []
     refresh_tab_menu(window)  # every tab's key, under its title
+    tab_actions = window.menus.tab_actions if getattr(window, "menus", None) is not None else []
     for menu in window.menuBar().findChildren(QMenu):
         for action in menu.actions():
             keys = ", ".join(k.toString(QKeySequence.SequenceFormat.NativeText) for k in action.shortcuts())
             if keys:
                 text = action.text().replace("&&", "\0").replace("&", "").replace("\0", "&")
+                if action in tab_actions:  # the tab's title, not its menu mnemonic ("Alt+- → a Evaluate")
+                    text = window.tabs.tabText(tab_actions.index(action)).replace("&&", "&")
                 rows.append((keys, f"{menu.title().replace('&', '')} → {' '.join(text.split())}"))
     seen: set[tuple[str, str]] = set()
     for tab in window.task_tabs.values():

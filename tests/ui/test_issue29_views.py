@@ -133,3 +133,31 @@ def test_empty_bars_say_what_comes_instead_of_an_axis(qtbot) -> None:
     assert not panel.bars.placeholder.isVisible()
     panel.clear()
     assert not item.getAxis("bottom").isVisible() and panel.bars.placeholder.isVisible()
+
+
+def test_f1_help_names_each_tab_not_its_mnemonic(window) -> None:  # noqa: ANN001
+    """Item 21: F1 listed 'Alt+- → a Evaluate' (the Go to tab menu's mnemonic before the title)."""
+    from PySide6.QtGui import QKeySequence
+
+    from bertstudio.ui import menus
+
+    rows = menus.shortcut_rows(window)
+    for index in range(window.tabs.count()):
+        keys = QKeySequence(menus.TAB_KEYS[index]).toString(QKeySequence.SequenceFormat.NativeText)
+        assert (keys, f"Go to tab → {window.tabs.tabText(index)}") in rows, rows
+
+
+def test_explain_a_and_b_says_what_red_and_blue_mean(qtbot) -> None:
+    """Item 21: Explain A and B coloured tokens red and blue with no legend."""
+    from bertstudio.core.errors import InputError
+    from bertstudio.ui.widgets.attribution_view import PinnedPairPanel, colour_of
+
+    def no_edit():  # noqa: ANN202
+        raise InputError("Pin an input, edit it and run.")
+
+    panel = PinnedPairPanel(no_edit)
+    qtbot.addWidget(panel)
+    panel.show()
+    legend = panel.legend.text()
+    assert panel.legend.isVisible() and "red" in legend and "blue" in legend and "Difference B − A" in legend
+    assert colour_of(1.0, 1.0) in legend and colour_of(-1.0, 1.0) in legend  # the tokens' own colours

@@ -245,6 +245,9 @@ class PinnedPairPanel(QDialog):
         for widget in (self.method, self.explain_button, self.cancel_button, self.hide_special):
             top.addWidget(widget)
         top.addWidget(self.progress, 1)
+        self.legend = QLabel()  # what red and blue mean, for A, B and their difference
+        self.legend.setWordWrap(True)
+        self.legend.setText(pair_legend(signed=True))
         self.title_a, self.title_b, self.title_diff = QLabel(), QLabel(), QLabel()
         for title in (self.title_a, self.title_b, self.title_diff):
             title.setWordWrap(True)
@@ -260,6 +263,7 @@ class PinnedPairPanel(QDialog):
             split.addWidget(side)
         layout = QVBoxLayout(self)
         layout.addLayout(top)
+        layout.addWidget(self.legend)
         layout.addWidget(split, 3)
         layout.addWidget(self.title_diff)
         layout.addWidget(self.tokens_diff, 2)
@@ -327,6 +331,7 @@ class PinnedPairPanel(QDialog):
         shown_b = [(t, v, r) for t, v, r, s in zip(b.tokens, b.attributions, b.rows, b.special, strict=True)
                    if not (hide and s)]
         scale = max((abs(v) for _, v, _ in (*shown_a, *shown_b)), default=0.0)  # one scale: colours compare
+        self.legend.setText(pair_legend(signed=a.method != "gradient", scale=scale))
         self.title_a.setText(f"<b>A: pinned</b> · {html.escape(pair.name)} of <b>{html.escape(a.target_label)}</b>"
                              f" = {a.score:.4f} · scale ±{scale:.2g}")
         self.title_b.setText(f"<b>B: {html.escape(self.edit_label)}</b> · {html.escape(pair.name)} of "
@@ -346,6 +351,21 @@ class PinnedPairPanel(QDialog):
         extra = (f" · removed: {', '.join(gone)}" if gone else "") + (f" · added: {', '.join(added)}" if added else "")
         self.title_diff.setText(f"<b>Difference B − A</b> (scale ±{diff_scale:.2g}; struck: removed, dashed: added)"
                                 f" · largest: {html.escape(words) or '—'}{html.escape(extra)}")
+
+
+def pair_legend(signed: bool, scale: float = 0.0) -> str:
+    """Rich text: the colours of Explain A and B, with swatches from the same colour map as the tokens."""
+    def swatch(value: float) -> str:
+        colour = colour_of(value, 1.0)
+        return f"<span style='background:{colour}; color:{ink_on(colour)}'>&nbsp;&nbsp;&nbsp;&nbsp;</span>"
+
+    amount = f" (A and B on one scale, ±{scale:.2g})" if scale > 0 else " (A and B on one scale)"
+    if not signed:  # the gradient norm has no sign: white to red
+        return (f"<b>Colours</b>{amount}: {swatch(0.0)} none … {swatch(1.0)} large (this method has no sign). "
+                "Difference B − A: red B larger, blue B smaller.")
+    return (f"<b>Colours</b>{amount}: {swatch(1.0)} red pushes toward the explained label, {swatch(-1.0)} blue "
+            f"pushes against it, {swatch(0.0)} white none. Difference B − A: red the edit pushes more toward "
+            "the label than the pinned input, blue less.")
 
 
 def _info(text: str) -> Note:
