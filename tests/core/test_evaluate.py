@@ -167,3 +167,11 @@ def test_missing_file_and_unknown_task(tmp_path: Path) -> None:
     (tmp_path / "x.txt").write_text("a\n", encoding="utf-8")
     with pytest.raises(InputError, match="does not support the task 'attention'"):
         read_dataset("attention", tmp_path / "x.txt")
+
+
+def test_a_lone_choice_column_says_two_choices_are_needed(tmp_path) -> None:  # noqa: ANN001
+    """Issue 32 #13c for Evaluate's reader too: one choice column is not "no choice columns"."""
+    one = tmp_path / "one.csv"
+    one.write_text("prompt,choice0,label\nShe opened the fridge,took out milk,0\n", encoding="utf-8")
+    with pytest.raises(InputError, match=r"one choice column \('choice0'\).*at least two choices"):
+        read_dataset("multiple-choice", one)

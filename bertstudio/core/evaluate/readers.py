@@ -19,6 +19,7 @@ from bertstudio.core.datafiles import first_line_header, read_lines, read_table,
 from bertstudio.core.errors import InputError
 from bertstudio.core.files import regular_file
 from bertstudio.core.progress import TaskControl
+from bertstudio.core.tasks.multiple_choice import CHOICE_COLUMN
 from bertstudio.core.training.data import (
     Columns,
     RowIssue,
@@ -36,7 +37,6 @@ SENTENCE_B_NAMES = ("sentence_b", "text_b", "sentence2", "second", "b", "text_pa
 NSP_LABEL_NAMES = ("label", "is_next", "next_label", "labels", "y")
 PROMPT_NAMES = ("prompt", "question", "startphrase", "sentence", "context", "goal", "text")
 CHOICE_LABEL_NAMES = ("label", "answer", "correct", "answer_index", "target", "labels")
-_CHOICE_COLUMN = re.compile(r"^(choice|ending|option|answer|sol)[_ ]?(\d+)$", re.IGNORECASE)
 IS_NEXT, NOT_NEXT = "IsNext", "NotNext"
 _NSP_WORDS = {"0": IS_NEXT, "isnext": IS_NEXT, "1": NOT_NEXT, "notnext": NOT_NEXT}
 
@@ -256,8 +256,11 @@ def _choice_columns(header: Sequence[str], given: Sequence[str], path: Path) -> 
         for name in given:
             pick_column(header, name, (), "choice", path)
         return tuple(given)
-    numbered = sorted((int(m.group(2)), h) for h in header if (m := _CHOICE_COLUMN.match(h)))
-    if len(numbered) < 2 and "choices" not in header:
+    numbered = sorted((int(m.group(2)), h) for h in header if (m := CHOICE_COLUMN.match(h)))
+    if len(numbered) == 1 and "choices" not in header:  # issue 32 #13c: "no choice columns" was untrue
+        raise InputError(f"{path.name} has one choice column ('{numbered[0][1]}'): a multiple-choice question "
+                         "needs at least two choices.", hint="Add the other choices (choice1, choice2…).")
+    if not numbered and "choices" not in header:
         raise InputError(f"{path.name} has no choice columns (choice0, choice1… or ending0, ending1…).",
                          hint="Name them with the choice-columns option.")
     return tuple(h for _, h in numbered) or ("choices",)

@@ -7,6 +7,7 @@ There is no transformers pipeline for it, so we keep the pipeline's three steps:
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -24,6 +25,10 @@ if TYPE_CHECKING:
     from bertstudio.core.compare import RankingDiff
 
 MAX_CHOICES = 64
+
+# The column names a table's choices go by (choice0, ending_1, option 2...): Evaluate's reader and
+# training read the same ones.
+CHOICE_COLUMN = re.compile(r"^(choice|ending|option|answer|sol)[_ ]?(\d+)$", re.IGNORECASE)
 
 
 @dataclass(frozen=True)

@@ -15,7 +15,7 @@ from typing import Any, ClassVar
 
 from bertstudio.core.errors import InputError
 from bertstudio.core.progress import TaskControl
-from bertstudio.core.tasks.multiple_choice import MAX_CHOICES
+from bertstudio.core.tasks.multiple_choice import CHOICE_COLUMN, MAX_CHOICES
 from bertstudio.core.tasks.multiple_choice import SPEC as CHOICE_SPEC
 from bertstudio.core.tasks.spec import lazy
 from bertstudio.core.training import data as data_mod
@@ -34,10 +34,9 @@ def check_choice_columns(path: Path) -> None:
     """The header's numbered choice columns, bounded before a row is read: more than MAX_CHOICES (the
     most this app scores at once) is refused, and so is a single one (a question needs two choices)."""
     from bertstudio.core.datafiles import first_line_header
-    from bertstudio.core.evaluate.readers import _CHOICE_COLUMN  # the names Evaluate's reader takes as choices
 
     header = first_line_header(path, HEADER_BYTES)
-    numbered = [(name, found) for name in header if (found := _CHOICE_COLUMN.match(name))]
+    numbered = [(name, found) for name in header if (found := CHOICE_COLUMN.match(name))]
     if len(numbered) > MAX_CHOICES:
         raise InputError(f"{path.name} has {len(numbered):,} choice columns; multiple choice trains on at most "
                          f"{MAX_CHOICES} choices per question.",
