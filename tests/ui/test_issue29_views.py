@@ -116,6 +116,9 @@ def test_compared_sides_share_a_s_order(qtbot) -> None:
                      (["dog", "fox", "cat"], [0.5, 0.3, 0.2]), _Diff())
     assert [label.split(" (")[0] for label in compare.bars_b.labels] == ["cat", "dog", "fox"]
     assert list(compare.bars_b.values) == [0.2, 0.5, 0.3]  # each value stays with its label
+    compare.show_two("model-a", "model-b", (["cat", "dog", "eel"], [0.6, 0.3, 0.1]),
+                     (["dog", "fox", "cat"], [0.5, 0.3, 0.2]), _Diff())
+    assert [label.split(" (")[0] for label in compare.bars_b.labels] == ["dog", "fox", "cat"]  # its own top-1 first
 
 
 def test_empty_bars_say_what_comes_instead_of_an_axis(qtbot) -> None:

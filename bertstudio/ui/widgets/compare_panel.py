@@ -33,6 +33,7 @@ if TYPE_CHECKING:
 COLOR_A = "#3f6fc4"  # model A (= theme.LIGHT.series_a; plots take the theme's colour)
 COLOR_B = "#d0703f"  # model B
 MAX_LABEL_CHARS = 48
+PINNED = "pinned"  # source_a of an edit compared with its pin (core.jobs.Outcome.first_source)
 PROBABILITY_AXIS = "probability (0 to 1)"
 REGRESSION_AXIS = "regression score (not a probability; 0 marked)"
 REGRESSION_FORMAT = "{:.4g}"
@@ -203,7 +204,9 @@ class CompareBars(QWidget):
         other_labels = bool(getattr(diff, "labels_note", ""))  # another classifier's labels: nothing is "new"
         # different scales (a regression score beside probabilities): a difference would mean nothing
         same_scale = self.bars_a.probability == self.bars_b.probability
-        labels_b, values_b = in_order_of(a[0], b[0], b[1])
+        # an edit beside its pin (the same model, the same labels): one order, A's, so a label keeps its
+        # row; two models keep each its own ranking (B's top-1 on top, its labels may be others)
+        labels_b, values_b = in_order_of(a[0], b[0], b[1]) if source_a == PINNED else (list(b[0]), list(b[1]))
         marked = []
         for label in labels_b:
             delta = diff.delta_of(label) if same_scale else None

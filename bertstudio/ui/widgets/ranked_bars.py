@@ -129,7 +129,9 @@ class RankedBars(pg.PlotWidget):
         item.showAxis("top", len(self.labels) > LONG_LIST)
         for side in ("bottom", "top") if len(self.labels) > LONG_LIST else ("bottom",):
             label = item.getAxis("bottom").labelText
-            if self.probability:
+            if not self.labels:  # nothing drawn: no quarter guide lines either (the axes are hidden)
+                plot_style.value_axis(self, 0.0, 1.0, side, label)
+            elif self.probability:
                 plot_style.probability_axis(self, side, label)
             else:
                 plot_style.value_axis(self, low, high, side, label)
