@@ -5,8 +5,9 @@ transformers' pipeline pads each fixed-size batch of rows (32) to its longest ro
 on a review-like mix (4-480 words) most of every batch is padding. Here the rows are tokenized once
 (fast tokenizer, in chunks with a cancel check between), sorted by length, grouped under a budget of
 *padded tokens* (not a row count), padded per batch, run, and put back in input order. The model
-lock and `torch.inference_mode()` are taken here; batch work takes them nowhere else (single-input
-task runs still use core/execution.py's `exclusive`, one forward each).
+lock and `torch.inference_mode()` are taken here for the whole run; the batch paths moved here take
+them nowhere else (single-input task runs still use core/execution.py's `exclusive`, one forward
+each; evaluate's masked-LM, NER and QA predictors keep their own loops for now).
 
 - `encode_all(loaded, texts, pairs)` -> `Encoded`: token ids per row, no padding, cut rows recorded.
 - `batches(encoded, token_budget, max_rows)` -> row groups, longest first (an out-of-memory shows on
@@ -17,7 +18,7 @@ task runs still use core/execution.py's `exclusive`, one forward each).
   padded and, on CUDA, on its way (pinned memory, non_blocking).
 
 The attention kernel: unless the caller reads attention weights (`weights=True`), a model loaded
-with eager attention (the Attention and Explain tabs load it so) runs the batch with sdpa, and is
+with eager attention (the Attention task loads it so) runs the batch with sdpa, and is
 set back afterwards; results equal eager's to float32 rounding. Half precision is the model's own
 dtype (the user's choice at load time); outputs are widened to float32 on the host.
 
