@@ -335,7 +335,7 @@ def _single(task: str, loaded, case: tuple[str, ...]):  # noqa: ANN001, ANN202
 def test_other_tasks_mft_and_inv_equal_their_single_input_functions(checkpoint_factory, task: str, head: str) -> None:
     """NER and QA run their starter suites; NSP and multiple choice small suites of their own."""
     from bertstudio.core.evaluate.predict import entities_text
-    from bertstudio.core.suites.tasks import TASKS, meets
+    from bertstudio.core.suites.tasks import adapter, meets
 
     suite = read_suite(built_in_suites()[task]) if task in ("ner", "qa") else parse_suite(OTHER_SUITES[task])
     loaded = load_model(LoadRequest(str(checkpoint_factory("bert", head)), task))
@@ -346,7 +346,7 @@ def test_other_tasks_mft_and_inv_equal_their_single_input_functions(checkpoint_f
             before = _single(task, loaded, case.original)
             if test.type == "MFT":
                 shown = entities_text(case.original[0].split(), before) if task == "ner" else ""
-                expected += not meets(TASKS[task], before, shown, case.expect)
+                expected += not meets(adapter(task), before, shown, case.expect)
             elif test.type == "INV":
                 expected += before != _single(task, loaded, case.perturbed)
         if test.type != "DIR":

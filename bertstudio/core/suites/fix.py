@@ -3,7 +3,7 @@
 MFT: the failing input with its expected label. INV: the changed input with the original's
 prediction (the model should say the same of both). DIR cases are reported, never labelled: a
 direction is not a label. Rows are for tasks whose training data is a labelled table
-(classification, NSP); NER and QA failures are reported only.
+(classification; NSP's rows are written too); NER and QA failures are reported only.
 
 So that the "after" is honest, each test's cases are split (seeded) into a "train" half, whose
 failures become rows, and a "measure" half that training never sees; the fix is judged on the
@@ -29,7 +29,7 @@ from pathlib import Path
 from bertstudio.core.errors import InputError
 from bertstudio.core.suites.runner import SuiteResult, TestResult
 from bertstudio.core.suites.suite import SuiteTest
-from bertstudio.core.suites.tasks import TASKS
+from bertstudio.core.suites.tasks import adapter
 
 TRAIN, MEASURE = "train", "measure"
 MAX_ANCHOR_POOL = 2000  # failures given anchors, and passing cases searched: a bounded number of comparisons
@@ -64,7 +64,13 @@ def measured(result: SuiteResult, seed: int = 0) -> tuple[TestResult, ...]:
 
 
 def can_label(task: str) -> bool:
-    return TASKS[task].labelled
+    """Whether failures of this task's suites become labelled rows (a label is what MFT expects)."""
+    return adapter(task).labelled
+
+
+def can_fine_tune(task: str) -> str:
+    """The Train task the rows train ("" where the rows are not that task's training data)."""
+    return adapter(task).train_task
 
 
 def failure_rows(result: SuiteResult, seed: int = 0) -> list[TrainingRow]:

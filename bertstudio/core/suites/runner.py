@@ -15,7 +15,8 @@ from bertstudio.core.errors import InputError
 from bertstudio.core.models import LoadedModel
 from bertstudio.core.progress import TaskControl
 from bertstudio.core.suites.suite import Suite, SuiteTest, TestCase
-from bertstudio.core.suites.tasks import TASKS, Case, SuiteTask, meets, same, shown
+from bertstudio.core.suites.tasks import Case, adapter, meets, same, shown
+from bertstudio.core.tasks.spec import SuiteAdapter
 
 SHOWN_EXAMPLES = 3
 
@@ -142,18 +143,16 @@ def differences(a: SuiteResult, b: SuiteResult) -> tuple[TestDifference, ...]:
     return tuple(TestDifference(x.name, x.type, x, y) for x, y in zip(a.tests, b.tests, strict=True))
 
 
-def known_labels(loaded: LoadedModel, task: SuiteTask) -> tuple[str, ...]:
+def known_labels(loaded: LoadedModel, task: SuiteAdapter) -> tuple[str, ...]:
     """The labels a labelled task's model can predict (MFT `expect`, DIR `label` are checked against them)."""
-    if task.key == "nsp":
-        from bertstudio.core.evaluate.predict import NSP_CLASSES
-
-        return tuple(NSP_CLASSES)
+    if task.labels is not None:
+        return tuple(task.labels(loaded))
     return tuple(loaded.info.id2label[i] for i in sorted(loaded.info.id2label))
 
 
 def check_labels(loaded: LoadedModel, suite: Suite) -> None:
     """Every label the suite names is one the model has, before anything runs."""
-    task = TASKS[suite.task]
+    task = adapter(suite.task)
     if not task.labelled:
         return
     known = known_labels(loaded, task)
@@ -172,7 +171,7 @@ def run_suite(loaded: LoadedModel, suite: Suite, control: TaskControl, batch_siz
     """Score every distinct input of the suite once (one batch path), then judge each test."""
     from bertstudio.core.suites.scoring import predictions
 
-    task = TASKS[suite.task]
+    task = adapter(suite.task)
     check_labels(loaded, suite)
     index: dict[Case, int] = {}
     for test in suite.tests:
@@ -189,7 +188,7 @@ def run_suite(loaded: LoadedModel, suite: Suite, control: TaskControl, batch_siz
     return SuiteResult(suite, variant_source(request.source, request.quantize), results, tuple(notes))
 
 
-def _judge(task: SuiteTask, test: SuiteTest, found: Sequence[Any], index: dict[Case, int]) -> TestResult:
+def _judge(task: SuiteAdapter, test: SuiteTest, found: Sequence[Any], index: dict[Case, int]) -> TestResult:
     outcomes = []
     for n, case in enumerate(test.cases):
         before = found[index[case.original]]

@@ -12,7 +12,7 @@ from typing import Any
 
 from bertstudio.core.models import LoadedModel
 from bertstudio.core.progress import TaskControl
-from bertstudio.core.suites.tasks import TASKS, Case, example_inputs, shown
+from bertstudio.core.suites.tasks import Case, adapter, shown
 
 
 def predictions(loaded: LoadedModel, task: str, cases: Sequence[Case], control: TaskControl,
@@ -22,11 +22,10 @@ def predictions(loaded: LoadedModel, task: str, cases: Sequence[Case], control: 
     from bertstudio.core.evaluate.readers import Example
     from bertstudio.core.tasks.spec import spec_for
 
-    adapter = spec_for(task).evaluate
-    if adapter is None:
+    evaluate = spec_for(task).evaluate
+    if evaluate is None:
         raise ValueError(f"the task {task!r} has no Evaluate adapter to score suites with")
-    suite_task = TASKS[task]
-    examples = [Example(i + 1, shown(case), example_inputs(suite_task, case), suite_task.example_gold)
-                for i, case in enumerate(cases)]
-    found, notes = adapter.predict(loaded, examples, control, EvalOptions(batch_size=batch_size))
+    suite = adapter(task)
+    examples = [Example(i + 1, shown(case), suite.inputs(case), suite.gold) for i, case in enumerate(cases)]
+    found, notes = evaluate.predict(loaded, examples, control, EvalOptions(batch_size=batch_size))
     return list(found), [str(note) for note in notes]

@@ -15,8 +15,9 @@ from typing import Any
 
 from bertstudio.core.errors import InputError
 from bertstudio.core.suites.perturb import DEFAULT_PART, PERTURBATIONS, perturbed
-from bertstudio.core.suites.tasks import TASKS, Case, SuiteTask
+from bertstudio.core.suites.tasks import Case, part_index, suite_specs
 from bertstudio.core.suites.templates import TemplateError, expand
+from bertstudio.core.tasks.spec import SuiteAdapter
 
 TYPES = ("MFT", "INV", "DIR")
 MAX_TESTS = 500
@@ -110,10 +111,12 @@ def parse_suite(data: Any, source: str = "the suite", path: str = "") -> Suite:
         key = spec_for_command(str(task_name)).key if isinstance(task_name, str) else ""
     except ValueError:
         key = ""
-    if key not in TASKS:
+    testable = {spec.key: spec for spec in suite_specs()}
+    if key not in testable:
         raise InputError(f"{source}: field 'task' is {task_name!r}, which suites do not test.",
-                         hint="Use one of: classify, ner, qa, nsp, choice.")
-    task = TASKS[key]
+                         hint="Use one of: " + ", ".join(spec.cli_name for spec in testable.values()) + ".")
+    task = testable[key].suite
+    assert task is not None
     tests = data.get("tests")
     if not isinstance(tests, list) or not tests:
         raise InputError(f"{source}: field 'tests' must be a non-empty list of tests.")
@@ -135,7 +138,7 @@ def parse_suite(data: Any, source: str = "the suite", path: str = "") -> Suite:
     return Suite(key, tuple(built), name, path)
 
 
-def _test(task: SuiteTask, raw: Any, where: _Where) -> SuiteTest:
+def _test(task: SuiteAdapter, raw: Any, where: _Where) -> SuiteTest:
     if not isinstance(raw, Mapping):
         raise where.error("tests", "each test must be a JSON object")
     name = raw.get("name")
@@ -207,25 +210,25 @@ def _text(raw: Mapping[str, Any], name: str, where: _Where) -> str:
     return value
 
 
-def _expect(task: SuiteTask, value: Any, where: _Where) -> Any:
-    if task.key == "multiple-choice":
+def _expect(task: SuiteAdapter, value: Any, where: _Where) -> Any:
+    if task.expect == "choice":
         if isinstance(value, bool) or not isinstance(value, int) or value < 0:
             raise where.error("expect", f"{value!r} is not a choice number (0 for the first choice)")
         return value
-    if task.key == "ner" and isinstance(value, list) and all(isinstance(v, str) for v in value):
+    if task.expect == "tags" and isinstance(value, list) and all(isinstance(v, str) for v in value):
         return value
-    if not isinstance(value, str) or (task.key != "qa" and not value):
+    if not isinstance(value, str) or (task.expect != "answer" and not value):
         raise where.error("expect", f"{value!r} is not a {'label' if task.labelled else 'answer'} (a string)")
     return value
 
 
-def _case(task: SuiteTask, value: Any, where: _Where, field_name: str, position: int) -> Case:
+def _case(task: SuiteAdapter, value: Any, where: _Where, field_name: str, position: int) -> Case:
     """One input: a string (the first part) or a list of strings (every part) or an object by part names."""
     if isinstance(value, str):
         parts: list[Any] = [value]
     elif isinstance(value, list):
         parts = value
-    elif isinstance(value, Mapping) and task.key != "multiple-choice":
+    elif isinstance(value, Mapping) and not task.choices:
         unknown = [k for k in value if k not in task.parts]
         if unknown:
             raise where.error(field_name, f"item {position + 1} names the part '{unknown[0]}'",
@@ -233,7 +236,7 @@ def _case(task: SuiteTask, value: Any, where: _Where, field_name: str, position:
         parts = [value.get(p, "") for p in task.parts[:max(task.parts.index(k) for k in value) + 1]] if value else []
     else:
         raise where.error(field_name, f"item {position + 1} is not a text or a list of texts")
-    if task.key == "multiple-choice" and len(parts) == 2 and isinstance(parts[1], list):
+    if task.choices and len(parts) == 2 and isinstance(parts[1], list):
         parts = [parts[0], *parts[1]]
     if not all(isinstance(p, str) for p in parts):
         raise where.error(field_name, f"item {position + 1} has a part that is not a string")
@@ -244,12 +247,12 @@ def _case(task: SuiteTask, value: Any, where: _Where, field_name: str, position:
                                        f" to {task.max_parts}" if task.max_parts else " or more")
         raise where.error(field_name, f"item {position + 1} has {len(parts)} part(s); this task needs {count} "
                           f"({', '.join(task.parts)})")
-    if task.key == "classification" and len(parts) == 2 and not parts[1].strip():
-        parts = parts[:1]
+    while len(parts) > task.min_parts and not parts[-1].strip():  # an empty optional part (a pair) is none
+        parts = parts[:-1]
     return tuple(parts)
 
 
-def _originals(task: SuiteTask, raw: Mapping[str, Any], where: _Where, expect: Any) -> list[tuple[Case, Any]]:
+def _originals(task: SuiteAdapter, raw: Mapping[str, Any], where: _Where, expect: Any) -> list[tuple[Case, Any]]:
     """The test's inputs (templates expanded), each with its expected answer: `expect` itself, or
     (a string expectation of a template) `expect` with the case's slots filled in."""
     if "inputs" in raw:
@@ -276,7 +279,7 @@ def _originals(task: SuiteTask, raw: Mapping[str, Any], where: _Where, expect: A
             for i, row in enumerate(rows)]
 
 
-def _pairs(task: SuiteTask, items: Any, where: _Where) -> list[TestCase]:
+def _pairs(task: SuiteAdapter, items: Any, where: _Where) -> list[TestCase]:
     if not isinstance(items, list) or not items:
         raise where.error("pairs", "must be a non-empty list of [original, changed] pairs")
     if len(items) > MAX_CASES:
@@ -289,7 +292,7 @@ def _pairs(task: SuiteTask, items: Any, where: _Where) -> list[TestCase]:
     return out
 
 
-def _perturbed(task: SuiteTask, raw: Mapping[str, Any], originals: list[Case], where: _Where) -> list[TestCase]:
+def _perturbed(task: SuiteAdapter, raw: Mapping[str, Any], originals: list[Case], where: _Where) -> list[TestCase]:
     name = raw.get("perturb")
     if name is None:
         raise where.error("perturb", "inputs of an INV or DIR test need a perturbation (or give 'pairs')",
@@ -305,10 +308,10 @@ def _perturbed(task: SuiteTask, raw: Mapping[str, Any], originals: list[Case], w
     on = raw.get("on")
     if on is None:
         part = DEFAULT_PART.get(name, 0)
-    elif not isinstance(on, str) or task.part_index(on) is None:
+    elif not isinstance(on, str) or part_index(task, on) is None:
         raise where.error("on", f"{on!r} is not a part of this task's input", hint="Parts: " + ", ".join(task.parts))
     else:
-        part = task.part_index(on) or 0
+        part = part_index(task, on) or 0
     rng = random.Random(f"{seed}:{name}")  # a string seed hashes the same on every machine and run
     out = []
     for case in originals:

@@ -19,7 +19,14 @@ from bertstudio.core.errors import InputError
 from bertstudio.core.models import LoadedModel
 from bertstudio.core.notes import Note
 from bertstudio.core.progress import TaskControl
-from bertstudio.core.tasks.spec import CounterfactualAdapter, EvaluateAdapter, ExplainAdapter, TaskSpec, lazy
+from bertstudio.core.tasks.spec import (
+    CounterfactualAdapter,
+    EvaluateAdapter,
+    ExplainAdapter,
+    SuiteAdapter,
+    TaskSpec,
+    lazy,
+)
 from bertstudio.core.text_limits import Truncation, require_text
 
 if TYPE_CHECKING:
@@ -338,4 +345,6 @@ SPEC = TaskSpec(
         columns=(("text", "Text"), ("pair", "Second text"), ("label", "Label")), labelled=True,
     ),
     patch_reader=PATCH_READER,
+    suite=SuiteAdapter(parts=("text", "pair"), inputs=lazy("bertstudio.core.suites.tasks:text_and_pair"),
+                       max_parts=2, train_task="text-classification"),
 )

@@ -18,7 +18,14 @@ from bertstudio.core.errors import InputError
 from bertstudio.core.models import LoadedModel
 from bertstudio.core.notes import Note
 from bertstudio.core.progress import TaskControl
-from bertstudio.core.tasks.spec import CounterfactualAdapter, EvaluateAdapter, ExplainAdapter, TaskSpec, lazy
+from bertstudio.core.tasks.spec import (
+    CounterfactualAdapter,
+    EvaluateAdapter,
+    ExplainAdapter,
+    SuiteAdapter,
+    TaskSpec,
+    lazy,
+)
 from bertstudio.core.text_limits import require_text
 
 if TYPE_CHECKING:
@@ -141,4 +148,7 @@ SPEC = TaskSpec(
         shown_gold=lazy("bertstudio.core.evaluate.rows:choice_gold"),
         columns=(("prompt", "Prompt"), ("label", "Correct index")), choice_columns=True, labelled=True,
     ),
+    suite=SuiteAdapter(parts=("prompt", "choice"), inputs=lazy("bertstudio.core.suites.tasks:prompt_and_choices"),
+                       min_parts=3, expect="choice", choices=True,
+                       meets=lazy("bertstudio.core.suites.tasks:meets_choice")),
 )

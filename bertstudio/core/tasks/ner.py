@@ -20,7 +20,7 @@ from bertstudio.core.errors import InputError
 from bertstudio.core.models import LoadedModel
 from bertstudio.core.notes import Note
 from bertstudio.core.progress import TaskControl
-from bertstudio.core.tasks.spec import EvaluateAdapter, ExplainAdapter, TaskSpec, lazy
+from bertstudio.core.tasks.spec import EvaluateAdapter, ExplainAdapter, SuiteAdapter, TaskSpec, lazy
 from bertstudio.core.text_limits import Truncation, require_text
 
 if TYPE_CHECKING:  # core.compare holds numpy: imported where used (every spec is read before the window shows)
@@ -219,4 +219,6 @@ SPEC = TaskSpec(
         shown_gold=lazy("bertstudio.core.evaluate.rows:ner_gold"), per_label="type",
     ),
     patch_reader=PATCH_READER,
+    suite=SuiteAdapter(parts=("text",), inputs=lazy("bertstudio.core.suites.tasks:words"), max_parts=1,
+                       expect="tags", meets=lazy("bertstudio.core.suites.tasks:meets_tags")),
 )

@@ -17,7 +17,14 @@ from bertstudio.core.errors import InputError, MissingHeadError
 from bertstudio.core.models import LoadedModel
 from bertstudio.core.notes import Note
 from bertstudio.core.progress import TaskControl
-from bertstudio.core.tasks.spec import CounterfactualAdapter, EvaluateAdapter, ExplainAdapter, TaskSpec, lazy
+from bertstudio.core.tasks.spec import (
+    CounterfactualAdapter,
+    EvaluateAdapter,
+    ExplainAdapter,
+    SuiteAdapter,
+    TaskSpec,
+    lazy,
+)
 from bertstudio.core.text_limits import require_text
 
 if TYPE_CHECKING:
@@ -205,4 +212,6 @@ SPEC = TaskSpec(
         columns=(("text", "Sentence A"), ("pair", "Sentence B"), ("label", "Label")), labelled=True,
     ),
     patch_reader=PATCH_READER,
+    suite=SuiteAdapter(parts=("first", "second"), inputs=lazy("bertstudio.core.suites.tasks:parts"), min_parts=2,
+                       max_parts=2, labels=lazy("bertstudio.core.suites.tasks:nsp_labels")),
 )

@@ -21,7 +21,7 @@ from bertstudio.core.errors import InputError, MissingHeadError
 from bertstudio.core.models import LoadedModel
 from bertstudio.core.notes import Note
 from bertstudio.core.progress import TaskControl
-from bertstudio.core.tasks.spec import EvaluateAdapter, ExplainAdapter, TaskSpec, lazy
+from bertstudio.core.tasks.spec import EvaluateAdapter, ExplainAdapter, SuiteAdapter, TaskSpec, lazy
 from bertstudio.core.text_limits import require_text
 
 if TYPE_CHECKING:  # numpy is imported where it is used: every spec is read before the window shows
@@ -389,4 +389,7 @@ SPEC = TaskSpec(
         label_of=lazy("bertstudio.core.evaluate.rows:qa_label"),
         columns=(("question", "Question"), ("context", "Context"), ("answer", "Answer")),
     ),
+    suite=SuiteAdapter(parts=("question", "context"), inputs=lazy("bertstudio.core.suites.tasks:parts"),
+                       min_parts=2, max_parts=2, expect="answer", same=lazy("bertstudio.core.suites.tasks:same_answer"),
+                       meets=lazy("bertstudio.core.suites.tasks:meets_answer"), gold=("?",)),
 )

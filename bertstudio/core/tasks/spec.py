@@ -117,6 +117,29 @@ class CounterfactualAdapter:
 
 
 @dataclass(frozen=True)
+class SuiteAdapter:
+    """How behavioural test suites (core/suites) read this task. A case is a tuple of strings, one
+    per part; `inputs` makes it the Evaluate reader's `Example.inputs`, so the task's Evaluate
+    predictor scores it (see core/suites/tasks.py for the functions named here)."""
+
+    parts: tuple[str, ...]  # names of a case's parts ("question", "context"): messages and a test's "on"
+    inputs: Callable[[tuple[str, ...]], Any]  # a case -> Example.inputs
+    min_parts: int = 1
+    max_parts: int | None = None  # None: any number (choices)
+    expect: str = "label"  # MFT's `expect`: "label", "answer" (may be empty), "choice" (an index) or "tags"
+    choices: bool = False  # the parts after the first are choices ([prompt, [choices]] is read too)
+    same: Callable[[Any, Any], bool] | None = None  # two predicted values agree (INV); None: equal
+    meets: Callable[[Any, str, Any], bool] | None = None  # (value, shown, expect): MFT passes; None: equal text
+    labels: Callable[[Any], tuple[str, ...]] | None = None  # loaded model -> its labels; None: id2label's
+    gold: Any = None  # what Example.gold holds (QA: an answer exists, so "no answer" may not win)
+    train_task: str = ""  # the Train task failures become rows for ("": reported only)
+
+    @property
+    def labelled(self) -> bool:
+        return self.expect == "label"
+
+
+@dataclass(frozen=True)
 class TaskSpec:
     key: str  # LoadRequest.task, settings keys: "fill-mask", "classification"...
     title: str  # what a person reads: tab title, messages
@@ -143,6 +166,7 @@ class TaskSpec:
     evaluate: EvaluateAdapter | None = None
     script: ScriptBuilder | None = None
     counterfactual: CounterfactualAdapter | None = None  # What would flip this? (core/whatif)
+    suite: SuiteAdapter | None = None  # behavioural test suites (core/suites)
     # Trace why's Copy as Python (core/patching/snippet.py): the script lines that define
     # `probability(outputs)`, P(target) as Explain reads it; "" where no script is written.
     patch_reader: str = ""

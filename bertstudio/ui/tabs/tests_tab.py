@@ -35,18 +35,22 @@ from bertstudio.ui.widgets.compare_panel import CompareSource
 from bertstudio.ui.widgets.run_controls import ProgressLine
 from bertstudio.ui.widgets.suite_results import SuiteResults
 
-TRAINED_FOR = {"classification": "text-classification", "nsp": "text-classification"}  # Train tab task keys
-
 
 class TestsTab(ModelTab):
     TASK = "tests"
     TITLE = "Tests"
     ORDER = 96
-    MODEL_TASK = "classification"
     __test__ = False  # pytest: not a test class
 
     open_row = Signal(str, str, object)  # spec key, model source, the task's input dataclass
     fine_tune_requested = Signal(str, str, str, str)  # (Train task key, base model, training file, output folder)
+
+    def _setup(self) -> None:
+        from bertstudio.core.suites.tasks import suite_specs
+
+        # The model bar loads for the chosen suite's task (the first testable task until one is read).
+        self.MODEL_TASK = next(suite_specs()).key
+        super()._setup()
 
     def build(self) -> None:
         from bertstudio.core.suites.builtin import built_in_suites
@@ -180,9 +184,9 @@ class TestsTab(ModelTab):
         self.result = result
         self._redraw()
         self.notes.set_notes([error_note(InputError(n)) for n in result.a.notes] if result.a.notes else [])
-        from bertstudio.core.suites.fix import can_label
+        from bertstudio.core.suites.fix import can_fine_tune
 
-        self.fix_button.setEnabled(can_label(result.a.suite.task) and result.a.failures > 0)
+        self.fix_button.setEnabled(bool(can_fine_tune(result.a.suite.task)) and result.a.failures > 0)
         if self.model_bar.info is None:  # the run loaded the model itself (through the shared cache)
             self.model_bar.info_label.setText(f"Tested {result.a.model}")
         rate = result.a.failures / max(1, result.a.cases)
@@ -201,18 +205,17 @@ class TestsTab(ModelTab):
     def _open_case(self, case: Any) -> None:
         """A failing case in its task's tab (the changed input where there is one: the one that moved)."""
         from bertstudio.core.evaluate.readers import Example
-        from bertstudio.core.suites.tasks import TASKS, example_inputs, shown
+        from bertstudio.core.suites.tasks import shown
         from bertstudio.core.tasks.spec import spec_for
 
         if self.result is None:
             return
-        task = TASKS[self.result.a.suite.task]
+        spec = spec_for(self.result.a.suite.task)
         parts = case.perturbed if case.perturbed is not None else case.original
-        adapter = spec_for(task.key).evaluate
-        if adapter is None:
+        if spec.suite is None or spec.evaluate is None:
             return
-        example = Example(0, shown(parts), example_inputs(task, parts), task.example_gold)
-        self.open_row.emit(task.key, self.result.a.model, adapter.inputs_of(example))
+        example = Example(0, shown(parts), spec.suite.inputs(parts), spec.suite.gold)
+        self.open_row.emit(spec.key, self.result.a.model, spec.evaluate.inputs_of(example))
 
     # -- fix it --------------------------------------------------------------------------------
     def fine_tune_on_failures(self) -> None:
@@ -241,8 +244,9 @@ class TestsTab(ModelTab):
         self.show_message(f"Wrote {path.name} ({added} failing case(s) of the training halves added). "
                           f"After training, Run suite compares {Path(base).name} with {Path(output).name} on the "
                           "held-apart halves.")
-        self.fine_tune_requested.emit(TRAINED_FOR.get(self.result.a.suite.task, "text-classification"), base,
-                                      str(path), output)
+        from bertstudio.core.suites.fix import can_fine_tune
+
+        self.fine_tune_requested.emit(can_fine_tune(self.result.a.suite.task), base, str(path), output)
 
     def model_loaded(self, info: ModelInfo) -> None:
         self.status.emit(f"Tests: {info.architecture} ready for {self.model_bar.task}")
