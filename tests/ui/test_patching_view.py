@@ -6,6 +6,7 @@ import json
 import subprocess
 import sys
 
+import numpy as np
 import pytest
 
 from bertstudio.ui.tabs.classification_tab import ClassificationTab
@@ -76,4 +77,32 @@ def test_trace_why_cancels(qtbot, window, checkpoint_factory) -> None:  # noqa: 
     assert panel.trace_button.isEnabled() and not panel.cancel_button.isEnabled()
     panel.refresh()  # and runs again
     qtbot.waitUntil(lambda: panel.result is not None and not panel.runner.busy, timeout=60_000)
+    panel.close()
+
+
+def test_trace_why_with_noise_instead_of_an_edit(qtbot, window, checkpoint_factory) -> None:  # noqa: ANN001
+    """The corruption for someone without a counterfactual: seeded noise on chosen tokens of the pin,
+    the same numbers `bertstudio patch --noise` gives."""
+    from bertstudio.core.models import load_model
+    from bertstudio.core.patching.setup import Noise
+    from bertstudio.core.patching.trace import trace
+    from bertstudio.ui.widgets.patching_view import NOISE
+
+    tab = _pinned_and_edited(qtbot, window, checkpoint_factory)
+    tab.pin_bar.trace_button.click()
+    panel = tab.trace_panel
+    qtbot.waitUntil(lambda: panel.result is not None and not panel.runner.busy, timeout=60_000)
+    panel.corruption.setCurrentIndex(panel.corruption.findData(NOISE))
+    panel.noise_positions.setText("x")
+    panel.trace_button.click()
+    assert "token positions" in panel.notes.text() and not panel.runner.busy
+    panel.noise_positions.setText("2, 3")
+    panel.noise_seed.setValue(7)
+    with qtbot.waitSignal(panel.runner.result, timeout=60_000):
+        panel.trace_button.click()
+    qtbot.waitUntil(lambda: not panel.runner.busy, timeout=10_000)
+    expected = trace(load_model(panel.request), "classification", panel.texts[0], None, noise=Noise((2, 3), 7))
+    assert panel.result.corrupted_score == pytest.approx(expected.corrupted_score, abs=1e-6)
+    assert np.allclose(np.array(panel.result.states, dtype=float), np.array(expected.states, dtype=float), atol=1e-6)
+    assert "noise on tokens 2, 3" in panel.title.text() and not panel.python_button.isEnabled()
     panel.close()

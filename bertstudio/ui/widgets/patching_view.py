@@ -22,7 +22,9 @@ from PySide6.QtWidgets import (
     QFileDialog,
     QHBoxLayout,
     QLabel,
+    QLineEdit,
     QPushButton,
+    QSpinBox,
     QSplitter,
     QVBoxLayout,
     QWidget,
@@ -38,6 +40,11 @@ from bertstudio.workers.runner import TaskRunner
 RESTORED, PROBABILITY = "restored", "probability"
 SHOWN = {RESTORED: "Share of the clean answer restored", PROBABILITY: "Target probability"}
 METHODS = {"exact": "Exact patching", "attribution": "Attribution patching (fast estimate)"}
+EDIT, NOISE = "edit", "noise"  # what corrupts the pinned input
+MAX_SEED = 2**31 - 1
+MAX_POSITION = 100_000  # as `bertstudio patch --noise`
+PYTHON_TIP = "A hooks-only transformers script that reproduces the cell last hovered"
+NOISE_SCRIPT = "Copy as Python reproduces an edit, not noise: `bertstudio patch --noise` gives these numbers"
 
 
 class PatchHeatmap(LabelledMatrix):
@@ -102,6 +109,7 @@ class PatchingPanel(QDialog):
         self.result: Any = None
         self.request: Any = None
         self.texts: tuple[tuple[str, ...], tuple[str, ...]] = ((), ())
+        self.corrupted_by = "the edit"  # what the shown trace's corrupted run was
         self.chosen: tuple[str, int, int] | None = None  # ("state" | "head", row, column) last hovered
         self.setWindowTitle("Trace why — which layer, position and head carry the pinned answer")
         self.resize(1000, 720)
@@ -116,6 +124,21 @@ class PatchingPanel(QDialog):
         for key, title in SHOWN.items():
             self.shown.addItem(title, key)
         self.shown.currentIndexChanged.connect(self._redraw)
+        # What corrupts the pinned input: the edit, or (no counterfactual at hand) seeded noise on some
+        # of its tokens, 3 x the embeddings' standard deviation as in ROME.
+        self.corruption = QComboBox()
+        self.corruption.addItem("the edit", EDIT)
+        self.corruption.addItem("noise on tokens", NOISE)
+        self.noise_positions = QLineEdit()
+        self.noise_positions.setPlaceholderText("token positions, e.g. 2, 3 (0 = first token)")
+        self.noise_positions.setToolTip("Gaussian noise (3 x the embeddings' standard deviation) on these tokens of "
+                                        "the pinned input, as shown on the heatmap's axis: the corruption when no "
+                                        "edit is at hand")
+        self.noise_seed = QSpinBox()
+        self.noise_seed.setRange(0, MAX_SEED)
+        self.noise_seed.setPrefix("seed ")
+        self.corruption.currentIndexChanged.connect(self._corruption_changed)
+        self._corruption_changed()
         self.trace_button = QPushButton("Trace")
         self.trace_button.setToolTip("Patch every cell (Ctrl+Enter)")
         self.cancel_button = QPushButton("Cancel")
@@ -124,7 +147,7 @@ class PatchingPanel(QDialog):
         self.export_button = QPushButton("Export…")
         self.export_button.setToolTip("The heatmaps as PNG or SVG, the numbers as JSON (as `bertstudio patch --json`)")
         self.python_button = QPushButton("Copy as Python")
-        self.python_button.setToolTip("A hooks-only transformers script that reproduces the cell last hovered")
+        self.python_button.setToolTip(PYTHON_TIP)
         for button in (self.export_button, self.python_button):
             button.setEnabled(False)
         self.progress = ProgressLine()
@@ -134,6 +157,10 @@ class PatchingPanel(QDialog):
                        self.cancel_button, self.export_button, self.python_button):
             top.addWidget(widget)
         top.addWidget(self.progress, 1)
+        corrupt = QHBoxLayout()
+        for widget in (QLabel("Corrupt with:"), self.corruption, self.noise_positions, self.noise_seed):
+            corrupt.addWidget(widget)
+        corrupt.addStretch(1)
         self.title = QLabel("Clean: the pinned input; corrupted: the edit. Trace to patch.")
         self.title.setWordWrap(True)
         self.title.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
@@ -150,6 +177,7 @@ class PatchingPanel(QDialog):
         self.words.setWordWrap(True)
         layout = QVBoxLayout(self)
         layout.addLayout(top)
+        layout.addLayout(corrupt)
         layout.addWidget(self.title)
         layout.addWidget(self.view, 1)
         layout.addWidget(self.words)
@@ -183,9 +211,36 @@ class PatchingPanel(QDialog):
         except BertStudioError as error:
             self.notes.set_notes([_error_note(error)])
             return
-        self.request, self.texts = request, (pinned, edit)
+        noise = None
+        if self.corruption.currentData() == NOISE:
+            try:
+                noise = self.noise()
+            except BertStudioError as error:
+                self.notes.set_notes([_error_note(error)])
+                return
+            edit, label = pinned, f"noise on tokens {', '.join(map(str, noise.positions))}"
+        self.request, self.texts, self.corrupted_by = request, (pinned, edit), label
         self.title.setText(f"Clean: the pinned input; corrupted: {label}. Tracing…")
-        self.runner.start(trace_job, request, task, pinned, edit, self.method.currentData())
+        self.runner.start(trace_job, request, task, pinned, None if noise else edit, self.method.currentData(),
+                          noise=noise)
+
+    def noise(self) -> Any:
+        """The noise corruption the fields ask for; InputError naming what is wrong."""
+        from bertstudio.core.errors import InputError
+        from bertstudio.core.patching.setup import Noise
+
+        items = [item for item in self.noise_positions.text().replace(" ", ",").split(",") if item]
+        if not items or not all(item.isdigit() for item in items):
+            raise InputError("Noise needs the token positions to corrupt, e.g. 2, 3 (0 = the first token).")
+        positions = tuple(int(item) for item in items)
+        if max(positions) > MAX_POSITION:
+            raise InputError(f"A token position is at most {MAX_POSITION}.")
+        return Noise(positions, self.noise_seed.value())
+
+    def _corruption_changed(self, *_args: Any) -> None:
+        noisy = self.corruption.currentData() == NOISE
+        self.noise_positions.setEnabled(noisy)
+        self.noise_seed.setEnabled(noisy)
 
     def cancel(self) -> None:
         if self.runner.busy and not self.runner.stop_requested:
@@ -206,14 +261,16 @@ class PatchingPanel(QDialog):
         self.result = result
         self.chosen = None
         self.notes.set_notes(list(result.notes))
-        for button in (self.export_button, self.python_button):
-            button.setEnabled(True)
+        self.export_button.setEnabled(True)
+        noisy = self.corruption.currentData() == NOISE  # the script rebuilds an edit, not seeded noise
+        self.python_button.setEnabled(not noisy)
+        self.python_button.setToolTip(NOISE_SCRIPT if noisy else PYTHON_TIP)
         agreement = ""
         if result.method == "attribution" and result.agreement is not None:
             agreement = (f" · estimate vs exact patching: Spearman {result.agreement:+.2f} on "
                          f"{result.agreement_cells} cells")
         self.title.setText(f"<b>{_escape(result.target_label)}</b>: clean {result.clean_score:.4f}, corrupted "
-                           f"{result.corrupted_score:.4f}{agreement}")
+                           f"({_escape(self.corrupted_by)}) {result.corrupted_score:.4f}{agreement}")
         self._redraw()
 
     def value(self, raw: float | None) -> float:
