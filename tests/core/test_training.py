@@ -227,7 +227,9 @@ def test_minilm_classification_beats_chance(real_models) -> None:  # noqa: ANN00
         output_dir="", max_steps=30, batch_size=16, learning_rate=1e-4, warmup_ratio=0.1, max_length=32,
     ))
     metrics = json.loads((folder / "metrics.json").read_text())
-    assert metrics["eval_accuracy"] >= 0.8, metrics  # chance is 0.5 (balanced labels)
+    # Real, noisy reviews on films and domains training never saw (issue 29 #24): 30 steps give 0.65.
+    # Chance is 0.5 on 240 balanced rows (sd 0.032): 0.6 is three sd above it.
+    assert metrics["eval_accuracy"] >= 0.6, metrics
 
 
 @pytest.mark.slow
