@@ -224,12 +224,12 @@ def test_minilm_classification_beats_chance(real_models) -> None:  # noqa: ANN00
     folder = cached_run("minilm-reviews", TrainConfig(
         task="text-classification", model=str(real_models["all-minilm-l6-v2"]),
         train_file=str(DATASETS / "reviews_train.csv"), eval_file=str(DATASETS / "reviews_eval.csv"),
-        output_dir="", max_steps=30, batch_size=16, learning_rate=1e-4, warmup_ratio=0.1, max_length=32,
+        output_dir="", max_steps=90, batch_size=16, learning_rate=2e-4, warmup_ratio=0.1, max_length=48,
     ))
     metrics = json.loads((folder / "metrics.json").read_text())
-    # Real, noisy reviews on films and domains training never saw (issue 29 #24): 30 steps give 0.65.
-    # Chance is 0.5 on 240 balanced rows (sd 0.032): 0.6 is three sd above it.
-    assert metrics["eval_accuracy"] >= 0.6, metrics
+    # Real, noisy reviews of films and domains training never saw (issue 29 #24): about one epoch gives
+    # 0.72 (30 steps at 1e-4 gave 0.65). Chance is 0.5 on 240 balanced rows (sd 0.032).
+    assert metrics["eval_accuracy"] >= 0.68, metrics
 
 
 @pytest.mark.slow
