@@ -43,14 +43,14 @@ PUNCTUATION = str.maketrans({"\u2018": "'", "\u2019": "'", "\u201c": '"', "\u201
                              "\u2014": " - ", "\u2026": "..."})
 
 
-def _wheel(given: str | None) -> Path:
-    """The pinned wheel: the path given, else downloaded by pip (PyPI only) into a temporary folder."""
+def _wheel(given: str | None) -> bytes:
+    """The pinned wheel's bytes: the path given, else downloaded by pip (PyPI only) into a temporary folder."""
     if given:
-        return Path(given)
-    folder = Path(tempfile.mkdtemp(prefix="demo-data-"))
-    subprocess.run([sys.executable, "-m", "pip", "download", f"{SOURCE['package']}=={SOURCE['version']}",
-                    "--no-deps", "--only-binary", ":all:", "--dest", str(folder)], check=True)
-    return folder / SOURCE["wheel"]
+        return Path(given).read_bytes()
+    with tempfile.TemporaryDirectory(prefix="demo-data-") as folder:
+        subprocess.run([sys.executable, "-m", "pip", "download", f"{SOURCE['package']}=={SOURCE['version']}",
+                        "--no-deps", "--only-binary", ":all:", "--dest", folder], check=True)
+        return (Path(folder) / SOURCE["wheel"]).read_bytes()
 
 
 def _sha256(data: bytes) -> str:
@@ -74,7 +74,7 @@ def _balanced(rows: list[tuple[str, str, str]], count: int, seed: int) -> list[t
 
 def reviews(wheel: str | None = None) -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
     """(train, eval) rows from the pinned wheel, checked by sha256; the same files on every run."""
-    data = _wheel(wheel).read_bytes()
+    data = _wheel(wheel)
     if _sha256(data) != SOURCE["wheel_sha256"]:
         raise SystemExit(f"{SOURCE['wheel']}: sha256 differs from the pinned one")
     with zipfile.ZipFile(io.BytesIO(data)) as archive:
