@@ -52,7 +52,8 @@ def test_offline_hint_shown_in_the_bar_not_only_the_log(qtbot, window, monkeypat
 def test_models_list_says_why_custom_code_has_no_tasks(qtbot, window, checkpoint_factory, tmp_path) -> None:  # noqa: ANN001
     root = custom_code_models_dir(tmp_path / "models", checkpoint_factory("bert"))
     bar = window.task_tabs["fill-mask"].model_bar
-    with qtbot.waitSignal(window.models_index.changed, timeout=60_000):
+    with qtbot.waitSignal(window.models_index.changed, timeout=60_000,  # judged (first listed from config.json)
+                          check_params_cb=lambda models: all(m.judged for m in models)):
         window.settings.set_models_dir(str(root))
     items = {bar.source.itemText(i).split(" ")[0]: bar.source.itemText(i) for i in range(bar.source.count())}
     assert "needs custom code" not in items["bert"]
