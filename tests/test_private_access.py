@@ -32,6 +32,11 @@ ALLOWED = {
     ("core/models.py", "auto_class._model_mapping"): "transformers: no public API",
     # transformers 5.23: the attention implementation has a setter on the model, no public getter.
     ("core/tasks/attention.py", "model.config._attn_implementation"): "transformers: no public getter",
+    # transformers 5.24: the engine switches eager <-> sdpa for a batch run (and back): the current
+    # implementation, whether the model has sdpa and may be switched have no public names.
+    ("core/engine.py", "config._attn_implementation"): "transformers: no public getter",
+    ("core/engine.py", "model._supports_sdpa"): "transformers: no public API",
+    ("core/engine.py", "model._can_set_attn_implementation"): "transformers: no public API",
 }
 
 REFLECTION = {"getattr", "hasattr", "setattr", "delattr"}
