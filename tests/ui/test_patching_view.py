@@ -106,3 +106,23 @@ def test_trace_why_with_noise_instead_of_an_edit(qtbot, window, checkpoint_facto
     assert np.allclose(np.array(panel.result.states, dtype=float), np.array(expected.states, dtype=float), atol=1e-6)
     assert "noise on tokens 2, 3" in panel.title.text() and not panel.python_button.isEnabled()
     panel.close()
+
+
+def test_trace_why_traces_the_target_asked_for(qtbot, window, checkpoint_factory) -> None:  # noqa: ANN001
+    """A target other than the clean prediction, as `explain --target` takes it; a wrong one is a note."""
+    tab = _pinned_and_edited(qtbot, window, checkpoint_factory)
+    tab.pin_bar.trace_button.click()
+    panel = tab.trace_panel
+    qtbot.waitUntil(lambda: panel.result is not None and not panel.runner.busy, timeout=60_000)
+    predicted = panel.result.target
+    other = next(label for label in ("negative", "positive") if label != predicted)
+    panel.target.setText(other)
+    with qtbot.waitSignal(panel.runner.result, timeout=60_000):
+        panel.trace_button.click()
+    qtbot.waitUntil(lambda: not panel.runner.busy, timeout=10_000)
+    assert panel.result.target == other
+    panel.target.setText("no-such-label")
+    with qtbot.waitSignal(panel.runner.finished, timeout=60_000):
+        panel.trace_button.click()
+    assert "no-such-label" in panel.notes.text() and "Traceback" not in panel.notes.text()
+    panel.close()

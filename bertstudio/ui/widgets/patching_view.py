@@ -43,6 +43,9 @@ METHODS = {"exact": "Exact patching", "attribution": "Attribution patching (fast
 EDIT, NOISE = "edit", "noise"  # what corrupts the pinned input
 MAX_SEED = 2**31 - 1
 MAX_POSITION = 100_000  # as `bertstudio patch --noise`
+TARGET_TIP = ("What the trace restores, as `explain --target` takes it (empty: the clean prediction): "
+              "classification a label; next sentence is_next or not_next; fill-mask a token; NER a token index, "
+              "optionally INDEX:LABEL; QA start or end of the best answer; multiple choice an index or the ending")
 PYTHON_TIP = "A hooks-only transformers script that reproduces the cell last hovered"
 NOISE_SCRIPT = "Copy as Python reproduces an edit, not noise: `bertstudio patch --noise` gives these numbers"
 
@@ -137,6 +140,9 @@ class PatchingPanel(QDialog):
         self.noise_seed = QSpinBox()
         self.noise_seed.setRange(0, MAX_SEED)
         self.noise_seed.setPrefix("seed ")
+        self.target = QLineEdit()  # empty: the clean prediction (the tab's answer)
+        self.target.setPlaceholderText("target: the clean prediction")
+        self.target.setToolTip(TARGET_TIP)
         self.corruption.currentIndexChanged.connect(self._corruption_changed)
         self._corruption_changed()
         self.trace_button = QPushButton("Trace")
@@ -158,7 +164,8 @@ class PatchingPanel(QDialog):
             top.addWidget(widget)
         top.addWidget(self.progress, 1)
         corrupt = QHBoxLayout()
-        for widget in (QLabel("Corrupt with:"), self.corruption, self.noise_positions, self.noise_seed):
+        for widget in (QLabel("Corrupt with:"), self.corruption, self.noise_positions, self.noise_seed,
+                       QLabel("Target:"), self.target):
             corrupt.addWidget(widget)
         corrupt.addStretch(1)
         self.title = QLabel("Clean: the pinned input; corrupted: the edit. Trace to patch.")
@@ -222,7 +229,7 @@ class PatchingPanel(QDialog):
         self.request, self.texts, self.corrupted_by = request, (pinned, edit), label
         self.title.setText(f"Clean: the pinned input; corrupted: {label}. Tracing…")
         self.runner.start(trace_job, request, task, pinned, None if noise else edit, self.method.currentData(),
-                          noise=noise)
+                          target=self.target.text().strip() or None, noise=noise)
 
     def noise(self) -> Any:
         """The noise corruption the fields ask for; InputError naming what is wrong."""
