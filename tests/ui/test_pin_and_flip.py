@@ -125,6 +125,7 @@ def test_what_would_flip_this_opens_in_the_editor(qtbot, window, sensitive_class
     scores = [(edits[r], -float(panel.table.item(r, 2).text())) for r in range(panel.table.rowCount())]
     assert scores == sorted(scores)  # within the same number of edits, the most confident flip first
     assert all("#" in panel.table.item(r, 0).text() for r in range(panel.table.rowCount()))  # word places
+    assert "What would flip this?" in window.log.text() and panel.table.item(0, 0).text() in window.log.text()
     claimed = panel.table.item(0, 1).text()
     with qtbot.waitSignal(tab.runner.result, timeout=60_000):
         panel.table.cellWidget(0, 4).click()  # Open in editor: the tab takes the text and runs it

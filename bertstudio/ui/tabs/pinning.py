@@ -221,6 +221,7 @@ class PinnedInputs:
         if self.flip_panel is None:
             self.flip_panel = CounterfactualPanel(self.spec, self.flip_source, self)
             self.flip_panel.open_texts.connect(self.open_counterfactual)
+            self.flip_panel.searched.connect(lambda line: self.status.emit(f"{self.TITLE}: {line}"))
         self.flip_panel.show()
         self.flip_panel.raise_()
 

@@ -43,6 +43,7 @@ class CounterfactualPanel(QDialog):
     """`source()` gives (LoadRequest or None, the tab's input; InputError when it cannot run)."""
 
     open_texts = Signal(object)  # the edited texts of one result (tuple of str)
+    searched = Signal(str)  # a search's summary, for the status bar and the log
 
     def __init__(self, spec: Any, source: Callable[[], tuple[LoadRequest | None, Any]],
                  parent: QWidget | None = None) -> None:
@@ -163,6 +164,10 @@ class CounterfactualPanel(QDialog):
         head = Note("info", f"Original: {original.label} ({original.score:.3f}); {len(self.results)} "
                     f"counterfactual(s) from {result.evaluated:,} edited inputs ({result.method}).")
         self.notes.set_notes([head, *result.notes])
+        best = ""
+        if self.results:
+            best = f"; fewest edits: {self.table.item(0, 0).text()} -> {self.results[0].prediction.label}"
+        self.searched.emit(f"What would flip this? {head.text}{best}")  # into the window's log (issue 29 #19)
 
     def open_row(self, row: int) -> None:
         if 0 <= row < len(self.results):
