@@ -32,7 +32,7 @@ from bertstudio.core.errors import BertStudioError, InputError
 from bertstudio.core.evaluate.adapters import adapter_for, checkpoint_task, evaluable, evaluated_as
 from bertstudio.core.evaluate.jobs import evaluation_job, projection_job
 from bertstudio.core.models import LoadRequest, ModelInfo
-from bertstudio.ui.tabs.frame import ModelTab, error_note
+from bertstudio.ui.tabs.frame import ComparingTab, error_note
 from bertstudio.ui.tabs.run_lifecycle import RunLifecycle
 from bertstudio.ui.widgets.compare_panel import CompareSource
 from bertstudio.ui.widgets.eval_curves import CurvesPage
@@ -44,7 +44,7 @@ from bertstudio.workers.runner import TaskRunner
 DETECTED = "(detected)"
 
 
-class EvaluateTab(ModelTab):
+class EvaluateTab(ComparingTab):
     TASK = "evaluate"
     TITLE = "Evaluate"
     ORDER = 95
@@ -327,15 +327,6 @@ class EvaluateTab(ModelTab):
                                              f"trained for it ({info.folder}).")])
         self.model_bar.load(info.request.source)
         return True
-
-    def workspace_state(self) -> dict[str, Any]:
-        """The model, the compare model (as every task tab keeps it) and the inputs."""
-        return {**super().workspace_state(), "compare": self.compare_source.source() or ""}
-
-    def restore_workspace(self, state: dict[str, Any]) -> None:
-        super().restore_workspace(state)
-        compare = state.get("compare")
-        self.compare_source.set_source(compare if isinstance(compare, str) and compare.strip() else None)
 
     def state(self) -> dict[str, Any]:
         return {"task": self.task_key, "data": self.data_file.text(), "limit": self.limit.value(),

@@ -22,6 +22,7 @@ from bertstudio.core.notes import Note
 from bertstudio.ui.local_models import LocalModelsIndex
 from bertstudio.ui.model_bar import ModelBar
 from bertstudio.ui.settings import AppSettings
+from bertstudio.ui.widgets.compare_panel import CompareSource
 from bertstudio.ui.widgets.notes_area import NotesArea
 from bertstudio.workers.runner import TaskRunner
 
@@ -176,3 +177,19 @@ class ModelTab(StudioTab):
         super().restore_workspace(state)
         if state.get("model"):
             self.model_bar.source.setEditText(str(state["model"]))
+
+
+class ComparingTab(ModelTab):
+    """A ModelTab with its own `compare_source` (Evaluate, Tests): the compared model is kept in the
+    workspace as every task tab keeps it (ui/tabs/base.py)."""
+
+    compare_source: CompareSource
+
+    def workspace_state(self) -> dict[str, Any]:
+        """The model, the compare model and the inputs."""
+        return {**super().workspace_state(), "compare": self.compare_source.source() or ""}
+
+    def restore_workspace(self, state: dict[str, Any]) -> None:
+        super().restore_workspace(state)
+        compare = state.get("compare")
+        self.compare_source.set_source(compare if isinstance(compare, str) and compare.strip() else None)

@@ -29,14 +29,14 @@ from PySide6.QtWidgets import (
 
 from bertstudio.core.errors import BertStudioError, InputError
 from bertstudio.core.models import ModelInfo
-from bertstudio.ui.tabs.frame import ModelTab, error_note
+from bertstudio.ui.tabs.frame import ComparingTab, error_note
 from bertstudio.ui.tabs.run_lifecycle import RunLifecycle
 from bertstudio.ui.widgets.compare_panel import CompareSource
 from bertstudio.ui.widgets.run_controls import ProgressLine
 from bertstudio.ui.widgets.suite_results import SuiteResults
 
 
-class TestsTab(ModelTab):
+class TestsTab(ComparingTab):
     TASK = "tests"
     TITLE = "Tests"
     ORDER = 96
@@ -250,14 +250,6 @@ class TestsTab(ModelTab):
 
     def model_loaded(self, info: ModelInfo) -> None:
         self.status.emit(f"Tests: {info.architecture} ready for {self.model_bar.task}")
-
-    def workspace_state(self) -> dict[str, Any]:
-        return {**super().workspace_state(), "compare": self.compare_source.source() or ""}
-
-    def restore_workspace(self, state: dict[str, Any]) -> None:
-        super().restore_workspace(state)
-        compare = state.get("compare")
-        self.compare_source.set_source(compare if isinstance(compare, str) and compare.strip() else None)
 
     def state(self) -> dict[str, Any]:
         return {"suite": self.suite_path(), "data": self.data_file.text(), "held_apart": self.held_apart.isChecked()}
