@@ -1,7 +1,8 @@
 """Run, Cancel and progress of a tab's worker, wired once for every tab that runs model work
-(the template task tab, Explain, Evaluate): while the runner is busy Run is off and Cancel on,
-the progress line shows its events, a stop request says "stopping" and turns Cancel off, a
-cancelled job leaves the note "Cancelled.", and Ctrl+Enter runs, Esc cancels anywhere in the tab.
+(the template task tab, Explain, Evaluate, Tests; the What-if and Trace why dialogs, which keep Esc
+to close themselves when idle): while the runner is busy Run is off and Cancel on, the progress
+line shows its events, a stop request says "stopping" and turns Cancel off, a cancelled job
+leaves the note "Cancelled.", and Ctrl+Enter runs, Esc cancels anywhere in the tab.
 
 A tab keeps what is its own (what Run starts, how a result is shown) and may pass `on_running`
 for the other widgets a running job must switch (Explain's head-importance buttons, say).
@@ -38,6 +39,7 @@ class RunLifecycle(QObject):
         notes: NotesArea,
         on_running: Callable[[bool], None] | None = None,
         also_cancels: Sequence[TaskRunner] = (),
+        esc_cancels: bool = True,
     ) -> None:
         super().__init__(tab)
         self.runner = runner
@@ -56,7 +58,8 @@ class RunLifecycle(QObject):
         context = Qt.ShortcutContext.WidgetWithChildrenShortcut
         for keys in RUN_KEYS:
             QShortcut(QKeySequence(keys), tab, run, context=context)
-        QShortcut(QKeySequence(CANCEL_KEY), tab, self.cancel, context=context)
+        if esc_cancels:  # a dialog keeps Esc to close itself when nothing runs, and calls cancel() itself
+            QShortcut(QKeySequence(CANCEL_KEY), tab, self.cancel, context=context)
 
     def cancel(self) -> None:
         """Stop whatever runs (once: a second Esc while it stops does nothing)."""

@@ -11,7 +11,6 @@ from collections.abc import Callable
 from typing import Any
 
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtGui import QKeySequence, QShortcut
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QComboBox,
@@ -31,6 +30,8 @@ from PySide6.QtWidgets import (
 from bertstudio.core.errors import BertStudioError
 from bertstudio.core.models import LoadRequest
 from bertstudio.core.notes import Note
+from bertstudio.ui.tabs.frame import error_note
+from bertstudio.ui.tabs.run_lifecycle import RunLifecycle
 from bertstudio.ui.widgets.notes_area import NotesArea
 from bertstudio.ui.widgets.run_controls import ProgressLine
 from bertstudio.workers.runner import TaskRunner
@@ -99,15 +100,11 @@ class CounterfactualPanel(QDialog):
         layout.addWidget(self.table, 1)
         layout.addWidget(self.notes)
         self.results: tuple[Any, ...] = ()
-        self.find_button.clicked.connect(self.find)
-        self.cancel_button.clicked.connect(self.cancel)
-        QShortcut(QKeySequence("Ctrl+Return"), self, self.find)
-        self.runner.started.connect(self._started)
-        self.runner.finished.connect(self._finished)
-        self.runner.progress.connect(self.progress.show_event)
+        # Run/Cancel/progress/"Cancelled." as every tab has them; Esc is this dialog's (keyPressEvent)
+        self.lifecycle = RunLifecycle(self, self.runner, self.find, self.find_button, self.cancel_button,
+                                      self.progress, self.notes, esc_cancels=False)
         self.runner.result.connect(self.show_result)
-        self.runner.error.connect(lambda error: self.notes.set_notes([_error_note(error)]))
-        self.runner.cancelled.connect(lambda: self.notes.set_notes([Note("info", "Cancelled.")]))
+        self.runner.error.connect(lambda error: self.notes.set_notes([error_note(error)]))
 
     def keyPressEvent(self, event: Any) -> None:  # noqa: N802 - Qt's name
         """Esc cancels a running search (and closes the dialog only when nothing runs)."""
@@ -126,25 +123,13 @@ class CounterfactualPanel(QDialog):
                 raise BertStudioError("Load a model first.")
             chosen = options(self.method.currentData(), self.max_edits.value(), 8, mlm=self.mlm.text())
         except BertStudioError as error:
-            self.notes.set_notes([_error_note(error)])
+            self.notes.set_notes([error_note(error)])
             return
         self.table.setRowCount(0)
         self.runner.start(counterfactual_job, self.spec, request, inputs, chosen)
 
     def cancel(self) -> None:
-        if self.runner.busy and not self.runner.stop_requested:
-            self.runner.cancel()
-
-    def _started(self) -> None:
-        self.find_button.setEnabled(False)
-        self.cancel_button.setEnabled(True)
-        self.notes.clear()
-        self.progress.start()
-
-    def _finished(self) -> None:
-        self.find_button.setEnabled(True)
-        self.cancel_button.setEnabled(False)
-        self.progress.stop()
+        self.lifecycle.cancel()
 
     def show_result(self, result: Any) -> None:
         self.results = result.counterfactuals
@@ -179,8 +164,3 @@ def describe_edit(edit: Any, parts: int) -> str:
     same); with two texts, 'B#3' is the third word of the second."""
     where = f"{'AB'[edit.word.part] if parts > 1 else ''}#{edit.word.index + 1}"
     return f"{where} {edit.word.text} → {edit.new}" if edit.new else f"{where} −{edit.word.text}"
-
-
-def _error_note(error: BaseException) -> Note:
-    text = getattr(error, "message", None) or f"{type(error).__name__}: {error}"
-    return Note("error", f"{text} {getattr(error, 'hint', '')}".strip())

@@ -14,7 +14,6 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from PySide6.QtCore import Qt
-from PySide6.QtGui import QKeySequence, QShortcut
 from PySide6.QtWidgets import (
     QApplication,
     QComboBox,
@@ -32,6 +31,8 @@ from PySide6.QtWidgets import (
 
 from bertstudio.core.errors import BertStudioError
 from bertstudio.core.notes import Note
+from bertstudio.ui.tabs.frame import error_note
+from bertstudio.ui.tabs.run_lifecycle import RunLifecycle
 from bertstudio.ui.widgets.labelled_matrix import LabelledMatrix, short
 from bertstudio.ui.widgets.notes_area import NotesArea
 from bertstudio.ui.widgets.run_controls import ProgressLine
@@ -189,17 +190,13 @@ class PatchingPanel(QDialog):
         layout.addWidget(self.view, 1)
         layout.addWidget(self.words)
         layout.addWidget(self.notes)
-        self.trace_button.clicked.connect(self.refresh)
-        self.cancel_button.clicked.connect(self.cancel)
         self.export_button.clicked.connect(self.export)
         self.python_button.clicked.connect(self.copy_python)
-        QShortcut(QKeySequence("Ctrl+Return"), self, self.refresh)
-        self.runner.started.connect(self._started)
-        self.runner.finished.connect(self._finished)
-        self.runner.progress.connect(self.progress.show_event)
+        # Run/Cancel/progress/"Cancelled." as every tab has them; Esc is this dialog's (keyPressEvent)
+        self.lifecycle = RunLifecycle(self, self.runner, self.refresh, self.trace_button, self.cancel_button,
+                                      self.progress, self.notes, esc_cancels=False)
         self.runner.result.connect(self.show_result)
-        self.runner.error.connect(lambda error: self.notes.set_notes([_error_note(error)]))
-        self.runner.cancelled.connect(lambda: self.notes.set_notes([Note("info", "Cancelled.")]))
+        self.runner.error.connect(lambda error: self.notes.set_notes([error_note(error)]))
 
     def keyPressEvent(self, event: Any) -> None:  # noqa: N802 - Qt's name
         """Esc cancels a running trace (and closes the dialog only when nothing runs)."""
@@ -216,14 +213,14 @@ class PatchingPanel(QDialog):
             if request is None:
                 raise BertStudioError("Load a model first.")
         except BertStudioError as error:
-            self.notes.set_notes([_error_note(error)])
+            self.notes.set_notes([error_note(error)])
             return
         noise = None
         if self.corruption.currentData() == NOISE:
             try:
                 noise = self.noise()
             except BertStudioError as error:
-                self.notes.set_notes([_error_note(error)])
+                self.notes.set_notes([error_note(error)])
                 return
             edit, label = pinned, f"noise on tokens {', '.join(map(str, noise.positions))}"
         self.request, self.texts, self.corrupted_by = request, (pinned, edit), label
@@ -250,19 +247,7 @@ class PatchingPanel(QDialog):
         self.noise_seed.setEnabled(noisy)
 
     def cancel(self) -> None:
-        if self.runner.busy and not self.runner.stop_requested:
-            self.runner.cancel()
-
-    def _started(self) -> None:
-        self.trace_button.setEnabled(False)
-        self.cancel_button.setEnabled(True)
-        self.notes.clear()
-        self.progress.start()
-
-    def _finished(self) -> None:
-        self.trace_button.setEnabled(True)
-        self.cancel_button.setEnabled(False)
-        self.progress.stop()
+        self.lifecycle.cancel()
 
     def show_result(self, result: Any) -> None:
         self.result = result
@@ -343,7 +328,7 @@ class PatchingPanel(QDialog):
         try:
             script = patch_script(self.request.source, result, self.texts[0], self.texts[1], kind, row, column)
         except BertStudioError as error:
-            self.notes.set_notes([_error_note(error)])
+            self.notes.set_notes([error_note(error)])
             return
         QApplication.clipboard().setText(script)
         self.notes.set_notes([Note("info", f"Copied a script for {kind} cell ({row}, {column}).")])
@@ -376,9 +361,3 @@ def _escape(text: str) -> str:
     import html
 
     return html.escape(text)
-
-
-def _error_note(error: Any) -> Note:
-    message = getattr(error, "message", None) or str(error)
-    hint = getattr(error, "hint", "")
-    return Note("error", f"{message} {hint}".strip())
