@@ -11,10 +11,11 @@ for the other widgets a running job must switch (Explain's head-importance butto
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from typing import Any
 
 from PySide6.QtCore import QObject, Qt
 from PySide6.QtGui import QKeySequence, QShortcut
-from PySide6.QtWidgets import QAbstractButton, QWidget
+from PySide6.QtWidgets import QAbstractButton, QDialog, QWidget
 
 from bertstudio.core.notes import Note
 from bertstudio.ui.widgets.notes_area import NotesArea
@@ -81,3 +82,19 @@ class RunLifecycle(QObject):
     def _stopping(self) -> None:
         self.cancel_button.setEnabled(False)
         self.progress.stopping()
+
+
+class JobDialog(QDialog):
+    """A dialog that runs one worker job (What if, Trace why, Explain A and B): Esc cancels the
+    running job and closes the dialog only when nothing runs. Subclasses set `runner` and `cancel`."""
+
+    runner: TaskRunner
+
+    def cancel(self) -> None:
+        raise NotImplementedError
+
+    def keyPressEvent(self, event: Any) -> None:  # noqa: N802 - Qt's name
+        if event.key() == Qt.Key.Key_Escape and self.runner.busy:
+            self.cancel()
+            return
+        super().keyPressEvent(event)

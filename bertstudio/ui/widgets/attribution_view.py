@@ -24,7 +24,6 @@ from PySide6.QtWidgets import (
     QAbstractItemView,
     QCheckBox,
     QComboBox,
-    QDialog,
     QFileDialog,
     QHBoxLayout,
     QLabel,
@@ -40,6 +39,7 @@ from PySide6.QtWidgets import (
 from bertstudio.core.errors import BertStudioError
 from bertstudio.core.explain.methods import INTEGRATED_GRADIENTS, METHODS, TITLES
 from bertstudio.core.notes import Note
+from bertstudio.ui.tabs.run_lifecycle import JobDialog
 from bertstudio.ui.theme import ink_on
 from bertstudio.ui.widgets.layouts import bar_above, splitter
 from bertstudio.ui.widgets.notes_area import NotesArea
@@ -213,7 +213,7 @@ class AttributionView(QWidget):
             (self.save_csv if kind == "csv" else self.save_json)(path)
 
 
-class PinnedPairPanel(QDialog):
+class PinnedPairPanel(JobDialog):
     """`source()` gives (LoadRequest or None, task key, pinned texts, edit texts, the edit's label) or raises
     BertStudioError; `refresh()` explains them again (the tab calls it when another edit is shown)."""
 
@@ -280,13 +280,6 @@ class PinnedPairPanel(QDialog):
         self.runner.result.connect(self.show_pair)
         self.runner.error.connect(lambda error: self.notes.set_notes([_error_note(error)]))
         self.runner.cancelled.connect(lambda: self.notes.set_notes([_info("Cancelled.")]))
-
-    def keyPressEvent(self, event: Any) -> None:  # noqa: N802 - Qt's name
-        """Esc cancels a running explanation (and closes the dialog only when nothing runs)."""
-        if event.key() == Qt.Key.Key_Escape and self.runner.busy:
-            self.cancel()
-            return
-        super().keyPressEvent(event)
 
     def refresh(self) -> None:
         from bertstudio.core.explain.jobs import pinned_pair_job

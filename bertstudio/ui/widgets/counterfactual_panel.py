@@ -10,11 +10,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import Signal
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QComboBox,
-    QDialog,
     QFormLayout,
     QHBoxLayout,
     QHeaderView,
@@ -31,7 +30,7 @@ from bertstudio.core.errors import BertStudioError
 from bertstudio.core.models import LoadRequest
 from bertstudio.core.notes import Note
 from bertstudio.ui.tabs.frame import error_note
-from bertstudio.ui.tabs.run_lifecycle import RunLifecycle
+from bertstudio.ui.tabs.run_lifecycle import JobDialog, RunLifecycle
 from bertstudio.ui.widgets.notes_area import NotesArea
 from bertstudio.ui.widgets.run_controls import ProgressLine
 from bertstudio.workers.runner import TaskRunner
@@ -40,7 +39,7 @@ METHODS = (("mlm", "Masked-LM substitution"), ("hotflip", "HotFlip (gradient-gui
 COLUMNS = ("Edits", "Prediction", "Score", "Edited input", "")
 
 
-class CounterfactualPanel(QDialog):
+class CounterfactualPanel(JobDialog):
     """`source()` gives (LoadRequest or None, the tab's input; InputError when it cannot run)."""
 
     open_texts = Signal(object)  # the edited texts of one result (tuple of str)
@@ -100,18 +99,11 @@ class CounterfactualPanel(QDialog):
         layout.addWidget(self.table, 1)
         layout.addWidget(self.notes)
         self.results: tuple[Any, ...] = ()
-        # Run/Cancel/progress/"Cancelled." as every tab has them; Esc is this dialog's (keyPressEvent)
+        # Run/Cancel/progress/"Cancelled." as every tab has them; Esc is JobDialog's (closes when idle)
         self.lifecycle = RunLifecycle(self, self.runner, self.find, self.find_button, self.cancel_button,
                                       self.progress, self.notes, esc_cancels=False)
         self.runner.result.connect(self.show_result)
         self.runner.error.connect(lambda error: self.notes.set_notes([error_note(error)]))
-
-    def keyPressEvent(self, event: Any) -> None:  # noqa: N802 - Qt's name
-        """Esc cancels a running search (and closes the dialog only when nothing runs)."""
-        if event.key() == Qt.Key.Key_Escape and self.runner.busy:
-            self.cancel()
-            return
-        super().keyPressEvent(event)
 
     def find(self) -> None:
         from bertstudio.core.whatif.search import options

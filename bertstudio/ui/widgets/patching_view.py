@@ -17,7 +17,6 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (
     QApplication,
     QComboBox,
-    QDialog,
     QFileDialog,
     QHBoxLayout,
     QLabel,
@@ -32,7 +31,7 @@ from PySide6.QtWidgets import (
 from bertstudio.core.errors import BertStudioError
 from bertstudio.core.notes import Note
 from bertstudio.ui.tabs.frame import error_note
-from bertstudio.ui.tabs.run_lifecycle import RunLifecycle
+from bertstudio.ui.tabs.run_lifecycle import JobDialog, RunLifecycle
 from bertstudio.ui.widgets.labelled_matrix import LabelledMatrix, short
 from bertstudio.ui.widgets.notes_area import NotesArea
 from bertstudio.ui.widgets.run_controls import ProgressLine
@@ -102,7 +101,7 @@ class PatchHeatmap(LabelledMatrix):
             self.hovered(cell[0], cell[1], text)
 
 
-class PatchingPanel(QDialog):
+class PatchingPanel(JobDialog):
     """`source()` gives (LoadRequest or None, task key, pinned texts, edit texts, the edit's label) or
     raises BertStudioError (the pinned compare's source, as Explain A and B reads it)."""
 
@@ -192,18 +191,11 @@ class PatchingPanel(QDialog):
         layout.addWidget(self.notes)
         self.export_button.clicked.connect(self.export)
         self.python_button.clicked.connect(self.copy_python)
-        # Run/Cancel/progress/"Cancelled." as every tab has them; Esc is this dialog's (keyPressEvent)
+        # Run/Cancel/progress/"Cancelled." as every tab has them; Esc is JobDialog's (closes when idle)
         self.lifecycle = RunLifecycle(self, self.runner, self.refresh, self.trace_button, self.cancel_button,
                                       self.progress, self.notes, esc_cancels=False)
         self.runner.result.connect(self.show_result)
         self.runner.error.connect(lambda error: self.notes.set_notes([error_note(error)]))
-
-    def keyPressEvent(self, event: Any) -> None:  # noqa: N802 - Qt's name
-        """Esc cancels a running trace (and closes the dialog only when nothing runs)."""
-        if event.key() == Qt.Key.Key_Escape and self.runner.busy:
-            self.cancel()
-            return
-        super().keyPressEvent(event)
 
     def refresh(self) -> None:
         from bertstudio.core.patching.jobs import trace_job
