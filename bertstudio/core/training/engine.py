@@ -23,6 +23,8 @@ from typing import Any
 from bertstudio.core.errors import DeviceError, InputError
 from bertstudio.core.model_folder import load_pretrained
 from bertstudio.core.progress import TaskControl
+from bertstudio.core.runs import tb_logs
+from bertstudio.core.runs.recorder import RunRecorder
 from bertstudio.core.training import data as data_mod
 from bertstudio.core.training import resume, saving
 from bertstudio.core.training.callback import EvaluationStopped, event_callback
@@ -117,16 +119,22 @@ def train(config: TrainConfig, control: TaskControl | None = None,
         output = saving.resolved(config.output_dir)
     lock = saving.run_lock(output, config.task) if main else contextlib.nullcontext()
     ckpt_dir = saving.checkpoints_dir(output)
+    recorder = RunRecorder(config, output) if main else None  # the runs index hears how it ends
     with lock as held:
         # this run makes the checkpoints folder: it is new, or an earlier run's that --overwrite replaces
         created = main and (not ckpt_dir.exists() or config.overwrite and not config.resume
                             and saving.is_ours(ckpt_dir))
         try:
-            return _train_locked(config, output, control, stop_event, main, held.note if held else "")
-        except BaseException:
+            result = _train_locked(config, output, control, stop_event, main, held.note if held else "")
+        except BaseException as error:
+            if recorder is not None:
+                recorder.failed(error, ckpt_dir)  # before its log and marker are cleaned up
             if main:  # a failed run leaves no empty checkpoints folder of its own (a complete checkpoint stays)
                 saving.remove_if_created(ckpt_dir, created)
             raise
+    if recorder is not None:
+        recorder.finished(result)
+    return result
 
 
 def _train_locked(config: TrainConfig, output: Path, control: TaskControl, stop_event: threading.Event | None,
@@ -202,6 +210,7 @@ def _train_locked(config: TrainConfig, output: Path, control: TaskControl, stop_
                  "warmup_steps": warmup, "decay_tensors": decayed, "parameter_tensors": tensors,
                  "truncated": summary.truncated, "longest": summary.longest},
     ))
+    trainer = None
     try:
         trainer = _trainer(config, model, tokenizer, train_rows, eval_rows, data, nsp, total, warmup, ckpt_dir)
         callback = event_callback(
@@ -213,6 +222,7 @@ def _train_locked(config: TrainConfig, output: Path, control: TaskControl, stop_
         output_metrics = _fit(trainer, resume_from, ckpt_dir)
         _refuse_diverged(callback.diverged, trainer)
         metrics = _final_metrics(trainer, bool(eval_rows), output_metrics, control)
+        tb_logs.close_writers(trainer)  # a final evaluate() reopened one
         step = trainer.state.global_step
         partial = saving.partial_dir(output)
         if main:
@@ -221,7 +231,7 @@ def _train_locked(config: TrainConfig, output: Path, control: TaskControl, stop_
         trainer.accelerator.wait_for_everyone()
         with saving.saving_to(partial, where=output.parent):
             if main:
-                saving.write_marker(partial, "model", config.task)
+                saving.write_marker(partial, "model", config.task, run.to_json())  # the data it was trained on
             trainer.save_model(str(partial))  # every process takes part (sharded models gather here)
             if main:
                 tokenizer.save_pretrained(str(partial))
@@ -233,9 +243,11 @@ def _train_locked(config: TrainConfig, output: Path, control: TaskControl, stop_
                                    else "Finished."))
                 log_file.flush()
                 (partial / EVENTS_FILE).write_bytes(log_path.read_bytes())
+                tb_logs.copy_logs(ckpt_dir, partial)
                 saving.replace_folder(partial, output)
     finally:
         log_file.close()
+        tb_logs.close_writers(trainer)
     kept = ""
     if main and callback.stopped and any(ckpt_dir.glob("checkpoint-*")):
         kept = str(ckpt_dir)  # resumable: the UI says where and how large, and offers to delete it
@@ -315,7 +327,7 @@ def training_arguments(config: TrainConfig, total: int, warmup: int, output_dir:
         save_strategy="steps" if config.save_steps > 0 else "no",
         save_steps=config.save_steps if config.save_steps > 0 else 500, save_total_limit=2,
         fp16=config.precision == "fp16", bf16=config.precision == "bf16",
-        use_cpu=config.device.startswith("cpu"), report_to="none", disable_tqdm=True,
+        use_cpu=config.device.startswith("cpu"), report_to=tb_logs.report_to(), disable_tqdm=True,
         dataloader_num_workers=0, optim="adamw_torch",
         logging_nan_inf_filter=False,  # a NaN or infinite loss is shown (and stops the run), never hidden as 0
     )
