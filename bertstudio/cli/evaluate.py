@@ -2,7 +2,8 @@
 
 Scores a model on a whole labelled file. With --json, stdout is one object:
 {"n", "metrics", "per_class"|"per_type", "confusion", "errors", "slices", "notes"} and, with
---compare, "compare": {the same for model B, "disagreements", "mcnemar_p"}. A task with class
+--compare, "compare": {the same for model B, "disagreements", "mcnemar_p"} and what compression
+costs: "linear_cka" (layers_A + 1) x (layers_B + 1), "salience_agreement", "size", "speed". A task with class
 probabilities (classification, NSP) adds "curves": {"average_precision": {class: AP}, "roc_auc":
 {class: AUC}} (one-vs-rest, scikit-learn; "micro" too with more than two classes); --threshold T
 adds "threshold": the positive class's precision, recall, F1, accuracy and confusion at T.
@@ -14,6 +15,7 @@ import argparse
 import sys
 from typing import Any
 
+from bertstudio.cli._compression import compression_of, print_report
 from bertstudio.cli._quantize import add_quantize_options, compare_source
 from bertstudio.cli.common import print_json, stderr_control
 from bertstudio.cli.task_command import clear_progress_line
@@ -119,10 +121,12 @@ def run(args: argparse.Namespace) -> int:
         print(f"{note.level}: {note.text}", file=sys.stderr)
     pair = (result.a, result.b) if isinstance(result, EvalComparison) else (result,)
     at = [threshold_of(one, args) for one in pair]  # an unusable --threshold fails before anything prints
+    report = compression_of(request, result, compare) if isinstance(result, EvalComparison) and compare else None
     if args.json:
         data = result.to_json()
         for one, part, found in zip(pair, (data, data.get("compare")), at, strict=False):
             add_curves(part, one, found)
+        data.update(report.to_json() if report is not None else {})
         print_json(data)
         return 0
     if isinstance(result, EvalComparison):
@@ -136,6 +140,8 @@ def run(args: argparse.Namespace) -> int:
         test = result.mcnemar
         print(f"\n{len(result.disagreements)} row(s) where A and B disagree; only A right: {test.a_only}, "
               f"only B right: {test.b_only}; McNemar p = {test.p_exact:.4g} (exact), {test.p_chi2:.4g} (chi-square)")
+        if report is not None:
+            print_report(report)
         return 0
     print_evaluation(result, at[0])
     return 0
