@@ -34,6 +34,7 @@ from bertstudio.core.evaluate.jobs import evaluation_job, projection_job
 from bertstudio.core.models import LoadRequest, ModelInfo
 from bertstudio.ui.tabs.frame import ComparingTab, error_note
 from bertstudio.ui.tabs.run_lifecycle import RunLifecycle
+from bertstudio.ui.widgets.cka_heatmap import CompressionPage
 from bertstudio.ui.widgets.compare_panel import CompareSource
 from bertstudio.ui.widgets.eval_curves import CurvesPage
 from bertstudio.ui.widgets.eval_results import ComparePage, ConfusionPage, MetricsPage, ProjectorPage
@@ -111,11 +112,12 @@ class EvaluateTab(ComparingTab):
         self.curves_page = CurvesPage()
         self.errors_page = RowsPage()
         self.compare_page = ComparePage()
+        self.compression_page = CompressionPage()  # what compression costs: CKA, salience, size, speed
         self.projector_page = ProjectorPage(methods())
         self.pages = QTabWidget()
         for page, title in ((self.metrics_page, "Metrics"), (self.confusion_page, "Confusion"),
                             (self.curves_page, "Curves"), (self.errors_page, "Rows"), (self.compare_page, "Compare"),
-                            (self.projector_page, "Projector")):
+                            (self.compression_page, "Compression"), (self.projector_page, "Projector")):
             self.pages.addTab(page, title)
         # Says so when the shown result belongs to another model, task, file or compared model than
         # the ones set now (a new model kept the old metrics with no mark: issue 29 #3).
@@ -140,10 +142,18 @@ class EvaluateTab(ComparingTab):
         self.projector_runner.finished.connect(lambda: self.projector_page.compute.setEnabled(True))  # Esc too
         self.projector_runner.error.connect(self._on_projection_error)
         self.projector_runner.progress.connect(lambda e: self.projector_page.status.setText(e.message))
+        self.compression_runner = TaskRunner(self)
+        self.compression_runner.result.connect(self.compression_page.show_report)
+        self.compression_runner.error.connect(lambda e: self.compression_page.show_error(
+            getattr(e, "message", None) or str(e)))
+        self.compression_runner.cancelled.connect(lambda: self.compression_page.show_error("Cancelled."))
+        self.compression_runner.progress.connect(lambda e: self.compression_page.status.setText(e.message))
+        self.compression_page.compute_requested.connect(self.measure_compression)
         rows = self.errors_page  # Esc also stops the tools working on the rows (explain, nearest, projector)
         self.lifecycle = RunLifecycle(self, self.runner, self.run, self.run_button, self.cancel_button,
                                       self.progress_line, self.notes,
-                                      also_cancels=(rows.explain_runner, rows.neighbours_runner, self.projector_runner))
+                                      also_cancels=(rows.explain_runner, rows.neighbours_runner, self.projector_runner,
+                                                    self.compression_runner))
         self._task_changed()
 
     # -- inputs ----------------------------------------------------------------------------
@@ -265,6 +275,15 @@ class EvaluateTab(ComparingTab):
         self.projector_page.compute.setEnabled(False)
         self.projector_runner.start(projection_job, self._request, self.evaluation.dataset, layer, pooling, method)
 
+    def measure_compression(self) -> None:
+        """The Compression page's Measure: CKA, salience, size and speed of the shown comparison."""
+        from bertstudio.core.compression.report import compression_job
+
+        if self.comparison is None or self._request is None or self._shown_for is None:
+            return
+        self.compression_page.measure.setEnabled(False)
+        self.compression_runner.start(compression_job, self._request, self.comparison, self._shown_for[3])
+
     def _on_result(self, result: Any) -> None:
         from bertstudio.core.evaluate.evaluation import EvalComparison
 
@@ -272,6 +291,7 @@ class EvaluateTab(ComparingTab):
         self._shown_for = self._started_for
         self.evaluation = result.a if self.comparison is not None else result
         self.show_evaluation(self.evaluation)
+        self.compression_page.set_comparison(self.comparison)
         if self.comparison is not None:
             self.compare_page.show_comparison(self.comparison)
         else:
