@@ -26,7 +26,7 @@ KNOWN = {"Ctrl+Return": "Run the current tab", "Ctrl+Enter": "Run the current ta
          "Esc": "Cancel the running job"}
 # Straight to tab 1, 2, ...: the number row, 1 to 9, 0, then - and = (eleven tabs outgrew Alt+1..9).
 # Any further tab is in View → Go to tab (with a mnemonic) and behind Ctrl+PgUp / Ctrl+PgDown.
-TAB_KEYS = tuple(f"Alt+{key}" for key in "1234567890-=")
+TAB_KEYS = tuple(f"Alt+{key}" for key in "1234567890-=[]")  # the number row, then the next keys along
 
 
 def _action(window: StudioWindow, menu: QMenu, text: str, slot: Any, *keys: Any, tip: str = "") -> QAction:

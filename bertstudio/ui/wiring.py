@@ -10,7 +10,8 @@
 - the Train tab's "Open in …" loads the trained model in that task's tab and shows it;
 - the Train tab's "Evaluate" (through `MainWindow.open_evaluation`) runs the trained model on its
   validation file in the Evaluate tab;
-- the Tests tab's "Fine-tune on failures" opens the Train tab with the data it wrote.
+- the Tests tab's "Fine-tune on failures" opens the Train tab with the data it wrote;
+- a training run that ends (saved, stopped or failed) refreshes the Runs page, which holds its record.
 
 Tabs are found by the signals and methods they offer (duck typing), so a tab that is not
 there (a build without it) simply takes no part.
@@ -100,6 +101,13 @@ def fine_tune(tabs: QTabWidget, task: str, model: str, train_file: str, output_d
         target.set_training_data(task, model, train_file, output_dir)
 
 
+def refresh_runs(tabs: QTabWidget) -> None:
+    """A training run ended: the Runs page reads the runs index again (now with that run)."""
+    target = _tab_with(tabs, "refresh_runs")
+    if target is not None:
+        target.refresh_runs()
+
+
 def connect_tab(tabs: QTabWidget, task_tabs: dict[str, Any], tab: QWidget) -> None:
     """Wire one newly added tab to the others (tabs arrive in two batches at start-up)."""
     if hasattr(tab, "explain_requested"):
@@ -113,3 +121,5 @@ def connect_tab(tabs: QTabWidget, task_tabs: dict[str, Any], tab: QWidget) -> No
     if hasattr(tab, "open_model_requested"):
         tab.open_model_requested.connect(lambda task, folder: open_model_in(tabs, task_tabs, task, folder))
         tab.can_open = task_tabs.__contains__  # "Open in …" only for tabs this build has
+    if hasattr(tab, "run_ended"):
+        tab.run_ended.connect(lambda: refresh_runs(tabs))

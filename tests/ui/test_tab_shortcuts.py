@@ -6,7 +6,8 @@ from PySide6.QtGui import QKeySequence
 
 from bertstudio.ui import menus
 
-KEYS = ("Alt+1", "Alt+2", "Alt+3", "Alt+4", "Alt+5", "Alt+6", "Alt+7", "Alt+8", "Alt+9", "Alt+0", "Alt+-", "Alt+=")
+KEYS = ("Alt+1", "Alt+2", "Alt+3", "Alt+4", "Alt+5", "Alt+6", "Alt+7", "Alt+8", "Alt+9", "Alt+0", "Alt+-", "Alt+=",
+        "Alt+[", "Alt+]")
 
 
 def _press(qtbot, window, key: str) -> None:  # noqa: ANN001
