@@ -5,13 +5,14 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
+from typing import Any
 
 from bertstudio.cli.common import print_json
 
 MAIN_METRICS = ("accuracy", "f1", "exact_match", "pearson", "spearman", "loss")  # the first found is shown
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:
+def register(subparsers: Any) -> None:  # argparse's _SubParsersAction (no public name)
     parser = subparsers.add_parser("runs", help="list the recorded training runs (config, data, metrics, folder)")
     parser.add_argument("--runs-dir", dest="runs_dir", metavar="DIR",
                         help="the runs index folder (default: BERTSTUDIO_RUNS_DIR, else "
