@@ -52,9 +52,10 @@ def _mean_states(batch: engine.Batch, model: Any) -> Any:
     if not states:
         raise InputError("This model does not return its hidden states, so its layers cannot be compared.",
                          hint="Compare PyTorch models of the BERT family.")
-    mask = batch.inputs["attention_mask"].to(states[0].dtype).unsqueeze(-1)  # (rows, T, 1)
+    mask = batch.inputs["attention_mask"].to(torch.float32).unsqueeze(-1)  # (rows, T, 1)
     counts = mask.sum(dim=1).clamp(min=1)
-    return torch.stack([(state * mask).sum(dim=1) / counts for state in states], dim=1)
+    # float32 sums: half precision would round (or overflow) a sum over 512 tokens
+    return torch.stack([(state.float() * mask).sum(dim=1) / counts for state in states], dim=1)
 
 
 def layer_means(loaded: LoadedModel, texts: Sequence[str], pairs: Sequence[str | None] | None = None,
