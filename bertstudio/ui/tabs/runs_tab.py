@@ -122,7 +122,7 @@ class RunsTab(StudioTab):
             actions.addWidget(button)
         actions.addStretch(1)
         self.curves = RunCurves()
-        self.curves.setMinimumHeight(380)
+        self.curves.setMinimumHeight(560)  # three readable plots; the page scrolls in a small window
         self.diff_label = ElidedLabel("")
         self.diff_table = QTableWidget(0, 3)
         self.diff_table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
@@ -213,11 +213,11 @@ class RunsTab(StudioTab):
             return
         first, second = runs[1], runs[0]  # the older run first
         differences = run_diff(first, second)
-        self.diff_label.setText(f"{len(differences)} setting{'s' if len(differences) != 1 else ''} differ "
-                                f"between the run of {first.started} and the run of {second.started}."
+        when = first.started.replace("T", " "), second.started.replace("T", " ")
+        count = "1 setting differs" if len(differences) == 1 else f"{len(differences)} settings differ"
+        self.diff_label.setText(f"{count} between the run of {when[0]} and the run of {when[1]}."
                                 if differences else "The two runs have the same settings and data.")
-        self.diff_table.setHorizontalHeaderLabels(["Setting", first.started.replace("T", " "),
-                                                   second.started.replace("T", " ")])
+        self.diff_table.setHorizontalHeaderLabels(["Setting", *when])
         self.diff_table.setRowCount(len(differences))
         for row, difference in enumerate(differences):
             for column, text in enumerate((difference.key, difference.first, difference.second)):
