@@ -187,3 +187,28 @@ def test_delete_removes_only_what_bert_studio_made(runs_folder: Path, tmp_path: 
     assert (theirs / "notes.txt").is_file() and "not made by BERT Studio" in kept.message()
     assert "another recorded run" in delete_run(runs[2], runs).message() and shared.is_dir()
     assert [r.id for r in index.list_runs()] == ["r-4"]
+
+
+def test_a_resumed_run_keeps_both_parts_in_tensorboard_and_in_its_record(
+        tiny_config: TrainConfig, runs_folder: Path) -> None:
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+    stop = threading.Event()
+
+    def on_event(event) -> None:  # noqa: ANN001
+        if isinstance(event.payload, TrainingEvent) and event.payload.kind == "step" and event.payload.step == 2:
+            stop.set()
+
+    config = replace(tiny_config, max_steps=4, eval_steps=0, eval_share=0.0)
+    first = train(config, TaskControl(on_event), stop_event=stop)
+    assert first.stopped and first.checkpoints_dir
+    second = train(replace(config, resume=True))
+    steps: set[int] = set()
+    for folder in (Path(second.output_dir) / "runs").iterdir():
+        accumulator = EventAccumulator(str(folder))
+        accumulator.Reload()
+        steps |= {s.step for s in accumulator.Scalars("train/loss")}
+    assert steps == {1, 2, 3, 4}
+    newest, older = index.list_runs()
+    assert (older.status, newest.status) == ("stopped", "finished")
+    assert [step for step, _ in newest.curves.loss] == [1, 2, 3, 4]

@@ -42,8 +42,10 @@ def runs_dir() -> Path:
 
 
 def new_id(now: float | None = None) -> str:
-    """Sortable by start time, unique across processes: 20261126-182706-3f9a1c2b."""
-    return time.strftime("%Y%m%d-%H%M%S", time.localtime(now)) + "-" + secrets.token_hex(4)
+    """Sortable by start time (to the millisecond), unique across processes: 20261126-182706-042-3f9a1c2b."""
+    now = time.time() if now is None else now
+    millis = int(now * 1000) % 1000
+    return f"{time.strftime('%Y%m%d-%H%M%S', time.localtime(now))}-{millis:03d}-{secrets.token_hex(4)}"
 
 
 @dataclass(frozen=True)
