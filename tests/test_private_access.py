@@ -27,11 +27,11 @@ ALLOWED = {
     # transformers 5.23: Trainer has no public "save a checkpoint now" (Stop must save mid-run).
     ("core/training/engine.py", "trainer._save_checkpoint"): "transformers: no public API",
     # transformers 5.23: a Pipeline's preprocess kwargs come only from _sanitize_parameters.
-    ("core/tasks/ner.py", "pipe._sanitize_parameters"): "transformers: no public API",
+    ("core/tasks/ner/__init__.py", "pipe._sanitize_parameters"): "transformers: no public API",
     # transformers 5.23: the auto classes' config -> model table is public only per task constant.
     ("core/models.py", "auto_class._model_mapping"): "transformers: no public API",
     # transformers 5.23: the attention implementation has a setter on the model, no public getter.
-    ("core/tasks/attention.py", "model.config._attn_implementation"): "transformers: no public getter",
+    ("core/tasks/attention/__init__.py", "model.config._attn_implementation"): "transformers: no public getter",
     # transformers 5.24: the engine switches eager <-> sdpa for a batch run (and back): the current
     # implementation, whether the model has sdpa and may be switched have no public names.
     ("core/engine.py", "config._attn_implementation"): "transformers: no public getter",

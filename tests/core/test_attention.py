@@ -323,7 +323,8 @@ def test_spec_runs_and_compares(checkpoint_factory) -> None:
     """The frame: run_spec gives the result with its notes; the spec's compare gives B - A."""
     from bertstudio.core.jobs import run_spec
     from bertstudio.core.progress import TaskControl
-    from bertstudio.core.tasks.attention import SPEC, AttentionInput
+    from bertstudio.core.tasks.attention import AttentionInput
+    from bertstudio.core.tasks.attention.spec import SPEC
 
     folder_a, folder_b = checkpoint_factory("bert", "Model"), checkpoint_factory("bert", "MaskedLM")
     request = LoadRequest(str(folder_a), "attention", attn_implementation=SPEC.attn_implementation)

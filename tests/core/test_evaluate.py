@@ -9,9 +9,13 @@ import pytest
 
 from bertstudio.core.errors import InputError
 from bertstudio.core.evaluate import metrics as scores
-from bertstudio.core.evaluate import squad
-from bertstudio.core.evaluate.predict import EvalOptions, entities_text, masked_positions, words_to_tags
+from bertstudio.core.evaluate.predict import EvalOptions
 from bertstudio.core.evaluate.readers import EvalColumns, read_dataset
+from bertstudio.core.tasks.fill_mask.evaluate import MaskedStats, masked_positions
+from bertstudio.core.tasks.fill_mask.evaluate import scores as masked_lm_scores
+from bertstudio.core.tasks.ner.evaluate import entities_text, words_to_tags
+from bertstudio.core.tasks.ner.evaluate import scores as ner_scores
+from bertstudio.core.tasks.qa import squad
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "evaluate"
 
@@ -47,7 +51,7 @@ def test_classification_metrics_equal_scikit_learn() -> None:
 
     gold = ["a", "b", "c", "a", "b", "c", "a", "a"]
     pred = ["a", "c", "c", "a", "b", "b", "b", "a"]
-    values, per_class, confusion = scores.classification(gold, pred, known=["c", "b", "a", "d"])
+    values, per_class, confusion = scores.label_metrics(gold, pred, known=["c", "b", "a", "d"])
     assert values["accuracy"] == accuracy_score(gold, pred)
     assert values["macro_f1"] == pytest.approx(f1_score(gold, pred, average="macro"))
     p, r, f, s = precision_recall_fscore_support(gold, pred, labels=["c", "b", "a"])
@@ -64,7 +68,7 @@ def test_ner_metrics_equal_seqeval_strict_iob2() -> None:
 
     gold = [["B-PER", "I-PER", "O", "B-LOC"], ["O", "B-LOC", "I-LOC", "O"], ["B-PER", "O"]]
     pred = [["B-PER", "B-PER", "O", "B-LOC"], ["O", "B-LOC", "I-LOC", "O"], ["I-PER", "O"]]
-    values, per_type = scores.ner(gold, pred)
+    values, per_type = ner_scores(gold, pred)
     kwargs = {"mode": "strict", "scheme": IOB2}
     assert values["precision"] == pytest.approx(precision_score(gold, pred, **kwargs))
     assert values["recall"] == pytest.approx(recall_score(gold, pred, **kwargs))
@@ -90,8 +94,8 @@ def test_mcnemar_exact_and_chi_square_by_hand() -> None:
 
 
 def test_masked_lm_metrics_and_seeded_masking() -> None:
-    stats = [scores.MaskedStats(2, 1, 2, 1.0), scores.MaskedStats(2, 2, 2, 0.2)]
-    values = scores.masked_lm(stats)
+    stats = [MaskedStats(2, 1, 2, 1.0), MaskedStats(2, 2, 2, 0.2)]
+    values = masked_lm_scores(stats)
     assert values["top1_accuracy"] == 0.75 and values["top5_accuracy"] == 1.0
     assert values["pseudo_perplexity"] == pytest.approx(__import__("math").exp(1.2 / 4))
     special = [1] + [0] * 20 + [1]

@@ -10,11 +10,11 @@ from pathlib import Path
 import pytest
 
 from bertstudio.core.errors import InputError, TaskCancelled
-from bertstudio.core.evaluate import squad
 from bertstudio.core.evaluate.evaluation import EvalRequest, evaluate, evaluate_job
 from bertstudio.core.evaluate.readers import EvalColumns, read_dataset
 from bertstudio.core.models import LoadRequest, load_model
 from bertstudio.core.progress import TaskControl
+from bertstudio.core.tasks.qa import squad
 from tests.fixtures.trained_nsp_ner import trained_ner, trained_nsp
 from tests.fixtures.trained_sentiment import trained_sentiment
 

@@ -54,7 +54,8 @@ def test_real_minilm_has_no_mlm_head(real_models) -> None:
     assert "meaningless" in loaded.info.head_warning
     from bertstudio.core.jobs import run_spec
     from bertstudio.core.progress import TaskControl
-    from bertstudio.core.tasks.fill_mask import SPEC, FillMaskInput
+    from bertstudio.core.tasks.fill_mask import FillMaskInput
+    from bertstudio.core.tasks.fill_mask.spec import SPEC
 
     outcome = run_spec(SPEC, loaded.info.request, FillMaskInput("The capital of France is [MASK]."), TaskControl())
     assert any(note.level == "warning" and "meaningless" in note.text for note in outcome.notes)

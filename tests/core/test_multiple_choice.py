@@ -43,7 +43,8 @@ def test_no_trained_head_warns(checkpoint_factory, real_models) -> None:
     assert "no trained multiple-choice head" in loaded.info.head_warning
     from bertstudio.core.jobs import run_spec
     from bertstudio.core.progress import TaskControl
-    from bertstudio.core.tasks.multiple_choice import SPEC, ChoiceInput
+    from bertstudio.core.tasks.multiple_choice import ChoiceInput
+    from bertstudio.core.tasks.multiple_choice.spec import SPEC
 
     outcome = run_spec(SPEC, loaded.info.request, ChoiceInput(PROMPT, tuple(ENDINGS)), TaskControl())
     assert [n.text for n in outcome.notes] == [loaded.info.head_warning]  # from run_spec, once

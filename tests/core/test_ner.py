@@ -115,7 +115,8 @@ def test_long_text_truncated_with_warning(checkpoint_factory) -> None:
 def test_untrained_head_and_generic_labels_are_flagged(checkpoint_factory, real_models) -> None:
     from bertstudio.core.jobs import run_spec
     from bertstudio.core.progress import TaskControl
-    from bertstudio.core.tasks.ner import SPEC, NerInput
+    from bertstudio.core.tasks.ner import NerInput
+    from bertstudio.core.tasks.ner.spec import SPEC
 
     request = LoadRequest(str(real_models["all-minilm-l6-v2"]), "ner")
     outcome = run_spec(SPEC, request, NerInput("my name is klaus"), TaskControl())

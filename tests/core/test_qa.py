@@ -173,7 +173,8 @@ def test_bad_options(checkpoint_factory, options: QAOptions) -> None:
 def test_model_without_qa_head_warns(checkpoint_factory) -> None:
     from bertstudio.core.jobs import run_spec
     from bertstudio.core.progress import TaskControl
-    from bertstudio.core.tasks.qa import SPEC, QAInput
+    from bertstudio.core.tasks.qa import QAInput
+    from bertstudio.core.tasks.qa.spec import SPEC
 
     request = LoadRequest(str(checkpoint_factory("bert", "MaskedLM")), "qa")
     outcome = run_spec(SPEC, request, QAInput(QUESTION, SHORT), TaskControl())

@@ -14,7 +14,8 @@ import pytest
 from bertstudio.core.errors import InputError
 from bertstudio.core.models import LoadRequest, load_model
 from bertstudio.core.progress import TaskControl
-from bertstudio.core.tasks.similarity import SimilarityInput, compare, run, script
+from bertstudio.core.tasks.similarity import SimilarityInput, compare, run
+from bertstudio.core.tasks.similarity.snippet import build as script
 from bertstudio.core.tasks.spec import spec_for
 from tests.conftest import run_cli
 

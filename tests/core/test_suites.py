@@ -324,7 +324,7 @@ def _single(task: str, loaded, case: tuple[str, ...]):  # noqa: ANN001, ANN202
         return normal_answer(best.answer if best is not None else "")
     from transformers import pipeline
 
-    from bertstudio.core.evaluate.predict import words_to_tags
+    from bertstudio.core.tasks.ner.evaluate import words_to_tags
 
     pipe = pipeline("token-classification", model=loaded.model, tokenizer=loaded.tokenizer)
     return words_to_tags(case[0].split(), pipe(case[0], aggregation_strategy="first"))
@@ -334,8 +334,8 @@ def _single(task: str, loaded, case: tuple[str, ...]):  # noqa: ANN001, ANN202
                                             ("ner", "TokenClassification"), ("qa", "QuestionAnswering")])
 def test_other_tasks_mft_and_inv_equal_their_single_input_functions(checkpoint_factory, task: str, head: str) -> None:
     """NER and QA run their starter suites; NSP and multiple choice small suites of their own."""
-    from bertstudio.core.evaluate.predict import entities_text
     from bertstudio.core.suites.tasks import adapter, meets
+    from bertstudio.core.tasks.ner.evaluate import entities_text
 
     suite = read_suite(built_in_suites()[task]) if task in ("ner", "qa") else parse_suite(OTHER_SUITES[task])
     loaded = load_model(LoadRequest(str(checkpoint_factory("bert", head)), task))

@@ -1,7 +1,7 @@
-"""Which tasks Evaluate scores: exactly the specs with an `evaluate` adapter (no list of its own).
+"""Which tasks Evaluate scores, and which task a checkpoint is scored as.
 
-The Evaluate tab's picker, the CLI's `--task` choices and every per-task step of core/evaluate
-read the adapter found here, so a task is evaluable where its spec says so and nowhere else.
+`evaluable`/`adapter_for` live in evaluable.py (no training import: the task packages' readers
+reach them); what needs the training side's task table (`evaluated_as`) is here.
 """
 
 from __future__ import annotations
@@ -9,27 +9,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-from bertstudio.core.errors import BertStudioError, InputError
-from bertstudio.core.tasks.spec import EvaluateAdapter, TaskSpec, all_specs
+from bertstudio.core.errors import BertStudioError
+from bertstudio.core.evaluate.evaluable import adapter_for, evaluable, names_text
+from bertstudio.core.tasks.spec import all_specs
 
-
-def evaluable() -> dict[str, TaskSpec]:
-    """The specs Evaluate scores, keyed by task key, in the specs' order."""
-    return {key: spec for key, spec in all_specs().items() if spec.evaluate is not None}
-
-
-def names_text() -> str:
-    """'fill-mask, nsp, … or choice': the CLI names, for messages."""
-    names = [spec.cli_name for spec in evaluable().values()]
-    return f"{', '.join(names[:-1])} or {names[-1]}" if len(names) > 1 else "".join(names)
-
-
-def adapter_for(task: str) -> EvaluateAdapter:
-    """The adapter of the task `task` (a spec key); a clear error for a task Evaluate cannot score."""
-    spec = all_specs().get(task)
-    if spec is None or spec.evaluate is None:
-        raise InputError(f"Evaluation does not support the task '{task}'.", hint=f"Choose {names_text()}.")
-    return spec.evaluate
+__all__ = ["adapter_for", "checkpoint_task", "evaluable", "evaluated_as", "names_text", "trained_for"]
 
 
 def evaluated_as(task: str) -> str:

@@ -187,7 +187,7 @@ def evaluate(loaded: LoadedModel, dataset: Dataset, control: TaskControl | None 
     task, started = dataset.task, time.perf_counter()
     adapter = adapter_for(task)
     found: list[Note] = [_notes.info(text) for text in dataset.notes]
-    labels, keywords = list(adapter.labels), {}
+    labels, keywords = list(adapter.labels), dict[str, Any]()
     if adapter.prepare is not None:  # a label or tag the model does not know: refused before any row runs
         labels, ready, keywords = adapter.prepare(loaded, dataset)
         found += [_notes.info(text) for text in ready]

@@ -1,20 +1,17 @@
 """Dataset metrics computed by the reference libraries, so our numbers are theirs.
 
-Classification (and NSP, multiple choice): scikit-learn. NER: seqeval, entity level, strict
-IOB2. QA: the official SQuAD functions (`squad.py`). Masked LM: top-k hits and the
-pseudo-perplexity of the masked tokens. McNemar's test for two models on the same rows.
+Labelled rows (classification, NSP, multiple choice): scikit-learn. The metrics only one task
+has live in its package (NER's seqeval, QA's SQuAD functions, the masked LM's pseudo-perplexity:
+core/tasks/<task>/evaluate.py). McNemar's test for two models on the same rows.
 Every function takes task-shaped gold and predicted values, so slices reuse them on a subset.
 """
 
 from __future__ import annotations
 
-import math
 import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
-
-from bertstudio.core.evaluate import squad
 
 
 @dataclass(frozen=True)
@@ -39,27 +36,14 @@ class Confusion:
         return {"labels": list(self.labels), "matrix": [list(row) for row in self.matrix]}
 
 
-@dataclass(frozen=True)
-class MaskedStats:
-    """One text's masked tokens: how many, how many the model ranked first / in its top 5, and the
-    sum of -log P(gold token) (each token masked alone, so the sum gives pseudo-perplexity)."""
-
-    masked: int
-    top1: int
-    top5: int
-    nll: float
-    gold: tuple[str, ...] = ()
-    predicted: tuple[str, ...] = ()
-
-
 def ordered_labels(known: Sequence[str], *seen: Sequence[str]) -> list[str]:
     """The labels that occur in gold or predictions, in the model's order, then any others."""
     present = {label for values in seen for label in values}
     return [label for label in known if label in present] + sorted(present - set(known))
 
 
-def classification(golds: Sequence[str], predictions: Sequence[str], known: Sequence[str] = ()
-                   ) -> tuple[dict[str, float], dict[str, ClassScores], Confusion]:
+def label_metrics(golds: Sequence[str], predictions: Sequence[str], known: Sequence[str] = ()
+                  ) -> tuple[dict[str, float], dict[str, ClassScores], Confusion]:
     """Accuracy, macro P/R/F1 and per-class scores, and the confusion matrix (scikit-learn)."""
     from sklearn.metrics import accuracy_score, confusion_matrix, precision_recall_fscore_support
 
@@ -80,42 +64,6 @@ def classification(golds: Sequence[str], predictions: Sequence[str], known: Sequ
     return metrics, per_class, Confusion(tuple(labels), tuple(tuple(int(v) for v in row) for row in matrix))
 
 
-def ner(golds: Sequence[Sequence[str]], predictions: Sequence[Sequence[str]]
-        ) -> tuple[dict[str, float], dict[str, ClassScores]]:
-    """Entity-level micro precision/recall/F1 and per type (seqeval, strict IOB2)."""
-    from seqeval.metrics import classification_report
-    from seqeval.scheme import IOB2
-
-    gold_lists, pred_lists = [list(g) for g in golds], [list(p) for p in predictions]
-    report = classification_report(gold_lists, pred_lists, mode="strict", scheme=IOB2, output_dict=True,
-                                   zero_division=0)
-    micro = report.pop("micro avg")
-    for name in ("macro avg", "weighted avg"):
-        report.pop(name, None)
-    accuracy = sum(g == p for g, p in zip(gold_lists, pred_lists, strict=True)) / max(1, len(gold_lists))
-    metrics = {"precision": float(micro["precision"]), "recall": float(micro["recall"]), "f1": float(micro["f1-score"]),
-               "sentence_accuracy": accuracy}
-    per_type = {name: ClassScores(float(v["precision"]), float(v["recall"]), float(v["f1-score"]), int(v["support"]))
-                for name, v in sorted(report.items())}
-    return metrics, per_type
-
-
-def qa(golds: Sequence[Sequence[str]], predictions: Sequence[str]) -> dict[str, float]:
-    return squad.squad_scores(golds, predictions)
-
-
-def masked_lm(stats: Sequence[MaskedStats]) -> dict[str, float]:
-    total = sum(s.masked for s in stats)
-    if not total:
-        return {"top1_accuracy": 0.0, "top5_accuracy": 0.0, "pseudo_perplexity": float("nan"), "masked_tokens": 0.0}
-    return {
-        "top1_accuracy": sum(s.top1 for s in stats) / total,
-        "top5_accuracy": sum(s.top5 for s in stats) / total,
-        "pseudo_perplexity": math.exp(sum(s.nll for s in stats) / total),
-        "masked_tokens": float(total),
-    }
-
-
 def accuracy(golds: Sequence[Any], predictions: Sequence[Any]) -> dict[str, float]:
     from sklearn.metrics import accuracy_score
 
@@ -123,25 +71,31 @@ def accuracy(golds: Sequence[Any], predictions: Sequence[Any]) -> dict[str, floa
 
 
 # The task's metrics in one shape, (golds, predictions, labels) -> (metrics, per label, confusion or None),
-# named by each spec's EvaluateAdapter (`classification` above already has it).
+# named by each spec's EvaluateAdapter (`label_metrics` above already has it).
 Scores = tuple[dict[str, float], dict[str, ClassScores], Confusion | None]
-
-
-def ner_scores(golds: Sequence[Any], predictions: Sequence[Any], labels: Sequence[str] = ()) -> Scores:
-    values, per_type = ner(golds, predictions)
-    return values, per_type, None
-
-
-def qa_scores(golds: Sequence[Any], predictions: Sequence[Any], labels: Sequence[str] = ()) -> Scores:
-    return qa(golds, predictions), {}, None
-
-
-def masked_lm_scores(golds: Sequence[Any], predictions: Sequence[Any], labels: Sequence[str] = ()) -> Scores:
-    return masked_lm(predictions), {}, None
 
 
 def accuracy_scores(golds: Sequence[Any], predictions: Sequence[Any], labels: Sequence[str] = ()) -> Scores:
     return accuracy(golds, predictions), {}, None
+
+
+def ranks(values: Sequence[float]) -> list[float]:
+    """1-based ranks, ties given their average rank (as Spearman's correlation ranks them)."""
+    from scipy.stats import rankdata
+
+    return [float(r) for r in rankdata(list(values))] if values else []
+
+
+def correlations(gold: Sequence[float], predicted: Sequence[float]) -> dict[str, float]:
+    """Pearson and Spearman (scipy); left out where undefined (fewer than two rows, a constant side),
+    as training's validation (training/regression.py) reports them."""
+    import numpy as np
+    from scipy.stats import pearsonr, spearmanr
+
+    first, second = np.asarray(gold, float).ravel(), np.asarray(predicted, float).ravel()
+    if len(first) < 2 or np.ptp(first) == 0 or np.ptp(second) == 0:
+        return {}
+    return {"pearson": float(pearsonr(first, second)[0]), "spearman": float(spearmanr(first, second)[0])}
 
 
 @dataclass(frozen=True)

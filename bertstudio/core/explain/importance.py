@@ -96,7 +96,7 @@ def head_importance(
 
 def read_examples(path: str | Path, task: str) -> list[Example]:
     """Inputs from a file: the task's own reader where its spec names one (classification: a
-    CSV/TSV, see `table_examples`); else one input per line, its parts separated by tabs (nsp: A, B;
+    CSV/TSV, see its `examples`); else one input per line, its parts separated by tabs (nsp: A, B;
     qa: question, context; multiple-choice: prompt, ending, ending...)."""
     from bertstudio.core.explain.inputs import adapter_for
 
@@ -110,19 +110,3 @@ def read_examples(path: str | Path, task: str) -> list[Example]:
     if not examples:
         raise InputError(f"'{path}' holds no inputs.", hint="Write one input per line (parts separated by tabs).")
     return examples
-
-
-def table_examples(path: str | Path) -> list[Example]:
-    """A CSV/TSV (text[, text pair][, label] columns, as the training data); with a label column
-    the loss is against the gold labels."""
-    from bertstudio.core.tasks.classification import read_texts, table_columns
-    from bertstudio.core.training.data import LABEL_NAMES, read_classification
-
-    path = Path(path)
-    header = table_columns(path)
-    if len(header) > 1 and any(name.lower() in LABEL_NAMES for name in header):
-        data = read_classification(path)
-        pairs = data.pairs or ("",) * len(data)
-        return [Example((t, p) if p else (t,), label)
-                for t, p, label in zip(data.texts, pairs, data.labels, strict=True)]
-    return [Example((text,)) for text in read_texts(path) if text.strip()]

@@ -5,7 +5,9 @@ attention implementation, how to run it on a loaded model and how to compare two
 `core/models.py`, the tabs, the CLI and the catalog read specs; no task key is written
 twice (transformers' task registry in `pipelines/__init__.py` plays this role there).
 
-A task module defines `SPEC = TaskSpec(...)` at its end; `all_specs()` finds them.
+A task is a package, core/tasks/<task>/: its run code in __init__.py, and beside it what the task
+knows for every capability (explain.py, evaluate.py, whatif.py, snippet.py). Its spec.py defines
+`SPEC = TaskSpec(...)`, importing each function it names; `all_specs()` finds them.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ from __future__ import annotations
 import importlib
 import pkgutil
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -24,18 +26,45 @@ from bertstudio.core.notes import Note
 if TYPE_CHECKING:
     from bertstudio.core.progress import TaskControl
 
-# run(loaded, inputs, control) -> result; the result has `notes` and `to_json()`. `loaded` is a
-# core.models.LoadedModel, typed Any here: models.py reads the specs, so naming it back made a circle.
-RunFunction = Callable[[Any, Any, "TaskControl"], Any]
+# The spec's contract, typed. `loaded` is a core.models.LoadedModel and a task's inputs and results
+# are its own dataclasses: they are Any here because models.py reads the specs (naming it back made a
+# circle) and every task's shapes differ. The arity and the plain values are exact.
+Loaded = Any  # core.models.LoadedModel
+TaskInputs = Any  # the task's input dataclass (ClassificationInput, QAInput...)
+TaskResult = Any  # what `run` returns: it has `notes` and `to_json()`
+# run(loaded, inputs, control) -> result.
+RunFunction = Callable[[Loaded, TaskInputs, "TaskControl"], TaskResult]
 # (model source, inputs) -> a runnable transformers script (Copy as Python, `--python`).
-ScriptBuilder = Callable[[str, Any], str]
+ScriptBuilder = Callable[[str, TaskInputs], str]
+# Explain (core/explain): texts <-> the task's input, its target, F = P(target) (explain.targets.Prepared).
+TextsOf = Callable[[TaskInputs], tuple[str, ...]]
+InputsOf = Callable[[tuple[str, ...]], TaskInputs]
+PrepareExplain = Callable[[Loaded, tuple[str, ...], str | None], Any]  # -> explain.targets.Prepared
+Summary = Callable[[TaskResult], str]
+ExamplesReader = Callable[[Path], list[Any]]  # a data file -> [explain.importance.Example]
+TargetOf = Callable[[TaskResult], str | None]
+# Evaluate (core/evaluate): rows are evaluate.readers.Example, files evaluate.readers.Dataset.
+Row = Any  # evaluate.readers.Example
+Reader = Callable[[Path, Any, "TaskControl | None"], Any]  # (path, EvalColumns, control) -> Dataset
+# (loaded, rows, control, EvalOptions, **what `prepare` returned) -> (evaluate.predict.Prediction per row, notes)
+Predictor = Callable[..., tuple[list[Any], list[Any]]]
+# (golds, predicted values, labels) -> (metrics, per label, confusion or None): evaluate.metrics.Scores
+Metrics = Callable[[Sequence[Any], Sequence[Any], Sequence[str]], tuple[dict[str, float], dict[str, Any], Any]]
+# (loaded, dataset) -> (labels for metrics, notes, keywords for the predictor): evaluate.predict.Checked
+CheckDataset = Callable[[Loaded, Any], tuple[list[str], list[str], dict[str, Any]]]
+RowInputs = Callable[[Row], TaskInputs]
+RowPair = Callable[[Row], tuple[str, str | None]]
+# What would flip this (core/whatif): (loaded, result) -> whatif.tasks.Prediction; (loaded, model inputs,
+# model outputs) -> a (batch, classes) tensor of probabilities.
+Predicted = Callable[[Loaded, TaskResult], Any]
+Probabilities = Callable[[Loaded, Any, Any], Any]
 
 
 def lazy(path: str) -> Callable[..., Any]:
     """The function at "package.module:name", imported on its first call.
 
-    Adapters live beside the code they adapt (explain/, evaluate/, snippets); naming them by path
-    keeps importing every spec free of torch (the window shows first) and of import circles."""
+    Only for code outside the task packages that is not yet imported plainly (core/suites' functions
+    in the specs, two training readers): a task package imports what it names (test_task_packages)."""
     module_name, _, name = path.partition(":")
     found: list[Callable[..., Any]] = []
 
@@ -51,53 +80,42 @@ def lazy(path: str) -> Callable[..., Any]:
 
 @dataclass(frozen=True)
 class ExplainAdapter:
-    """How Explain reads this task: its texts, the target, and F = P(target) (see explain/targets.py)."""
+    """How Explain reads this task (core/tasks/<task>/explain.py): its texts, the target, and F = P(target)."""
 
     parts: str  # what a person types, one part per line: "the question, then the context"
-    texts_of: Callable[[Any], tuple[str, ...]]  # the task's input -> the texts explained
-    inputs_of: Callable[[tuple[str, ...]], Any]  # texts -> the task's input (to run the task itself)
-    prepare: Callable[..., Any]  # (loaded, texts, target or None) -> explain.targets.Prepared
+    texts_of: TextsOf  # the task's input -> the texts explained
+    inputs_of: InputsOf  # texts -> the task's input (to run the task itself)
+    prepare: PrepareExplain  # (loaded, texts, target or None) -> explain.targets.Prepared
     one_text: bool = False  # typed lines are joined into one text (not one part per line)
     per_layer: bool = False  # the MLM head is also read at every layer (explain.layers)
-    summary: Callable[[Any], str] | None = None  # a result in a few lines (head pruning: intact vs pruned)
-    examples: Callable[[Any], list[Any]] | None = None  # a data file -> [importance.Example] (default: tab-separated)
-    target_of: Callable[[Any], str | None] | None = None  # the task's result -> the --target it explains (its answer)
-
-    @classmethod
-    def named(cls, name: str, parts: str, **options: Any) -> ExplainAdapter:
-        """The adapter of a task whose functions carry core/explain's names for it: inputs.<name>_texts,
-        inputs.<name>_inputs, inputs.<name>_target, targets.<name>, summaries.<name> (options: the other fields). One
-        convention, so a spec names its task once instead of four paths."""
-        return cls(parts=parts, texts_of=lazy(f"bertstudio.core.explain.inputs:{name}_texts"),
-                   inputs_of=lazy(f"bertstudio.core.explain.inputs:{name}_inputs"),
-                   target_of=lazy(f"bertstudio.core.explain.inputs:{name}_target"),
-                   prepare=lazy(f"bertstudio.core.explain.targets:{name}"),
-                   summary=lazy(f"bertstudio.core.explain.summaries:{name}"), **options)
+    summary: Summary | None = None  # a result in a few lines (head pruning: intact vs pruned)
+    examples: ExamplesReader | None = None  # a data file -> [importance.Example] (default: tab-separated)
+    target_of: TargetOf | None = None  # the task's result -> the --target it explains (its answer)
 
 
 @dataclass(frozen=True)
 class EvaluateAdapter:
-    """How Evaluate scores this task on a labelled file (see core/evaluate): the functions named
-    here (`lazy`) take the rows the reader gives (`evaluate.readers.Example`, task-shaped)."""
+    """How Evaluate scores this task on a labelled file (core/tasks/<task>/evaluate.py): the functions
+    take the rows its reader gives (`evaluate.readers.Example`, task-shaped)."""
 
     picker: str  # the Evaluate tab's task picker: "Classification (CSV/TSV/JSONL)"
     file_filter: str  # its Open dialog: "Tables (*.csv *.tsv *.jsonl)"
-    read: Callable[..., Any]  # (path, EvalColumns, control) -> evaluate.readers.Dataset
-    predict: Callable[..., Any]  # (loaded, examples, control, options, **prepared) -> (predictions, notes)
-    metrics: Callable[..., Any]  # (golds, predicted values, labels) -> (metrics, per label, confusion or None)
-    inputs_of: Callable[[Any], Any]  # a row -> the task's input (the row opened in the task's tab)
-    pair_of: Callable[[Any], tuple[str, str | None]]  # a row -> the text (pair) the projector embeds
+    read: Reader  # (path, EvalColumns, control) -> evaluate.readers.Dataset
+    predict: Predictor  # (loaded, examples, control, options, **prepared) -> (predictions, notes)
+    metrics: Metrics  # (golds, predicted values, labels) -> (metrics, per label, confusion or None)
+    inputs_of: RowInputs  # a row -> the task's input (the row opened in the task's tab)
+    pair_of: RowPair  # a row -> the text (pair) the projector embeds
     columns: tuple[tuple[str, str], ...] = ()  # (EvalColumns field, label) a person may choose
     choice_columns: bool = False  # a list of choice columns may be named too
     # (loaded, dataset) -> (labels, notes, keywords for `predict`): refuses a file the model cannot
     # score (a label or tag it does not know) before any row runs; None: nothing to check.
-    prepare: Callable[..., Any] | None = None
+    prepare: CheckDataset | None = None
     labels: tuple[str, ...] = ()  # a fixed label order for metrics (NSP's IsNext, NotNext)
     correct: Callable[[Any, Any], bool] | None = None  # (gold, predicted value); None: equal
-    shown_gold: Callable[[Any, Any], str] | None = None  # (row, prediction) -> the Rows page's gold; None: str
+    shown_gold: Callable[[Row, Any], str] | None = None  # (row, prediction) -> the Rows page's gold; None: str
     # One label per row (a class, IsNext, a choice): slices by it score accuracy, the projector colours by it.
     labelled: bool = False
-    label_of: Callable[[Any], str | None] | None = None  # the slice label of an unlabelled task's row
+    label_of: Callable[[Row], str | None] | None = None  # the slice label of an unlabelled task's row
     row_accuracy: bool = True  # a row is right or wrong (the masked LM scores tokens, not rows)
     per_label: str = "class"  # per-label scores are "per class" or "per type" (entities)
     error_order: Callable[[Any], float] | None = None  # predicted value -> sort key of the errors; None: row order
@@ -105,12 +123,12 @@ class EvaluateAdapter:
 
 @dataclass(frozen=True)
 class CounterfactualAdapter:
-    """What would flip this task's prediction (core/whatif): how a search reads the prediction from
-    `run`'s result and the probabilities of a batch of edited inputs. The texts are the Explain
-    adapter's (`texts_of`/`inputs_of`); only the texts numbered in `edits` are edited."""
+    """What would flip this task's prediction (core/whatif; core/tasks/<task>/whatif.py): how a search
+    reads the prediction from `run`'s result and the probabilities of a batch of edited inputs. The
+    texts are the Explain adapter's (`texts_of`/`inputs_of`); only the texts numbered in `edits` are edited."""
 
-    predicted: Callable[..., Any]  # (loaded, result of `run`) -> whatif.tasks.Prediction (class index, label, score)
-    probabilities: Callable[..., Any]  # (loaded, model inputs, model outputs) -> (batch, classes) probabilities
+    predicted: Predicted  # (loaded, result of `run`) -> whatif.tasks.Prediction (class index, label, score)
+    probabilities: Probabilities  # (loaded, model inputs, model outputs) -> (batch, classes) probabilities
     edits: tuple[int, ...] = (0,)  # which texts a search may edit (0: the text or prompt, 1: the pair)
     choices: bool = False  # texts are a prompt and endings: one sequence per ending (batch x choices x tokens)
     masked_lm: bool = False  # the task's own model is a masked LM: it proposes words; `--mlm` loads for this task
@@ -183,13 +201,19 @@ def result_notes(result: Any) -> tuple[Note, ...]:
 
 @cache
 def all_specs() -> dict[str, TaskSpec]:
-    """Every spec under bertstudio.core.tasks, keyed by task key, in `order`."""
+    """Every spec under bertstudio.core.tasks (each task package's `spec` module), keyed by task key, in `order`."""
     found: list[TaskSpec] = []
     folder = Path(__file__).parent
     for module in pkgutil.iter_modules([str(folder)]):
-        if not _defines_spec(folder / f"{module.name}.py"):
-            continue  # a helper module without a SPEC is not imported for a spec
-        namespace = importlib.import_module(f"{__package__}.{module.name}")
+        if not module.ispkg or not _defines_spec(folder / module.name / "spec.py"):
+            continue  # a helper module, or a package without a spec
+        name = f"{__package__}.{module.name}.spec"
+        try:
+            namespace = importlib.import_module(name)
+        except ModuleNotFoundError as error:
+            if error.name != name:
+                raise
+            continue  # no spec module: a helper package
         spec = getattr(namespace, "SPEC", None)
         if isinstance(spec, TaskSpec):
             found.append(spec)
@@ -197,11 +221,11 @@ def all_specs() -> dict[str, TaskSpec]:
 
 
 def _defines_spec(path: Path) -> bool:
-    """Whether a task module assigns `SPEC` at its top level. Reading the text, not importing the
-    module, keeps the numpy helpers out of start-up (all specs are read before the window shows)."""
+    """Whether a task package's spec module assigns `SPEC` at its top level (read, not imported: a
+    package without one is not a task). No source beside it (a frozen build): import it and look."""
     try:
         return re.search(r"^SPEC\b", path.read_text(encoding="utf-8"), re.MULTILINE) is not None
-    except OSError:  # no source beside it (a frozen build): import it and look
+    except OSError:
         return True
 
 

@@ -15,7 +15,7 @@ from typing import Any, ClassVar
 
 from bertstudio.core.errors import InputError, ModelSourceError
 from bertstudio.core.progress import TaskControl
-from bertstudio.core.tasks.classification import SPEC as CLASSIFICATION_SPEC
+from bertstudio.core.tasks.classification.spec import SPEC as CLASSIFICATION_SPEC
 from bertstudio.core.training import data as data_mod
 from bertstudio.core.training import metrics
 from bertstudio.core.training.metrics import Metrics

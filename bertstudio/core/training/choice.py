@@ -16,14 +16,14 @@ from typing import Any, ClassVar
 from bertstudio.core.errors import InputError
 from bertstudio.core.progress import TaskControl
 from bertstudio.core.tasks.multiple_choice import CHOICE_COLUMN, MAX_CHOICES
-from bertstudio.core.tasks.multiple_choice import SPEC as CHOICE_SPEC
+from bertstudio.core.tasks.multiple_choice.spec import SPEC as CHOICE_SPEC
 from bertstudio.core.tasks.spec import lazy
 from bertstudio.core.training import data as data_mod
 from bertstudio.core.training import metrics as metrics_mod
 from bertstudio.core.training.base import Config, Data, TrainableTask, load_model_class, train_and_validation
 
 # Evaluate's reader, named as the specs name it (the evaluate package reads the trainables' keys)
-_READ_CHOICES = lazy("bertstudio.core.evaluate.readers:read_choice_file")
+_READ_CHOICES = lazy("bertstudio.core.tasks.multiple_choice.evaluate:read_file")
 _DETECTED = lazy("bertstudio.core.evaluate.readers:EvalColumns")  # every column detected
 
 

@@ -17,7 +17,7 @@ from typing import Any, ClassVar
 
 from bertstudio.core.errors import InputError, ModelSourceError
 from bertstudio.core.progress import TaskControl
-from bertstudio.core.tasks.qa import SPEC as QA_SPEC
+from bertstudio.core.tasks.qa.spec import SPEC as QA_SPEC
 from bertstudio.core.training import metrics as metrics_mod
 from bertstudio.core.training.base import Config, Data, TrainableTask, load_model_class, train_and_validation
 from bertstudio.core.training.events import preparing
@@ -120,7 +120,7 @@ def best_answers(starts: Any, ends: Any, rows: Sequence[dict[str, Any]], example
 
 def qa_metrics(examples: Sequence[QAExample], rows: Sequence[dict[str, Any]], allow_empty: bool) -> metrics_mod.Metrics:
     """Exact match and F1 (0-1, the SQuAD normalisation of Evaluate) of the best spans."""
-    from bertstudio.core.evaluate.squad import squad_scores
+    from bertstudio.core.tasks.qa.squad import squad_scores
 
     def compute(pred: Any) -> dict[str, float]:
         starts, ends = pred.predictions[:2]

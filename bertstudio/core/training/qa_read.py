@@ -24,7 +24,7 @@ from bertstudio.core.training import data as data_mod
 START = "answer_start"
 NOT_GIVEN = object()  # the entry has no answer_start
 # Evaluate's table reader, named as the specs name it (the evaluate package reads the trainables' keys)
-_READ_QA_TABLE = lazy("bertstudio.core.evaluate.readers:read_qa_file")
+_READ_QA_TABLE = lazy("bertstudio.core.tasks.qa.evaluate:read_file")
 _DETECTED = lazy("bertstudio.core.evaluate.readers:EvalColumns")  # every column detected
 
 
@@ -120,8 +120,8 @@ def _table_start(fields: Any) -> object:
 def read_qa(path: str | Path) -> list[QAExample]:
     """Every question checked: SQuAD JSON by its reader, tables by Evaluate's; an answer that is not in
     its context, or not where answer_start says, stops the run with the entry and line it is on."""
-    from bertstudio.core.evaluate.squad import read_squad
     from bertstudio.core.files import regular_file
+    from bertstudio.core.tasks.qa.squad import read_squad
 
     path = regular_file(path, "data file")
     found: Sequence[QAExample | data_mod.RowIssue]

@@ -17,8 +17,8 @@ from typing import Any
 from bertstudio.core.errors import InputError, ModelSourceError
 from bertstudio.core.model_folder import load_pretrained
 from bertstudio.core.progress import TaskControl
-from bertstudio.core.tasks.ner import SPEC as NER_SPEC
-from bertstudio.core.tasks.pretraining import SPEC as PRETRAINING
+from bertstudio.core.tasks.ner.spec import SPEC as NER_SPEC
+from bertstudio.core.tasks.pretraining.spec import SPEC as PRETRAINING
 from bertstudio.core.training import data as data_mod
 from bertstudio.core.training import metrics
 from bertstudio.core.training.base import (  # noqa: F401 - the names other modules import from here

@@ -1,9 +1,10 @@
-"""Per task: the prediction a counterfactual must change, and the probabilities of edited inputs.
+"""What a counterfactual search asks a task: the Prediction it must change, and the probabilities
+of a batch of edited inputs, scored here on the batch engine.
 
-Each spec's `CounterfactualAdapter` names its two functions here. `predicted` reads the
-prediction from the task's own result (what the search must flip and what verification reads);
-`probabilities` turns a batch's model outputs into (batch, classes) probabilities with the same
-function the task uses (softmax, or sigmoid for a multi-label classifier).
+Each spec's `CounterfactualAdapter` names its two functions (core/tasks/<task>/whatif.py):
+`predicted` reads the prediction from the task's own result (what the search must flip and what
+verification reads); `probabilities` turns a batch's model outputs into (batch, classes)
+probabilities with the same function the task uses (softmax, or sigmoid for a multi-label head).
 """
 
 from __future__ import annotations
@@ -11,7 +12,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from bertstudio.core.errors import InputError
 from bertstudio.core.models import LoadedModel
 from bertstudio.core.progress import TaskControl
 
@@ -54,57 +54,11 @@ def score(loaded: LoadedModel, adapter: CounterfactualAdapter, batch: list[tuple
     return [int(label) for label, _ in found], [float(p) for _, p in found]
 
 
-def _wide(values: Any) -> Any:
+def wide(values: Any) -> Any:
+    """Half precision widened to float32 for the softmax (the probabilities a search compares)."""
     return values if values.dtype.is_floating_point and values.element_size() >= 4 else values.float()
 
 
-def classification_predicted(loaded: LoadedModel, result: Any) -> Prediction:
-    if result.batch or len(result.rows) != 1:
-        raise InputError("A counterfactual is searched for one text (or pair), not a batch of rows.")
-    if result.kind == "regression":
-        raise InputError("A regression model predicts a value, not a label: there is no label to flip.")
-    top = result.first.top
-    by_name = {str(v): int(k) for k, v in (loaded.model.config.id2label or {}).items()}
-    return Prediction(by_name.get(top.label, 0), top.label, top.score)
-
-
-def classification_probabilities(loaded: LoadedModel, inputs: Any, outputs: Any) -> Any:
-    from bertstudio.core.tasks.classification import score_kind
-
-    logits = _wide(outputs.logits)
-    return logits.sigmoid() if score_kind(loaded.model.config) == "multi-label" else logits.softmax(-1)
-
-
-def nsp_predicted(loaded: LoadedModel, result: Any) -> Prediction:
-    from bertstudio.core.tasks.nsp import IS_NEXT, IS_NEXT_LABEL, NOT_NEXT, NOT_NEXT_LABEL
-
-    if not hasattr(result, "is_next"):
-        raise InputError("A counterfactual is searched for one pair: sentence A and one sentence B.")
-    if result.is_next >= result.not_next:
-        return Prediction(IS_NEXT, IS_NEXT_LABEL, result.is_next)
-    return Prediction(NOT_NEXT, NOT_NEXT_LABEL, result.not_next)
-
-
 def softmax_probabilities(loaded: LoadedModel, inputs: Any, outputs: Any) -> Any:
-    """NSP's two labels, multiple choice's endings: a softmax over the logits."""
-    return _wide(outputs.logits).softmax(-1)
-
-
-def choice_predicted(loaded: LoadedModel, result: Any) -> Prediction:
-    best = result.best
-    return Prediction(best.index, best.choice, best.score)
-
-
-def fill_mask_predicted(loaded: LoadedModel, result: Any) -> Prediction:
-    top = result.masks[0].candidates[0]
-    return Prediction(top.token_id, top.token, top.score)
-
-
-def fill_mask_probabilities(loaded: LoadedModel, inputs: Any, outputs: Any) -> Any:
-    """The vocabulary's probabilities at each row's first mask (the candidate fill-mask ranks first)."""
-    import torch
-
-    ids = inputs["input_ids"]
-    first = (ids == loaded.tokenizer.mask_token_id).int().argmax(-1)
-    rows = torch.arange(ids.shape[0], device=ids.device)
-    return _wide(outputs.logits[rows, first]).softmax(-1)
+    """A softmax over the logits (NSP's two labels, multiple choice's endings)."""
+    return wide(outputs.logits).softmax(-1)

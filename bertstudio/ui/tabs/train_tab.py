@@ -32,7 +32,7 @@ from PySide6.QtWidgets import (
 )
 
 from bertstudio.core.progress import ProgressEvent
-from bertstudio.core.tasks.pretraining import SPEC as PRETRAINING
+from bertstudio.core.tasks.pretraining.spec import SPEC as PRETRAINING
 from bertstudio.core.training.config import TrainConfig
 from bertstudio.core.training.distill_config import DistillConfig
 from bertstudio.core.training.pretraining import ScratchConfig

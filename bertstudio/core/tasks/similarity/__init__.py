@@ -16,7 +16,6 @@ from typing import TYPE_CHECKING, Any
 from bertstudio.core import execution, notes
 from bertstudio.core.errors import InputError
 from bertstudio.core.notes import Note
-from bertstudio.core.tasks.spec import EvaluateAdapter, ExplainAdapter, TaskSpec, lazy
 from bertstudio.core.text_limits import require_text
 
 if TYPE_CHECKING:
@@ -88,10 +87,10 @@ def check_inputs(inputs: SimilarityInput) -> tuple[str, list[str], str]:
         raise InputError("There are no sentences B to compare with A.", hint="Type one sentence per line.")
     if len(kept) > MAX_SENTENCES:
         raise InputError(f"{len(kept)} sentences is too many; at most {MAX_SENTENCES} are compared at once.")
-    return inputs.a, kept, _pooling(inputs.pooling)
+    return inputs.a, kept, pooling_of(inputs.pooling)
 
 
-def _pooling(value: object) -> str:
+def pooling_of(value: object) -> str:
     pooling = str(value).strip().lower()
     if pooling not in POOLINGS:
         raise InputError(f"Unknown pooling {value!r}.", hint=f"Choose one of: {', '.join(POOLINGS)}.")
@@ -173,62 +172,3 @@ def compare(a: SimilarityResult, b: SimilarityResult) -> RankingDiff:
     from bertstudio.core.compare import compare_rankings
 
     return compare_rankings(ranked_items(a), ranked_items(b))
-
-
-def script(source: str, inputs: Any) -> str:
-    """Copy as Python: the same embeddings and cosines with plain transformers. Every value we did not
-    write (model, sentences, pooling) enters through `literal`, one statement each."""
-    from bertstudio.core.snippets import literal
-
-    given = _as_input(inputs)  # not refused when empty (as the other scripts): the script is the user's to edit
-    a, bs, pooling = given.a, [b.strip() for b in given.bs if b.strip()], _pooling(given.pooling)
-    pooled = ("hidden[:, 0]" if pooling == "cls" else
-              "(hidden * mask).sum(1) / mask.sum(1).clamp(min=1e-9)  # mean over the attention mask")
-    return (
-        "import torch\nfrom transformers import AutoModel, AutoTokenizer\n\n"
-        f"MODEL = {literal(source)}\nA = {literal(a)}\nBS = {literal(bs)}\nPOOLING = {literal(pooling)}\n\n"
-        "tokenizer = AutoTokenizer.from_pretrained(MODEL)\n"
-        "model = AutoModel.from_pretrained(MODEL).eval()\n"
-        "with torch.inference_mode():\n"
-        "    encoding = tokenizer([A, *BS], return_tensors=\"pt\", padding=True, truncation=True)\n"
-        "    hidden = model(**encoding).last_hidden_state.float()\n"
-        "    mask = encoding[\"attention_mask\"].unsqueeze(-1).float()\n"
-        f"    embeddings = {pooled}\n"
-        "unit = torch.nn.functional.normalize(embeddings, dim=-1)\n"
-        "for b, score in zip(BS, (unit[1:] @ unit[0]).tolist()):\n"
-        "    print(f\"{score:.6f}\\t{b}\")\n"
-    )
-
-
-def _as_input(inputs: Any) -> SimilarityInput:
-    """A SimilarityInput from itself or from a dict of its fields (a workspace's saved view)."""
-    if isinstance(inputs, SimilarityInput):
-        return inputs
-    if isinstance(inputs, dict):
-        bs = inputs.get("bs", ())
-        bs = sentences_from_lines(bs) if isinstance(bs, str) else tuple(str(b) for b in bs or ())
-        return SimilarityInput(str(inputs.get("a", "")), bs, str(inputs.get("pooling", "mean")))
-    raise InputError("These inputs are not a similarity task's.")
-
-
-_EXPLAIN = "bertstudio.core.explain.similarity_target"
-_EVALUATE = "bertstudio.core.evaluate.similarity"
-
-SPEC = TaskSpec(
-    key="similarity", title="Similarity", model_class="AutoModel",
-    default_model="sentence-transformers/all-MiniLM-L6-v2", run=run, compare=compare, order=25,
-    ignore_missing=("pooler.",), script=script,
-    explain=ExplainAdapter(
-        parts="sentence A, then sentence B", texts_of=lazy(f"{_EXPLAIN}:texts_of"),
-        inputs_of=lazy(f"{_EXPLAIN}:inputs_of"), prepare=lazy(f"{_EXPLAIN}:prepare"),
-        summary=lazy(f"{_EXPLAIN}:summary"), target_of=lazy(f"{_EXPLAIN}:target_of"),
-    ),
-    evaluate=EvaluateAdapter(
-        picker="Similarity (sentence pairs with gold scores, STS)", file_filter="Tables (*.csv *.tsv *.jsonl)",
-        read=lazy(f"{_EVALUATE}:read_file"), predict=lazy(f"{_EVALUATE}:predict"),
-        metrics=lazy(f"{_EVALUATE}:metrics"), inputs_of=lazy(f"{_EVALUATE}:inputs_of"),
-        pair_of=lazy(f"{_EVALUATE}:pair_of"), correct=lazy(f"{_EVALUATE}:correct"),
-        shown_gold=lazy(f"{_EVALUATE}:shown_gold"), error_order=lazy(f"{_EVALUATE}:error_order"),
-        columns=(("text", "Sentence 1"), ("pair", "Sentence 2"), ("label", "Gold score")), row_accuracy=False,
-    ),
-)

@@ -13,8 +13,9 @@ from typing import Any
 
 from bertstudio.core.errors import InputError
 from bertstudio.core.explain.inputs import WrongParts
-from bertstudio.core.explain.targets import Prepared, _encode, _finish, _wide
+from bertstudio.core.explain.targets import Prepared, encode, finish, wide
 from bertstudio.core.models import LoadedModel
+from bertstudio.core.tasks.similarity import SimilarityInput, pool
 from bertstudio.core.text_limits import require_text
 
 POOLING_NAMES = {"mean": "mean pooling", "cls": "[CLS] pooling"}
@@ -26,9 +27,7 @@ def texts_of(inputs: Any) -> tuple[str, ...]:
     return (str(inputs.a), str(bs[0]) if bs else "")
 
 
-def inputs_of(texts: tuple[str, ...]) -> Any:
-    from bertstudio.core.tasks.similarity import SimilarityInput
-
+def inputs_of(texts: tuple[str, ...]) -> SimilarityInput:
     if len(texts) != 2:
         raise WrongParts("two sentences: A and B", 'Give sentence A and sentence B: "A" "B".')
     return SimilarityInput(texts[0], (texts[1],))
@@ -41,9 +40,7 @@ def target_of(result: Any) -> str | None:
 
 
 def _pooled(outputs: Any, mask: Any, pooling: str) -> Any:
-    from bertstudio.core.tasks.similarity import pool
-
-    return pool(_wide(outputs.last_hidden_state), mask, pooling)
+    return pool(wide(outputs.last_hidden_state), mask, pooling)
 
 
 def prepare(loaded: LoadedModel, texts: tuple[str, ...], target: str | None) -> Prepared:
@@ -57,8 +54,8 @@ def prepare(loaded: LoadedModel, texts: tuple[str, ...], target: str | None) -> 
     pooling = (target or "mean").strip().lower()
     if pooling not in POOLING_NAMES:
         raise InputError(f"Unknown similarity target {target!r}.", hint="Use mean or cls (the pooling).")
-    inputs = _encode(loaded, texts[0])
-    other = _encode(loaded, texts[1])
+    inputs = encode(loaded, texts[0])
+    other = encode(loaded, texts[1])
     with torch.no_grad():  # held fixed: no gradient flows into B
         fixed = _pooled(loaded.model(**other), other["attention_mask"], pooling).detach()
 
@@ -72,7 +69,7 @@ def prepare(loaded: LoadedModel, texts: tuple[str, ...], target: str | None) -> 
     def loss(outputs: Any) -> Any:  # head importance: how far A's embedding is from B's
         return (1.0 - probability(outputs)).sum()
 
-    return _finish(loaded, inputs, ((texts[0],),), target=pooling,
+    return finish(loaded, inputs, ((texts[0],),), target=pooling,
                    target_label=f"value of cosine(A, B), {POOLING_NAMES[pooling]}",
                    probability=probability, targets=tuple(POOLING_NAMES.items()), loss=loss,
                    loss_name="1 − cosine of A with B")

@@ -18,14 +18,6 @@ from bertstudio.core.errors import InputError
 from bertstudio.core.models import LoadedModel
 from bertstudio.core.notes import Note
 from bertstudio.core.progress import TaskControl
-from bertstudio.core.tasks.spec import (
-    CounterfactualAdapter,
-    EvaluateAdapter,
-    ExplainAdapter,
-    SuiteAdapter,
-    TaskSpec,
-    lazy,
-)
 from bertstudio.core.text_limits import require_text
 
 if TYPE_CHECKING:
@@ -127,28 +119,3 @@ def compare(a: ChoiceResult, b: ChoiceResult) -> RankingDiff:
 
 def run(loaded: LoadedModel, inputs: ChoiceInput, control: TaskControl) -> ChoiceResult:
     return predict(loaded, inputs.prompt, inputs.choices)
-
-
-SPEC = TaskSpec(
-    key="multiple-choice", title="Multiple choice", command="choice", model_class="AutoModelForMultipleChoice",
-    default_model="bert-base-uncased", trained_as="ForMultipleChoice", run=run, compare=compare, order=70,
-    script=lazy("bertstudio.core.snippets:multiple_choice"),
-    counterfactual=CounterfactualAdapter(
-        predicted=lazy("bertstudio.core.whatif.tasks:choice_predicted"),
-        probabilities=lazy("bertstudio.core.whatif.tasks:softmax_probabilities"), choices=True,
-    ),
-    explain=ExplainAdapter.named("multiple_choice", "the prompt, then one ending per line"),
-    evaluate=EvaluateAdapter(
-        picker="Multiple choice (CSV with choices)", file_filter="Tables (*.csv *.tsv *.jsonl)",
-        read=lazy("bertstudio.core.evaluate.readers:read_choice_file"),
-        predict=lazy("bertstudio.core.evaluate.predict:choice"),
-        metrics=lazy("bertstudio.core.evaluate.metrics:accuracy_scores"),
-        inputs_of=lazy("bertstudio.core.evaluate.rows:choice_input"),
-        pair_of=lazy("bertstudio.core.evaluate.rows:pair_of_prompt"),
-        shown_gold=lazy("bertstudio.core.evaluate.rows:choice_gold"),
-        columns=(("prompt", "Prompt"), ("label", "Correct index")), choice_columns=True, labelled=True,
-    ),
-    suite=SuiteAdapter(parts=("prompt", "choice"), inputs=lazy("bertstudio.core.suites.tasks:prompt_and_choices"),
-                       min_parts=3, expect="choice", choices=True,
-                       meets=lazy("bertstudio.core.suites.tasks:meets_choice")),
-)

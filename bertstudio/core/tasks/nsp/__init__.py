@@ -17,20 +17,14 @@ from bertstudio.core.errors import InputError, MissingHeadError
 from bertstudio.core.models import LoadedModel
 from bertstudio.core.notes import Note
 from bertstudio.core.progress import TaskControl
-from bertstudio.core.tasks.spec import (
-    CounterfactualAdapter,
-    EvaluateAdapter,
-    ExplainAdapter,
-    SuiteAdapter,
-    TaskSpec,
-    lazy,
-)
 from bertstudio.core.text_limits import require_text
 
 if TYPE_CHECKING:
     from bertstudio.core.compare import RankingDiff
 
 IS_NEXT, NOT_NEXT = 0, 1  # BERT's labels: 0 = B continues A, 1 = B is random
+IS_NEXT_NAME, NOT_NEXT_NAME = "IsNext", "NotNext"  # as a labelled file and Evaluate name them
+NSP_CLASSES = (NOT_NEXT_NAME, IS_NEXT_NAME)  # Evaluate's probability columns: IsNext second, the positive class
 LABEL_MEANING = "label 0 = IsNext (B continues A), label 1 = NotNext (B is a random sentence)"
 MAX_CANDIDATES = 200
 BATCH = 16
@@ -191,27 +185,4 @@ PATCH_READER = (
     '\n'
     '\n'
     "LABEL = 0 if TARGET == 'is_next' else 1\n"
-)
-
-SPEC = TaskSpec(
-    key="nsp", title="Next sentence", model_class="AutoModelForNextSentencePrediction",
-    default_model="bert-base-uncased", run=run, compare=compare, order=20,
-    script=lazy("bertstudio.core.snippets:nsp"),
-    counterfactual=CounterfactualAdapter(
-        predicted=lazy("bertstudio.core.whatif.tasks:nsp_predicted"),
-        probabilities=lazy("bertstudio.core.whatif.tasks:softmax_probabilities"), edits=(0, 1),
-    ),
-    explain=ExplainAdapter.named("nsp", "sentence A, then sentence B"),
-    evaluate=EvaluateAdapter(
-        picker="Next sentence (pairs with 0/1 labels)", file_filter="Tables (*.csv *.tsv *.jsonl)",
-        read=lazy("bertstudio.core.evaluate.readers:read_nsp_file"),
-        predict=lazy("bertstudio.core.evaluate.predict:nsp"),
-        metrics=lazy("bertstudio.core.evaluate.metrics:classification"), labels=("IsNext", "NotNext"),
-        inputs_of=lazy("bertstudio.core.evaluate.rows:nsp_input"),
-        pair_of=lazy("bertstudio.core.evaluate.rows:pair_of_two"),
-        columns=(("text", "Sentence A"), ("pair", "Sentence B"), ("label", "Label")), labelled=True,
-    ),
-    patch_reader=PATCH_READER,
-    suite=SuiteAdapter(parts=("first", "second"), inputs=lazy("bertstudio.core.suites.tasks:parts"), min_parts=2,
-                       max_parts=2, labels=lazy("bertstudio.core.suites.tasks:nsp_labels")),
 )

@@ -15,7 +15,6 @@ from bertstudio.core.errors import InputError, MissingHeadError
 from bertstudio.core.models import LoadedModel
 from bertstudio.core.notes import Note
 from bertstudio.core.progress import TaskControl
-from bertstudio.core.tasks.spec import CounterfactualAdapter, EvaluateAdapter, ExplainAdapter, TaskSpec, lazy
 from bertstudio.core.text_limits import Truncation, require_text
 
 MAX_TOP_K = 100
@@ -146,11 +145,11 @@ def compare(a: FillMaskResult, b: FillMaskResult) -> tuple[Any, ...]:
     return compare_ranking_lists([m.candidates for m in a.masks], [m.candidates for m in b.masks])
 
 
-def _run(loaded: LoadedModel, inputs: FillMaskInput, control: TaskControl) -> FillMaskResult:
+def run(loaded: LoadedModel, inputs: FillMaskInput, control: TaskControl) -> FillMaskResult:
     return predict(loaded, inputs.text, inputs.top_k)
 
 
-def _inputs_for(loaded: LoadedModel, inputs: FillMaskInput) -> FillMaskInput:
+def inputs_for(loaded: LoadedModel, inputs: FillMaskInput) -> FillMaskInput:
     return FillMaskInput(in_mask_of(loaded, inputs.text), inputs.top_k)
 
 
@@ -165,26 +164,4 @@ PATCH_READER = (
     '\n'
     'with torch.no_grad():\n'
     '    TOKEN = int(model(**clean).logits[0, MASK].argmax())\n'
-)
-
-SPEC = TaskSpec(
-    key="fill-mask", title="Fill-mask", model_class="AutoModelForMaskedLM", default_model="bert-base-uncased",
-    run=_run, compare=compare, inputs_for=_inputs_for, order=10,
-    script=lazy("bertstudio.core.snippets:fill_mask"),
-    counterfactual=CounterfactualAdapter(
-        predicted=lazy("bertstudio.core.whatif.tasks:fill_mask_predicted"),
-        probabilities=lazy("bertstudio.core.whatif.tasks:fill_mask_probabilities"), masked_lm=True,
-    ),
-    explain=ExplainAdapter.named("fill_mask", "the text with a mask", one_text=True, per_layer=True),
-    evaluate=EvaluateAdapter(
-        picker="Masked LM (plain text)", file_filter="Text (*.txt)",
-        read=lazy("bertstudio.core.evaluate.readers:read_text_file"),
-        predict=lazy("bertstudio.core.evaluate.predict:masked_lm"),
-        metrics=lazy("bertstudio.core.evaluate.metrics:masked_lm_scores"),
-        inputs_of=lazy("bertstudio.core.evaluate.rows:fill_mask_input"),
-        pair_of=lazy("bertstudio.core.evaluate.rows:pair_of_text"),
-        correct=lazy("bertstudio.core.evaluate.rows:masked_correct"),
-        shown_gold=lazy("bertstudio.core.evaluate.rows:masked_gold"), row_accuracy=False,
-    ),
-    patch_reader=PATCH_READER,
 )

@@ -20,7 +20,6 @@ from bertstudio.core.errors import InputError, MissingHeadError
 from bertstudio.core.models import LoadedModel
 from bertstudio.core.notes import Note
 from bertstudio.core.progress import TaskControl
-from bertstudio.core.tasks.spec import TaskSpec, lazy
 from bertstudio.core.text_limits import require_text
 
 if TYPE_CHECKING:  # numpy is imported where it is used: every spec is read before the window shows
@@ -344,13 +343,6 @@ def compare_attention(a: AttentionResult, b: AttentionResult, source: str) -> At
     return AttentionComparison(source, b, differences.diff, differences.message)
 
 
-def _run(loaded: LoadedModel, inputs: AttentionInput, control: TaskControl) -> AttentionResult:
+def run(loaded: LoadedModel, inputs: AttentionInput, control: TaskControl) -> AttentionResult:
     return compute(loaded, inputs.text, inputs.pair, control, qk=inputs.qk, norms=inputs.norms,
                    norm_sum=inputs.norm_sum)
-
-
-SPEC = TaskSpec(
-    key="attention", title="Attention", model_class="AutoModel", default_model="bert-base-uncased",
-    attn_implementation="eager", run=_run, compare=attention_differences, order=50, ignore_missing=("pooler.",),
-    script=lazy("bertstudio.core.snippets:attention"),
-)

@@ -1,4 +1,5 @@
-"""Pre-training heads (MLM + NSP): a model class for training/, not a one-input task."""
+"""Pre-training: the spec the registry finds (tasks.spec.all_specs), every function it names imported from
+this package, so a grep for a function finds who uses it."""
 
 from __future__ import annotations
 

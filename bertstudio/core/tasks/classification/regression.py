@@ -1,6 +1,6 @@
 """Evaluate for a regression head (a sequence classifier whose config says problem_type
 "regression", as `train --task regression` saves): the Classification adapter's steps, each
-handing a regression model to the functions here and every other model to classification's.
+handing a regression model to the functions here and every other model to evaluate.py's.
 
 A regression model's value per row is the raw output; the file's label column holds the gold
 scores (any finite numbers, any scale). The metrics are Pearson's and Spearman's correlation
@@ -16,15 +16,15 @@ from collections.abc import Sequence
 from typing import Any
 
 from bertstudio.core.errors import InputError
-from bertstudio.core.evaluate.predict import EvalOptions, Prediction
+from bertstudio.core.evaluate.metrics import Scores, correlations, label_metrics, ranks
+from bertstudio.core.evaluate.predict import Checked, EvalOptions, Prediction
 from bertstudio.core.evaluate.readers import Dataset, Example
 from bertstudio.core.models import LoadedModel
 from bertstudio.core.progress import TaskControl
+from bertstudio.core.tasks.classification import evaluate, score_kind
 
 
 def is_regression(loaded: LoadedModel) -> bool:
-    from bertstudio.core.tasks.classification import score_kind
-
     return score_kind(loaded.model.config) == "regression"
 
 
@@ -36,12 +36,10 @@ def _number(value: Any) -> float | None:
     return number if math.isfinite(number) else None
 
 
-def prepare(loaded: LoadedModel, dataset: Dataset) -> tuple[list[str], list[str], dict[str, Any]]:
+def prepare(loaded: LoadedModel, dataset: Dataset) -> Checked:
     """A regression model needs a number in every gold cell (the first other one is named by line)."""
     if not is_regression(loaded):
-        from bertstudio.core.evaluate.predict import prepare_classification
-
-        return prepare_classification(loaded, dataset)  # type: ignore[no-any-return]
+        return evaluate.prepare(loaded, dataset)
     bad = next((x for x in dataset.examples if _number(x.gold) is None), None)
     if bad is not None:
         raise InputError(f"Line {bad.line} has the score '{bad.gold}', which is not a number.",
@@ -54,11 +52,8 @@ def predict(loaded: LoadedModel, examples: Sequence[Example], control: TaskContr
             regression: bool = False, **keywords: Any) -> tuple[list[Prediction], list[Any]]:
     """The model's value per row (value, rank difference); other models: classification's predictor."""
     if not regression:
-        from bertstudio.core.evaluate.predict import classification
-
-        return classification(loaded, examples, control, options, **keywords)  # type: ignore[no-any-return]
+        return evaluate.predict(loaded, examples, control, options, **keywords)
     from bertstudio.core import engine
-    from bertstudio.core.evaluate.similarity import ranks
 
     pairs = [x.inputs[1] or None for x in examples] if any(x.inputs[1] for x in examples) else None
     encoded = engine.encode_all(loaded, [x.inputs[0] for x in examples], pairs, control)
@@ -75,14 +70,10 @@ def _regression(value: Any) -> bool:
     return isinstance(value, tuple)
 
 
-def metrics(golds: Sequence[Any], predictions: Sequence[Any], labels: Sequence[str] = ()) -> tuple[Any, Any, Any]:
+def metrics(golds: Sequence[Any], predictions: Sequence[Any], labels: Sequence[str] = ()) -> Scores:
     """Correlations and errors of a regression head; classification's metrics for other models."""
     if not predictions or not _regression(predictions[0]):
-        from bertstudio.core.evaluate.metrics import classification
-
-        return classification(golds, predictions, labels)
-    from bertstudio.core.training.regression import correlations
-
+        return label_metrics(golds, predictions, labels)
     gold = [float(g) for g in golds]
     values = [float(p[0]) for p in predictions]
     scores = {"pearson": math.nan, "spearman": math.nan, **correlations(gold, values)}

@@ -20,7 +20,6 @@ from bertstudio.core.errors import InputError
 from bertstudio.core.models import LoadedModel
 from bertstudio.core.notes import Note
 from bertstudio.core.progress import TaskControl
-from bertstudio.core.tasks.spec import EvaluateAdapter, ExplainAdapter, SuiteAdapter, TaskSpec, lazy
 from bertstudio.core.text_limits import Truncation, require_text
 
 if TYPE_CHECKING:  # core.compare holds numpy: imported where used (every spec is read before the window shows)
@@ -200,25 +199,4 @@ PATCH_READER = (
     '\n'
     'def probability(outputs):\n'
     '    return outputs.logits[0, POSITION].softmax(-1)[LABEL]\n'
-)
-
-SPEC = TaskSpec(
-    key="ner", title="NER", model_class="AutoModelForTokenClassification",
-    default_model="dslim/bert-base-NER", trained_as="ForTokenClassification",
-    run=run, compare=compare_results, order=30,
-    script=lazy("bertstudio.core.snippets:ner"),
-    explain=ExplainAdapter.named("ner", "the text", one_text=True),
-    evaluate=EvaluateAdapter(
-        picker="Token classification (CoNLL)", file_filter="CoNLL (*.conll *.txt *.iob *.bio)",
-        read=lazy("bertstudio.core.evaluate.readers:read_ner_file"),
-        prepare=lazy("bertstudio.core.evaluate.predict:prepare_ner"),
-        predict=lazy("bertstudio.core.evaluate.predict:ner"),
-        metrics=lazy("bertstudio.core.evaluate.metrics:ner_scores"),
-        inputs_of=lazy("bertstudio.core.evaluate.rows:ner_input"),
-        pair_of=lazy("bertstudio.core.evaluate.rows:pair_of_words"),
-        shown_gold=lazy("bertstudio.core.evaluate.rows:ner_gold"), per_label="type",
-    ),
-    patch_reader=PATCH_READER,
-    suite=SuiteAdapter(parts=("text",), inputs=lazy("bertstudio.core.suites.tasks:words"), max_parts=1,
-                       expect="tags", meets=lazy("bertstudio.core.suites.tasks:meets_tags")),
 )

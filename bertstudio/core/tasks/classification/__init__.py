@@ -19,14 +19,6 @@ from bertstudio.core.errors import InputError
 from bertstudio.core.models import LoadedModel
 from bertstudio.core.notes import Note
 from bertstudio.core.progress import TaskControl
-from bertstudio.core.tasks.spec import (
-    CounterfactualAdapter,
-    EvaluateAdapter,
-    ExplainAdapter,
-    SuiteAdapter,
-    TaskSpec,
-    lazy,
-)
 from bertstudio.core.text_limits import Truncation, require_text
 
 if TYPE_CHECKING:
@@ -317,34 +309,4 @@ PATCH_READER = (
     '\n'
     'with torch.no_grad():\n'
     '    LABEL = int(model(**clean).logits[0].argmax())\n'
-)
-
-SPEC = TaskSpec(
-    key="classification", title="Classification", command="classify",
-    model_class="AutoModelForSequenceClassification",
-    default_model="distilbert/distilbert-base-uncased-finetuned-sst-2-english",
-    trained_as="ForSequenceClassification", run=run, compare=compare, order=60,
-    script=lazy("bertstudio.core.snippets:classification"),
-    counterfactual=CounterfactualAdapter(
-        predicted=lazy("bertstudio.core.whatif.tasks:classification_predicted"),
-        probabilities=lazy("bertstudio.core.whatif.tasks:classification_probabilities"), edits=(0, 1),
-    ),
-    explain=ExplainAdapter.named("classification", "the text (and its pair on a second line)",
-                                 examples=lazy("bertstudio.core.explain.importance:table_examples")),
-    evaluate=EvaluateAdapter(
-        picker="Classification (CSV/TSV/JSONL)", file_filter="Tables (*.csv *.tsv *.jsonl)",
-        read=lazy("bertstudio.core.evaluate.readers:read_classification_file"),
-        # evaluate.regression hands a regression head (train --task regression) its own steps, others on
-        prepare=lazy("bertstudio.core.evaluate.regression:prepare"),
-        predict=lazy("bertstudio.core.evaluate.regression:predict"),
-        metrics=lazy("bertstudio.core.evaluate.regression:metrics"),
-        correct=lazy("bertstudio.core.evaluate.regression:correct"),
-        error_order=lazy("bertstudio.core.evaluate.regression:error_order"),
-        inputs_of=lazy("bertstudio.core.evaluate.rows:classification_input"),
-        pair_of=lazy("bertstudio.core.evaluate.rows:pair_of_two"),
-        columns=(("text", "Text"), ("pair", "Second text"), ("label", "Label")), labelled=True,
-    ),
-    patch_reader=PATCH_READER,
-    suite=SuiteAdapter(parts=("text", "pair"), inputs=lazy("bertstudio.core.suites.tasks:text_and_pair"),
-                       max_parts=2, train_task="text-classification"),
 )

@@ -15,10 +15,12 @@ from pathlib import Path
 from typing import Any
 
 from bertstudio.core import notes
+from bertstudio.core.evaluate.metrics import Scores, ranks
 from bertstudio.core.evaluate.predict import EvalOptions, Prediction
 from bertstudio.core.evaluate.readers import Dataset, EvalColumns, Example, PairFile, read_pairs
 from bertstudio.core.models import LoadedModel
 from bertstudio.core.progress import TaskControl
+from bertstudio.core.tasks.similarity import SimilarityInput, embed_encoded, pair_cosines
 
 FIRST_NAMES = ("sentence1", "sentence_1", "sentence_a", "text_a", "s1", "a", "text")
 SECOND_NAMES = ("sentence2", "sentence_2", "sentence_b", "text_b", "s2", "b", "text_pair")
@@ -42,13 +44,6 @@ def read_file(path: Path, columns: EvalColumns, control: TaskControl | None = No
     return read_pairs(path, columns, control, STS_FILE)
 
 
-def ranks(values: Sequence[float]) -> list[float]:
-    """1-based ranks, ties given their average rank (as Spearman's correlation ranks them)."""
-    from scipy.stats import rankdata
-
-    return [float(r) for r in rankdata(list(values))] if values else []
-
-
 def predict(loaded: LoadedModel, examples: Sequence[Example], control: TaskControl,
             options: EvalOptions) -> tuple[list[Prediction], list[Any]]:
     """The cosine of each pair (mean pooling, as the Similarity tab; every sentence of the file through the
@@ -56,8 +51,6 @@ def predict(loaded: LoadedModel, examples: Sequence[Example], control: TaskContr
     import torch
 
     from bertstudio.core import engine
-    from bertstudio.core.tasks.similarity import embed_encoded, pair_cosines
-
     n = len(examples)
     encoded = engine.encode_all(loaded, [x.inputs[0] for x in examples] + [x.inputs[1] for x in examples],
                                 control=control)
@@ -82,7 +75,7 @@ def _correlations(golds: Sequence[float], cosines: Sequence[float]) -> dict[str,
             "pearson": float(pearsonr(golds, cosines).statistic)}
 
 
-def metrics(golds: Sequence[Any], predictions: Sequence[Any], _labels: Sequence[str] = ()) -> tuple[Any, Any, Any]:
+def metrics(golds: Sequence[Any], predictions: Sequence[Any], _labels: Sequence[str] = ()) -> Scores:
     """(metrics, no per-label scores, no confusion): the correlations of gold scores and cosines."""
     cosines = [float(value[0]) for value in predictions]
     values = _correlations([float(g) for g in golds], cosines)
@@ -105,10 +98,8 @@ def shown_gold(example: Example, _prediction: Any) -> str:
     return f"{float(example.gold):g}"
 
 
-def inputs_of(example: Example) -> Any:
+def inputs_of(example: Example) -> SimilarityInput:
     """A row opened in the Similarity tab: sentence 1 against sentence 2."""
-    from bertstudio.core.tasks.similarity import SimilarityInput
-
     return SimilarityInput(example.inputs[0], (example.inputs[1],))
 
 

@@ -21,7 +21,6 @@ from bertstudio.core.errors import InputError, MissingHeadError
 from bertstudio.core.models import LoadedModel
 from bertstudio.core.notes import Note
 from bertstudio.core.progress import TaskControl
-from bertstudio.core.tasks.spec import EvaluateAdapter, ExplainAdapter, SuiteAdapter, TaskSpec, lazy
 from bertstudio.core.text_limits import require_text
 
 if TYPE_CHECKING:  # numpy is imported where it is used: every spec is read before the window shows
@@ -371,25 +370,3 @@ def compare(a: QAResult, b: QAResult) -> SpanDiff:
 
 def run(loaded: LoadedModel, inputs: QAInput, control: TaskControl) -> QAResult:
     return answer(loaded, inputs.question, inputs.context, inputs.options, control)
-
-
-SPEC = TaskSpec(
-    key="qa", title="Question answering", model_class="AutoModelForQuestionAnswering",
-    default_model="distilbert/distilbert-base-cased-distilled-squad", run=run, compare=compare, order=40,
-    script=lazy("bertstudio.core.snippets:qa"),
-    explain=ExplainAdapter.named("qa", "the question, then the context"),
-    evaluate=EvaluateAdapter(
-        picker="Question answering (SQuAD JSON or CSV)", file_filter="SQuAD or tables (*.json *.csv *.tsv *.jsonl)",
-        read=lazy("bertstudio.core.evaluate.readers:read_qa_file"), predict=lazy("bertstudio.core.evaluate.predict:qa"),
-        metrics=lazy("bertstudio.core.evaluate.metrics:qa_scores"),
-        inputs_of=lazy("bertstudio.core.evaluate.rows:qa_input"),
-        pair_of=lazy("bertstudio.core.evaluate.rows:pair_of_two"),
-        correct=lazy("bertstudio.core.evaluate.rows:qa_correct"),
-        shown_gold=lazy("bertstudio.core.evaluate.rows:qa_gold"),
-        label_of=lazy("bertstudio.core.evaluate.rows:qa_label"),
-        columns=(("question", "Question"), ("context", "Context"), ("answer", "Answer")),
-    ),
-    suite=SuiteAdapter(parts=("question", "context"), inputs=lazy("bertstudio.core.suites.tasks:parts"),
-                       min_parts=2, max_parts=2, expect="answer", same=lazy("bertstudio.core.suites.tasks:same_answer"),
-                       meets=lazy("bertstudio.core.suites.tasks:meets_answer"), gold=("?",)),
-)

@@ -1,0 +1,56 @@
+"""Classification: the spec the registry finds (tasks.spec.all_specs), every function it names imported from
+this package, so a grep for a function finds who uses it."""
+
+from __future__ import annotations
+
+from bertstudio.core.evaluate.rows import pair_of_two
+from bertstudio.core.tasks.classification import (
+    PATCH_READER,
+    compare,
+    evaluate,
+    explain,
+    regression,
+    run,
+    snippet,
+    whatif,
+)
+from bertstudio.core.tasks.spec import (
+    CounterfactualAdapter,
+    EvaluateAdapter,
+    ExplainAdapter,
+    SuiteAdapter,
+    TaskSpec,
+    lazy,
+)
+
+SPEC = TaskSpec(
+    key="classification", title="Classification", command="classify",
+    model_class="AutoModelForSequenceClassification",
+    default_model="distilbert/distilbert-base-uncased-finetuned-sst-2-english",
+    trained_as="ForSequenceClassification", run=run, compare=compare, order=60,
+    script=snippet.build,
+    counterfactual=CounterfactualAdapter(
+        predicted=whatif.predicted,
+        probabilities=whatif.probabilities, edits=(0, 1),
+    ),
+    explain=ExplainAdapter(
+        parts="the text (and its pair on a second line)", texts_of=explain.texts_of, inputs_of=explain.inputs_of,
+        target_of=explain.target_of, prepare=explain.prepare, summary=explain.summary, examples=explain.examples,
+    ),
+    evaluate=EvaluateAdapter(
+        picker="Classification (CSV/TSV/JSONL)", file_filter="Tables (*.csv *.tsv *.jsonl)",
+        read=evaluate.read_file,
+        # regression.py hands a regression head (train --task regression) its own steps, others on
+        prepare=regression.prepare,
+        predict=regression.predict,
+        metrics=regression.metrics,
+        correct=regression.correct,
+        error_order=regression.error_order,
+        inputs_of=evaluate.inputs_of,
+        pair_of=pair_of_two,
+        columns=(("text", "Text"), ("pair", "Second text"), ("label", "Label")), labelled=True,
+    ),
+    patch_reader=PATCH_READER,
+    suite=SuiteAdapter(parts=("text", "pair"), inputs=lazy("bertstudio.core.suites.tasks:text_and_pair"),
+                       max_parts=2, train_task="text-classification"),
+)

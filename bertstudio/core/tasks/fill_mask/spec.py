@@ -1,0 +1,32 @@
+"""Fill-mask: the spec the registry finds (tasks.spec.all_specs), every function it names imported from
+this package, so a grep for a function finds who uses it."""
+
+from __future__ import annotations
+
+from bertstudio.core.tasks.fill_mask import PATCH_READER, compare, evaluate, explain, inputs_for, run, snippet, whatif
+from bertstudio.core.tasks.spec import CounterfactualAdapter, EvaluateAdapter, ExplainAdapter, TaskSpec
+
+SPEC = TaskSpec(
+    key="fill-mask", title="Fill-mask", model_class="AutoModelForMaskedLM", default_model="bert-base-uncased",
+    run=run, compare=compare, inputs_for=inputs_for, order=10,
+    script=snippet.build,
+    counterfactual=CounterfactualAdapter(
+        predicted=whatif.predicted,
+        probabilities=whatif.probabilities, masked_lm=True,
+    ),
+    explain=ExplainAdapter(
+        parts="the text with a mask", texts_of=explain.texts_of, inputs_of=explain.inputs_of,
+        target_of=explain.target_of, prepare=explain.prepare, summary=explain.summary, one_text=True, per_layer=True,
+    ),
+    evaluate=EvaluateAdapter(
+        picker="Masked LM (plain text)", file_filter="Text (*.txt)",
+        read=evaluate.read_file,
+        predict=evaluate.predict,
+        metrics=evaluate.metrics,
+        inputs_of=evaluate.inputs_of,
+        pair_of=evaluate.pair_of,
+        correct=evaluate.correct,
+        shown_gold=evaluate.shown_gold, row_accuracy=False,
+    ),
+    patch_reader=PATCH_READER,
+)

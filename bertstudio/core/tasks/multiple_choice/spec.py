@@ -1,0 +1,43 @@
+"""Multiple choice: the spec the registry finds (tasks.spec.all_specs), every function it names imported from
+this package, so a grep for a function finds who uses it."""
+
+from __future__ import annotations
+
+from bertstudio.core.evaluate.metrics import accuracy_scores
+from bertstudio.core.tasks.multiple_choice import compare, evaluate, explain, run, snippet, whatif
+from bertstudio.core.tasks.spec import (
+    CounterfactualAdapter,
+    EvaluateAdapter,
+    ExplainAdapter,
+    SuiteAdapter,
+    TaskSpec,
+    lazy,
+)
+from bertstudio.core.whatif.tasks import softmax_probabilities
+
+SPEC = TaskSpec(
+    key="multiple-choice", title="Multiple choice", command="choice", model_class="AutoModelForMultipleChoice",
+    default_model="bert-base-uncased", trained_as="ForMultipleChoice", run=run, compare=compare, order=70,
+    script=snippet.build,
+    counterfactual=CounterfactualAdapter(
+        predicted=whatif.predicted,
+        probabilities=softmax_probabilities, choices=True,
+    ),
+    explain=ExplainAdapter(
+        parts="the prompt, then one ending per line", texts_of=explain.texts_of, inputs_of=explain.inputs_of,
+        target_of=explain.target_of, prepare=explain.prepare, summary=explain.summary,
+    ),
+    evaluate=EvaluateAdapter(
+        picker="Multiple choice (CSV with choices)", file_filter="Tables (*.csv *.tsv *.jsonl)",
+        read=evaluate.read_file,
+        predict=evaluate.predict,
+        metrics=accuracy_scores,
+        inputs_of=evaluate.inputs_of,
+        pair_of=evaluate.pair_of,
+        shown_gold=evaluate.shown_gold,
+        columns=(("prompt", "Prompt"), ("label", "Correct index")), choice_columns=True, labelled=True,
+    ),
+    suite=SuiteAdapter(parts=("prompt", "choice"), inputs=lazy("bertstudio.core.suites.tasks:prompt_and_choices"),
+                       min_parts=3, expect="choice", choices=True,
+                       meets=lazy("bertstudio.core.suites.tasks:meets_choice")),
+)

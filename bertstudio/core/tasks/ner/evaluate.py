@@ -1,0 +1,149 @@
+"""Evaluate for NER: a CoNLL file (IOB2 tags checked), the model's entity types against the file's,
+word-level tags from the pipeline's word aggregation, and seqeval's entity-level metrics."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from bertstudio.core.errors import InputError
+from bertstudio.core.evaluate.metrics import ClassScores, Scores
+from bertstudio.core.evaluate.predict import Checked, EvalOptions, Prediction, progress
+from bertstudio.core.evaluate.readers import Dataset, EvalColumns, Example
+from bertstudio.core.models import LoadedModel
+from bertstudio.core.progress import TaskControl
+from bertstudio.core.tasks.ner import NerInput, entity_type, has_word_boundaries
+
+
+def read_file(path: Path, _columns: EvalColumns | None = None, control: TaskControl | None = None) -> Dataset:
+    """inputs = words, gold = IOB2 tags (CoNLL: 'word ... tag' per line, blank line between sentences)."""
+    from bertstudio.core.training.data import RowIssue, raise_issues, read_conll
+
+    sentences = read_conll(path, control)
+    issues = []
+    for sentence in sentences:
+        for offset, (previous, tag) in enumerate(zip(("O",) + sentence.tags, sentence.tags, strict=False)):
+            if tag.startswith("I-") and previous[2:] != tag[2:]:
+                issues.append(RowIssue(sentence.line + offset, f"tag '{tag}' follows '{previous}': IOB2 starts an "
+                                       "entity with B-"))
+    raise_issues(path, issues)
+    examples = [Example(s.line, " ".join(s.tokens), s.tokens, s.tags) for s in sentences]
+    return Dataset("", str(path), tuple(examples))
+
+
+
+def model_types(loaded: LoadedModel) -> set[str]:
+    return {entity_type(label) for label in loaded.info.id2label.values() if label != "O"}
+
+
+
+def prepare(loaded: LoadedModel, dataset: Dataset) -> Checked:
+    """Every gold tag's entity type is one the model knows (else an error naming its line)."""
+    check_tags(loaded, dataset)
+    return [], [], {}
+
+
+
+def check_tags(loaded: LoadedModel, dataset: Dataset) -> None:
+    known = model_types(loaded)
+    for example in dataset.examples:
+        for offset, tag in enumerate(example.gold):
+            if tag != "O" and tag[2:] not in known:
+                raise InputError(
+                    f"Line {example.line + offset} has the tag '{tag}': the model knows no entity type '{tag[2:]}'.",
+                    hint=f"The model's types: {', '.join(sorted(known)) or 'none'}.")
+
+
+
+def words_to_tags(words: Sequence[str], entities: Sequence[dict[str, Any]]) -> tuple[str, ...]:
+    """IOB2 tags of the words of " ".join(words) from the pipeline's character-offset entities."""
+    starts, position = [], 0
+    for word in words:
+        starts.append(position)
+        position += len(word) + 1
+    tags = ["O"] * len(words)
+    for entity in entities:
+        kind = str(entity.get("entity_group", entity.get("entity", "")))
+        kind = kind[2:] if len(kind) > 2 and kind[1] == "-" else kind
+        inside = [i for i, s in enumerate(starts) if s < entity["end"] and s + len(words[i]) > entity["start"]]
+        for n, i in enumerate(inside):
+            if tags[i] == "O":
+                tags[i] = f"{'B' if n == 0 else 'I'}-{kind}"
+    return tuple(tags)
+
+
+
+def predict(loaded: LoadedModel, examples: Sequence[Example], control: TaskControl,
+        options: EvalOptions) -> tuple[list[Prediction], list[Any]]:
+    """Word-level IOB2 tags from the pipeline's word aggregation ('first': a word takes its first
+    wordpiece's label, the convention of transformers' run_ner evaluation)."""
+    import warnings
+
+    strategy = "first" if loaded.tokenizer.is_fast else "simple"
+    notes = [] if has_word_boundaries(loaded.tokenizer) or strategy == "simple" else [
+        "This tokenizer does not mark where words continue; word boundaries were taken from spaces."]
+    texts = [" ".join(x.inputs) for x in examples]
+    out: list[Prediction] = []
+    with loaded.lock, warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message="Tokenizer does not support real words")
+        pipe = loaded.pipeline("token-classification")
+        results = pipe((t for t in texts), batch_size=options.batch_size, aggregation_strategy=strategy)
+        for example, entities in zip(examples, results, strict=True):
+            tags = words_to_tags(example.inputs, entities)
+            score = sum(float(e["score"]) for e in entities) / len(entities) if entities else 1.0
+            out.append(Prediction(tags, entities_text(example.inputs, tags), score))
+            if len(out) % options.batch_size == 0 or len(out) == len(examples):
+                progress(control, len(out), len(examples), "Tagged")
+    return out, notes
+
+
+
+def entities_text(words: Sequence[str], tags: Sequence[str]) -> str:
+    """'Klaus/PER Vienna/LOC' from IOB2 tags (what the error browser shows)."""
+    spans: list[list[str]] = []
+    for word, tag in zip(words, tags, strict=True):
+        if tag.startswith("B-") or (tag.startswith("I-") and (not spans or spans[-1][1] != tag[2:])):
+            spans.append([word, tag[2:]])
+        elif tag.startswith("I-"):
+            spans[-1][0] += f" {word}"
+    return "; ".join(f"{text}/{kind}" for text, kind in spans) or "(none)"
+
+
+
+def scores(golds: Sequence[Sequence[str]], predictions: Sequence[Sequence[str]]
+        ) -> tuple[dict[str, float], dict[str, ClassScores]]:
+    """Entity-level micro precision/recall/F1 and per type (seqeval, strict IOB2)."""
+    from seqeval.metrics import classification_report
+    from seqeval.scheme import IOB2
+
+    gold_lists, pred_lists = [list(g) for g in golds], [list(p) for p in predictions]
+    report = classification_report(gold_lists, pred_lists, mode="strict", scheme=IOB2, output_dict=True,
+                                   zero_division=0)
+    micro = report.pop("micro avg")
+    for name in ("macro avg", "weighted avg"):
+        report.pop(name, None)
+    accuracy = sum(g == p for g, p in zip(gold_lists, pred_lists, strict=True)) / max(1, len(gold_lists))
+    metrics = {"precision": float(micro["precision"]), "recall": float(micro["recall"]), "f1": float(micro["f1-score"]),
+               "sentence_accuracy": accuracy}
+    per_type = {name: ClassScores(float(v["precision"]), float(v["recall"]), float(v["f1-score"]), int(v["support"]))
+                for name, v in sorted(report.items())}
+    return metrics, per_type
+
+
+
+def metrics(golds: Sequence[Any], predictions: Sequence[Any], labels: Sequence[str] = ()) -> Scores:
+    values, per_type = scores(golds, predictions)
+    return values, per_type, None
+
+
+def inputs_of(example: Example) -> NerInput:
+    return NerInput(" ".join(example.inputs))
+
+
+def pair_of(example: Example) -> tuple[str, str | None]:
+    return " ".join(example.inputs), None
+
+
+def shown_gold(example: Example, prediction: Any) -> str:
+    return entities_text(example.inputs, example.gold)

@@ -1,0 +1,31 @@
+"""NER: the spec the registry finds (tasks.spec.all_specs), every function it names imported from
+this package, so a grep for a function finds who uses it."""
+
+from __future__ import annotations
+
+from bertstudio.core.tasks.ner import PATCH_READER, compare_results, evaluate, explain, run, snippet
+from bertstudio.core.tasks.spec import EvaluateAdapter, ExplainAdapter, SuiteAdapter, TaskSpec, lazy
+
+SPEC = TaskSpec(
+    key="ner", title="NER", model_class="AutoModelForTokenClassification",
+    default_model="dslim/bert-base-NER", trained_as="ForTokenClassification",
+    run=run, compare=compare_results, order=30,
+    script=snippet.build,
+    explain=ExplainAdapter(
+        parts="the text", texts_of=explain.texts_of, inputs_of=explain.inputs_of,
+        target_of=explain.target_of, prepare=explain.prepare, summary=explain.summary, one_text=True,
+    ),
+    evaluate=EvaluateAdapter(
+        picker="Token classification (CoNLL)", file_filter="CoNLL (*.conll *.txt *.iob *.bio)",
+        read=evaluate.read_file,
+        prepare=evaluate.prepare,
+        predict=evaluate.predict,
+        metrics=evaluate.metrics,
+        inputs_of=evaluate.inputs_of,
+        pair_of=evaluate.pair_of,
+        shown_gold=evaluate.shown_gold, per_label="type",
+    ),
+    patch_reader=PATCH_READER,
+    suite=SuiteAdapter(parts=("text",), inputs=lazy("bertstudio.core.suites.tasks:words"), max_parts=1,
+                       expect="tags", meets=lazy("bertstudio.core.suites.tasks:meets_tags")),
+)

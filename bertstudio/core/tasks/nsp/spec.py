@@ -1,0 +1,43 @@
+"""Next sentence: the spec the registry finds (tasks.spec.all_specs), every function it names imported from
+this package, so a grep for a function finds who uses it."""
+
+from __future__ import annotations
+
+from bertstudio.core.evaluate.metrics import label_metrics
+from bertstudio.core.evaluate.rows import pair_of_two
+from bertstudio.core.tasks.nsp import PATCH_READER, compare, evaluate, explain, run, snippet, whatif
+from bertstudio.core.tasks.spec import (
+    CounterfactualAdapter,
+    EvaluateAdapter,
+    ExplainAdapter,
+    SuiteAdapter,
+    TaskSpec,
+    lazy,
+)
+from bertstudio.core.whatif.tasks import softmax_probabilities
+
+SPEC = TaskSpec(
+    key="nsp", title="Next sentence", model_class="AutoModelForNextSentencePrediction",
+    default_model="bert-base-uncased", run=run, compare=compare, order=20,
+    script=snippet.build,
+    counterfactual=CounterfactualAdapter(
+        predicted=whatif.predicted,
+        probabilities=softmax_probabilities, edits=(0, 1),
+    ),
+    explain=ExplainAdapter(
+        parts="sentence A, then sentence B", texts_of=explain.texts_of, inputs_of=explain.inputs_of,
+        target_of=explain.target_of, prepare=explain.prepare, summary=explain.summary,
+    ),
+    evaluate=EvaluateAdapter(
+        picker="Next sentence (pairs with 0/1 labels)", file_filter="Tables (*.csv *.tsv *.jsonl)",
+        read=evaluate.read_file,
+        predict=evaluate.predict,
+        metrics=label_metrics, labels=("IsNext", "NotNext"),
+        inputs_of=evaluate.inputs_of,
+        pair_of=pair_of_two,
+        columns=(("text", "Sentence A"), ("pair", "Sentence B"), ("label", "Label")), labelled=True,
+    ),
+    patch_reader=PATCH_READER,
+    suite=SuiteAdapter(parts=("first", "second"), inputs=lazy("bertstudio.core.suites.tasks:parts"), min_parts=2,
+                       max_parts=2, labels=lazy("bertstudio.core.suites.tasks:nsp_labels")),
+)

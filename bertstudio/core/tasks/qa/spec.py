@@ -1,0 +1,32 @@
+"""Question answering: the spec the registry finds (tasks.spec.all_specs), every function it names imported from
+this package, so a grep for a function finds who uses it."""
+
+from __future__ import annotations
+
+from bertstudio.core.evaluate.rows import pair_of_two
+from bertstudio.core.tasks.qa import compare, evaluate, explain, run, snippet
+from bertstudio.core.tasks.spec import EvaluateAdapter, ExplainAdapter, SuiteAdapter, TaskSpec, lazy
+
+SPEC = TaskSpec(
+    key="qa", title="Question answering", model_class="AutoModelForQuestionAnswering",
+    default_model="distilbert/distilbert-base-cased-distilled-squad", run=run, compare=compare, order=40,
+    script=snippet.build,
+    explain=ExplainAdapter(
+        parts="the question, then the context", texts_of=explain.texts_of, inputs_of=explain.inputs_of,
+        target_of=explain.target_of, prepare=explain.prepare, summary=explain.summary,
+    ),
+    evaluate=EvaluateAdapter(
+        picker="Question answering (SQuAD JSON or CSV)", file_filter="SQuAD or tables (*.json *.csv *.tsv *.jsonl)",
+        read=evaluate.read_file, predict=evaluate.predict,
+        metrics=evaluate.metrics,
+        inputs_of=evaluate.inputs_of,
+        pair_of=pair_of_two,
+        correct=evaluate.correct,
+        shown_gold=evaluate.shown_gold,
+        label_of=evaluate.label_of,
+        columns=(("question", "Question"), ("context", "Context"), ("answer", "Answer")),
+    ),
+    suite=SuiteAdapter(parts=("question", "context"), inputs=lazy("bertstudio.core.suites.tasks:parts"),
+                       min_parts=2, max_parts=2, expect="answer", same=lazy("bertstudio.core.suites.tasks:same_answer"),
+                       meets=lazy("bertstudio.core.suites.tasks:meets_answer"), gold=("?",)),
+)
