@@ -54,6 +54,10 @@ Metrics = Callable[[Sequence[Any], Sequence[Any], Sequence[str]], tuple[dict[str
 CheckDataset = Callable[[Loaded, Any], tuple[list[str], list[str], dict[str, Any]]]
 RowInputs = Callable[[Row], TaskInputs]
 RowPair = Callable[[Row], tuple[str, str | None]]
+# The pipeline contract (transformers' preprocess -> _forward -> postprocess): rows of texts (as
+# ExplainAdapter.texts_of gives them) -> engine.Encoded; the model's logits -> scores per row.
+EncodeRows = Callable[[Loaded, Sequence[tuple[str, ...]], "TaskControl | None"], Any]  # -> engine.Encoded
+ReadOutputs = Callable[[Loaded, Any], Any]  # (loaded, logits: torch or numpy, rows first) -> the same kind, scores
 # What would flip this (core/whatif): (loaded, result) -> whatif.tasks.Prediction; (loaded, model inputs,
 # model outputs) -> a (batch, classes) tensor of probabilities.
 Predicted = Callable[[Loaded, TaskResult], Any]
@@ -76,6 +80,17 @@ def lazy(path: str) -> Callable[..., Any]:
     call.__name__ = call.__qualname__ = name
     call.__doc__ = f"{path}, imported on first use."
     return call
+
+
+@dataclass(frozen=True)
+class TaskPipeline:
+    """A task's preprocess and postprocess, in the shape of transformers' pipelines: running it is
+    `read(forward(encode(rows)))`, the forward being core/engine.py's batches (tasks/pipeline.py).
+    Its run, Explain's F, Evaluate's predictor and counterfactual scoring all read with `read`, so
+    logits become scores in one place per task."""
+
+    encode: EncodeRows  # (loaded, rows of texts, control) -> engine.Encoded (tokenized once, unpadded)
+    read: ReadOutputs  # (loaded, logits) -> scores per row and class (softmax, sigmoid or the value)
 
 
 @dataclass(frozen=True)
@@ -180,6 +195,7 @@ class TaskSpec:
     # Optional adapters: what the task offers beyond Run. A tab offers Explain…, Copy as Python or
     # Evaluate only where its spec has the adapter; the Explain and Evaluate tabs, the snippet
     # writer and the CLI list exactly the specs that have one.
+    pipeline: TaskPipeline | None = None  # encode / read: the task's numbers, written once
     explain: ExplainAdapter | None = None
     evaluate: EvaluateAdapter | None = None
     script: ScriptBuilder | None = None

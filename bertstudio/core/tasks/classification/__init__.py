@@ -19,6 +19,8 @@ from bertstudio.core.errors import InputError
 from bertstudio.core.models import LoadedModel
 from bertstudio.core.notes import Note
 from bertstudio.core.progress import TaskControl
+from bertstudio.core.tasks.classification import steps
+from bertstudio.core.tasks.classification.steps import score_kind
 from bertstudio.core.text_limits import Truncation, require_text
 
 if TYPE_CHECKING:
@@ -100,31 +102,6 @@ class ClassificationResult:
         return self.first.to_json()
 
 
-def score_kind(config: Any) -> str:
-    """The pipeline's own rule for which function turns logits into scores."""
-    problem = getattr(config, "problem_type", None)
-    if problem == "regression":
-        return "regression"
-    if problem == "multi_label_classification" or config.num_labels == 1:
-        return "multi-label"
-    return "single-label"
-
-
-def label_scores(config: Any, logits: Any) -> Any:
-    """(rows, labels) float32 scores from (rows, labels) logits, as TextClassificationPipeline.postprocess
-    makes them per row (sigmoid, softmax or the raw value by `score_kind`), for the engine's batches."""
-    import numpy as np
-
-    values = np.asarray(logits, dtype=np.float32)
-    kind = score_kind(config)
-    if kind == "multi-label":
-        return 1.0 / (1.0 + np.exp(-values))
-    if kind == "single-label":
-        shifted = np.exp(values - values.max(axis=-1, keepdims=True))
-        return shifted / shifted.sum(axis=-1, keepdims=True)
-    return values
-
-
 def _ranked(config: Any, scores: Any) -> list[dict[str, Any]]:
     """Every label with its score, highest first (ties in label-id order), as the pipeline's top_k=None."""
     found = [{"label": config.id2label[i], "score": float(score)} for i, score in enumerate(scores)]
@@ -175,10 +152,9 @@ def classify_batch(
         )
     from bertstudio.core import engine
 
-    config = loaded.model.config
-    encoded = engine.encode_all(loaded, rows, control=control)
-    scores = label_scores(config, engine.run_logits(loaded, encoded, control, max_rows=batch_size,
-                                                    verb="Classified"))
+    config = loaded.model.config  # read(forward(encode(rows))): the task's pipeline, the engine's forward
+    encoded = steps.encode(loaded, [(text,) for text in rows], control)
+    scores = steps.read(loaded, engine.run_logits(loaded, encoded, control, max_rows=batch_size, verb="Classified"))
     cut = set(encoded.cut)
     out = [_row(text, None, _ranked(config, row), i in cut) for i, (text, row) in enumerate(zip(rows, scores,
                                                                                                  strict=True))]

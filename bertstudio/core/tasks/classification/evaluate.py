@@ -14,7 +14,7 @@ from bertstudio.core.evaluate.predict import Checked, EvalOptions, Prediction
 from bertstudio.core.evaluate.readers import Dataset, EvalColumns, Example, extra_fields, finish_dataset
 from bertstudio.core.models import LoadedModel
 from bertstudio.core.progress import TaskControl
-from bertstudio.core.tasks.classification import ClassificationInput, label_scores
+from bertstudio.core.tasks.classification import ClassificationInput, steps
 
 
 def read_file(path: Path, columns: EvalColumns, control: TaskControl | None = None) -> Dataset:
@@ -73,12 +73,11 @@ def predict(loaded: LoadedModel, examples: Sequence[Example], control: TaskContr
     from bertstudio.core import engine
 
     rename = rename or {}
-    pairs = [x.inputs[1] or None for x in examples] if any(x.inputs[1] for x in examples) else None
-    encoded = engine.encode_all(loaded, [x.inputs[0] for x in examples], pairs, control)
+    encoded = steps.encode(loaded, [x.inputs for x in examples], control)
     logits = engine.run_logits(loaded, encoded, control, max_rows=options.batch_size, verb="Classified")
     out: list[Prediction] = []
     if len(examples):
-        scores = label_scores(loaded.model.config, logits)
+        scores = steps.read(loaded, logits)
         names = loaded.info.id2label
         for row in scores:
             best = int(row.argmax())

@@ -9,15 +9,16 @@ from typing import Any
 from bertstudio.core.errors import InputError
 from bertstudio.core.explain.importance import Example
 from bertstudio.core.explain.inputs import count_parts
-from bertstudio.core.explain.targets import Prepared, encode, finish, outputs_of, whole_number, wide
+from bertstudio.core.explain.targets import Prepared, encode, finish, outputs_of, whole_number
 from bertstudio.core.models import LoadedModel
 from bertstudio.core.tasks.classification import (
     ClassificationInput,
     ClassificationResult,
     read_texts,
-    score_kind,
+    steps,
     table_columns,
 )
+from bertstudio.core.tasks.classification.steps import score_kind
 from bertstudio.core.text_limits import require_text
 
 
@@ -61,10 +62,7 @@ def prepare(loaded: LoadedModel, texts: tuple[str, ...], target: str | None) -> 
             raise InputError(f"Unknown label {target!r}.", hint=f"Labels: {', '.join(labels.values())}.")
 
     def probability(outputs: Any) -> Any:
-        raw = wide(outputs.logits)
-        if kind == "regression":
-            return raw[:, label]
-        return (raw.sigmoid() if kind == "multi-label" else raw.softmax(-1))[:, label]
+        return steps.read(loaded, outputs.logits)[:, label]
 
     name = labels.get(label, str(label))
     return finish(loaded, inputs, ((texts[0], pair) if pair else (texts[0],),), target=name,

@@ -21,7 +21,8 @@ from bertstudio.core.evaluate.predict import Checked, EvalOptions, Prediction
 from bertstudio.core.evaluate.readers import Dataset, Example
 from bertstudio.core.models import LoadedModel
 from bertstudio.core.progress import TaskControl
-from bertstudio.core.tasks.classification import evaluate, score_kind
+from bertstudio.core.tasks.classification import evaluate, steps
+from bertstudio.core.tasks.classification.steps import score_kind
 
 
 def is_regression(loaded: LoadedModel) -> bool:
@@ -55,10 +56,9 @@ def predict(loaded: LoadedModel, examples: Sequence[Example], control: TaskContr
         return evaluate.predict(loaded, examples, control, options, **keywords)
     from bertstudio.core import engine
 
-    pairs = [x.inputs[1] or None for x in examples] if any(x.inputs[1] for x in examples) else None
-    encoded = engine.encode_all(loaded, [x.inputs[0] for x in examples], pairs, control)
-    logits = engine.run_logits(loaded, encoded, control, max_rows=options.batch_size)
-    values: list[float] = logits[:, 0].astype(float).tolist() if len(examples) else []
+    encoded = steps.encode(loaded, [x.inputs for x in examples], control)
+    scores = steps.read(loaded, engine.run_logits(loaded, encoded, control, max_rows=options.batch_size))
+    values: list[float] = scores[:, 0].astype(float).tolist() if len(examples) else []
     predicted, gold = ranks(values), ranks([float(x.gold) for x in examples])
     n = len(examples)
     return [Prediction((v, abs(p - g)), f"{v:.4g} (rank {p:g} of {n}; gold rank {g:g})", v)

@@ -12,6 +12,7 @@ from bertstudio.core.tasks.classification import (
     regression,
     run,
     snippet,
+    steps,
     whatif,
 )
 from bertstudio.core.tasks.spec import (
@@ -28,7 +29,7 @@ SPEC = TaskSpec(
     model_class="AutoModelForSequenceClassification",
     default_model="distilbert/distilbert-base-uncased-finetuned-sst-2-english",
     trained_as="ForSequenceClassification", run=run, compare=compare, order=60,
-    script=snippet.build,
+    script=snippet.build, pipeline=steps.PIPELINE,
     counterfactual=CounterfactualAdapter(
         predicted=whatif.predicted,
         probabilities=whatif.probabilities, edits=(0, 1),

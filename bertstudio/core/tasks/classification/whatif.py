@@ -7,8 +7,8 @@ from typing import Any
 
 from bertstudio.core.errors import InputError
 from bertstudio.core.models import LoadedModel
-from bertstudio.core.tasks.classification import ClassificationResult, score_kind
-from bertstudio.core.whatif.tasks import Prediction, wide
+from bertstudio.core.tasks.classification import ClassificationResult, steps
+from bertstudio.core.whatif.tasks import Prediction
 
 
 def predicted(loaded: LoadedModel, result: ClassificationResult) -> Prediction:
@@ -22,5 +22,5 @@ def predicted(loaded: LoadedModel, result: ClassificationResult) -> Prediction:
 
 
 def probabilities(loaded: LoadedModel, inputs: Any, outputs: Any) -> Any:
-    logits = wide(outputs.logits)
-    return logits.sigmoid() if score_kind(loaded.model.config) == "multi-label" else logits.softmax(-1)
+    """The task's own read of a batch's logits (a regression head never gets here: `predicted` refuses it)."""
+    return steps.read(loaded, outputs.logits)

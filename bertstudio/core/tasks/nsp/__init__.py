@@ -17,6 +17,7 @@ from bertstudio.core.errors import InputError, MissingHeadError
 from bertstudio.core.models import LoadedModel
 from bertstudio.core.notes import Note
 from bertstudio.core.progress import TaskControl
+from bertstudio.core.tasks.nsp import steps
 from bertstudio.core.text_limits import require_text
 
 if TYPE_CHECKING:
@@ -101,8 +102,6 @@ def require_nsp_head(loaded: LoadedModel) -> None:
 
 
 def _score(loaded: LoadedModel, sentence_a: str, candidates: list[str]) -> list[NspResult]:
-    import torch
-
     tokenizer = loaded.tokenizer
     limit = loaded.info.max_length
     firsts = [sentence_a] * len(candidates)
@@ -111,7 +110,7 @@ def _score(loaded: LoadedModel, sentence_a: str, candidates: list[str]) -> list[
         encoding = tokenizer(firsts, candidates, return_tensors="pt", padding=True, truncation="longest_first",
                              max_length=limit)
         logits = execution.forward(model, encoding).logits.float()
-        probabilities = torch.softmax(logits, dim=-1).cpu().tolist()
+        probabilities = steps.read(loaded, logits).cpu().tolist()
         logits_list = logits.cpu().tolist()
     return [
         NspResult(sentence_a, b, float(p[IS_NEXT]), float(p[NOT_NEXT]), (float(lg[0]), float(lg[1])), long, limit)

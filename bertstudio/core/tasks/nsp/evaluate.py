@@ -12,7 +12,15 @@ from bertstudio.core.evaluate.predict import EvalOptions, Prediction
 from bertstudio.core.evaluate.readers import Dataset, EvalColumns, Example, PairFile, read_pairs
 from bertstudio.core.models import LoadedModel
 from bertstudio.core.progress import TaskControl
-from bertstudio.core.tasks.nsp import IS_NEXT, IS_NEXT_NAME, NOT_NEXT_NAME, NSP_CLASSES, NspInput, require_nsp_head
+from bertstudio.core.tasks.nsp import (
+    IS_NEXT,
+    IS_NEXT_NAME,
+    NOT_NEXT_NAME,
+    NSP_CLASSES,
+    NspInput,
+    require_nsp_head,
+    steps,
+)
 
 SENTENCE_A_NAMES = ("sentence_a", "text_a", "sentence1", "first", "a", "text")
 SENTENCE_B_NAMES = ("sentence_b", "text_b", "sentence2", "second", "b", "text_pair", "next")
@@ -44,23 +52,13 @@ def predict(loaded: LoadedModel, examples: Sequence[Example], control: TaskContr
     from bertstudio.core import engine
 
     require_nsp_head(loaded)
-    encoded = engine.encode_all(loaded, [x.inputs[0] for x in examples], [x.inputs[1] for x in examples], control)
+    encoded = steps.encode(loaded, [x.inputs for x in examples], control)
     logits = engine.run_logits(loaded, encoded, control, max_rows=options.batch_size).astype(np.float64)
     out = []
-    for p in softmax_column(logits, IS_NEXT):
+    for p in (steps.read(loaded, logits)[:, IS_NEXT].tolist() if len(logits) else []):
         label = IS_NEXT_NAME if p >= 0.5 else NOT_NEXT_NAME
         out.append(Prediction(label, label, p if label == IS_NEXT_NAME else 1.0 - p, (1.0 - p, p), NSP_CLASSES))
     return out, engine.cut_note(loaded, encoded, [x.line for x in examples])
-
-
-
-def softmax_column(logits: Any, column: int) -> list[float]:
-    import numpy as np
-
-    if not len(logits):
-        return []
-    shifted = np.exp(logits - logits.max(axis=1, keepdims=True))
-    return (shifted[:, column] / shifted.sum(axis=1)).tolist()  # type: ignore[no-any-return]
 
 
 

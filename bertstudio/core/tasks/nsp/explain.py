@@ -6,9 +6,9 @@ from typing import Any
 
 from bertstudio.core.errors import InputError
 from bertstudio.core.explain.inputs import count_parts
-from bertstudio.core.explain.targets import Prepared, encode, finish, wide
+from bertstudio.core.explain.targets import Prepared, encode, finish
 from bertstudio.core.models import LoadedModel
-from bertstudio.core.tasks.nsp import NspInput, require_nsp_head
+from bertstudio.core.tasks.nsp import NspInput, require_nsp_head, steps
 from bertstudio.core.text_limits import require_text
 
 
@@ -44,7 +44,7 @@ def prepare(loaded: LoadedModel, texts: tuple[str, ...], target: str | None) -> 
     inputs = encode(loaded, texts[0], texts[1])
 
     def probability(outputs: Any) -> Any:
-        return wide(outputs.logits).softmax(-1)[:, label]
+        return steps.read(loaded, outputs.logits)[:, label]
 
     return finish(loaded, inputs, ((texts[0], texts[1]),), target=wanted,
                    target_label="P(IsNext)" if label == 0 else "P(NotNext)", probability=probability,

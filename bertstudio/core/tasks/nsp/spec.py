@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from bertstudio.core.evaluate.metrics import label_metrics
 from bertstudio.core.evaluate.rows import pair_of_two
-from bertstudio.core.tasks.nsp import PATCH_READER, compare, evaluate, explain, run, snippet, whatif
+from bertstudio.core.tasks.nsp import PATCH_READER, compare, evaluate, explain, run, snippet, steps, whatif
 from bertstudio.core.tasks.spec import (
     CounterfactualAdapter,
     EvaluateAdapter,
@@ -14,15 +14,14 @@ from bertstudio.core.tasks.spec import (
     TaskSpec,
     lazy,
 )
-from bertstudio.core.whatif.tasks import softmax_probabilities
 
 SPEC = TaskSpec(
     key="nsp", title="Next sentence", model_class="AutoModelForNextSentencePrediction",
     default_model="bert-base-uncased", run=run, compare=compare, order=20,
-    script=snippet.build,
+    script=snippet.build, pipeline=steps.PIPELINE,
     counterfactual=CounterfactualAdapter(
         predicted=whatif.predicted,
-        probabilities=softmax_probabilities, edits=(0, 1),
+        probabilities=whatif.probabilities, edits=(0, 1),
     ),
     explain=ExplainAdapter(
         parts="sentence A, then sentence B", texts_of=explain.texts_of, inputs_of=explain.inputs_of,

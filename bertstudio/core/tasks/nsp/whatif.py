@@ -1,5 +1,4 @@
-"""What would flip an NSP prediction: the label the pair was given (the probabilities of edited
-pairs are a softmax over the two labels: whatif.tasks.softmax_probabilities)."""
+"""What would flip an NSP prediction: the label the pair was given, and the task's read of edited pairs."""
 
 from __future__ import annotations
 
@@ -7,7 +6,7 @@ from typing import Any
 
 from bertstudio.core.errors import InputError
 from bertstudio.core.models import LoadedModel
-from bertstudio.core.tasks.nsp import IS_NEXT, IS_NEXT_LABEL, NOT_NEXT, NOT_NEXT_LABEL
+from bertstudio.core.tasks.nsp import IS_NEXT, IS_NEXT_LABEL, NOT_NEXT, NOT_NEXT_LABEL, steps
 from bertstudio.core.whatif.tasks import Prediction
 
 
@@ -17,3 +16,8 @@ def predicted(loaded: LoadedModel, result: Any) -> Prediction:
     if result.is_next >= result.not_next:
         return Prediction(IS_NEXT, IS_NEXT_LABEL, result.is_next)
     return Prediction(NOT_NEXT, NOT_NEXT_LABEL, result.not_next)
+
+
+def probabilities(loaded: LoadedModel, inputs: Any, outputs: Any) -> Any:
+    """A batch of edited pairs read as the task reads one (softmax over IsNext, NotNext)."""
+    return steps.read(loaded, outputs.logits)

@@ -1,0 +1,63 @@
+"""Classification's pipeline contract: a text (and its pair) in, every label's score out.
+
+`read` is TextClassificationPipeline.postprocess's rule (sigmoid for a multi-label or one-logit
+head, softmax for single-label, the raw value for regression), written once: numpy logits (the
+batch engine's) give numpy scores as the pipeline makes them; torch outputs (Explain's F, a
+counterfactual batch) give torch scores, half precision widened first.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from bertstudio.core.progress import TaskControl
+from bertstudio.core.tasks.spec import TaskPipeline
+
+
+def score_kind(config: Any) -> str:
+    """The pipeline's own rule for which function turns logits into scores."""
+    problem = getattr(config, "problem_type", None)
+    if problem == "regression":
+        return "regression"
+    if problem == "multi_label_classification" or config.num_labels == 1:
+        return "multi-label"
+    return "single-label"
+
+
+def label_scores(config: Any, logits: Any) -> Any:
+    """(rows, labels) float32 scores from (rows, labels) logits, as TextClassificationPipeline.postprocess
+    makes them per row (sigmoid, softmax or the raw value by `score_kind`), for the engine's batches."""
+    import numpy as np
+
+    values = np.asarray(logits, dtype=np.float32)
+    kind = score_kind(config)
+    if kind == "multi-label":
+        return 1.0 / (1.0 + np.exp(-values))
+    if kind == "single-label":
+        shifted = np.exp(values - values.max(axis=-1, keepdims=True))
+        return shifted / shifted.sum(axis=-1, keepdims=True)
+    return values
+
+
+def encode(loaded: Any, rows: Sequence[tuple[str, ...]], control: TaskControl | None = None) -> Any:
+    """Each row's text (and pair, where any row has one) tokenized once by the batch engine."""
+    from bertstudio.core import engine
+
+    pairs = [row[1] if len(row) > 1 and row[1] else None for row in rows]
+    return engine.encode_all(loaded, [row[0] for row in rows], pairs if any(pairs) else None, control)
+
+
+def read(loaded: Any, logits: Any) -> Any:
+    """Every label's score per row (see the module's docstring)."""
+    config = loaded.model.config
+    if not hasattr(logits, "softmax"):  # numpy, from the engine
+        return label_scores(config, logits)
+    raw = logits if logits.dtype.is_floating_point and logits.element_size() >= 4 else logits.float()
+    kind = score_kind(config)
+    if kind == "regression":
+        return raw
+    return raw.sigmoid() if kind == "multi-label" else raw.softmax(-1)
+
+
+PIPELINE = TaskPipeline(encode=encode, read=read)
