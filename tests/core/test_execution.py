@@ -51,6 +51,7 @@ BATCH_PATHS = {
     "tasks/multiple_choice/evaluate.py": ("predict",),
     "tasks/classification/regression.py": ("predict",),
     "tasks/similarity/evaluate.py": ("predict",),
+    "tasks/fill_mask/evaluate.py": ("predict",),
     "corpus/index.py": ("build_index",),
     "whatif/tasks.py": ("score",),
     "tasks/classification/__init__.py": ("classify_batch",),

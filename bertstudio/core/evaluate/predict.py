@@ -2,27 +2,22 @@
 progress with a cancel check per batch.
 
 Each task's predictor lives in its package (core/tasks/<task>/evaluate.py, named by its spec's
-EvaluateAdapter): classification, regression, NSP, similarity and multiple choice run on the batch
-engine (core/engine.py); NER on the token-classification pipeline, QA through `tasks.qa.answer`, the
-masked LM on its own batched loop.
+EvaluateAdapter): classification, regression, NSP, similarity, multiple choice and the masked LM
+run on the batch engine (core/engine.py); NER on the token-classification pipeline (word
+aggregation), QA through `tasks.qa.answer` (its windows).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any
 
 from bertstudio.core.progress import TaskControl
 from bertstudio.core.tasks.nsp import NSP_CLASSES  # noqa: F401 - core/suites/tasks.py imports it from here (for now)
 
 BATCH_SIZE = 32
-T = TypeVar("T")
 # A task's `prepare`: (labels for metrics, notes, keywords for its predictor).
 Checked = tuple[list[str], list[str], dict[str, Any]]
-# Rows per tokenizer call before the model runs: one call over 200,000 rows took seconds in which
-# neither Cancel nor Ctrl+C (a signal waits for the call to return) was seen.
-TOKENIZE_CHUNK = 1024
 
 
 @dataclass(frozen=True)
@@ -49,12 +44,3 @@ def progress(control: TaskControl, done: int, total: int, verb: str) -> None:
     """A cancel check and "Tagged 64 of 900 rows" (a predictor calls it once per batch)."""
     control.check()
     control.report(f"{verb} {done} of {total} rows", done / total if total else 1.0)
-
-
-def chunks(items: Sequence[T], control: TaskControl, verb: str) -> Iterator[tuple[int, Sequence[T]]]:
-    """(start, slice) of TOKENIZE_CHUNK items, with a cancel check and progress before each."""
-    for start in range(0, len(items), TOKENIZE_CHUNK):
-        control.check()
-        control.report(f"{verb} {start} of {len(items)} rows", start / len(items))
-        yield start, items[start:start + TOKENIZE_CHUNK]
-    control.check()

@@ -13,7 +13,7 @@ from typing import Any
 from bertstudio.core.datafiles import read_lines
 from bertstudio.core.errors import InputError
 from bertstudio.core.evaluate.metrics import Scores
-from bertstudio.core.evaluate.predict import EvalOptions, Prediction, chunks, progress
+from bertstudio.core.evaluate.predict import EvalOptions, Prediction
 from bertstudio.core.evaluate.readers import Dataset, EvalColumns, Example, finish_dataset
 from bertstudio.core.models import LoadedModel
 from bertstudio.core.progress import TaskControl
@@ -56,42 +56,47 @@ def masked_positions(special: Sequence[int], row: int, options: EvalOptions) -> 
 
 
 def predict(loaded: LoadedModel, examples: Sequence[Example], control: TaskControl,
-              options: EvalOptions, first_row: int = 0) -> tuple[list[Prediction], list[Any]]:
-    """Each chosen token masked alone (pseudo-likelihood, Salazar et al. 2020), batched across texts."""
+            options: EvalOptions, first_row: int = 0) -> tuple[list[Prediction], list[Any]]:
+    """Each chosen token masked alone (pseudo-likelihood, Salazar et al. 2020): every text tokenized
+    once, one row per masked token, all rows through the batch engine (sorted, a token budget, at most
+    `options.batch_size` rows per forward); per row the gold token, the top guess, whether the gold is
+    in the top 5 and -log P(gold)."""
+    import numpy as np
     import torch
 
+    from bertstudio.core import engine
+
     tokenizer, model = loaded.tokenizer, loaded.model
-    if tokenizer.mask_token_id is None:
+    mask = tokenizer.mask_token_id
+    if mask is None:
         raise InputError(f"{loaded.info.architecture}'s tokenizer has no mask token, so it cannot fill masks.")
-    jobs: list[tuple[int, int, list[int]]] = []  # (example, position, ids)
-    for start, part in chunks(examples, control, "Tokenized"):
-        encoded = tokenizer([x.inputs for x in part], truncation=True, max_length=loaded.info.max_length,
-                            return_special_tokens_mask=True)
-        for n, (ids, special) in enumerate(zip(encoded["input_ids"], encoded["special_tokens_mask"], strict=True),
-                                           start=start):
-            jobs += [(n, p, ids) for p in masked_positions(special, first_row + n, options)]
+    texts = engine.encode_all(loaded, [str(x.inputs) for x in examples], control=control, special_tokens=True)
+    jobs = [(n, p) for n, special in enumerate(texts.extras["special_tokens_mask"])
+            for p in masked_positions(special, first_row + n, options)]
+    masked = engine.Encoded(
+        input_ids=[texts.input_ids[n][:p] + [mask] + texts.input_ids[n][p + 1:] for n, p in jobs],
+        token_type_ids=[texts.token_type_ids[n] for n, _ in jobs] if texts.token_type_ids is not None else None,
+        cut=(), max_length=texts.max_length)
+    where = np.array([p for _, p in jobs], dtype=np.int64)
+    golds = np.array([texts.input_ids[n][p] for n, p in jobs], dtype=np.int64)
+
+    def forward(batch: engine.Batch) -> Any:
+        device = batch.inputs["input_ids"].device
+        rows = torch.arange(len(batch.rows), device=device)
+        gold = torch.as_tensor(golds[batch.rows], device=device)
+        logits = model(**batch.inputs).logits[rows, torch.as_tensor(where[batch.rows], device=device)]
+        log_probs = torch.log_softmax(logits.float(), dim=-1)
+        top5 = log_probs.topk(5, dim=-1).indices
+        return top5[:, 0], (top5 == gold[:, None]).any(-1), -log_probs[rows, gold]
+
+    def split(batch: engine.Batch, values: Any) -> list[tuple[int, bool, float]]:
+        return list(zip(*(v.tolist() for v in values), strict=True))
+
+    scored = engine.run(loaded, masked, forward, control, max_rows=options.batch_size, unit="masked tokens",
+                        rows_of=split) if jobs else []
     found: list[list[tuple[int, int, int, float]]] = [[] for _ in examples]  # (gold id, top1 id, in top5, nll)
-    pad = tokenizer.pad_token_id or 0
-    with loaded.lock, torch.inference_mode():
-        for start in range(0, len(jobs), options.batch_size):
-            chunk = jobs[start:start + options.batch_size]
-            width = max(len(ids) for _, _, ids in chunk)
-            ids = torch.full((len(chunk), width), pad, dtype=torch.long)
-            attention = torch.zeros((len(chunk), width), dtype=torch.long)
-            for k, (_, position, row) in enumerate(chunk):
-                ids[k, :len(row)] = torch.tensor(row)
-                attention[k, :len(row)] = 1
-                ids[k, position] = tokenizer.mask_token_id
-            logits = model(input_ids=ids.to(model.device), attention_mask=attention.to(model.device)).logits
-            rows = torch.arange(len(chunk))
-            positions = torch.tensor([p for _, p, _ in chunk])
-            log_probs = torch.log_softmax(logits[rows, positions].float(), dim=-1).cpu()
-            gold = torch.tensor([row[p] for _, p, row in chunk])
-            top5 = log_probs.topk(5, dim=-1).indices
-            nll = -log_probs[rows, gold]
-            for k, (n, _, _) in enumerate(chunk):
-                found[n].append((int(gold[k]), int(top5[k, 0]), int(gold[k] in top5[k]), float(nll[k])))
-            progress(control, min(len(examples), chunk[-1][0] + 1), len(examples), "Scored")
+    for (n, _), gold, (top1, in_top5, nll) in zip(jobs, golds.tolist(), scored, strict=True):
+        found[n].append((gold, int(top1), int(in_top5), float(nll)))
     out = []
     for tokens in found:
         gold_words = tuple(tokenizer.convert_ids_to_tokens([g for g, _, _, _ in tokens]))
@@ -100,7 +105,6 @@ def predict(loaded: LoadedModel, examples: Sequence[Example], control: TaskContr
                             sum(x for _, _, _, x in tokens), gold_words, top_words)
         out.append(Prediction(stats, " ".join(top_words), stats.top1 / stats.masked if stats.masked else 0.0))
     return out, []
-
 
 
 def scores(stats: Sequence[MaskedStats]) -> dict[str, float]:

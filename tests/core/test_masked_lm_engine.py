@@ -1,0 +1,49 @@
+"""Evaluate's masked LM runs on the batch engine (issue 28, second step): its numbers equal the loop it
+replaced (each seeded token masked alone, rows padded in job order), written here as the reference."""
+
+from __future__ import annotations
+
+import pytest
+
+from bertstudio.core.evaluate.predict import EvalOptions
+from bertstudio.core.evaluate.readers import Example
+from bertstudio.core.models import LoadRequest, load_model
+from bertstudio.core.progress import TaskControl
+from bertstudio.core.tasks.fill_mask.evaluate import masked_positions, predict
+
+TEXTS = ["the cat sat on the mat", "a dog", "paris is the capital of france and a big city with many people",
+         "she read the book again", "ok"]
+
+
+def reference(loaded, texts: list[str], options: EvalOptions) -> list[list[tuple[int, int, int, float]]]:  # noqa: ANN001
+    """The old loop: (gold id, top-1 id, gold in top 5, -log P(gold)) per masked token, per text."""
+    import torch
+
+    tokenizer, model = loaded.tokenizer, loaded.model
+    encoded = tokenizer(texts, truncation=True, max_length=loaded.info.max_length, return_special_tokens_mask=True)
+    found: list[list[tuple[int, int, int, float]]] = [[] for _ in texts]
+    with torch.inference_mode():
+        for n, (ids, special) in enumerate(zip(encoded["input_ids"], encoded["special_tokens_mask"], strict=True)):
+            for position in masked_positions(special, n, options):
+                row = list(ids)
+                row[position] = tokenizer.mask_token_id
+                logits = model(input_ids=torch.tensor([row])).logits[0, position].float()
+                log_probs = torch.log_softmax(logits, -1)
+                top5 = log_probs.topk(5).indices.tolist()
+                found[n].append((ids[position], top5[0], int(ids[position] in top5), float(-log_probs[ids[position]])))
+    return found
+
+
+def test_masked_lm_on_the_engine_equals_the_per_row_loop(checkpoint_factory) -> None:  # noqa: ANN001
+    loaded = load_model(LoadRequest(str(checkpoint_factory("bert", "MaskedLM")), "fill-mask"))
+    options = EvalOptions(batch_size=3, mask_share=0.4)
+    examples = [Example(n + 1, text, text, None) for n, text in enumerate(TEXTS)]
+    predictions, _ = predict(loaded, examples, TaskControl(), options)
+    expected = reference(loaded, TEXTS, options)
+    for prediction, tokens in zip(predictions, expected, strict=True):
+        stats = prediction.value
+        assert stats.masked == len(tokens) > 0
+        assert stats.top1 == sum(g == t for g, t, _, _ in tokens)
+        assert stats.top5 == sum(f for _, _, f, _ in tokens)
+        assert stats.nll == pytest.approx(sum(x for _, _, _, x in tokens), abs=1e-4)
+        assert stats.gold == tuple(loaded.tokenizer.convert_ids_to_tokens([g for g, _, _, _ in tokens]))
