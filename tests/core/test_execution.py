@@ -52,6 +52,8 @@ BATCH_PATHS = {
     "tasks/classification/regression.py": ("predict",),
     "tasks/similarity/evaluate.py": ("predict",),
     "tasks/fill_mask/evaluate.py": ("predict",),
+    "tasks/nsp/__init__.py": ("rank",),
+    "tasks/multiple_choice/__init__.py": ("predict",),
     "corpus/index.py": ("build_index",),
     "whatif/tasks.py": ("score",),
     "tasks/classification/__init__.py": ("classify_batch",),

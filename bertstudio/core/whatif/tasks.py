@@ -57,8 +57,3 @@ def score(loaded: LoadedModel, adapter: CounterfactualAdapter, batch: list[tuple
 def wide(values: Any) -> Any:
     """Half precision widened to float32 for the softmax (the probabilities a search compares)."""
     return values if values.dtype.is_floating_point and values.element_size() >= 4 else values.float()
-
-
-def softmax_probabilities(loaded: LoadedModel, inputs: Any, outputs: Any) -> Any:
-    """A softmax over the logits (NSP's two labels, multiple choice's endings)."""
-    return wide(outputs.logits).softmax(-1)

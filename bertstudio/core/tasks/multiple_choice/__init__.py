@@ -18,6 +18,7 @@ from bertstudio.core.errors import InputError
 from bertstudio.core.models import LoadedModel
 from bertstudio.core.notes import Note
 from bertstudio.core.progress import TaskControl
+from bertstudio.core.tasks.multiple_choice import steps
 from bertstudio.core.text_limits import require_text
 
 if TYPE_CHECKING:
@@ -86,8 +87,6 @@ def preprocess(loaded: LoadedModel, prompt: str, choices: Sequence[str]) -> tupl
 
 def predict(loaded: LoadedModel, prompt: str, choices: Sequence[str]) -> ChoiceResult:
     """Softmax over the endings' logits; errors a user understands for input that cannot work."""
-    import torch
-
     require_text(prompt, "prompt")
     choices = [c.strip() for c in choices]
     if any(not c for c in choices):
@@ -98,10 +97,14 @@ def predict(loaded: LoadedModel, prompt: str, choices: Sequence[str]) -> ChoiceR
         )
     if len(choices) > MAX_CHOICES:
         raise InputError(f"{len(choices)} endings are more than the {MAX_CHOICES} this app scores at once.")
-    with execution.exclusive(loaded) as model:
-        inputs, truncated = preprocess(loaded, prompt, choices)
-        logits = execution.forward(model, inputs).logits[0].float()
-        probabilities = torch.softmax(logits, dim=-1)
+    import numpy as np
+
+    from bertstudio.core import engine
+
+    # read(forward(encode(pairs))): each (prompt, ending) a row of the batch engine
+    encoded = steps.encode(loaded, [(prompt, choice) for choice in choices])
+    logits = np.asarray(engine.run(loaded, encoded, steps.forward(loaded.model), progress=False), np.float32)
+    probabilities, truncated = steps.read(loaded, logits), bool(encoded.cut)
     scored = [
         ChoiceScore(choice, float(p), float(z), i)
         for i, (choice, p, z) in enumerate(zip(choices, probabilities.tolist(), logits.tolist(), strict=True))

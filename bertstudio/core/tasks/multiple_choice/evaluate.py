@@ -21,7 +21,7 @@ from bertstudio.core.evaluate.readers import (
 )
 from bertstudio.core.models import LoadedModel
 from bertstudio.core.progress import TaskControl
-from bertstudio.core.tasks.multiple_choice import CHOICE_COLUMN, MAX_CHOICES, ChoiceInput
+from bertstudio.core.tasks.multiple_choice import CHOICE_COLUMN, MAX_CHOICES, ChoiceInput, steps
 
 PROMPT_NAMES = ("prompt", "question", "startphrase", "sentence", "context", "goal", "text")
 CHOICE_LABEL_NAMES = ("label", "answer", "correct", "answer_index", "target", "labels")
@@ -82,20 +82,14 @@ def predict(loaded: LoadedModel, examples: Sequence[Example], control: TaskContr
     if widest > MAX_CHOICES:
         raise InputError(f"{widest} endings are more than the {MAX_CHOICES} this app scores at once.")
     owner = [n for n, x in enumerate(examples) for _ in x.inputs[1]]
-    encoded = engine.encode_all(loaded, [x.inputs[0] for x in examples for _ in x.inputs[1]],
-                                [c for x in examples for c in x.inputs[1]], control)
-    model = loaded.model
-
-    def forward(batch: engine.Batch) -> Any:
-        return model(**{k: v.unsqueeze(0) for k, v in batch.inputs.items()}).logits[0]
-
-    logits = np.asarray(engine.run(loaded, encoded, forward, control, max_rows=options.batch_size), np.float64)
+    encoded = steps.encode(loaded, [(x.inputs[0], c) for x in examples for c in x.inputs[1]], control)
+    logits = np.asarray(engine.run(loaded, encoded, steps.forward(loaded.model), control,
+                                   max_rows=options.batch_size), np.float64)
     out, start = [], 0
     for example in examples:
         z = logits[start:start + len(example.inputs[1])]
         start += len(z)
-        p = np.exp(z - z.max())
-        p /= p.sum()
+        p = steps.read(loaded, z)
         best = int(p.argmax())
         out.append(Prediction(best, f"{best}: {example.inputs[1][best]}", float(p[best])))
     cut = len({owner[i] for i in encoded.cut})

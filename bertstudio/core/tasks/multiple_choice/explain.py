@@ -6,9 +6,9 @@ from typing import Any
 
 from bertstudio.core.errors import InputError
 from bertstudio.core.explain.inputs import count_parts
-from bertstudio.core.explain.targets import Prepared, finish, outputs_of, whole_number, wide
+from bertstudio.core.explain.targets import Prepared, finish, outputs_of, whole_number
 from bertstudio.core.models import LoadedModel
-from bertstudio.core.tasks.multiple_choice import ChoiceInput, ChoiceResult, preprocess
+from bertstudio.core.tasks.multiple_choice import ChoiceInput, ChoiceResult, preprocess, steps
 from bertstudio.core.text_limits import require_text
 
 
@@ -45,7 +45,7 @@ def prepare(loaded: LoadedModel, texts: tuple[str, ...], target: str | None) -> 
         raise InputError(f"Unknown choice {target!r}.", hint=f"Give an index 0-{len(choices) - 1} or an ending.")
 
     def probability(outputs: Any) -> Any:
-        return wide(outputs.logits).softmax(-1)[:, index]
+        return steps.read(loaded, outputs.logits)[:, index]
 
     return finish(loaded, inputs, tuple((texts[0], c) for c in choices), target=index,
                    target_label=f"P('{choices[index]}')",

@@ -13,7 +13,6 @@ from bertstudio.core.tasks.spec import (
     TaskSpec,
     lazy,
 )
-from bertstudio.core.whatif.tasks import softmax_probabilities
 
 SPEC = TaskSpec(
     key="multiple-choice", title="Multiple choice", command="choice", model_class="AutoModelForMultipleChoice",
@@ -21,7 +20,7 @@ SPEC = TaskSpec(
     script=snippet.build,
     counterfactual=CounterfactualAdapter(
         predicted=whatif.predicted,
-        probabilities=softmax_probabilities, choices=True,
+        probabilities=whatif.probabilities, choices=True,
     ),
     explain=ExplainAdapter(
         parts="the prompt, then one ending per line", texts_of=explain.texts_of, inputs_of=explain.inputs_of,

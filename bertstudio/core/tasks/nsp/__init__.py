@@ -28,7 +28,6 @@ IS_NEXT_NAME, NOT_NEXT_NAME = "IsNext", "NotNext"  # as a labelled file and Eval
 NSP_CLASSES = (NOT_NEXT_NAME, IS_NEXT_NAME)  # Evaluate's probability columns: IsNext second, the positive class
 LABEL_MEANING = "label 0 = IsNext (B continues A), label 1 = NotNext (B is a random sentence)"
 MAX_CANDIDATES = 200
-BATCH = 16
 
 
 @dataclass(frozen=True)
@@ -134,7 +133,7 @@ def candidates_from_lines(text: str) -> list[str]:
 def rank(
     loaded: LoadedModel, sentence_a: str, candidates: Sequence[str], control: TaskControl | None = None
 ) -> NspRanking:
-    """Score every candidate B after A (one batch), most likely continuation first."""
+    """Score every candidate B after A (the batch engine), most likely continuation first."""
     require_nsp_head(loaded)
     require_text(sentence_a, "sentence A")
     kept = [c.strip() for c in candidates if c and c.strip()]
@@ -142,12 +141,15 @@ def rank(
         raise InputError("There are no candidate sentences B.", hint="Type one candidate sentence per line.")
     if len(kept) > MAX_CANDIDATES:
         raise InputError(f"{len(kept)} candidates is too many; at most {MAX_CANDIDATES} are ranked at once.")
-    results: list[NspResult] = []
-    for start in range(0, len(kept), BATCH):
-        if control is not None:
-            control.check()
-            control.report(f"Scoring candidates {start + 1}–{min(start + BATCH, len(kept))}…", start / len(kept))
-        results += _score(loaded, sentence_a, kept[start:start + BATCH])
+    from bertstudio.core import engine
+
+    # read(forward(encode(rows))): the task's steps around the batch engine (sorted, a token budget)
+    encoded = steps.encode(loaded, [(sentence_a, b) for b in kept], control)
+    logits = engine.run_logits(loaded, encoded, control, unit="candidates")
+    cut, limit = set(encoded.cut), loaded.info.max_length
+    probabilities = steps.read(loaded, logits)
+    results = [NspResult(sentence_a, b, float(p[IS_NEXT]), float(p[NOT_NEXT]), (float(z[0]), float(z[1])), i in cut,
+                         limit) for i, (b, p, z) in enumerate(zip(kept, probabilities, logits, strict=True))]
     results.sort(key=lambda r: r.is_next, reverse=True)
     return NspRanking(sentence_a, tuple(results), loaded.info.max_length)
 
