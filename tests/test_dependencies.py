@@ -14,7 +14,8 @@ ROOT = Path(__file__).resolve().parents[1]
 # Imported only inside `try: ... except ImportError` with a message, or an optional extra.
 OPTIONAL = {"umap": "the projector extra (umap-learn)", "yaml": "YAML suite files (PyYAML; JSON works without)"}
 # Declared, never imported by us: what a library we call loads at run time.
-RUNTIME_ONLY = {"accelerate": "transformers' Trainer requires it"}
+RUNTIME_ONLY = {"accelerate": "transformers' Trainer requires it",
+                "tensorboard": "Trainer's report_to writes the event files of every run with it"}
 
 
 def _name(distribution: str) -> str:
