@@ -2,9 +2,9 @@
 progress with a cancel check per batch.
 
 Each task's predictor lives in its package (core/tasks/<task>/evaluate.py, named by its spec's
-EvaluateAdapter): classification, regression, NSP, similarity, multiple choice and the masked LM
-run on the batch engine (core/engine.py); NER on the token-classification pipeline (word
-aggregation), QA through `tasks.qa.answer` (its windows).
+EvaluateAdapter): every predictor runs its forward passes on the batch engine (core/engine.py;
+NER then reads them with the token-classification pipeline's own postprocess) except QA, which
+goes through `tasks.qa.answer` (its windows) one question at a time.
 """
 
 from __future__ import annotations

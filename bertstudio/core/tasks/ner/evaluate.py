@@ -9,7 +9,7 @@ from typing import Any
 
 from bertstudio.core.errors import InputError
 from bertstudio.core.evaluate.metrics import ClassScores, Scores
-from bertstudio.core.evaluate.predict import Checked, EvalOptions, Prediction, progress
+from bertstudio.core.evaluate.predict import Checked, EvalOptions, Prediction
 from bertstudio.core.evaluate.readers import Dataset, EvalColumns, Example
 from bertstudio.core.models import LoadedModel
 from bertstudio.core.progress import TaskControl
@@ -75,28 +75,45 @@ def words_to_tags(words: Sequence[str], entities: Sequence[dict[str, Any]]) -> t
 
 
 def predict(loaded: LoadedModel, examples: Sequence[Example], control: TaskControl,
-        options: EvalOptions) -> tuple[list[Prediction], list[Any]]:
+            options: EvalOptions) -> tuple[list[Prediction], list[Any]]:
     """Word-level IOB2 tags from the pipeline's word aggregation ('first': a word takes its first
-    wordpiece's label, the convention of transformers' run_ner evaluation)."""
+    wordpiece's label, the convention of transformers' run_ner evaluation). The forward passes are the
+    batch engine's (sorted, a token budget); each row's logits then go through the token-classification
+    pipeline's own postprocess (its softmax, pre-entities and aggregation), so the entities are its."""
     import warnings
+
+    import torch
+    from transformers.pipelines.token_classification import AggregationStrategy
+
+    from bertstudio.core import engine
 
     strategy = "first" if loaded.tokenizer.is_fast else "simple"
     notes = [] if has_word_boundaries(loaded.tokenizer) or strategy == "simple" else [
         "This tokenizer does not mark where words continue; word boundaries were taken from spaces."]
     texts = [" ".join(x.inputs) for x in examples]
+    fast = loaded.tokenizer.is_fast
+    encoded = engine.encode_all(loaded, texts, control=control, offsets=fast, special_tokens=True)
+    model = loaded.model
+
+    def own_length(batch: engine.Batch, logits: Any) -> list[Any]:
+        return [logits[k, :length] for k, length in enumerate(batch.lengths.tolist())]
+
+    logits = engine.run(loaded, encoded, lambda batch: model(**batch.inputs).logits, control,
+                        max_rows=options.batch_size, verb="Tagged", rows_of=own_length)
+    pipe = loaded.pipeline("token-classification")
     out: list[Prediction] = []
-    with loaded.lock, warnings.catch_warnings():
+    with warnings.catch_warnings():
         warnings.filterwarnings("ignore", message="Tokenizer does not support real words")
-        pipe = loaded.pipeline("token-classification")
-        results = pipe((t for t in texts), batch_size=options.batch_size, aggregation_strategy=strategy)
-        for example, entities in zip(examples, results, strict=True):
+        for n, (example, text) in enumerate(zip(examples, texts, strict=True)):
+            offsets = encoded.extras["offset_mapping"][n] if fast else None
+            row = {"logits": torch.from_numpy(logits[n])[None], "input_ids": torch.tensor([encoded.input_ids[n]]),
+                   "special_tokens_mask": torch.tensor([encoded.extras["special_tokens_mask"][n]]),
+                   "offset_mapping": torch.tensor([offsets]) if offsets is not None else None, "sentence": text}
+            entities = pipe.postprocess([row], aggregation_strategy=AggregationStrategy[strategy.upper()])
             tags = words_to_tags(example.inputs, entities)
             score = sum(float(e["score"]) for e in entities) / len(entities) if entities else 1.0
             out.append(Prediction(tags, entities_text(example.inputs, tags), score))
-            if len(out) % options.batch_size == 0 or len(out) == len(examples):
-                progress(control, len(out), len(examples), "Tagged")
-    return out, notes
-
+    return out, notes + engine.cut_note(loaded, encoded, [x.line for x in examples])
 
 
 def entities_text(words: Sequence[str], tags: Sequence[str]) -> str:

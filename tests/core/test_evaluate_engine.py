@@ -1,5 +1,6 @@
-"""Evaluate's masked LM runs on the batch engine (issue 28, second step): its numbers equal the loop it
-replaced (each seeded token masked alone, rows padded in job order), written here as the reference."""
+"""Evaluate's predictors on the batch engine (issue 28, second step): the masked LM's numbers equal the
+loop it replaced (each seeded token masked alone, written here as the reference), NER's tags and
+scores equal transformers' token-classification pipeline."""
 
 from __future__ import annotations
 
@@ -47,3 +48,22 @@ def test_masked_lm_on_the_engine_equals_the_per_row_loop(checkpoint_factory) -> 
         assert stats.top5 == sum(f for _, _, f, _ in tokens)
         assert stats.nll == pytest.approx(sum(x for _, _, _, x in tokens), abs=1e-4)
         assert stats.gold == tuple(loaded.tokenizer.convert_ids_to_tokens([g for g, _, _, _ in tokens]))
+
+
+def test_ner_on_the_engine_equals_the_pipeline(checkpoint_factory) -> None:  # noqa: ANN001
+    """Tags and scores equal transformers' token-classification pipeline (word aggregation 'first')."""
+    from bertstudio.core.tasks.ner.evaluate import predict as tag_rows
+    from bertstudio.core.tasks.ner.evaluate import words_to_tags
+
+    loaded = load_model(LoadRequest(str(checkpoint_factory("bert", "TokenClassification")), "ner"))
+    sentences = [text.split() for text in TEXTS]
+    examples = [Example(n + 1, " ".join(words), tuple(words), ("O",) * len(words)) for n, words in
+                enumerate(sentences)]
+    predictions, _ = tag_rows(loaded, examples, TaskControl(), EvalOptions(batch_size=2))
+    pipe = loaded.pipeline("token-classification")
+    for prediction, words in zip(predictions, sentences, strict=True):
+        entities = pipe(" ".join(words), aggregation_strategy="first")
+        assert prediction.value == words_to_tags(words, entities)
+        expected = sum(float(e["score"]) for e in entities) / len(entities) if entities else 1.0
+        assert prediction.score == pytest.approx(expected, abs=1e-5)
+    assert any(tag != "O" for p in predictions for tag in p.value)  # the random head tags something
