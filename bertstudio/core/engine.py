@@ -7,7 +7,7 @@ on a review-like mix (4-480 words) most of every batch is padding. Here the rows
 *padded tokens* (not a row count), padded per batch, run, and put back in input order. The model
 lock and `torch.inference_mode()` are taken here for the whole run; the batch paths moved here take
 them nowhere else (single-input task runs still use core/execution.py's `exclusive`, one forward
-each; evaluate's QA predictor keeps its own loop for now).
+each).
 
 - `encode_all(loaded, texts, pairs)` -> `Encoded`: token ids per row, no padding, cut rows recorded.
 - `batches(encoded, token_budget, max_rows)` -> row groups, longest first (an out-of-memory shows on

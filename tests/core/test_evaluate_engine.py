@@ -67,3 +67,23 @@ def test_ner_on_the_engine_equals_the_pipeline(checkpoint_factory) -> None:  # n
         expected = sum(float(e["score"]) for e in entities) / len(entities) if entities else 1.0
         assert prediction.score == pytest.approx(expected, abs=1e-5)
     assert any(tag != "O" for p in predictions for tag in p.value)  # the random head tags something
+
+
+def test_qa_on_the_engine_equals_answer_per_question(checkpoint_factory) -> None:  # noqa: ANN001
+    """Every window of the file through the engine: the best answer and its score equal
+    `tasks.qa.answer` run on each question alone (a long context read in several windows too)."""
+    from bertstudio.core.tasks.qa import QAOptions, answer
+    from bertstudio.core.tasks.qa.evaluate import predict as answer_rows
+
+    loaded = load_model(LoadRequest(str(checkpoint_factory("bert", "QuestionAnswering")), "qa"))
+    long_context = " ".join(TEXTS * 30)
+    rows = [("where is the cat?", TEXTS[0]), ("what is big?", TEXTS[2]), ("who read?", long_context),
+            ("what?", TEXTS[3])]
+    examples = [Example(n + 1, q, (q, c), () if n == 1 else ("x",)) for n, (q, c) in enumerate(rows)]
+    predictions, _ = answer_rows(loaded, examples, TaskControl(), EvalOptions(batch_size=3))
+    settings = QAOptions(allow_no_answer=True)
+    assert answer(loaded, rows[2][0], rows[2][1], settings).windows[1:]  # the long one has several windows
+    for prediction, (question, context) in zip(predictions, rows, strict=True):
+        best = answer(loaded, question, context, settings).best
+        assert prediction.value == (best.answer if best is not None else "")
+        assert prediction.score == pytest.approx(best.score if best is not None else 0.0, abs=1e-5)

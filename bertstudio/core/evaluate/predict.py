@@ -2,9 +2,9 @@
 progress with a cancel check per batch.
 
 Each task's predictor lives in its package (core/tasks/<task>/evaluate.py, named by its spec's
-EvaluateAdapter): every predictor runs its forward passes on the batch engine (core/engine.py;
-NER then reads them with the token-classification pipeline's own postprocess) except QA, which
-goes through `tasks.qa.answer` (its windows) one question at a time.
+EvaluateAdapter): every predictor runs its forward passes on the batch engine (core/engine.py);
+NER reads them with the token-classification pipeline's own postprocess, QA with its task's own
+window postprocess.
 """
 
 from __future__ import annotations

@@ -22,7 +22,7 @@ from bertstudio.core.evaluate.readers import (
 )
 from bertstudio.core.models import LoadedModel
 from bertstudio.core.progress import TaskControl
-from bertstudio.core.tasks.qa import QAInput, QAOptions, answer
+from bertstudio.core.tasks.qa import QAInput, QAOptions, postprocess, preprocess, require_span_head
 
 QUESTION_NAMES = ("question", "query", "q")
 CONTEXT_NAMES = ("context", "passage", "paragraph", "document", "text")
@@ -69,20 +69,53 @@ def read_file(path: Path, columns: EvalColumns, control: TaskControl | None = No
 
 
 def predict(loaded: LoadedModel, examples: Sequence[Example], control: TaskControl,
-       options: EvalOptions) -> tuple[list[Prediction], list[Any]]:
+            options: EvalOptions) -> tuple[list[Prediction], list[Any]]:
+    """The best answer per question: each question's windows made by the task's own preprocess, every
+    window of the file through the batch engine (sorted, a token budget), each question's start and
+    end logits read back by the task's own postprocess, as `tasks.qa.answer` reads one question."""
+    import numpy as np
+
+    from bertstudio.core import engine
+
+    require_span_head(loaded)
     no_answer = any(not x.gold for x in examples)
     settings = QAOptions(allow_no_answer=no_answer)
     notes = ["Some questions have no answer, so the empty answer was allowed to win (SQuAD 2.0)."] if no_answer else []
-    out = []
+    features = []
     for i, example in enumerate(examples):
-        control.check()  # each question is its own forward pass (windows batched inside `answer`)
-        best = answer(loaded, example.inputs[0], example.inputs[1], settings, TaskControl()).best
+        if i % 64 == 0:
+            progress(control, i, len(examples), "Windowed")
+        features.append(preprocess(loaded.tokenizer, example.inputs[0], example.inputs[1], settings,
+                                   loaded.info.max_length))
+    kept = [(n, w, f.inputs["attention_mask"][w].astype(bool) if "attention_mask" in f.inputs
+             else np.ones(f.allowed.shape[1], bool)) for n, f in enumerate(features) for w in range(f.windows)]
+    types = "token_type_ids" in features[0].inputs if features else False
+    windows = engine.Encoded(
+        input_ids=[features[n].inputs["input_ids"][w][real].tolist() for n, w, real in kept],
+        token_type_ids=[features[n].inputs["token_type_ids"][w][real].tolist() for n, w, real in kept] if types
+        else None, cut=(), max_length=loaded.info.max_length)
+    model = loaded.model
+
+    def forward(batch: engine.Batch) -> Any:
+        output = model(**batch.inputs)
+        return output.start_logits, output.end_logits
+
+    def own_length(batch: engine.Batch, values: Any) -> list[Any]:
+        return [(values[0][k, :length], values[1][k, :length]) for k, length in enumerate(batch.lengths.tolist())]
+
+    logits = engine.run(loaded, windows, forward, control, max_rows=options.batch_size, verb="Read",
+                        unit="windows", rows_of=own_length)
+    starts = [np.zeros(f.allowed.shape, np.float32) for f in features]
+    ends = [np.zeros(f.allowed.shape, np.float32) for f in features]
+    for (n, w, real), (start, end) in zip(kept, logits, strict=True):
+        starts[n][w, real], ends[n][w, real] = start, end
+    out = []
+    for n, example in enumerate(examples):
+        answers, _, _ = postprocess(features[n], starts[n], ends[n], example.inputs[1], settings)
+        best = answers[0] if answers else None
         text = best.answer if best is not None else ""
         out.append(Prediction(text, text or "(no answer)", best.score if best is not None else 0.0))
-        if (i + 1) % 8 == 0 or i + 1 == len(examples):
-            progress(control, i + 1, len(examples), "Answered")
     return out, notes
-
 
 
 def metrics(golds: Sequence[Any], predictions: Sequence[Any], labels: Sequence[str] = ()) -> Scores:
