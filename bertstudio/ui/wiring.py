@@ -12,6 +12,8 @@
   validation file in the Evaluate tab;
 - the Tests tab's "Fine-tune on failures" opens the Train tab with the data it wrote;
 - a training run that ends (saved, stopped or failed) refreshes the Runs page, which holds its record.
+- ... and, when it is the fix the Tests tab asked for, the suite and the held-out file re-run there on the
+  model before and after.
 
 Tabs are found by the signals and methods they offer (duck typing), so a tab that is not
 there (a build without it) simply takes no part.
@@ -108,6 +110,14 @@ def refresh_runs(tabs: QTabWidget) -> None:
         target.refresh_runs()
 
 
+def training_ended(tabs: QTabWidget, train_tab: Any) -> None:
+    """A training run ended: the Tests tab re-runs a fix it asked for on that model (`training_finished`)."""
+    result = getattr(train_tab, "result", None)
+    target = _tab_with(tabs, "training_finished")
+    if result is not None and target is not None:
+        target.training_finished(result.output_dir)
+
+
 def connect_tab(tabs: QTabWidget, task_tabs: dict[str, Any], tab: QWidget) -> None:
     """Wire one newly added tab to the others (tabs arrive in two batches at start-up)."""
     if hasattr(tab, "explain_requested"):
@@ -123,3 +133,4 @@ def connect_tab(tabs: QTabWidget, task_tabs: dict[str, Any], tab: QWidget) -> No
         tab.can_open = task_tabs.__contains__  # "Open in …" only for tabs this build has
     if hasattr(tab, "run_ended"):
         tab.run_ended.connect(lambda: refresh_runs(tabs))
+        tab.run_ended.connect(lambda: training_ended(tabs, tab))

@@ -91,6 +91,34 @@ def test_runs_a_suite_compares_opens_a_failure_and_hands_failures_to_train(
     shown_cases = sum(r[2] for r in tab.results.tests.source_model.records)
     assert 0 < shown_cases < expected.cases  # the held-apart halves only
 
+    # the run ends (faked: B's weights saved where Train was told to write): suite + held-out re-run on both
+    import shutil
+    from types import SimpleNamespace
+
+    from bertstudio.core.evaluate.evaluation import EvalRequest, evaluate_job
+    from bertstudio.core.suites.fix import measured
+
+    held_out = tmp_path / "held_out.csv"
+    held_out.write_text("text,label\nthe cat sat,positive\na dog ran,negative\ngood music,positive\n", "utf-8")
+    tab.held_out_file.setText(str(held_out))
+    shutil.copytree(b, train.output_dir.text())
+    train.result = SimpleNamespace(output_dir=train.output_dir.text())
+    with qtbot.waitSignal(tab.runner.finished, timeout=120_000):
+        train.run_ended.emit()
+    assert tab.result.b is not None and tab.result.b.model == train.output_dir.text()
+    after = run_suite(load_model(LoadRequest(train.output_dir.text(), "classification")), read_suite(
+        _suite(tmp_path)), TaskControl())
+    shown = tab.results.tests.source_model.records
+    assert [(r[0], r[2], r[3], r[5]) for r in shown] == [
+        (x.name, x.cases, x.failures, y.failure_rate)
+        for x, y in zip(measured(expected), measured(after), strict=True)]
+    evaluated = evaluate_job(LoadRequest(a, "classification"), EvalRequest(str(held_out)), TaskControl(),
+                             train.output_dir.text())
+    summary = tab.fix_summary.text()
+    assert "never saw" in summary and "held_out.csv" in summary
+    assert f"{evaluated.a.metrics['accuracy']:.3f} → {evaluated.b.metrics['accuracy']:.3f}" in summary
+    assert tab.pending_fix is None  # once: a later run elsewhere does not re-run it
+
 
 def test_a_malformed_suite_says_which_test_and_field(qtbot, window, tmp_path: Path) -> None:  # noqa: ANN001
     tab = tab_of(window, TestsTab)

@@ -7,8 +7,10 @@ second model beside it when "Compare with…" is on. The results page lists the 
 selected test's failing cases; a double-clicked case opens in its task's tab (`open_row`, as an
 evaluated row does). "Fine-tune on failures" writes the user's training data plus the failing
 cases of each test's seeded "train" half as a new file beside the data, and hands it to the Train
-tab (`fine_tune_requested`); the trained model's folder becomes the compared model, and "Held-apart
-cases only" judges both on the other half, so the after is honest.
+tab (`fine_tune_requested`). When that run ends (ui/wiring.py calls `training_finished`), the suite
+and the held-out file re-run on the model before and after (core.suites.after.fix_report_job): the
+results judge both on the held-apart halves, and a line says which cases trained the fix, which
+measure it, and the held-out figure before/after, so a fix that breaks something else shows.
 """
 
 from __future__ import annotations
@@ -58,6 +60,8 @@ class TestsTab(ComparingTab):
         self.suite: Any = None  # the core Suite read from the chosen file
         self.result: Any = None  # the last CheckResult
         self.fix_seed = 0
+        self.last_request: Any = None  # the LoadRequest of the last run (the "before" of a fix)
+        self.pending_fix: dict[str, Any] | None = None  # the run Train is doing for "Fine-tune on failures"
         self.suite_combo = QComboBox()
         self.suite_combo.setEditable(True)
         self.suite_combo.setMinimumContentsLength(16)
@@ -86,6 +90,12 @@ class TestsTab(ComparingTab):
                                    "file beside it, and open Train with it")
         self.fix_button.clicked.connect(self.fine_tune_on_failures)
         self.fix_button.setEnabled(False)
+        self.held_out_file = QLineEdit()
+        self.held_out_file.setPlaceholderText("held-out file (optional): evaluated before and after the fix")
+        held_out_browse = QPushButton("…")
+        held_out_browse.clicked.connect(self._browse_held_out)
+        self.fix_summary = QLabel("")
+        self.fix_summary.setWordWrap(True)
         self.results = SuiteResults()
         self.results.opened.connect(self._open_case)
 
@@ -103,6 +113,11 @@ class TestsTab(ComparingTab):
         self.body.addWidget(self.suite_info)
         self.body.addLayout(run_row)
         self.body.addLayout(fix_row)
+        held_out_row = QHBoxLayout()
+        for widget in (QLabel("Held-out:"), self.held_out_file, held_out_browse):
+            held_out_row.addWidget(widget, 1 if widget is self.held_out_file else 0)
+        self.body.addLayout(held_out_row)
+        self.body.addWidget(self.fix_summary)
         self.body.addWidget(self.progress_line)
         self.body.addWidget(self.results, 1)
         self.runner.result.connect(self._on_result)
@@ -158,6 +173,11 @@ class TestsTab(ComparingTab):
         if path:
             self.data_file.setText(path)
 
+    def _browse_held_out(self) -> None:
+        path, _ = QFileDialog.getOpenFileName(self, "Held-out data", "", "Tables (*.csv *.tsv *.jsonl);;All (*)")
+        if path:
+            self.held_out_file.setText(path)
+
     # -- running -------------------------------------------------------------------------------
     def run(self) -> None:
         from bertstudio.core.suites.jobs import suite_job
@@ -175,12 +195,21 @@ class TestsTab(ComparingTab):
         except BertStudioError as error:
             self.notes.set_notes([error_note(error)])
             return
+        self.last_request = request
         self.runner.start(suite_job, request, self.suite, compare_source)
 
     def cancel(self) -> None:
         self.lifecycle.cancel()
 
     def _on_result(self, result: Any) -> None:
+        from bertstudio.core.suites.after import FixReport
+
+        if isinstance(result, FixReport):
+            self.fix_summary.setText(fix_summary(result))
+            self.held_apart.setChecked(True)
+            result = result.check
+        else:
+            self.fix_summary.setText("")
         self.result = result
         self._redraw()
         self.notes.set_notes([error_note(InputError(n)) for n in result.a.notes] if result.a.notes else [])
@@ -241,21 +270,66 @@ class TestsTab(ComparingTab):
             suffix += 1
         self.compare_source.set_source(output)
         self.held_apart.setChecked(True)
-        self.show_message(f"Wrote {path.name} ({added} failing case(s) of the training halves added). "
-                          f"After training, Run suite compares {Path(base).name} with {Path(output).name} on the "
-                          "held-apart halves.")
+        self.pending_fix = {"request": self.last_request, "suite": self.result.a.suite, "output": output}
+        self.show_message(f"Wrote {path.name} ({added} rows of the training halves: failures and the passing cases "
+                          f"beside them). When training ends, the suite re-runs on {Path(base).name} and "
+                          f"{Path(output).name}, judged on the held-apart halves.")
         from bertstudio.core.suites.fix import can_fine_tune
 
         self.fine_tune_requested.emit(can_fine_tune(self.result.a.suite.task), base, str(path), output)
+
+    def training_finished(self, output_dir: str) -> None:
+        """A training run ended (ui/wiring.py): if it is the fix asked for here, the suite and the
+        held-out file run on before and after."""
+        from bertstudio.core.suites.after import fix_report_job
+
+        pending = self.pending_fix
+        if pending is None or pending["request"] is None or not Path(output_dir).is_dir():
+            return
+        if Path(output_dir).expanduser().resolve() != Path(pending["output"]).expanduser().resolve():
+            return
+        self.pending_fix = None
+        if self.runner.busy:
+            self.show_message(f"Training saved {output_dir}; press Run suite to compare it.")
+            return
+        self.compare_source.set_source(output_dir)
+        self.show_message("Training finished: the suite and the held-out file run on the model before and after…")
+        held_out = self.held_out_file.text().strip() or None
+        self.runner.start(fix_report_job, pending["request"], pending["suite"], output_dir, held_out, self.fix_seed)
 
     def model_loaded(self, info: ModelInfo) -> None:
         self.status.emit(f"Tests: {info.architecture} ready for {self.model_bar.task}")
 
     def state(self) -> dict[str, Any]:
-        return {"suite": self.suite_path(), "data": self.data_file.text(), "held_apart": self.held_apart.isChecked()}
+        return {"suite": self.suite_path(), "data": self.data_file.text(), "held_apart": self.held_apart.isChecked(),
+                "held_out": self.held_out_file.text()}
 
     def restore(self, state: dict[str, Any]) -> None:
         if isinstance(state.get("suite"), str) and state["suite"]:
             self.set_suite(state["suite"])
         self.data_file.setText(str(state.get("data") or ""))
         self.held_apart.setChecked(bool(state.get("held_apart")))
+        self.held_out_file.setText(str(state.get("held_out") or ""))
+
+
+def fix_summary(report: Any) -> str:
+    """One paragraph: which cases trained the fix and which measure it, what it fixed and broke, and the
+    held-out figure before and after."""
+    trained = sum(s.train for s in report.splits)
+    measure = sum(s.measure for s in report.splits)
+    found = report.measured_differences
+    fixed, broken = sum(d.fixed for d in found), sum(d.broken for d in found)
+    text = (f"Before: {Path(report.before.model).name}, after: {Path(report.after.model).name}. Each test's seeded "
+            f"training half ({trained:,} cases) gave the training rows; the table judges both models on the other "
+            f"half ({measure:,} cases training never saw): {fixed} fixed, {broken} broken.")
+    accuracy = report.accuracy()
+    if accuracy is not None:
+        from bertstudio.core.suites.after import headline
+
+        key = headline(report.held_out.a.metrics)
+        change = accuracy[1] - accuracy[0]
+        text += (f" Held-out {key} ({Path(report.held_out.a.data).name}): {accuracy[0]:.3f} → {accuracy[1]:.3f} "
+                 f"({change * 100:+.1f} points).")
+    else:
+        text += " Give a held-out file to see its accuracy before and after."
+    return text
