@@ -4,7 +4,9 @@ Runs a behavioural test suite (CheckList's MFT, INV and DIR tests; see README, T
 --json, stdout is {"suite", "task", "model", "tests": [{"name", "type", "capability", "cases",
 "failures", "failure_rate", "examples"}], "notes"} and, with --compare, "compare": the same for
 model B plus "differences" per test. --failures writes every failing MFT/INV case as a labelled
-row (text, label, test, type, split: the seeded "train"/"measure" half).
+row (text, label, test, type, split: the seeded "train"/"measure" half). A template's `{mask}` is
+filled by the top-k words of a masked LM (--mask-model, else the suite's "mask_model"); the words
+are printed on stderr and, with --json, under "masks".
 """
 
 from __future__ import annotations
@@ -27,6 +29,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                         help="a suite file (JSON), or the name of a built-in suite: " + ", ".join(_built_in()))
     parser.add_argument("--compare", metavar="SRC2", help="a second model run on the same cases")
     parser.add_argument("--failures", metavar="OUT.csv", help="write the failing cases as labelled rows")
+    parser.add_argument("--mask-model", metavar="SRC", help="masked LM whose top-k words fill {mask} in templates "
+                                                            "(default: the suite's mask_model)")
+    parser.add_argument("--mask-top-k", type=int, metavar="K", help="words per {mask} (default: the suite's "
+                                                                    "mask_top_k, else 10)")
     parser.add_argument("--seed", type=int, default=0, help="the train/measure split of --failures (default 0)")
     parser.add_argument("--device", default="cpu", help="cpu, cuda, cuda:1 or mps (default: cpu)")
     parser.add_argument("--dtype", default="float32", choices=["float32", "float16", "bfloat16"])
@@ -45,9 +51,20 @@ def run(args: argparse.Namespace) -> int:
     from bertstudio.core.suites.builtin import suite_path
     from bertstudio.core.suites.fix import failure_rows, write_failures
     from bertstudio.core.suites.jobs import check_job, load_request
-    from bertstudio.core.suites.suite import read_suite
+    from bertstudio.core.suites.masks import masked_templates, suggestions_job, top_k_of
+    from bertstudio.core.suites.suite import parse_suite, read_suite_data
 
-    suite = read_suite(suite_path(args.suite))  # a malformed suite stops here, before any model loads
+    path = suite_path(args.suite)
+    data = read_suite_data(path)
+    masks = None
+    mask_source = args.mask_model or (data.get("mask_model") if isinstance(data, dict) else None)
+    if masked_templates(data) and isinstance(mask_source, str) and mask_source:
+        parse_suite(data, path.name, str(path), {name: ["x"] for name in masked_templates(data)})  # errors first
+        masks = suggestions_job(mask_source, data, None, stderr_control(), top_k_of(data, args.mask_top_k), args.seed)
+        clear_progress_line()
+        for name, words in masks.items():
+            print(f"{{mask}} in '{name}': {', '.join(words)}", file=sys.stderr)
+    suite = parse_suite(data, path.name, str(path), masks)  # a malformed suite stops here, before any model loads
     request = load_request(args.model, suite, args.device, args.dtype, args.quantize)
     result = check_job(request, suite, stderr_control(), compare_source(args))
     clear_progress_line()

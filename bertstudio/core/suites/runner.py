@@ -106,8 +106,11 @@ class SuiteResult:
         return next(t for t in self.tests if t.name == name)
 
     def to_json(self) -> dict[str, Any]:
-        return {"suite": self.suite.name, "task": self.suite.task, "model": self.model,
-                "tests": [t.to_json() for t in self.tests], "notes": list(self.notes)}
+        out: dict[str, Any] = {"suite": self.suite.name, "task": self.suite.task, "model": self.model,
+                               "tests": [t.to_json() for t in self.tests], "notes": list(self.notes)}
+        if self.suite.masks:
+            out["masks"] = {name: list(words) for name, words in self.suite.masks.items()}
+        return out
 
 
 @dataclass(frozen=True)

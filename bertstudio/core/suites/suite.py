@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 import random
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -16,7 +16,7 @@ from typing import Any
 from bertstudio.core.errors import InputError
 from bertstudio.core.suites.perturb import DEFAULT_PART, PERTURBATIONS, perturbed
 from bertstudio.core.suites.tasks import Case, part_index, suite_specs
-from bertstudio.core.suites.templates import TemplateError, expand
+from bertstudio.core.suites.templates import TemplateError, expand, slots
 from bertstudio.core.tasks.spec import SuiteAdapter
 
 TYPES = ("MFT", "INV", "DIR")
@@ -57,6 +57,8 @@ class Suite:
     name: str = ""
     path: str = ""
     notes: tuple[str, ...] = field(default=())
+    mask_model: str = ""  # the masked LM the suite names for `{mask}` ("mask_model")
+    masks: dict[str, tuple[str, ...]] = field(default_factory=dict, hash=False)  # test -> words `{mask}` took
 
     @property
     def cases(self) -> int:
@@ -74,8 +76,15 @@ class _Where:
         return InputError(f"{self.source}: {self.test}, field '{field_name}': {problem}.", hint=hint)
 
 
-def read_suite(path: str | Path) -> Suite:
-    """A suite file (JSON; .yaml/.yml where PyYAML is installed), checked and expanded."""
+def read_suite(path: str | Path, masks: Mapping[str, Sequence[str]] | None = None) -> Suite:
+    """A suite file (JSON; .yaml/.yml where PyYAML is installed), checked and expanded; `masks`: the
+    words each test's `{mask}` takes (core.suites.masks suggests them)."""
+    path = Path(path).expanduser()
+    return parse_suite(read_suite_data(path), path.name, str(path), masks)
+
+
+def read_suite_data(path: str | Path) -> Any:
+    """A suite file's JSON value, unchecked (what `{mask}` suggestions read before the suite is built)."""
     from bertstudio.core.datafiles import parse_json
     from bertstudio.core.files import read_text
 
@@ -93,19 +102,25 @@ def read_suite(path: str | Path) -> Suite:
             raise InputError(f"{path.name} is not valid YAML ({error}).") from None
     else:
         data = parse_json(text, path.name)
-    return parse_suite(data, path.name, str(path))
+    return data
 
 
-def parse_suite(data: Any, source: str = "the suite", path: str = "") -> Suite:
-    """A suite from its JSON value; `source` names it in messages."""
+def parse_suite(data: Any, source: str = "the suite", path: str = "",
+                masks: Mapping[str, Sequence[str]] | None = None) -> Suite:
+    """A suite from its JSON value; `source` names it in messages; `masks`: the words of each test's `{mask}`."""
     from bertstudio.core.tasks.spec import spec_for_command
 
     if not isinstance(data, Mapping):
         raise InputError(f"{source} must be a JSON object with 'task' and 'tests'.")
-    unknown = sorted(set(data) - {"task", "tests", "name", "description"})
+    unknown = sorted(set(data) - {"task", "tests", "name", "description", "mask_model", "mask_top_k"})
     if unknown:
         raise InputError(f"{source}: unknown field '{unknown[0]}' at the top level.",
-                         hint="A suite has 'task', 'tests' and optionally 'name' and 'description'.")
+                         hint="A suite has 'task', 'tests' and optionally 'name', 'description', 'mask_model' "
+                              "and 'mask_top_k'.")
+    mask_model = data.get("mask_model", "")
+    if not isinstance(mask_model, str):
+        raise InputError(f"{source}: field 'mask_model' must be a model (a Hub id or a folder).")
+    chosen = {name: tuple(words) for name, words in (masks or {}).items()}
     task_name = data.get("task")
     try:
         key = spec_for_command(str(task_name)).key if isinstance(task_name, str) else ""
@@ -126,7 +141,7 @@ def parse_suite(data: Any, source: str = "the suite", path: str = "") -> Suite:
     names: set[str] = set()
     total = 0
     for index, raw in enumerate(tests):
-        test = _test(task, raw, _Where(source, index, raw.get("name") if isinstance(raw, Mapping) else None))
+        test = _test(task, raw, _Where(source, index, raw.get("name") if isinstance(raw, Mapping) else None), chosen)
         if test.name in names:
             raise InputError(f"{source}: two tests are named '{test.name}'.", hint="Give each test its own name.")
         names.add(test.name)
@@ -135,10 +150,12 @@ def parse_suite(data: Any, source: str = "the suite", path: str = "") -> Suite:
             raise InputError(f"{source} makes more than {MAX_CASES:,} cases.", hint="Shorten the fill lists.")
         built.append(test)
     name = data["name"] if isinstance(data.get("name"), str) else Path(path or source).stem
-    return Suite(key, tuple(built), name, path)
+    used = {t.name: chosen[t.name] for t in built if t.name in chosen}
+    return Suite(key, tuple(built), name, path, mask_model=mask_model, masks=used)
 
 
-def _test(task: SuiteAdapter, raw: Any, where: _Where) -> SuiteTest:
+def _test(task: SuiteAdapter, raw: Any, where: _Where,
+          masks: Mapping[str, Sequence[str]] | None = None) -> SuiteTest:
     if not isinstance(raw, Mapping):
         raise where.error("tests", "each test must be a JSON object")
     name = raw.get("name")
@@ -168,7 +185,7 @@ def _test(task: SuiteAdapter, raw: Any, where: _Where) -> SuiteTest:
         if "expect" not in raw:
             raise where.error("expect", "an MFT test needs the answer every case should get")
         expect = _expect(task, raw["expect"], where)
-        found = _originals(task, raw, where, expect)
+        found = _originals(task, raw, where, expect, masks)
         return SuiteTest(cases=tuple(TestCase(case, None, answer) for case, answer in found), **common)
     if "expect" in raw:
         raise where.error("expect", f"an {kind} test compares predictions; 'expect' belongs to MFT tests")
@@ -178,7 +195,7 @@ def _test(task: SuiteAdapter, raw: Any, where: _Where) -> SuiteTest:
                 raise where.error(banned, "this field goes with 'inputs' + 'perturb', not with 'pairs'")
         cases = _pairs(task, raw["pairs"], where)
     else:
-        cases = _perturbed(task, raw, [case for case, _ in _originals(task, raw, where, None)], where)
+        cases = _perturbed(task, raw, [case for case, _ in _originals(task, raw, where, None, masks)], where)
     if not cases:
         raise where.error("perturb", "the perturbation changed none of the inputs (nothing to test)",
                           hint="Give inputs it applies to (a name for 'names', a number for 'numbers').")
@@ -252,7 +269,8 @@ def _case(task: SuiteAdapter, value: Any, where: _Where, field_name: str, positi
     return tuple(parts)
 
 
-def _originals(task: SuiteAdapter, raw: Mapping[str, Any], where: _Where, expect: Any) -> list[tuple[Case, Any]]:
+def _originals(task: SuiteAdapter, raw: Mapping[str, Any], where: _Where, expect: Any,
+               masks: Mapping[str, Sequence[str]] | None = None) -> list[tuple[Case, Any]]:
     """The test's inputs (templates expanded), each with its expected answer: `expect` itself, or
     (a string expectation of a template) `expect` with the case's slots filled in."""
     if "inputs" in raw:
@@ -269,6 +287,7 @@ def _originals(task: SuiteAdapter, raw: Mapping[str, Any], where: _Where, expect
     if not isinstance(fill, Mapping) or not all(
             isinstance(v, list) and all(isinstance(w, str) for w in v) for v in fill.values()):
         raise where.error("fill", "must map each slot to a list of strings")
+    fill = _with_mask(templates, fill, where, raw["name"].strip(), masks)
     slotted = isinstance(expect, str)
     try:
         rows = expand([*templates, *([expect] if slotted else [])], fill)
@@ -277,6 +296,25 @@ def _originals(task: SuiteAdapter, raw: Mapping[str, Any], where: _Where, expect
     width = len(templates)
     return [(_case(task, list(row[:width]), where, "template", i), row[width] if slotted else expect)
             for i, row in enumerate(rows)]
+
+
+def _with_mask(templates: list[str], fill: Mapping[str, Any], where: _Where, name: str,
+               masks: Mapping[str, Sequence[str]] | None) -> Mapping[str, Any]:
+    """`fill` with the masked LM's words for `{mask}` where the template uses it and `fill` has no list."""
+    from bertstudio.core.suites.masks import MASK
+
+    try:
+        used = any(MASK in slots(t) for t in templates)
+    except TemplateError as error:
+        raise where.error("template", str(error)) from None
+    if not used or MASK in fill:
+        return fill
+    words = (masks or {}).get(name)
+    if not words:
+        raise where.error("template", "{mask} is filled by a masked LM's suggestions, and none was chosen",
+                          hint="Name one in the suite ('mask_model'), with check --mask-model, or in the Tests "
+                               "tab; or give 'fill' a 'mask' list.")
+    return {**fill, MASK: list(words)}
 
 
 def _pairs(task: SuiteAdapter, items: Any, where: _Where) -> list[TestCase]:
