@@ -8,6 +8,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from PySide6.QtCore import Qt
+
 from bertstudio.core.models import LoadRequest, load_model
 from bertstudio.core.progress import TaskControl
 from bertstudio.core.suites.runner import run_suite
@@ -141,3 +143,29 @@ def test_cancel_ends_the_run(qtbot, window, checkpoint_factory, tmp_path: Path) 
         tab.run_button.click()
         tab.cancel()
     assert "Cancelled." in tab.notes.text() and tab.result is None
+
+
+def test_mask_words_are_suggested_shown_and_can_be_unticked(
+        qtbot, window, checkpoint_factory, tmp_path: Path) -> None:  # noqa: ANN001
+    from bertstudio.core.models import LoadRequest as Request
+    from bertstudio.core.suites.masks import mask_request, model_predictor, suggest
+
+    mlm = str(checkpoint_factory("bert"))
+    masked = {"task": "classify", "mask_model": mlm, "mask_top_k": 3, "tests": [
+        {"name": "masked", "type": "MFT", "template": "the {a} was {mask}", "fill": {"a": ["cat", "dog"]},
+         "expect": "positive"}]}
+    tab = tab_of(window, TestsTab)
+    tab.set_suite(str(_suite(tmp_path, masked)))
+    assert tab.mask_panel.isVisibleTo(tab) and tab.suite is None and "{mask}" in tab.suite_info.text()
+    assert tab.mask_panel.source.text() == mlm
+    with qtbot.waitSignal(tab.runner.finished, timeout=60_000):
+        tab.mask_panel.suggest_button.click()
+    loaded = load_model(mask_request(mlm, Request(mlm, "classification")))
+    predictor, token = model_predictor(loaded, 3)
+    words = suggest(["the {a} was {mask}"], {"a": ["cat", "dog"]}, predictor, token, 3)
+    shown = [tab.mask_panel.list.item(i).text() for i in range(tab.mask_panel.list.count())]
+    assert shown == [f"masked: {w}" for w in words]
+    assert tab.suite is not None and len(tab.suite.tests[0].cases) == 2 * len(words)
+    tab.mask_panel.list.item(0).setCheckState(Qt.CheckState.Unchecked)
+    assert [c.original[0] for c in tab.suite.tests[0].cases] == [
+        f"the {a} was {w}" for a in ("cat", "dog") for w in words[1:]]

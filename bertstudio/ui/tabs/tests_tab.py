@@ -11,6 +11,8 @@ tab (`fine_tune_requested`). When that run ends (ui/wiring.py calls `training_fi
 and the held-out file re-run on the model before and after (core.suites.after.fix_report_job): the
 results judge both on the held-apart halves, and a line says which cases trained the fix, which
 measure it, and the held-out figure before/after, so a fix that breaks something else shows.
+A suite whose templates use `{mask}` shows a masked-LM row: "Suggest words" asks that model
+(core.suites.masks.suggestions_job) and lists its words, ticked; unticked words are left out.
 """
 
 from __future__ import annotations
@@ -35,6 +37,7 @@ from bertstudio.ui.tabs.frame import ComparingTab, error_note
 from bertstudio.ui.tabs.run_lifecycle import RunLifecycle
 from bertstudio.ui.widgets.compare_panel import CompareSource
 from bertstudio.ui.widgets.run_controls import ProgressLine
+from bertstudio.ui.widgets.suite_masks import SuiteMasks
 from bertstudio.ui.widgets.suite_results import SuiteResults
 
 
@@ -58,6 +61,8 @@ class TestsTab(ComparingTab):
         from bertstudio.core.suites.builtin import built_in_suites
 
         self.suite: Any = None  # the core Suite read from the chosen file
+        self.suite_data: Any = None  # its JSON value (`{mask}` suggestions read it)
+        self.suite_file: Path | None = None
         self.result: Any = None  # the last CheckResult
         self.fix_seed = 0
         self.last_request: Any = None  # the LoadRequest of the last run (the "before" of a fix)
@@ -97,6 +102,10 @@ class TestsTab(ComparingTab):
         self.fix_summary = QLabel("")
         self.fix_summary.setWordWrap(True)
         self.results = SuiteResults()
+        self.mask_panel = SuiteMasks()
+        self.mask_panel.suggest.connect(self.suggest_masks)
+        self.mask_panel.changed.connect(self._masks_ticked)
+        self.mask_panel.setVisible(False)
         self.results.opened.connect(self._open_case)
 
         suite_row = QHBoxLayout()
@@ -111,6 +120,7 @@ class TestsTab(ComparingTab):
             fix_row.addWidget(widget, 1 if widget is self.data_file else 0)
         self.body.addLayout(suite_row)
         self.body.addWidget(self.suite_info)
+        self.body.addWidget(self.mask_panel)
         self.body.addLayout(run_row)
         self.body.addLayout(fix_row)
         held_out_row = QHBoxLayout()
@@ -144,13 +154,44 @@ class TestsTab(ComparingTab):
     def _suite_changed(self, *_args: Any) -> None:
         """Read the chosen suite (its errors show at once) and load models for its task."""
         from bertstudio.core.suites.builtin import suite_path
-        from bertstudio.core.suites.suite import read_suite
+        from bertstudio.core.suites.masks import masked_templates
+        from bertstudio.core.suites.suite import read_suite_data
 
         path = self.suite_path()
         if not path:
             return
         try:
-            self.suite = read_suite(suite_path(path))
+            file = suite_path(path)
+            data = read_suite_data(file)
+        except BertStudioError as error:
+            self.suite = None
+            self.suite_info.setText("")
+            self.notes.set_notes([error_note(error)])
+            return
+        if file != self.suite_file:
+            self.mask_panel.clear()
+            named = data.get("mask_model") if isinstance(data, dict) else None
+            if isinstance(named, str) and named:
+                self.mask_panel.source.setText(named)
+        self.suite_file, self.suite_data = file, data
+        masked = masked_templates(data)
+        self.mask_panel.setVisible(bool(masked))
+        if masked and not all(name in self.mask_panel.words for name in masked):
+            self.suite = None
+            self.notes.clear()
+            self.suite_info.setText(f"{len(masked)} test(s) use {{mask}}: choose a masked LM and press "
+                                    "Suggest words.")
+            return
+        self._build_suite()
+
+    def _build_suite(self) -> None:
+        """The suite from its JSON value and the ticked `{mask}` words; its errors show at once."""
+        from bertstudio.core.suites.suite import parse_suite
+
+        assert self.suite_file is not None
+        try:
+            self.suite = parse_suite(self.suite_data, self.suite_file.name, str(self.suite_file),
+                                     self.mask_panel.ticked())
         except BertStudioError as error:
             self.suite = None
             self.suite_info.setText("")
@@ -162,6 +203,26 @@ class TestsTab(ComparingTab):
         self.suite_info.setText(f"{self.suite.name}: {self.suite.task}, {len(self.suite.tests)} tests ({kinds}), "
                                 f"{self.suite.cases:,} cases")
         self.model_bar.task = self.suite.task
+
+    # -- {mask} -------------------------------------------------------------------------------
+    def suggest_masks(self) -> None:
+        """Ask the chosen masked LM for the words of every `{mask}` (in the worker)."""
+        from bertstudio.core.suites.masks import suggestions_job
+
+        source = self.mask_panel.source.text().strip()
+        if not source or self.suite_data is None:
+            self.notes.set_notes([error_note(InputError("Choose the masked LM whose words fill {mask}."))])
+            return
+        like = self.model_bar.request(source)  # its device and dtype
+        self.runner.start(suggestions_job, source, self.suite_data, like, seed=self.fix_seed)
+
+    def _show_masks(self, words: dict[str, list[str]]) -> None:
+        self.mask_panel.show_words(words)
+        self._build_suite()
+
+    def _masks_ticked(self) -> None:
+        if self.suite_file is not None and self.mask_panel.words:
+            self._build_suite()
 
     def _browse(self) -> None:
         path, _ = QFileDialog.getOpenFileName(self, "Open a test suite", "", "Suites (*.json *.yaml *.yml);;All (*)")
@@ -204,6 +265,9 @@ class TestsTab(ComparingTab):
     def _on_result(self, result: Any) -> None:
         from bertstudio.core.suites.after import FixReport
 
+        if isinstance(result, dict):  # {mask} suggestions
+            self._show_masks(result)
+            return
         if isinstance(result, FixReport):
             self.fix_summary.setText(fix_summary(result))
             self.held_apart.setChecked(True)
@@ -302,9 +366,11 @@ class TestsTab(ComparingTab):
 
     def state(self) -> dict[str, Any]:
         return {"suite": self.suite_path(), "data": self.data_file.text(), "held_apart": self.held_apart.isChecked(),
-                "held_out": self.held_out_file.text()}
+                "held_out": self.held_out_file.text(), "mask_model": self.mask_panel.source.text()}
 
     def restore(self, state: dict[str, Any]) -> None:
+        if isinstance(state.get("mask_model"), str) and state["mask_model"]:
+            self.mask_panel.source.setText(state["mask_model"])
         if isinstance(state.get("suite"), str) and state["suite"]:
             self.set_suite(state["suite"])
         self.data_file.setText(str(state.get("data") or ""))
