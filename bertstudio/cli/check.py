@@ -4,7 +4,8 @@ Runs a behavioural test suite (CheckList's MFT, INV and DIR tests; see README, T
 --json, stdout is {"suite", "task", "model", "tests": [{"name", "type", "capability", "cases",
 "failures", "failure_rate", "examples"}], "notes"} and, with --compare, "compare": the same for
 model B plus "differences" per test. --failures writes every failing MFT/INV case as a labelled
-row (text, label, test, type, split: the seeded "train"/"measure" half). A template's `{mask}` is
+row (text, label, test, type, split: the seeded "train"/"measure" half); for NER, QA and multiple
+choice, in the task's training format instead (CoNLL, SQuAD JSON, a choice CSV). A template's `{mask}` is
 filled by the top-k words of a masked LM (--mask-model, else the suite's "mask_model"); the words
 are printed on stderr and, with --json, under "masks".
 """
@@ -49,7 +50,8 @@ def _built_in() -> list[str]:
 
 def run(args: argparse.Namespace) -> int:
     from bertstudio.core.suites.builtin import suite_path
-    from bertstudio.core.suites.fix import failure_rows, write_failures
+    from bertstudio.core.suites.fix import can_label, failure_rows, write_failures
+    from bertstudio.core.suites.fix_tasks import task_rows, write_task_rows
     from bertstudio.core.suites.jobs import check_job, load_request
     from bertstudio.core.suites.masks import masked_templates, suggestions_job, top_k_of
     from bertstudio.core.suites.suite import parse_suite, read_suite_data
@@ -71,9 +73,16 @@ def run(args: argparse.Namespace) -> int:
     for note in result.a.notes:
         print(f"note: {note}", file=sys.stderr)
     if args.failures:
-        rows = failure_rows(result.a, args.seed)
-        path = write_failures(rows, args.failures)
-        print(f"{len(rows)} failing case(s) written to {path}", file=sys.stderr)
+        if can_label(suite.task):
+            labelled = failure_rows(result.a, args.seed)
+            path, written = write_failures(labelled, args.failures), len(labelled)
+        else:  # NER, QA, multiple choice: the task's own training format (fix_tasks.py)
+            rows, skipped = task_rows(result.a, args.seed)
+            path, written = write_task_rows(suite.task, rows, args.failures), len(rows)
+            if skipped:
+                print(f"note: {skipped} failing case(s) could not be labelled (a changed word count, or an answer "
+                      "the context does not hold)", file=sys.stderr)
+        print(f"{written} failing case(s) written to {path}", file=sys.stderr)
     if args.json:
         print_json(result.to_json())
         return 0

@@ -70,7 +70,9 @@ def can_label(task: str) -> bool:
 
 def can_fine_tune(task: str) -> str:
     """The Train task the rows train ("" where the rows are not that task's training data)."""
-    return adapter(task).train_task
+    from bertstudio.core.suites.fix_tasks import train_task
+
+    return train_task(task)
 
 
 def failure_rows(result: SuiteResult, seed: int = 0) -> list[TrainingRow]:
@@ -142,7 +144,7 @@ def fix_rows(result: SuiteResult, seed: int = 0) -> list[TrainingRow]:
     return failures + anchor_rows(result, failures, seed)
 
 
-def _write_atomically(path: Path, header: Sequence[str], records: Sequence[Sequence[str]]) -> None:
+def write_atomically(path: Path, header: Sequence[str], records: Sequence[Sequence[str]]) -> None:
     """The CSV written to a temporary file beside `path`, then moved over it in one step."""
     if path.exists() and not path.is_file():
         raise InputError(f"Cannot write '{path}': it is not a regular file.", hint="Give the name of a new file.")
@@ -167,7 +169,7 @@ def write_failures(rows: Sequence[TrainingRow], path: str | Path) -> Path:
     path = Path(path).expanduser()
     pairs = any(r.pair for r in rows)
     header = ["text", *(["text_pair"] if pairs else []), "label", "test", "type", "split"]
-    _write_atomically(path, header, [[r.text, *([r.pair or ""] if pairs else []), r.label, r.test, r.type, r.split]
+    write_atomically(path, header, [[r.text, *([r.pair or ""] if pairs else []), r.label, r.test, r.type, r.split]
                                      for r in rows])
     return path
 
@@ -196,5 +198,5 @@ def fix_file(data: str | Path, rows: Sequence[TrainingRow]) -> tuple[Path, int]:
     while target.exists():
         target = data.with_name(f"{data.stem}.with-suite-failures-{number}.csv")
         number += 1
-    _write_atomically(target, header, records)
+    write_atomically(target, header, records)
     return target, len(added)

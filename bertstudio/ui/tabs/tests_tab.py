@@ -87,7 +87,7 @@ class TestsTab(ComparingTab):
         self.held_apart.setToolTip("Judge every test on the half of its cases that fine-tuning never sees")
         self.held_apart.toggled.connect(self._redraw)
         self.data_file = QLineEdit()
-        self.data_file.setPlaceholderText("your training data (CSV/TSV): the failures are added to a copy beside it")
+        self.data_file.setPlaceholderText("your training data: the failures are added to a copy beside it")
         data_browse = QPushButton("…")
         data_browse.clicked.connect(self._browse_data)
         self.fix_button = QPushButton("Fine-tune on failures")
@@ -314,7 +314,7 @@ class TestsTab(ComparingTab):
     def fine_tune_on_failures(self) -> None:
         """The user's data plus the training half's failures, beside the data; Train opens with it, and
         its output folder becomes the compared model here (run again for before/after)."""
-        from bertstudio.core.suites.fix import fix_file, fix_rows
+        from bertstudio.core.suites.fix_tasks import write_fix
 
         if self.result is None:
             return
@@ -322,7 +322,7 @@ class TestsTab(ComparingTab):
             data = self.data_file.text().strip()
             if not data:
                 raise InputError("Choose your training data: the failures are added to a copy of it.")
-            path, added = fix_file(data, fix_rows(self.result.a, self.fix_seed))
+            path, added = write_fix(self.result.a, data, self.fix_seed)
         except BertStudioError as error:
             self.notes.set_notes([error_note(error)])
             return
@@ -335,9 +335,9 @@ class TestsTab(ComparingTab):
         self.compare_source.set_source(output)
         self.held_apart.setChecked(True)
         self.pending_fix = {"request": self.last_request, "suite": self.result.a.suite, "output": output}
-        self.show_message(f"Wrote {path.name} ({added} rows of the training halves: failures and the passing cases "
-                          f"beside them). When training ends, the suite re-runs on {Path(base).name} and "
-                          f"{Path(output).name}, judged on the held-apart halves.")
+        self.show_message(f"Wrote {path.name} ({added} rows from the training halves of the tests). When training "
+                          f"ends, the suite re-runs on {Path(base).name} and {Path(output).name}, judged on the "
+                          "held-apart halves.")
         from bertstudio.core.suites.fix import can_fine_tune
 
         self.fine_tune_requested.emit(can_fine_tune(self.result.a.suite.task), base, str(path), output)
