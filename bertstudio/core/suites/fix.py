@@ -2,8 +2,9 @@
 
 MFT: the failing input with its expected label. INV: the changed input with the original's
 prediction (the model should say the same of both). DIR cases are reported, never labelled: a
-direction is not a label. Rows are for tasks whose training data is a labelled table
-(classification; NSP's rows are written too); NER and QA failures are reported only.
+direction is not a label. Rows here are for tasks whose training data is a labelled table
+(classification; NSP's pair rows are written too); NER, QA and multiple choice write their own
+formats (fix_tasks.py).
 
 So that the "after" is honest, each test's cases are split (seeded) into a "train" half, whose
 failures become rows, and a "measure" half that training never sees; the fix is judged on the
