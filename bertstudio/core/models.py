@@ -319,10 +319,15 @@ def load_uncached(request: LoadRequest, control: TaskControl | None = None) -> L
     """Load tokenizer and task model on the requested device; explain every way this can fail."""
     control = control or TaskControl()
     control.report(f"Locating {request.source}…", None)
-    folder = resolve_source(request.source, control)
+    from bertstudio.core.training import lora
+
+    adapter = Path(request.source).expanduser().resolve() if lora.is_adapter_folder(request.source) else None
+    folder = lora.adapter_base(adapter, control) if adapter else resolve_source(request.source, control)
     control.check()
     quiet_transformers()
     config = _checkpoint_config(folder)  # resolve_source checked the folder: nothing allocated before
+    if adapter:  # a LoRA adapter: the base rebuilt with the trained model's labels and head
+        config = lora.head_config(adapter, folder)
     _check_task_supported(request.task, config)
     device = devices.normalise_device(request.device)
     dtype = devices.torch_dtype(device, request.dtype)
@@ -332,7 +337,8 @@ def load_uncached(request: LoadRequest, control: TaskControl | None = None) -> L
     from transformers import AutoTokenizer
 
     control.report(f"Reading tokenizer of {request.source}…", None)
-    tokenizer = load_pretrained(AutoTokenizer, folder, f"The tokenizer in '{folder}' cannot be loaded.",
+    tokenizer = load_pretrained(AutoTokenizer, lora.tokenizer_folder(adapter, folder),
+                                f"The tokenizer in '{folder}' cannot be loaded.",
                                 hint="The folder needs tokenizer files (tokenizer.json, or vocab.txt / vocab.json "
                                      "+ merges.txt).")
     _check_tokenizer(tokenizer, folder)
@@ -343,7 +349,11 @@ def load_uncached(request: LoadRequest, control: TaskControl | None = None) -> L
     if request.attn_implementation:
         kwargs["attn_implementation"] = request.attn_implementation
     try:
+        if adapter:
+            kwargs["config"] = config
         model, loading_info = _model_class(request.task).from_pretrained(folder, **kwargs)
+        if adapter:  # merged in memory: every task runs a plain model; the saved head is not missing
+            model, loading_info = lora.apply(model, adapter), lora.loaded_info(loading_info, adapter)
         control.check()
         model.to(device)
     except BertStudioError:
@@ -364,7 +374,7 @@ def load_uncached(request: LoadRequest, control: TaskControl | None = None) -> L
         raise ModelSourceError(f"Loading '{request.source}' failed: {error}", details=repr(error)) from error
     model.eval()
     report = _head_report(loading_info, request.task, config)
-    info = _build_info(request, folder, model, tokenizer, report)
+    info = _build_info(request, adapter or folder, model, tokenizer, report)
     from bertstudio.core.quantize import quantize_int8, state_mb
 
     if request.quantize:

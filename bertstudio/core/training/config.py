@@ -85,6 +85,18 @@ class TrainConfig:
     device: str = opt("cpu", flag="--device", label="Device", widget="device", group="Hardware",
                       help="cpu or cuda (default cpu); refused when not available")
     logging_steps: int = 1
+    lora_rank: int = opt(0, flag="--lora", label="LoRA rank", widget="int", low=0, high=1024, group="Adapters (LoRA)",
+                         metavar="RANK", help="train a LoRA adapter of this rank (peft) instead of every weight "
+                                              "(default 0: full fine-tune)")
+    lora_alpha: int = opt(16, flag="--lora-alpha", label="LoRA alpha", widget="int", low=1, high=100_000,
+                          group="Adapters (LoRA)",
+                          help="LoRA scaling alpha (the update is scaled by alpha / rank)")
+    lora_dropout: float = opt(0.1, flag="--lora-dropout", label="LoRA dropout", widget="float", low=0.0, high=1.0,
+                              high_open=True, decimals=2, step=0.05, group="Adapters (LoRA)",
+                              help="dropout on the LoRA path")
+    lora_targets: str = opt("query,value", flag="--lora-targets", label="LoRA targets", group="Adapters (LoRA)",
+                            metavar="NAMES", help="encoder layers LoRA adapts: query,value (default), all-linear, "
+                                                  "or comma-separated linear layer names")
     resume: bool = opt(False, flag="--resume", label="Resume", widget="check", group="Hardware",
                        help="continue from the last complete checkpoint of --output")
     overwrite: bool = opt(False, flag="--overwrite", label="Replace", widget="check", group="Hardware",
@@ -111,6 +123,9 @@ class TrainConfig:
             self.scratch.validate()
         if self.distill is not None:
             self.distill.validate()
+        from bertstudio.core.training.lora import check_run
+
+        check_run(self, bool(getattr(trainable, "distils", False)))
         if self.precision != "no" and self.device.startswith("cpu"):
             raise DeviceError(f"{self.precision} training needs a GPU.", hint="Choose a CUDA device or full precision.")
 

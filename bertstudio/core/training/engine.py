@@ -26,7 +26,7 @@ from bertstudio.core.progress import TaskControl
 from bertstudio.core.runs import tb_logs
 from bertstudio.core.runs.recorder import RunRecorder
 from bertstudio.core.training import data as data_mod
-from bertstudio.core.training import resume, saving
+from bertstudio.core.training import lora, resume, saving
 from bertstudio.core.training.callback import EvaluationStopped, event_callback
 from bertstudio.core.training.config import TrainConfig
 from bertstudio.core.training.events import EVENTS_FILE, Plan, TrainingEvent, TrainResult, describe, preparing
@@ -167,6 +167,10 @@ def _train_locked(config: TrainConfig, output: Path, control: TaskControl, stop_
         resume_notes.append(resume.check_identity(recorded, run, ckpt_dir))
     model, tokenizer, nsp = _load_model(config, data, control)
     control.check()
+    lora_settings = lora.settings_of(config)
+    if lora_settings is not None:  # peft: the adapter and the head train, the rest is frozen
+        model = lora.wrap(model, lora_settings, lora.base_source(config.model))
+        resume_notes.append(f"LoRA rank {lora_settings.rank}: {lora.count(model).describe()}.")
     if resume_from:
         resume.check_checkpoint_head(Path(resume_from), model)
     limit = _model_limit(model, tokenizer)
@@ -233,6 +237,8 @@ def _train_locked(config: TrainConfig, output: Path, control: TaskControl, stop_
             if main:
                 saving.write_marker(partial, "model", config.task, run.to_json())  # the data it was trained on
             trainer.save_model(str(partial))  # every process takes part (sharded models gather here)
+            if main and lora_settings is not None:
+                lora.save_head_config(model, partial)  # labels and head class, to rebuild the base with
             if main:
                 tokenizer.save_pretrained(str(partial))
                 (partial / "training_config.json").write_text(
