@@ -111,11 +111,12 @@ def refresh_runs(tabs: QTabWidget) -> None:
 
 
 def training_ended(tabs: QTabWidget, train_tab: Any) -> None:
-    """A training run ended: the Tests tab re-runs a fix it asked for on that model (`training_finished`)."""
+    """A training run ended: the Tests tab re-runs a fix it asked for on that model (`training_finished`),
+    and is shown."""
     result = getattr(train_tab, "result", None)
     target = _tab_with(tabs, "training_finished")
-    if result is not None and target is not None:
-        target.training_finished(result.output_dir)
+    if result is not None and target is not None and target.training_finished(result.output_dir):
+        _show(tabs, target)
 
 
 def connect_tab(tabs: QTabWidget, task_tabs: dict[str, Any], tab: QWidget) -> None:

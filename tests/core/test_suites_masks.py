@@ -35,10 +35,11 @@ SUITE = {"task": "classify", "mask_model": "some-mlm", "tests": [
 
 def _by_hand(pipe, texts: list[str], k: int) -> list[str]:  # noqa: ANN001
     totals: dict[str, float] = {}
+    special = set(pipe.tokenizer.all_special_tokens)
     for text in texts:
         for c in pipe(text, top_k=k):
             word = c["token_str"].strip()
-            if word and not word.startswith("##"):
+            if word and not word.startswith("##") and word not in special:
                 totals[word] = totals.get(word, 0.0) + c["score"]
     return [w for w, _ in sorted(totals.items(), key=lambda item: (-item[1], item[0]))[:k]]
 

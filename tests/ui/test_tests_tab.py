@@ -108,6 +108,7 @@ def test_runs_a_suite_compares_opens_a_failure_and_hands_failures_to_train(
     with qtbot.waitSignal(tab.runner.finished, timeout=120_000):
         train.run_ended.emit()
     assert tab.result.b is not None and tab.result.b.model == train.output_dir.text()
+    assert window.tabs.currentWidget() is tab
     after = run_suite(load_model(LoadRequest(train.output_dir.text(), "classification")), read_suite(
         _suite(tmp_path)), TaskControl())
     shown = tab.results.tests.source_model.records

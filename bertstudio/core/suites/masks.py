@@ -105,10 +105,11 @@ def suggest_all(data: Any, predict: Predictor, mask_token: str, k: int | None = 
 
 def model_predictor(loaded: Any, k: int, control: Any = None) -> tuple[Predictor, str]:
     """(predictor, mask token) of a loaded masked LM: the Fill-mask task's top-k per text, candidates
-    of the first mask."""
+    of the first mask, special tokens ([CLS], [SEP]...) left out: they are no words."""
     from bertstudio.core.tasks.fill_mask import predict
 
     mask_token = loaded.tokenizer.mask_token
+    special = set(loaded.tokenizer.all_special_tokens)
     if not mask_token:
         raise InputError(f"'{loaded.info.request.source}' has no mask token, so it cannot fill {{mask}}.")
 
@@ -118,7 +119,8 @@ def model_predictor(loaded: Any, k: int, control: Any = None) -> tuple[Predictor
             if control is not None:
                 control.check()
             result = predict(loaded, text, k)
-            out.append([(c.token, c.score) for c in result.masks[0].candidates])
+            out.append([(c.token, c.score) for c in result.masks[0].candidates
+                        if c.token.strip() not in special])
         return out
 
     return predictor, mask_token

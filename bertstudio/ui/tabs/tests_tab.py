@@ -342,24 +342,25 @@ class TestsTab(ComparingTab):
 
         self.fine_tune_requested.emit(can_fine_tune(self.result.a.suite.task), base, str(path), output)
 
-    def training_finished(self, output_dir: str) -> None:
+    def training_finished(self, output_dir: str) -> bool:
         """A training run ended (ui/wiring.py): if it is the fix asked for here, the suite and the
-        held-out file run on before and after."""
+        held-out file run on before and after (True: then this tab is shown)."""
         from bertstudio.core.suites.after import fix_report_job
 
         pending = self.pending_fix
         if pending is None or pending["request"] is None or not Path(output_dir).is_dir():
-            return
+            return False
         if Path(output_dir).expanduser().resolve() != Path(pending["output"]).expanduser().resolve():
-            return
+            return False
         self.pending_fix = None
         if self.runner.busy:
             self.show_message(f"Training saved {output_dir}; press Run suite to compare it.")
-            return
+            return True
         self.compare_source.set_source(output_dir)
         self.show_message("Training finished: the suite and the held-out file run on the model before and after…")
         held_out = self.held_out_file.text().strip() or None
         self.runner.start(fix_report_job, pending["request"], pending["suite"], output_dir, held_out, self.fix_seed)
+        return True
 
     def model_loaded(self, info: ModelInfo) -> None:
         self.status.emit(f"Tests: {info.architecture} ready for {self.model_bar.task}")
