@@ -18,6 +18,7 @@ import sys
 import threading
 from typing import Any
 
+from bertstudio.cli import _train_lora as train_lora
 from bertstudio.core.progress import ProgressEvent, TaskControl
 
 
@@ -35,10 +36,7 @@ def _add(parser: Any, name: str, option: Any, default: Any, groups: dict[str, An
         kwargs["type"] = {"int": int, "float": float}.get(option.widget, str)
         if option.choices:
             kwargs["choices"] = option.choices
-        if option.required:
-            kwargs["required"] = True
-        else:
-            kwargs["default"] = default
+        kwargs["default"] = None if option.required else default  # required: checked in run (--merge needs none)
         if not option.choices:
             kwargs["metavar"] = option.metavar or {int: "N", float: "X"}.get(kwargs["type"], "NAME")
         if default not in (None, "") and kwargs["type"] is not str and "default" not in option.help:
@@ -82,6 +80,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     for name, option, default in options(DistillConfig):
         _add(distill, f"distill_{name}", option, default, groups)
     parser.add_argument("--json", action="store_true", help="one JSON object per event on stdout")
+    train_lora.add_merge(parser)
     parser.set_defaults(func=run)
 
 
@@ -92,6 +91,8 @@ def config_from_args(args: argparse.Namespace) -> Any:
     from bertstudio.core.training.options import options
     from bertstudio.core.training.trainable import TRAINABLE
 
+    train_lora.check_required(args, [(name, option.flag or name) for name, option, _d in options(TrainConfig)
+                                     if option.required])
     args.task = task_key(args.task)  # `classify` and `text-classification` are one task
 
     columns = None
@@ -133,6 +134,8 @@ def run(args: argparse.Namespace) -> int:
     from bertstudio.core.training import TrainingEvent, train
     from bertstudio.core.training.events import Preparing
 
+    if args.merge:
+        return train_lora.merge(args)
     config = config_from_args(args)
     config.validate()  # bad settings are refused before anything is loaded
     stop = threading.Event()
