@@ -63,6 +63,8 @@ def install(window: StudioWindow) -> Menus:
     file.addSeparator()
     _action(window, file, "Export result…", lambda: export_result(window), "Ctrl+E",
             tip="The current tab's result as PNG or SVG, or as JSON")
+    _action(window, file, "Export model to ONNX…", lambda: export_model(window),
+            tip="The current tab's model with its task head as ONNX, checked against PyTorch with onnxruntime")
     file.addSeparator()
     _action(window, file, "Set models folder…", window.choose_models_dir)
     _action(window, file, "Quit", window.close, "Ctrl+Q")
@@ -167,6 +169,25 @@ def open_workspace(window: StudioWindow, path: str | None = None) -> None:
 
 
 # -- export and Copy as Python ---------------------------------------------------------------------
+def export_model(window: StudioWindow) -> object:
+    """The Export to ONNX dialog (one per window, kept between uses) on the current tab's model and task."""
+    from bertstudio.ui.widgets.export_dialog import ExportDialog
+
+    tab = window.tabs.currentWidget()
+    bar = getattr(tab, "model_bar", None)
+    dialog = window.findChild(ExportDialog)  # type: ignore[attr-defined]  # QMainWindow's own
+    if dialog is None:
+        dialog = ExportDialog(parent=window)  # type: ignore[arg-type]  # the window is a QWidget
+    if bar is not None and not dialog.runner.busy:
+        dialog.source.setText(bar.source_text())
+        index = dialog.task.findData(getattr(tab, "TASK", None))
+        if index >= 0:
+            dialog.task.setCurrentIndex(index)
+    dialog.show()
+    dialog.raise_()
+    return dialog
+
+
 def export_result(window: StudioWindow, path: str | None = None) -> None:
     from bertstudio.ui import export
 
