@@ -10,7 +10,8 @@
 - the Train tab's "Open in …" loads the trained model in that task's tab and shows it;
 - the Train tab's "Evaluate" (through `MainWindow.open_evaluation`) runs the trained model on its
   validation file in the Evaluate tab;
-- the Tests tab's "Fine-tune on failures" opens the Train tab with the data it wrote;
+- the Tests tab's "Fine-tune on failures" opens the Train tab with the data it wrote; its `{mask}`
+  words come from the Fill-mask tab's loaded model unless another masked LM is named;
 - a training run that ends (saved, stopped or failed) refreshes the Runs page, which holds its record.
 - ... and, when it is the fix the Tests tab asked for, the suite and the held-out file re-run there on the
   model before and after.
@@ -119,6 +120,18 @@ def training_ended(tabs: QTabWidget, train_tab: Any) -> None:
         _show(tabs, target)
 
 
+def masked_lm_source(task_tabs: dict[str, Any]) -> str:
+    """The model loaded in the masked-LM task's tab (Fill-mask), "" if none: the Tests tab's `{mask}` default."""
+    from bertstudio.core.tasks.spec import all_specs
+
+    for spec in all_specs().values():
+        tab = task_tabs.get(spec.key)
+        if spec.counterfactual is not None and spec.counterfactual.masked_lm and tab is not None:
+            bar = getattr(tab, "model_bar", None)
+            return bar.info.request.source if bar is not None and bar.info is not None else ""
+    return ""
+
+
 def connect_tab(tabs: QTabWidget, task_tabs: dict[str, Any], tab: QWidget) -> None:
     """Wire one newly added tab to the others (tabs arrive in two batches at start-up)."""
     if hasattr(tab, "explain_requested"):
@@ -135,3 +148,5 @@ def connect_tab(tabs: QTabWidget, task_tabs: dict[str, Any], tab: QWidget) -> No
     if hasattr(tab, "run_ended"):
         tab.run_ended.connect(lambda: refresh_runs(tabs))
         tab.run_ended.connect(lambda: training_ended(tabs, tab))
+    if hasattr(tab, "masked_lm_source"):
+        tab.masked_lm_source = lambda: masked_lm_source(task_tabs)

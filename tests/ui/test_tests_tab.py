@@ -18,7 +18,7 @@ from bertstudio.core.tasks.classification import ClassificationInput
 from bertstudio.ui.tabs.tests_tab import TestsTab
 from tests.ui.conftest import only_tabs, tab_of
 
-window_tabs = only_tabs("tests_tab", "classification_tab", "train_tab")
+window_tabs = only_tabs("tests_tab", "classification_tab", "train_tab", "fill_mask_tab")
 SUITE = {"task": "classify", "tests": [
     {"name": "mft positive", "type": "MFT", "template": "the {a} sat on the {b}",
      "fill": {"a": ["cat", "dog", "man", "woman"], "b": ["mat", "house", "tree"]}, "expect": "positive"},
@@ -170,3 +170,19 @@ def test_mask_words_are_suggested_shown_and_can_be_unticked(
     tab.mask_panel.list.item(0).setCheckState(Qt.CheckState.Unchecked)
     assert [c.original[0] for c in tab.suite.tests[0].cases] == [
         f"the {a} was {w}" for a in ("cat", "dog") for w in words[1:]]
+
+
+def test_mask_words_default_to_the_fill_mask_tabs_model(qtbot, window, checkpoint_factory, tmp_path: Path) -> None:  # noqa: ANN001
+    mlm = str(checkpoint_factory("bert"))
+    masked = {"task": "classify", "tests": [{"name": "masked", "type": "MFT", "template": "a {mask} day",
+                                             "expect": "positive"}]}
+    tab = tab_of(window, TestsTab)
+    tab.set_suite(str(_suite(tmp_path, masked)))
+    tab.mask_panel.suggest_button.click()  # no masked LM anywhere: a message, nothing runs
+    assert "masked LM" in tab.notes.text() and not tab.runner.busy
+    fill_mask = window.task_tabs["fill-mask"]
+    with qtbot.waitSignal(fill_mask.model_bar.loaded, timeout=60_000):
+        fill_mask.open_model(mlm)
+    with qtbot.waitSignal(tab.runner.finished, timeout=60_000):
+        tab.mask_panel.suggest_button.click()
+    assert tab.mask_panel.source.text() == mlm and tab.mask_panel.list.count() > 0 and tab.suite is not None

@@ -67,6 +67,7 @@ class TestsTab(ComparingTab):
         self.fix_seed = 0
         self.last_request: Any = None  # the LoadRequest of the last run (the "before" of a fix)
         self.pending_fix: dict[str, Any] | None = None  # the run Train is doing for "Fine-tune on failures"
+        self.masked_lm_source: Any = lambda: ""  # ui/wiring.py: the Fill-mask tab's loaded model
         self.suite_combo = QComboBox()
         self.suite_combo.setEditable(True)
         self.suite_combo.setMinimumContentsLength(16)
@@ -209,10 +210,12 @@ class TestsTab(ComparingTab):
         """Ask the chosen masked LM for the words of every `{mask}` (in the worker)."""
         from bertstudio.core.suites.masks import suggestions_job
 
-        source = self.mask_panel.source.text().strip()
+        source = self.mask_panel.source.text().strip() or self.masked_lm_source()
         if not source or self.suite_data is None:
-            self.notes.set_notes([error_note(InputError("Choose the masked LM whose words fill {mask}."))])
+            self.notes.set_notes([error_note(InputError("Choose the masked LM whose words fill {mask}.",
+                                                        hint="Name one here, or load one in the Fill-mask tab."))])
             return
+        self.mask_panel.source.setText(source)
         like = self.model_bar.request(source)  # its device and dtype
         self.runner.start(suggestions_job, source, self.suite_data, like, seed=self.fix_seed)
 

@@ -15,7 +15,7 @@ class SuiteMasks(QWidget):
         super().__init__(parent)
         self.words: dict[str, list[str]] = {}  # test -> the masked LM's suggested words
         self.source = QLineEdit()
-        self.source.setPlaceholderText("masked LM that fills {mask} (Hub id or folder)")
+        self.source.setPlaceholderText("masked LM that fills {mask} (default: the Fill-mask tab's model)")
         self.suggest_button = QPushButton("Suggest words")
         self.suggest_button.clicked.connect(self.suggest)
         self.list = QListWidget()
