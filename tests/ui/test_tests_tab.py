@@ -103,6 +103,9 @@ def test_runs_a_suite_compares_opens_a_failure_and_hands_failures_to_train(
     held_out = tmp_path / "held_out.csv"
     held_out.write_text("text,label\nthe cat sat,positive\na dog ran,negative\ngood music,positive\n", "utf-8")
     tab.held_out_file.setText(str(held_out))
+    train.result = SimpleNamespace(output_dir=str(tmp_path))  # another run's folder: not this fix
+    train.run_ended.emit()
+    assert not tab.runner.busy and tab.pending_fix is not None
     shutil.copytree(b, train.output_dir.text())
     train.result = SimpleNamespace(output_dir=train.output_dir.text())
     with qtbot.waitSignal(tab.runner.finished, timeout=120_000):
