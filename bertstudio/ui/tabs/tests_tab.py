@@ -233,12 +233,14 @@ class TestsTab(ComparingTab):
             self.set_suite(path)
 
     def _browse_data(self) -> None:
-        path, _ = QFileDialog.getOpenFileName(self, "Your training data", "", "Tables (*.csv *.tsv *.jsonl);;All (*)")
+        path, _ = QFileDialog.getOpenFileName(self, "Your training data", "",
+                                              "Data (*.csv *.tsv *.jsonl *.json *.conll *.txt);;All (*)")
         if path:
             self.data_file.setText(path)
 
     def _browse_held_out(self) -> None:
-        path, _ = QFileDialog.getOpenFileName(self, "Held-out data", "", "Tables (*.csv *.tsv *.jsonl);;All (*)")
+        path, _ = QFileDialog.getOpenFileName(self, "Held-out data", "",
+                                              "Data (*.csv *.tsv *.jsonl *.json *.conll *.txt);;All (*)")
         if path:
             self.held_out_file.setText(path)
 
