@@ -189,3 +189,29 @@ def test_mask_words_default_to_the_fill_mask_tabs_model(qtbot, window, checkpoin
     with qtbot.waitSignal(tab.runner.finished, timeout=60_000):
         tab.mask_panel.suggest_button.click()
     assert tab.mask_panel.source.text() == mlm and tab.mask_panel.list.count() > 0 and tab.suite is not None
+
+
+def test_a_real_fix_run_reruns_the_suite_when_training_ends(qtbot, window, checkpoint_factory, tmp_path: Path) -> None:  # noqa: ANN001
+    """The hook on the Train tab's own end of run: a 3-step fine-tune started by Fine-tune on failures."""
+    a = str(checkpoint_factory("bert", "SequenceClassification"))
+    tab = tab_of(window, TestsTab)
+    tab.set_suite(str(_suite(tmp_path)))
+    tab.model_bar.source.setEditText(a)
+    _run(qtbot, tab)
+    data = tmp_path / "train.csv"
+    data.write_text("text,label\n" + "".join(f"the cat {i},positive\nthe dog {i},negative\n" for i in range(10)),
+                    encoding="utf-8")
+    tab.data_file.setText(str(data))
+    tab.fix_button.click()
+    train = window.task_tabs["pretraining"]
+    train.max_steps.setValue(3)
+    train.batch_size.setValue(4)
+    train.max_length.setValue(16)
+    train.eval_steps.setValue(0)
+    with qtbot.waitSignal(train.run_ended, timeout=120_000):
+        train.start()
+    assert train.result is not None and Path(train.result.output_dir).is_dir()
+    qtbot.waitUntil(lambda: tab.result is not None and tab.result.b is not None and not tab.runner.busy,
+                    timeout=120_000)
+    assert tab.result.b.model == train.result.output_dir and window.tabs.currentWidget() is tab
+    assert "never saw" in tab.fix_summary.text()
