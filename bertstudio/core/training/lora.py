@@ -342,3 +342,15 @@ def loaded_info(info: dict[str, Any], adapter: Path) -> dict[str, Any]:
 
     return {**info, "missing_keys": [k for k in info.get("missing_keys", ()) if not brought(k)],
             "mismatched_keys": [k for k in info.get("mismatched_keys", ()) if not brought(k)]}
+
+
+def estimate_for(source: str, task: str, settings: LoraSettings, control: Any = None) -> LoraCount:
+    """What a run of `task` on `source` with `settings` would train (the Train form shows it before Start)."""
+    from bertstudio.core.models import resolve_source
+    from bertstudio.core.training.trainable import TRAINABLE
+
+    trainable = TRAINABLE.get(task)
+    if trainable is None or getattr(trainable, "distils", False) or not (trainable.auto_class or trainable.heads):
+        raise InputError("This task cannot train a LoRA adapter.", hint="Set the LoRA rank to 0.")
+    folder = resolve_source(source, control)
+    return estimate(folder, trainable.auto_class or trainable.heads[0], 2, settings)

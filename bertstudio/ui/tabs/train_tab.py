@@ -45,6 +45,7 @@ from bertstudio.ui.train.form import ConfigForm
 from bertstudio.ui.train.jobs import Preview, preview_job, train_job
 from bertstudio.ui.train.lines import NO_PAIR, NO_PLAN, fill_columns
 from bertstudio.ui.train.live import LiveRun
+from bertstudio.ui.train.lora_box import LoraBox
 from bertstudio.workers.runner import TaskRunner
 
 PROGRESS_MIN_WIDTH = 160  # pixels: room for "step 1234 / 5678" beside the bar's fill
@@ -102,6 +103,7 @@ class TrainTab(StudioTab):
         self.distill_box = self.form.groups["Distillation"]  # shown for a task that distils, under Data
         self.form.layout().insertWidget(self.form.layout().indexOf(self.form.groups["Data"]) + 1, self.distill_box)
         self.form.add_button("teacher", "…").clicked.connect(lambda: output_mod.browse_folder(self, self.teacher))
+        self.lora_box = LoraBox(self.form, self.base_model.text, lambda: self.task_key, self.show_message, self)
         self.columns_box = QGroupBox("Columns (detected; confirm)")
         columns = QFormLayout(self.columns_box)
         self.text_column, self.pair_column, self.label_column = QComboBox(), QComboBox(), QComboBox()
