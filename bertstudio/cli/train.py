@@ -80,6 +80,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     for name, option, default in options(DistillConfig):
         _add(distill, f"distill_{name}", option, default, groups)
     parser.add_argument("--json", action="store_true", help="one JSON object per event on stdout")
+    from bertstudio.cli import _train_search as train_search
+
+    train_search.add_arguments(parser)  # --search TRIALS [--search-space FILE]
     train_lora.add_merge(parser)
     parser.set_defaults(func=run)
 
@@ -138,6 +141,10 @@ def run(args: argparse.Namespace) -> int:
         return train_lora.merge(args)
     config = config_from_args(args)
     config.validate()  # bad settings are refused before anything is loaded
+    if getattr(args, "search", 0):
+        from bertstudio.cli import _train_search as train_search
+
+        return train_search.run(args, config)
     stop = threading.Event()
     planned = threading.Event()  # the plan is out: a stop now ends a step (before it, Ctrl+C cancels)
     main_rank = os.environ.get("RANK", "0") == "0"
