@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from bertstudio.core.errors import BertStudioError, InputError
@@ -72,7 +72,8 @@ def _subfolders(folder: Path, budget: list[int]) -> list[Path]:
 
 def _has_config(folder: Path) -> bool:
     try:
-        return (folder / "config.json").exists()  # a FIFO is listed with its problem, never read
+        # a FIFO is listed with its problem, never read; a LoRA adapter folder lists as a model
+        return (folder / "config.json").exists() or (folder / "adapter_config.json").exists()
     except OSError:
         return False
 
@@ -106,6 +107,13 @@ def supported_tasks(folder: Path) -> tuple[str, ...]:
 
 def _from_config(folder: Path) -> tuple[LocalModel, dict[str, object] | None]:
     """The folder as its config.json names it, and the config (None: the config is wrong, said)."""
+    if (folder / "adapter_config.json").exists() and not (folder / "config.json").exists():
+        from bertstudio.core.training import lora  # the training package only when a folder is an adapter
+
+        try:
+            return LocalModel(folder.name, str(folder), *lora.glance_adapter(folder), (), judged=False), {}
+        except BertStudioError as error:
+            return LocalModel(folder.name, str(folder), "?", "?", (), error.message), None
     try:
         config = read_config(folder)
     except BertStudioError as error:
@@ -127,6 +135,13 @@ def describe(folder: Path) -> LocalModel:
     if config is None:
         return named
     architecture, model_type = named.architecture, named.model_type
+    if config == {}:  # a LoRA adapter folder (see _from_config): its base decides what loads
+        from bertstudio.core.training import lora
+
+        try:
+            return replace(named, tasks=lora.adapter_tasks(folder), judged=True)
+        except BertStudioError as error:
+            return replace(named, problem=error.message, judged=True)
     reason = custom_code_reason(config)
     if reason:  # auto_map included: the stock class would run other code than the checkpoint's
         return LocalModel(folder.name, str(folder), architecture, model_type, (), reason)

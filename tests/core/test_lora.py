@@ -185,3 +185,13 @@ def test_what_lora_cannot_go_with_is_refused(tmp_path: Path) -> None:
         replace(config, lora_targets="query;drop table").validate()
     with pytest.raises(InputError, match="LoRA rank"):
         replace(config, lora_rank=-1).validate()
+
+
+def test_models_list_shows_the_adapter_with_its_tasks(adapter_run: tuple[Path, Path]) -> None:
+    from bertstudio.core.catalog import glance, list_local_models
+
+    folder, _base = adapter_run
+    (listed,) = [m for m in list_local_models(folder.parent) if m.path == str(folder)]
+    assert listed.architecture == "BertForSequenceClassification (LoRA adapter)" and listed.model_type == "bert"
+    assert "classification" in listed.tasks and not listed.problem
+    assert not glance(folder).judged

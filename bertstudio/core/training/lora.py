@@ -354,3 +354,23 @@ def estimate_for(source: str, task: str, settings: LoraSettings, control: Any = 
         raise InputError("This task cannot train a LoRA adapter.", hint="Set the LoRA rank to 0.")
     folder = resolve_source(source, control)
     return estimate(folder, trainable.auto_class or trainable.heads[0], 2, settings)
+
+
+def glance_adapter(folder: Path) -> tuple[str, str]:
+    """(architecture, model type) of an adapter folder from its head_config.json alone (the models list)."""
+    data = _read_json(folder / HEAD_CONFIG, "head config") if (folder / HEAD_CONFIG).is_file() else {}
+    found = data.get("architectures")
+    names: list[Any] = found if isinstance(found, list) else []
+    return (", ".join(str(n) for n in names) or "?") + " (LoRA adapter)", str(data.get("model_type", "?"))
+
+
+def adapter_tasks(folder: Path) -> tuple[str, ...]:
+    """The task specs whose model class is the adapter's head class (the base must be on this machine)."""
+    import transformers
+
+    from bertstudio.core.tasks.spec import all_specs
+
+    config = head_config(folder, adapter_base(folder))
+    head = model_class(config)
+    return tuple(key for key, spec in all_specs().items()
+                 if getattr(transformers, spec.model_class)._model_mapping.get(type(config), None) is head)
