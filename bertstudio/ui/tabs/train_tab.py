@@ -46,6 +46,7 @@ from bertstudio.ui.train.jobs import Preview, preview_job, train_job
 from bertstudio.ui.train.lines import NO_PAIR, NO_PLAN, fill_columns
 from bertstudio.ui.train.live import LiveRun
 from bertstudio.ui.train.lora_box import LoraBox
+from bertstudio.ui.train.search_panel import SearchPanel
 from bertstudio.workers.runner import TaskRunner
 
 PROGRESS_MIN_WIDTH = 160  # pixels: room for "step 1234 / 5678" beside the bar's fill
@@ -164,6 +165,13 @@ class TrainTab(StudioTab):
         right_layout.addLayout(controls)
         right_layout.addLayout(status)
         right_layout.addWidget(self.results)
+        self.search_panel = SearchPanel(self.config, self.show_message, self)  # Optuna search, collapsed
+        self.search_panel.runner.started.connect(lambda: self.start_button.setEnabled(False))
+        self.search_panel.search_ended.connect(lambda: self.start_button.setEnabled(not self.runner.busy))
+        self.search_panel.search_ended.connect(self.run_ended)  # its trials are runs: the Runs tab refreshes
+        self.runner.started.connect(lambda: self.search_panel.start_button.setEnabled(False))
+        self.runner.finished.connect(lambda: self.search_panel.start_button.setEnabled(True))
+        right_layout.addWidget(self.search_panel)
         splitter = QSplitter()
         splitter.addWidget(scroll)
         splitter.addWidget(right)
@@ -365,12 +373,15 @@ class TrainTab(StudioTab):
 
     def is_running(self) -> bool:
         """Whether a training run is under way (for the window's close)."""
-        return self.runner.busy
+        return self.runner.busy or self.search_panel.is_running()
 
     def stop_and_save(self) -> bool:
         """Ask the run to stop and save what was trained; returns at once. `run_ended` follows."""
         if not self.is_running():
             return False
+        if self.search_panel.is_running():
+            self.search_panel.stop()  # its search_ended is run_ended
+            return True
         self.stop()
         return True
 

@@ -1,0 +1,247 @@
+"""The Train tab's hyperparameter search: the space (JSON ranges, prefilled with the defaults for the
+form's settings), the number of trials and the metric compared; a live table of trials, the metric
+against the trial number (best so far as a line), parameter importance once two trials finished,
+progress, and Stop, which ends the running trial and keeps the finished ones. The search runs in a
+worker (core/training/search.py); every trial is a real run in `<output>/trials`, the best one's
+model is saved at the output folder. Collapsed until opened, so a small window keeps its plots.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Callable
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6.QtCore import Signal
+from PySide6.QtWidgets import (
+    QComboBox,
+    QFormLayout,
+    QHBoxLayout,
+    QLabel,
+    QPlainTextEdit,
+    QProgressBar,
+    QPushButton,
+    QSpinBox,
+    QTableWidget,
+    QTableWidgetItem,
+    QToolButton,
+    QVBoxLayout,
+    QWidget,
+)
+
+from bertstudio.core.progress import ProgressEvent, TaskControl
+from bertstudio.core.training.config import TrainConfig
+from bertstudio.core.training.search import SearchResult, TrialProgress, TrialRecord
+from bertstudio.core.training.search_space import MAXIMISED, default_space
+from bertstudio.ui import plot_style
+from bertstudio.workers.runner import TaskRunner
+
+METRICS = ("loss", *sorted(MAXIMISED))
+
+
+def search_job(config: TrainConfig, trials: int, space_text: str, metric: str, stop_event: threading.Event,
+               control: TaskControl) -> SearchResult:
+    """The search, off the GUI thread: the space's JSON read here, so a mistake is one clear error."""
+    from bertstudio.core.errors import InputError
+    from bertstudio.core.training.search import search
+    from bertstudio.core.training.search_space import parse_space
+
+    try:
+        data = json.loads(space_text)
+    except ValueError as error:
+        raise InputError(f"The search space is not valid JSON ({error}).") from None
+    if isinstance(data, dict):
+        data = {**data, "metric": metric}
+    return search(config, trials, parse_space(data, config), control, stop_event=stop_event)
+
+
+class SearchPanel(QWidget):
+    """Search settings, Start/Stop, the trials table, the metric plot and importance."""
+
+    search_ended = Signal()  # the worker returned (finished, stopped or failed)
+
+    def __init__(self, config_source: Callable[[], TrainConfig], show_message: Callable[..., None],
+                 parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.config_source, self.show_message = config_source, show_message
+        self.result: SearchResult | None = None
+        self.records: list[TrialRecord] = []
+        self._stop_event = threading.Event()
+        self.runner = TaskRunner(self)
+        self.toggle = QToolButton()
+        self.toggle.setText("Hyperparameter search")
+        self.toggle.setCheckable(True)
+        self.toggle.setToolTip("Optuna: several runs with settings from a seeded sampler; bad trials are pruned")
+        self.body = QWidget()
+        self.toggle.toggled.connect(self.body.setVisible)
+        self.body.setVisible(False)
+
+        self.trials = QSpinBox()
+        self.trials.setRange(1, 500)
+        self.trials.setValue(8)
+        self.metric = QComboBox()
+        self.metric.addItems(METRICS)
+        self.metric.setToolTip("validation metric compared (loss is minimised, the others maximised)")
+        self.space = QPlainTextEdit()
+        self.space.setToolTip("ranges: learning_rate, batch_size, warmup_ratio, epochs, weight_decay, lora_rank; "
+                              '{"low", "high", "log"} or {"choices": [...]}')
+        self.space.setMaximumHeight(110)
+        self.defaults_button = QPushButton("Defaults")
+        self.defaults_button.setToolTip("sensible ranges for the form's settings (epochs only without max steps)")
+        self.defaults_button.clicked.connect(self.fill_defaults)
+        self.start_button, self.stop_button = QPushButton("Start search"), QPushButton("Stop search")
+        self.stop_button.setToolTip("End the running trial; the finished trials and the best model are kept")
+        self.stop_button.setEnabled(False)
+        self.start_button.clicked.connect(self.start)
+        self.stop_button.clicked.connect(self.stop)
+        self.progress = QProgressBar()
+        self.progress.setRange(0, 1000)
+        self.progress.setTextVisible(True)
+        self.progress.setFormat("")
+        self.table = QTableWidget(0, 3)
+        self.table.setHorizontalHeaderLabels(["Trial", "State", "Metric"])
+        self.table.setMinimumHeight(90)
+        self.plot = pg.PlotWidget()
+        self.plot.setMinimumHeight(90)
+        self.plot.setMaximumHeight(180)
+        item = self.plot.getPlotItem()
+        item.setLabel("bottom", "trial")
+        item.showGrid(x=True, y=True, alpha=0.2)
+        self.points = item.plot(pen=None, symbol="o", symbolSize=7, symbolBrush="#3b82f6")
+        self.best_line = item.plot(pen=pg.mkPen("#2a9d5c", width=2))
+        plot_style.style_plot(self.plot)
+        self.importance = QLabel("")
+        self.importance.setWordWrap(True)
+
+        settings = QFormLayout()
+        settings.addRow("Trials", self.trials)
+        settings.addRow("Metric", self.metric)
+        space_row = QHBoxLayout()
+        space_row.addWidget(self.space, 1)
+        space_row.addWidget(self.defaults_button)
+        settings.addRow("Space", space_row)
+        buttons = QHBoxLayout()
+        for widget in (self.start_button, self.stop_button):
+            buttons.addWidget(widget)
+        buttons.addWidget(self.progress, 1)
+        inner = QVBoxLayout(self.body)
+        inner.setContentsMargins(0, 0, 0, 0)
+        inner.addLayout(settings)
+        inner.addLayout(buttons)
+        views = QHBoxLayout()
+        views.addWidget(self.table, 1)
+        views.addWidget(self.plot, 1)
+        inner.addLayout(views)
+        inner.addWidget(self.importance)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(self.toggle)
+        layout.addWidget(self.body)
+
+        self.runner.progress.connect(self.on_progress)
+        self.runner.result.connect(self.on_result)
+        self.runner.error.connect(lambda error: self.show_message(getattr(error, "message", str(error)), error=True))
+        self.runner.cancelled.connect(lambda: self.show_message("Search cancelled."))
+        self.runner.finished.connect(self._on_finished)
+
+    # -- settings --------------------------------------------------------------------------
+    def fill_defaults(self) -> None:
+        """The default ranges for the form's current settings (no model or data is read)."""
+        from bertstudio.core.errors import BertStudioError
+
+        try:
+            config = self.config_source()
+        except BertStudioError:
+            config = TrainConfig()
+        space = default_space(config)
+        self.space.setPlainText(json.dumps({r.name: r.to_json() for r in space.ranges}, indent=1))
+
+    def is_running(self) -> bool:
+        return self.runner.busy
+
+    # -- running ---------------------------------------------------------------------------
+    def start(self) -> None:
+        from bertstudio.core.errors import BertStudioError
+
+        if not self.space.toPlainText().strip():
+            self.fill_defaults()
+        try:
+            config = self.config_source()
+            config.validate()
+        except BertStudioError as error:
+            self.show_message(f"{error.message} {error.hint}".strip(), error=True)
+            return
+        self.result, self.records = None, []
+        self.table.setRowCount(0)
+        self.points.setData([], [])
+        self.best_line.setData([], [])
+        self.importance.setText("")
+        self.progress.setValue(0)
+        self._stop_event = threading.Event()
+        self.runner.start(search_job, config, self.trials.value(), self.space.toPlainText(),
+                          self.metric.currentText(), self._stop_event)
+        self.start_button.setEnabled(False)
+        self.stop_button.setEnabled(True)
+
+    def stop(self) -> None:
+        """End the running trial after its step; the finished trials and the best model stay."""
+        self._stop_event.set()
+        self.stop_button.setEnabled(False)
+        self.show_message("Stopping the running trial; the finished trials are kept…")
+
+    def on_progress(self, event: ProgressEvent) -> None:
+        payload = event.payload
+        if isinstance(payload, TrialRecord):
+            self.add_record(payload)
+        elif isinstance(payload, TrialProgress):
+            done, total = payload.trial, self.trials.value()
+            step = payload.event.step / payload.event.max_steps if payload.event.max_steps else 0.0
+            self.progress.setValue(int(1000 * (done + step) / max(1, total)))
+            self.progress.setFormat(f"trial {payload.trial + 1}/{total}: step {payload.event.step}"
+                                    f"/{payload.event.max_steps}")
+        elif event.fraction is not None:
+            self.progress.setValue(int(1000 * event.fraction))
+
+    def add_record(self, record: TrialRecord) -> None:
+        """A trial that ended: a table row (its parameters as columns) and a point on the plot."""
+        self.records.append(record)
+        names = list(record.params)
+        if self.table.columnCount() != 3 + len(names):
+            self.table.setColumnCount(3 + len(names))
+            self.table.setHorizontalHeaderLabels(["Trial", "State", "Metric", *names])
+        row = self.table.rowCount()
+        self.table.insertRow(row)
+        value = "" if record.value is None else f"{record.value:.4f}"
+        cells = [str(record.number + 1), record.state, value, *(f"{record.params[n]:.3g}" for n in names)]
+        for column, text in enumerate(cells):
+            cell = QTableWidgetItem(text)
+            cell.setToolTip(record.message or record.output_dir)
+            self.table.setItem(row, column, cell)
+        finished = [r for r in self.records if r.state == "finished" and r.value is not None]
+        if finished:
+            xs = np.asarray([r.number + 1 for r in finished], dtype=float)
+            ys = np.asarray([r.value for r in finished], dtype=float)
+            self.points.setData(xs, ys)
+            better = np.maximum.accumulate if self.metric.currentText() in MAXIMISED else np.minimum.accumulate
+            self.best_line.setData(xs, better(ys))
+        self.plot.getPlotItem().setLabel("left", self.metric.currentText())
+
+    def on_result(self, result: SearchResult) -> None:
+        self.result = result
+        if result.importance:
+            self.importance.setText("Importance (fANOVA): " + ", ".join(
+                f"{name} {share:.2f}" for name, share in result.importance.items()))
+        if result.best is None:
+            self.show_message("No trial finished, so no model was saved.", error=True)
+            return
+        self.progress.setValue(1000)
+        self.progress.setFormat("stopped" if result.stopped else "done")
+        self.show_message(f"Best trial {result.best.number + 1}: {result.metric} {result.best.value:.4f}; "
+                          f"model saved to {result.output_dir} (finished trials in its trials folder).")
+
+    def _on_finished(self) -> None:
+        self.start_button.setEnabled(True)
+        self.stop_button.setEnabled(False)
+        self.search_ended.emit()
