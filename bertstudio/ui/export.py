@@ -9,7 +9,6 @@ inputs and settings it was computed from.
 
 from __future__ import annotations
 
-import dataclasses
 from pathlib import Path
 from typing import Any
 
@@ -47,30 +46,18 @@ def result_json(tab: Any) -> dict[str, Any]:
     are the tab's settings (file, columns, rows).
     """
     outcome = getattr(tab, "outcome", None)
-    shown = getattr(tab, "shown_for", None)
     info = getattr(tab, "model_info", None)
     source = info.request.source if info else ""
     if outcome is not None and getattr(outcome, "result", None) is not None:
-        model = shown.model.source if shown is not None and shown.model is not None else source
-        return {"task": getattr(tab, "TASK", ""), "model": model,
-                "inputs": _plain(shown.inputs) if shown is not None else None,
-                "settings": {"heads_off": _plain(shown.heads) if shown is not None else None,
-                             "compare": shown.compare if shown is not None else None},
-                "result": outcome_json(model, outcome)}
+        frame = tab.read_state().result_json()  # the inputs the result came from, not the boxes now
+        return {**frame, "result": outcome_json(frame["model"] or source, outcome)}
     for name in ("comparison", "evaluation", "result"):
         value = getattr(tab, name, None)
         if value is not None:
-            state = tab.state() if hasattr(tab, "state") else {}
+            state = tab.read_state().view if hasattr(tab, "read_state") else {}
             return {"task": getattr(tab, "TASK", ""), "model": getattr(value, "model", source) or source,
                     "inputs": state, "settings": {}, "result": jsonable(value)}
     raise InputError("There is no result to export yet.", hint="Run the task first.")
-
-
-def _plain(value: Any) -> Any:
-    """A task's input dataclass (or heads tuple) as JSON values."""
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return jsonable(dataclasses.asdict(value))
-    return jsonable(value)
 
 
 def _single_plot(view: QWidget) -> Any:

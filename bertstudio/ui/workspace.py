@@ -21,6 +21,7 @@ from PySide6.QtWidgets import QSplitter
 
 from bertstudio.core import workspace_file
 from bertstudio.core.workspace_file import FORMAT, VERSION
+from bertstudio.ui.tabs.tab_state import TabState
 
 if TYPE_CHECKING:
     from bertstudio.ui.window_api import StudioWindow
@@ -43,17 +44,17 @@ def _bytes(data: QByteArray) -> str:
 
 
 def tab_state(tab: Any) -> dict[str, Any]:
-    """A tab's model, inputs and options (each kind of tab knows its own: see ui/tabs/frame.py)."""
-    state = dict(tab.workspace_state())
-    info = getattr(tab, "model_info", None)
-    state["loaded"] = info.request.source if info is not None else ""
+    """A tab's model, inputs and options: its state object (ui/tabs/tab_state.py) as JSON."""
+    shown = tab.read_state()
+    state = shown.to_json()
+    state["loaded"] = shown.loaded
     state["splitters"] = [s.sizes() for s in tab.findChildren(QSplitter)]
     return state
 
 
 def restore_tab(tab: Any, state: dict[str, Any]) -> None:
     """Put back inputs and options now; the model is loaded later (see Workspace)."""
-    tab.restore_workspace(state)
+    tab.apply_state(TabState.from_json(tab.TASK, state))
     for splitter, sizes in zip(tab.findChildren(QSplitter), state.get("splitters") or [], strict=False):
         if isinstance(sizes, list) and len(sizes) == splitter.count() and all(isinstance(s, int) for s in sizes):
             splitter.setSizes(sizes)

@@ -20,6 +20,7 @@ from bertstudio.core.tasks.classification import ClassificationBatchInput, Class
 from bertstudio.core.tasks.fill_mask import FillMaskInput
 from bertstudio.core.tasks.spec import spec_for
 from bertstudio.ui.export import export_tab
+from bertstudio.ui.tabs.tab_state import TabState
 
 
 def _exported(task: str, source: str, inputs: Any, compare: str | None, tmp_path: Path) -> Any:
@@ -27,7 +28,7 @@ def _exported(task: str, source: str, inputs: Any, compare: str | None, tmp_path
     spec = spec_for(task)
     outcome = run_spec(spec, LoadRequest(source, spec.key, attn_implementation=spec.attn_implementation),
                        inputs, TaskControl(), compare)
-    tab = SimpleNamespace(TASK=task, outcome=outcome, shown_for=None,
+    tab = SimpleNamespace(TASK=task, outcome=outcome, read_state=lambda: TabState(task, loaded=source),
                           model_info=SimpleNamespace(request=SimpleNamespace(source=source)))
     written = json.loads(export_tab(tab, tmp_path / "result.json").read_text(encoding="utf-8"))
     assert (written["task"], written["model"]) == (task, source)

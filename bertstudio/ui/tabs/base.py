@@ -30,7 +30,8 @@ from bertstudio.core.tasks.spec import spec_for
 from bertstudio.ui.tabs.frame import ModelTab, error_note
 from bertstudio.ui.tabs.pinning import PinnedInputs
 from bertstudio.ui.tabs.run_lifecycle import RunLifecycle
-from bertstudio.ui.tabs.run_state import INVALID, RunState, changed, watch_inputs
+from bertstudio.ui.tabs.run_state import watch_inputs
+from bertstudio.ui.tabs.tab_state import INVALID, RunState, TabState
 from bertstudio.ui.widgets.notes_area import status_cell
 from bertstudio.ui.widgets.run_controls import ProgressLine, RunControls, StaleBanner
 from bertstudio.workers.jobs import task_job
@@ -233,7 +234,7 @@ class TaskTab(PinnedInputs, ModelTab):
             return ""
         if self.model_bar.busy:
             return "model"
-        return changed(self._shown_for, self._run_state())
+        return self.read_state().stale_reason()
 
     def _update_stale(self) -> None:
         self.stale_banner.show_for(self.stale_reason())
@@ -366,28 +367,23 @@ class TaskTab(PinnedInputs, ModelTab):
         self._update_stale()
         self.explain_button.setEnabled(self.result is not None)
 
-    # -- workspace -------------------------------------------------------------------------
-    def workspace_state(self) -> dict[str, Any]:
-        """Everything the tab would need to come back: model, compare, heads off, the view's state."""
-        return {
-            "model": self.model_bar.source_text(),
-            "compare": self.compare_source.source() or "",
-            "heads_off": self.heads_off.text(),
-            "splitter": self.splitter.sizes(),
-            "view": self.state(),
-            **self.pins_state(),
-        }
+    # -- the tab's state object (ui/tabs/tab_state.py) ------------------------------------------
+    def read_state(self) -> TabState:
+        """Model, inputs, compare, heads off, pins, and the shown result's origin beside what would
+        run now: what the workspace saves, the Out-of-date mark compares and Export writes."""
+        state = super().read_state()
+        state.compare, state.heads_off = self.compare_source.source() or "", self.heads_off.text()
+        state.splitter, state.pins = self.splitter.sizes(), self.pins_state()
+        state.has_compare = state.has_run_options = True
+        state.result, state.now = self._shown_for, self._run_state()
+        return state
 
-    def restore_workspace(self, state: dict[str, Any]) -> None:
-        self.compare_source.set_source(state.get("compare") or None)
-        heads = str(state.get("heads_off", ""))
-        self.heads_origin = "from the saved workspace" if heads.strip() else ""
-        self.heads_off.setText(heads)
+    def apply_state(self, state: TabState) -> None:
+        self.compare_source.set_source(state.compare or None)
+        self.heads_origin = "from the saved workspace" if state.heads_off.strip() else ""
+        self.heads_off.setText(state.heads_off)
         self._check_heads()
-        sizes = state.get("splitter") or []
-        if len(sizes) == 2:
-            self.splitter.setSizes([int(size) for size in sizes])
-        self.restore(state.get("view") or {})
-        self.restore_pins(state)
-        if state.get("model"):
-            self.model_bar.source.setEditText(str(state["model"]))
+        if len(state.splitter) == 2:
+            self.splitter.setSizes(state.splitter)
+        super().apply_state(state)  # the view's inputs, then the model field
+        self.restore_pins(state.pins)

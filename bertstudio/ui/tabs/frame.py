@@ -22,6 +22,7 @@ from bertstudio.core.notes import Note
 from bertstudio.ui.local_models import LocalModelsIndex
 from bertstudio.ui.model_bar import ModelBar
 from bertstudio.ui.settings import AppSettings
+from bertstudio.ui.tabs.tab_state import TabState
 from bertstudio.ui.widgets.compare_panel import CompareSource
 from bertstudio.ui.widgets.notes_area import NotesArea
 from bertstudio.workers.runner import TaskRunner
@@ -104,13 +105,21 @@ class StudioTab(QWidget):
     def show_pending_model(self, source: str) -> None:
         """A workspace will load `source` here when the tab is shown (a tab with a model bar says so)."""
 
+    # -- the tab's state object (ui/tabs/tab_state.py) --------------------------------------
+    def read_state(self) -> TabState:
+        """The widgets read into the tab's state object: the one place widgets are read for the
+        workspace, staleness, hand-offs and export (each kind of tab adds its own fields)."""
+        return TabState(task=self.TASK, view=self.state(), has_model_bar=False)
+
+    def apply_state(self, state: TabState) -> None:
+        """The one place a state object is written into the widgets (a restored workspace)."""
+        self.restore(state.view)
+
     def workspace_state(self) -> dict[str, Any]:
-        return {"view": self.state()}
+        return self.read_state().to_json()
 
     def restore_workspace(self, state: dict[str, Any]) -> None:
-        view = state.get("view")
-        if isinstance(view, dict):
-            self.restore(view)
+        self.apply_state(TabState.from_json(self.TASK, state))
 
     # -- messages --------------------------------------------------------------------------
     def _on_error(self, error: BaseException) -> None:
@@ -170,13 +179,18 @@ class ModelTab(StudioTab):
         self.status.emit(f"{self.TITLE}: loaded {info.architecture} from {info.request.source}")
         self.model_loaded(info)
 
-    def workspace_state(self) -> dict[str, Any]:
-        return {"model": self.model_bar.source_text(), "view": self.state()}
+    def read_state(self) -> TabState:
+        state = super().read_state()
+        info = self.model_bar.info
+        state.model, state.loaded, state.has_model_bar = self.model_bar.source_text(), "", True
+        if info is not None:
+            state.loaded = info.request.source
+        return state
 
-    def restore_workspace(self, state: dict[str, Any]) -> None:
-        super().restore_workspace(state)
-        if state.get("model"):
-            self.model_bar.source.setEditText(str(state["model"]))
+    def apply_state(self, state: TabState) -> None:
+        super().apply_state(state)
+        if state.model:
+            self.model_bar.source.setEditText(state.model)
 
 
 class ComparingTab(ModelTab):
@@ -185,11 +199,12 @@ class ComparingTab(ModelTab):
 
     compare_source: CompareSource
 
-    def workspace_state(self) -> dict[str, Any]:
+    def read_state(self) -> TabState:
         """The model, the compare model and the inputs."""
-        return {**super().workspace_state(), "compare": self.compare_source.source() or ""}
+        state = super().read_state()
+        state.compare, state.has_compare = self.compare_source.source() or "", True
+        return state
 
-    def restore_workspace(self, state: dict[str, Any]) -> None:
-        super().restore_workspace(state)
-        compare = state.get("compare")
-        self.compare_source.set_source(compare if isinstance(compare, str) and compare.strip() else None)
+    def apply_state(self, state: TabState) -> None:
+        super().apply_state(state)
+        self.compare_source.set_source(state.compare or None)

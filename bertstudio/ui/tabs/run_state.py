@@ -1,11 +1,10 @@
-"""What a task tab's shown result belongs to (model, input, heads off, compared model), and the
-input widgets whose changes may make it out of date: the template tab marks a stale result with
-this, the same for every task."""
+"""The input widgets whose changes may make a task tab's result out of date (what a result belongs
+to, RunState, lives in ui/tabs/tab_state.py with the rest of the tab's state).
+The template tab marks a stale result with these, the same for every task."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from typing import Any, NamedTuple
 
 from PySide6.QtWidgets import (
     QAbstractButton,
@@ -18,28 +17,9 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from bertstudio.core.models import LoadRequest
+from bertstudio.ui.tabs.tab_state import INVALID, RunState, changed
 
-
-class RunState(NamedTuple):
-    """What a result belongs to: the model, the input, the heads off and the compared model."""
-
-    model: LoadRequest | None
-    inputs: Any
-    heads: Any
-    compare: str | None
-
-
-INVALID = object()  # inputs that cannot run: never equal to what a result was computed from
-
-
-def changed(shown: RunState, now: RunState) -> str:
-    """What differs between the state a result was computed from and the state now ("" if nothing)."""
-    for field, name in (("model", "model"), ("heads", "heads off"), ("compare", "model compared with"),
-                        ("inputs", "input")):
-        if getattr(shown, field) != getattr(now, field):
-            return name
-    return ""
+__all__ = ["INVALID", "RunState", "changed", "watch_inputs"]
 
 
 def watch_inputs(top: QWidget, callback: Callable[..., None], skip: Iterable[QWidget] = ()) -> None:
