@@ -341,9 +341,11 @@ class TaskTab(PinnedInputs, ModelTab):
         return (info.request.source if info is not None else self.model_bar.source_text()), self.inputs()
 
     def _explain(self) -> None:
-        if self._ran is not None and self.result is not None and self.spec.explain is not None:
-            request, inputs = self._ran
-            self.explain_requested.emit(ExplainRequest(self.SPEC_KEY, request, inputs, self.result))
+        """Explain gets the shown result with the model and inputs it was computed from (its state
+        object's `result`), never the boxes as they are now."""
+        shown = self.read_state().result
+        if shown is not None and shown.model is not None and self.result is not None and self.spec.explain is not None:
+            self.explain_requested.emit(ExplainRequest(self.SPEC_KEY, shown.model, shown.inputs, self.result))
 
     def _example_chosen(self, index: int) -> None:
         data = self.examples_combo.itemData(index)

@@ -1,0 +1,122 @@
+"""One state object per tab (issue 29): every tab's model, inputs, compare and heads off come back
+through TabState after two restarts; the Out-of-date mark, Export and Explain… read the result's own
+origin from it, never the boxes as they are now."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from PySide6.QtCore import QSettings
+
+from bertstudio.core.models import LoadRequest
+from bertstudio.core.tasks.classification import ClassificationInput
+from bertstudio.core.tasks.fill_mask import FillMaskInput
+from bertstudio.ui import workspace
+from bertstudio.ui.export import export_tab
+from bertstudio.ui.settings import AppSettings
+from bertstudio.ui.tabs.base import TaskTab
+from bertstudio.ui.tabs.tab_state import RunState, TabState
+from tests.ui.conftest import load_model_in, run_tab
+
+
+def _new_window(qtbot, folder: Path):  # noqa: ANN001, ANN202
+    from bertstudio.ui.main_window import MainWindow
+
+    folder.mkdir(parents=True, exist_ok=True)
+    settings = AppSettings(QSettings(str(folder / "settings.ini"), QSettings.Format.IniFormat))
+    win = MainWindow(settings, confirm_close=False)
+    qtbot.addWidget(win)
+    with qtbot.waitSignal(win.ready, timeout=60_000):
+        win.show()
+    return win
+
+
+def _bound(tab: Any) -> dict[str, Any]:
+    """What the widgets hold, read through the tab's state object (splitter sizes follow the window)."""
+    data = tab.read_state().to_json()
+    data.pop("splitter", None)
+    return data
+
+
+def test_state_json_round_trips_and_ignores_wrong_kinds() -> None:
+    state = TabState("ner", model="/m/a", compare="/m/b", heads_off="0:1", view={"text": "x", "top_k": 3},
+                     splitter=[100, 300], pins={"pins": [{"label": "p", "view": {"text": "y"}}], "pin": 0},
+                     has_compare=True, has_run_options=True)
+    data = json.loads(json.dumps(state.to_json()))
+    assert TabState.from_json("ner", data).to_json() == data
+    wrong = TabState.from_json("ner", {"model": 3, "heads_off": ["x"], "view": "text", "splitter": [1]})
+    assert (wrong.model, wrong.heads_off, wrong.view, wrong.splitter) == ("", "", {}, [])
+
+
+def test_staleness_and_export_frame_come_from_the_result_origin() -> None:
+    a, b = LoadRequest("/m/a", "fill-mask"), LoadRequest("/m/b", "fill-mask")
+    shown = RunState(a, FillMaskInput("a [MASK] .", 5), (), None)
+    state = TabState("fill-mask", loaded="/m/b", result=shown, now=shown._replace(model=b))
+    assert state.stale_reason() == "model"
+    state.now = shown._replace(inputs=FillMaskInput("b [MASK] .", 5))
+    assert state.stale_reason() == "input"
+    state.now = shown
+    assert state.stale_reason() == ""
+    frame = state.result_json()
+    assert (frame["task"], frame["model"], frame["inputs"]["text"]) == ("fill-mask", "/m/a", "a [MASK] .")
+
+
+def test_every_tab_comes_back_through_its_state_object_after_two_restarts(qtbot, window, tmp_path: Path) -> None:  # noqa: ANN001
+    for key, tab in window.task_tabs.items():
+        if hasattr(tab, "model_bar"):
+            tab.model_bar.source.setEditText(f"/models/{key}-model")
+        if isinstance(tab, TaskTab):
+            tab.heads_off.setText("0:1")
+            tab.compare_source.set_source(f"/models/{key}-other")
+            found = tab.examples()
+            if found:
+                tab.use_example(found[-1][1])
+    before = {key: _bound(tab) for key, tab in window.task_tabs.items()}
+    assert before["classification"]["heads_off"] == "0:1"
+    assert before["classification"]["view"] != TabState("classification").view  # an example's text is in
+    data = workspace.capture(window)
+    for restart in range(2):
+        other = _new_window(qtbot, tmp_path / f"restart{restart}")
+        try:
+            with qtbot.waitSignal(other.workspace.restored, timeout=30_000):
+                other.workspace.apply(data)
+            for key, tab in other.task_tabs.items():  # read back from the widgets, not the file
+                assert _bound(tab) == before[key], key
+            data = workspace.capture(other)
+        finally:
+            other.close()
+
+
+def test_a_new_model_marks_the_result_out_of_date_and_export_keeps_its_inputs(
+        qtbot, window, checkpoint_factory, tmp_path: Path) -> None:  # noqa: ANN001
+    tab = window.task_tabs["fill-mask"]
+    first = str(checkpoint_factory("bert"))
+    load_model_in(qtbot, tab, first)
+    tab.set_inputs(FillMaskInput("the cat [MASK] on the mat .", 5))
+    run_tab(qtbot, tab, idle=True)
+    assert tab.read_state().result is not None and tab.stale_reason() == ""
+    tab.text.setPlainText("a dog [MASK] here .")
+    assert tab.read_state().stale_reason() == "input" and tab.stale_reason() == "input"
+    written = json.loads(export_tab(tab, tmp_path / "r.json").read_text(encoding="utf-8"))
+    assert (written["model"], written["inputs"]["text"]) == (first, "the cat [MASK] on the mat .")
+    with qtbot.waitSignal(tab.model_bar.loaded, timeout=60_000):
+        tab.model_bar.load(str(checkpoint_factory("bert", "SequenceClassification")))
+        qtbot.waitUntil(lambda: tab.model_bar.busy, timeout=10_000)
+        assert tab.stale_reason() == "model"  # while the other model loads
+    assert tab.read_state().result is None  # its result went with the model it came from
+
+
+def test_explain_gets_the_result_own_inputs_not_the_box(qtbot, window, checkpoint_factory) -> None:  # noqa: ANN001
+    tab = window.task_tabs["classification"]
+    folder = str(checkpoint_factory("bert", "SequenceClassification"))
+    load_model_in(qtbot, tab, folder)
+    tab.set_inputs(ClassificationInput("a good film ."))
+    run_tab(qtbot, tab, idle=True)
+    tab.set_inputs(ClassificationInput("typed after the run ."))  # the box changed; the result did not
+    with qtbot.waitSignal(tab.explain_requested, timeout=5_000) as handed:
+        tab.explain_button.click()
+    request = handed.args[0]
+    assert request.inputs == ClassificationInput("a good film .") == tab.read_state().result.inputs
+    assert request.request.source == folder
