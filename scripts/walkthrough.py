@@ -11,6 +11,10 @@ are loaded and run in every tab, on throw-away settings, light then dark. After 
 - no visible widget lies outside the window, no button, check box or combo box is clipped by its
   parent or narrower than its text (inside a scroll area, scrolling is allowed);
 - every plot has the theme's background; in the dark theme no text box, table or list is white;
+- every shown result agrees with the state object it was computed from (ui/tabs/tab_state.py):
+  its model is the one loaded and its task the tab's, or the view says Out of date;
+- at 900x600 every tab is checked and photographed too; the workspace survives two restarts
+  (every tab's model, task, inputs and heads off read back from a new window's widgets);
 - no dialog popped up (an internal-error dialog, a message box: recorded and closed), no
   "internal error" in the log, and no crash log was written.
 
@@ -128,6 +132,8 @@ class Inspector:
                                  f"{widget.minimumSizeHint().width()} px)")
         self.check_plots()
         self.check_dark_boxes()
+        for line in origin_problems(window):
+            self.problem(line)
         log = window.log.view.toPlainText()
         if "internal error" in log.lower():
             line = next(x for x in log.splitlines() if "internal error" in x.lower())
@@ -191,6 +197,84 @@ class Inspector:
                 self.window.grab().save(str(out / f"{stem}-{page}.png"))
             inner.setCurrentIndex(start)
         self.where = where
+
+
+def origin_problems(window: Any) -> list[str]:
+    """Each tab whose shown result disagrees with its state object (model, task, input) while the view
+    does not say Out of date: a number on screen that belongs to another model, task or input."""
+    found = []
+    for key, tab in window.task_tabs.items():
+        read = getattr(tab, "read_state", None)
+        if read is None:
+            continue
+        state = read()
+        shown = state.result
+        if shown is None or shown.model is None:
+            continue
+        banner = getattr(tab, "stale_banner", None)
+        marked = banner is not None and not banner.isHidden()
+        task = getattr(tab, "MODEL_TASK", "") or getattr(tab, "TASK", "")
+        if shown.model.task != task:
+            found.append(f"{key}: the result was computed for task {shown.model.task!r}, the tab is {task!r}")
+        reason = state.stale_reason()
+        if shown.model.source != state.loaded and not marked:
+            found.append(f"{key}: shows a result of {shown.model.source} under {state.loaded or 'no model'} "
+                         "with no Out-of-date mark")
+        elif reason and not marked:
+            found.append(f"{key}: the result's {reason} differs from the tab's, with no Out-of-date mark")
+    return found
+
+
+def small_window(window: Any, inspector: Inspector, out: Path, mode: str, size: tuple[int, int] = (900, 600)) -> None:
+    """Every tab at 900x600 (issue 29 #4, #18): scroll or reflow, never hide the main action."""
+    import screenshot
+
+    before = window.size()
+    window.resize(*size)
+    for index in range(window.tabs.count()):
+        tab = window.tabs.widget(index)
+        key = getattr(tab, "TASK", "") or str(index)
+        inspector.where = f"{mode}/{size[0]}x{size[1]}/{key}"
+        window.tabs.setCurrentIndex(index)
+        screenshot.settle(200)
+        inspector.check()
+        window.grab().save(str(out / f"{mode}-{size[0]}x{size[1]}-{key}.png"))
+    window.resize(before)
+
+
+def restart_twice(window: Any, inspector: Inspector, scratch: Path) -> None:
+    """Save the workspace, put it back in a new window, save again, and again (issue 29 #8): every
+    tab's state object, read back from the new window's widgets, equals the first window's."""
+    import screenshot
+    from PySide6.QtCore import QSettings
+
+    from bertstudio.ui import workspace
+    from bertstudio.ui.main_window import MainWindow
+    from bertstudio.ui.settings import AppSettings
+
+    def bound(tab: Any) -> dict[str, Any]:
+        data = dict(tab.read_state().to_json())
+        data.pop("splitter", None)
+        return data
+
+    before = {key: bound(tab) for key, tab in window.task_tabs.items()}
+    data = workspace.capture(window)
+    for restart in (1, 2):
+        inspector.where = f"restart {restart}"
+        store = QSettings(str(scratch / f"restart{restart}.ini"), QSettings.Format.IniFormat)
+        other = MainWindow(AppSettings(store, models_dir_override=str(screenshot.MODELS)), confirm_close=False)
+        other.show()
+        screenshot.wait(other.ready)
+        other.workspace.apply(data)
+        screenshot.wait(other.workspace.restored)
+        for key, tab in other.task_tabs.items():
+            now = bound(tab)
+            for name in sorted(set(now) | set(before.get(key, {}))):
+                if now.get(name) != before.get(key, {}).get(name):
+                    inspector.problem(f"{key}: {name} came back as {str(now.get(name))[:80]!r}, "
+                                      f"was {str(before.get(key, {}).get(name))[:80]!r}")
+        data = workspace.capture(other)
+        other.close()
 
 
 def _in_scroll_area(widget: Any, scroll_area: type) -> bool:
@@ -294,6 +378,8 @@ def main(argv: list[str] | None = None) -> int:
     wanted = {part.strip() for part in args.only.split(",") if part.strip()}
     for mode in [m.strip() for m in args.themes.split(",") if m.strip()]:
         walk(window, inspector, out, mode, wanted)
+        small_window(window, inspector, out, mode)
+    restart_twice(window, inspector, scratch)
     inspector.where = "end"
     inspector.check()
     window.close()

@@ -120,3 +120,23 @@ def test_explain_gets_the_result_own_inputs_not_the_box(qtbot, window, checkpoin
     request = handed.args[0]
     assert request.inputs == ClassificationInput("a good film .") == tab.read_state().result.inputs
     assert request.request.source == folder
+
+
+def test_the_walkthrough_reports_a_result_that_disagrees_with_its_state(qtbot, window, checkpoint_factory) -> None:  # noqa: ANN001
+    import sys
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "scripts"))
+    import walkthrough
+
+    tab = window.task_tabs["fill-mask"]
+    window.tabs.setCurrentWidget(tab)
+    load_model_in(qtbot, tab, checkpoint_factory("bert"))
+    tab.set_inputs(FillMaskInput("the cat [MASK] on the mat .", 5))
+    run_tab(qtbot, tab, idle=True)
+    assert walkthrough.origin_problems(window) == []
+    tab.text.setPlainText("another [MASK] .")
+    qtbot.waitUntil(lambda: not tab.stale_banner.isHidden(), timeout=5_000)
+    assert walkthrough.origin_problems(window) == []  # out of date, and it says so
+    tab.stale_banner.setVisible(False)  # a view that forgets the mark
+    assert walkthrough.origin_problems(window) == [
+        "fill-mask: the result's input differs from the tab's, with no Out-of-date mark"]
