@@ -143,3 +143,14 @@ def test_search_needs_validation_data_and_refuses_a_foreign_output(base: TrainCo
     with pytest.raises(InputError, match="never replaced"):
         search(replace(base, output_dir=str(tmp_path / "mine")), 2)
     assert (tmp_path / "mine" / "notes.txt").read_text() == "keep"
+
+
+def test_overwrite_replaces_an_earlier_search_and_its_trials(base: TrainConfig) -> None:
+    space = parse_space({"learning_rate": {"low": 1e-4, "high": 1e-3}}, base)
+    first = search(replace(base, max_steps=2), 2, space)
+    with pytest.raises(InputError, match="earlier BERT Studio run"):
+        search(replace(base, max_steps=2), 1, space)
+    second = search(replace(base, max_steps=2, overwrite=True), 1, space)
+    assert second.output_dir == first.output_dir
+    assert sorted(p.name for p in (Path(second.output_dir) / "trials").iterdir()) == ["trial-00"]
+    assert len(json.loads((Path(second.output_dir) / "search.json").read_text())["trials"]) == 1

@@ -113,8 +113,8 @@ def _prepare_output(config: TrainConfig) -> Path:
     output = saving.check_output(config.output_dir, replace=config.overwrite)
     trials = output / TRIALS_DIR
     if trials.is_dir():  # an earlier search's (the output is ours: check_output said so)
-        for old in trials.iterdir():
-            saving.remove_ours(old) or saving.remove_ours(saving.checkpoints_dir(old))
+        for old in trials.iterdir():  # trial folders and their checkpoints; a foreign file stays
+            saving.remove_ours(old)
     if not output.exists():
         saving.write_marker(output, "search", config.task)
     return output
