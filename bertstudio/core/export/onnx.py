@@ -45,8 +45,8 @@ OUTPUTS: dict[str, tuple[str, ...]] = {
     "AutoModelForMaskedLM": ("logits",),
     "AutoModelForNextSentencePrediction": ("logits",),
     "AutoModelForMultipleChoice": ("logits",),
-    "AutoModel": ("last_hidden_state",),
-}
+}  # not "AutoModel" (similarity, attention): BertModel's and RobertaModel's forward do not trace (`use_cache`
+# given twice by the tracer, transformers 5.24); not pre-training: its two heads differ per architecture
 CHOICES_CLASS = "AutoModelForMultipleChoice"  # inputs are (batch, choices, sequence)
 
 
@@ -113,7 +113,7 @@ def outputs_for(task: str) -> tuple[str, ...]:
 
 
 def exportable_tasks() -> tuple[str, ...]:
-    """Task keys whose head the exporter handles (pre-training's two heads differ per architecture)."""
+    """Task keys whose head the exporter handles (see OUTPUTS for what it does not)."""
     from bertstudio.core.tasks.spec import all_specs
 
     return tuple(key for key, spec in all_specs().items() if spec.model_class in OUTPUTS)
@@ -269,9 +269,19 @@ def _trace(model: Any, feed: dict[str, Any], names: tuple[str, ...], outputs: tu
         dynamic[name] = {0: "batch", 1: "choices"} if choices else {0: "batch"}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # tracer warnings about Python control flow on shapes
-        torch.onnx.export(model, tuple(torch.from_numpy(feed[name]) for name in names), str(path),
-                          input_names=list(names), output_names=list(outputs), dynamic_axes=dynamic,
-                          opset_version=OPSET, do_constant_folding=True, dynamo=False)
+        try:
+            _export(torch, model, feed, names, outputs, dynamic, path)
+        except TypeError as error:  # RobertaModel: the tracer fills forward()'s `cache`/`use_cache` twice
+            raise InputError(f"torch's ONNX exporter cannot trace this {type(model).__name__}.",
+                             hint="Export a task head of this model instead.", details=str(error)) from error
+
+
+def _export(torch: Any, model: Any, feed: dict[str, Any], names: tuple[str, ...], outputs: tuple[str, ...],
+            dynamic: dict[str, Any], path: Path) -> None:
+    """Positional inputs in forward()'s order (keyword calls through a wrapper traced RoBERTa's QA head wrongly)."""
+    torch.onnx.export(model, tuple(torch.from_numpy(feed[name]) for name in names), str(path),
+                      input_names=list(names), output_names=list(outputs), dynamic_axes=dynamic,
+                      opset_version=OPSET, do_constant_folding=True, dynamo=False)
 
 
 def export_loaded(loaded: Any, output: str | Path, control: TaskControl | None = None, *,
