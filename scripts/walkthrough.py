@@ -213,7 +213,8 @@ def origin_problems(window: Any) -> list[str]:
             continue
         banner = getattr(tab, "stale_banner", None)
         marked = banner is not None and not banner.isHidden()
-        task = getattr(tab, "MODEL_TASK", "") or getattr(tab, "TASK", "")
+        bar = getattr(tab, "model_bar", None)
+        task = bar.task if bar is not None else getattr(tab, "TASK", "")
         if shown.model.task != task:
             found.append(f"{key}: the result was computed for task {shown.model.task!r}, the tab is {task!r}")
         reason = state.stale_reason()

@@ -236,10 +236,14 @@ def test_the_bar_shows_the_scored_model_and_a_later_model_marks_the_result_stale
     _evaluate(qtbot, tab, topics, DATA / "topics.csv")
     assert tab.model_info is not None and tab.model_info.request.source == str(topics) == tab.evaluation.model
     assert not tab.model_info.head_warning and not tab.stale_banner.isVisibleTo(tab)
+    shown = tab.read_state().result  # the tab's state object knows what the figures came from
+    assert shown is not None and (shown.model.source, shown.model.task) == (str(topics), "classification")
+    assert shown.inputs == str(DATA / "topics.csv") and tab.read_state().stale_reason() == ""
     other = checkpoint_factory("bert", "SequenceClassification")
     with qtbot.waitSignal(tab.model_bar.loaded, timeout=60_000):
         tab.model_bar.load(str(other))
     assert tab.stale_banner.isVisibleTo(tab) and tab.stale_banner.reason == "model"
+    assert tab.read_state().stale_reason() == "model"
     tab.model_bar.source.setEditText(str(topics))
     assert not tab.stale_banner.isVisibleTo(tab)  # Run would score the shown result's model again
     tab.data_file.setText(str(DATA / "sentiment_heldout.csv"))

@@ -34,6 +34,7 @@ from bertstudio.core.evaluate.jobs import evaluation_job, projection_job
 from bertstudio.core.models import LoadRequest, ModelInfo
 from bertstudio.ui.tabs.frame import ComparingTab, error_note
 from bertstudio.ui.tabs.run_lifecycle import RunLifecycle
+from bertstudio.ui.tabs.tab_state import RunState, TabState
 from bertstudio.ui.widgets.cka_heatmap import CompressionPage
 from bertstudio.ui.widgets.compare_panel import CompareSource
 from bertstudio.ui.widgets.eval_curves import CurvesPage
@@ -347,6 +348,20 @@ class EvaluateTab(ComparingTab):
                                              f"trained for it ({info.folder}).")])
         self.model_bar.load(info.request.source)
         return True
+
+    def read_state(self) -> TabState:
+        """The tab's state object with the shown evaluation's origin (model, task, file, compared) as
+        `result` beside what a Run would evaluate now (issue 29: the walkthrough and Export read it)."""
+        state = super().read_state()
+
+        def origin(settings: tuple[str, ...] | None) -> RunState | None:
+            if settings is None:
+                return None
+            model, task, data, compare = settings
+            return RunState(LoadRequest(model, task), data, (), compare or None)
+
+        state.result, state.now = origin(self._shown_for), origin(self._settings_now())
+        return state
 
     def state(self) -> dict[str, Any]:
         return {"task": self.task_key, "data": self.data_file.text(), "limit": self.limit.value(),
