@@ -32,6 +32,7 @@ def example_blocks() -> list[tuple[str, list[str]]]:
 
 class ChoiceTab(TaskTab):
     SPEC_KEY = "multiple-choice"
+    BOUND = {"prompt": "prompt", "endings": "endings"}  # the workspace binds these by name
     RUN_LABEL = "Score endings"
 
     def build_inputs(self, box: QVBoxLayout) -> None:
@@ -59,13 +60,6 @@ class ChoiceTab(TaskTab):
     def set_inputs(self, inputs: ChoiceInput) -> None:
         self.prompt.setPlainText(inputs.prompt)
         self.endings.setPlainText("\n".join(inputs.choices))
-
-    def state(self) -> dict[str, Any]:
-        return {"prompt": self.prompt.toPlainText(), "endings": self.endings.toPlainText()}
-
-    def restore(self, state: dict[str, Any]) -> None:
-        self.prompt.setPlainText(str(state.get("prompt", "")))
-        self.endings.setPlainText(str(state.get("endings", "")))
 
     def clear_result(self) -> None:
         self.bars.show_one([], [])

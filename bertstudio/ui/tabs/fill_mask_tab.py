@@ -39,6 +39,7 @@ class SubmitTextEdit(QPlainTextEdit):
 
 class FillMaskTab(TaskTab):
     SPEC_KEY = "fill-mask"
+    BOUND = {"text": "text", "top_k": "top_k"}  # the workspace binds these by name
     RUN_LABEL = "Predict"
 
     def build_inputs(self, box: QVBoxLayout) -> None:
@@ -121,12 +122,6 @@ class FillMaskTab(TaskTab):
     def set_inputs(self, inputs: FillMaskInput) -> None:
         self.text.setPlainText(inputs.text)
         self.top_k.setValue(inputs.top_k)
-
-    def state(self) -> dict[str, Any]:
-        return {"text": self.text.toPlainText(), "top_k": self.top_k.value()}
-
-    def restore(self, state: dict[str, Any]) -> None:
-        self.set_inputs(FillMaskInput(str(state.get("text", "")), int(state.get("top_k", 5))))
 
     # -- output ----------------------------------------------------------------------------
     def clear_result(self) -> None:

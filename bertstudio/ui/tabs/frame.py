@@ -15,7 +15,19 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from PySide6.QtCore import Signal
-from PySide6.QtWidgets import QFrame, QScrollArea, QVBoxLayout, QWidget
+from PySide6.QtWidgets import (
+    QAbstractButton,
+    QComboBox,
+    QDoubleSpinBox,
+    QFrame,
+    QLineEdit,
+    QPlainTextEdit,
+    QScrollArea,
+    QSpinBox,
+    QTextEdit,
+    QVBoxLayout,
+    QWidget,
+)
 
 from bertstudio.core.models import LoadRequest, ModelInfo
 from bertstudio.core.notes import Note
@@ -37,6 +49,43 @@ def error_note(error: BaseException) -> Note:
     return Note("error", f"{text} {hint}".strip(), getattr(error, "details", "") or "")
 
 
+def read_widget(widget: QWidget) -> Any:
+    """A bound widget's value as JSON: text, number, tick, or a combo's item data (its text without)."""
+    if isinstance(widget, QPlainTextEdit | QTextEdit):
+        return widget.toPlainText()
+    if isinstance(widget, QLineEdit):
+        return widget.text()
+    if isinstance(widget, QSpinBox | QDoubleSpinBox):
+        return widget.value()
+    if isinstance(widget, QAbstractButton):
+        return widget.isChecked()
+    if isinstance(widget, QComboBox):
+        data = widget.currentData()
+        return data if isinstance(data, str | int | float | bool) else widget.currentText()
+    raise TypeError(f"cannot bind a {type(widget).__name__}")
+
+
+def write_widget(widget: QWidget, value: Any) -> None:
+    """Put a value read by `read_widget` back (a workspace file's, already checked for its kind)."""
+    if isinstance(widget, QPlainTextEdit | QTextEdit):
+        widget.setPlainText(str(value))
+    elif isinstance(widget, QLineEdit):
+        widget.setText(str(value))
+    elif isinstance(widget, QSpinBox):
+        widget.setValue(int(value))
+    elif isinstance(widget, QDoubleSpinBox):
+        widget.setValue(float(value))
+    elif isinstance(widget, QAbstractButton):
+        widget.setChecked(bool(value))
+    elif isinstance(widget, QComboBox):
+        index = widget.findData(value)
+        index = index if index >= 0 else widget.findText(str(value))
+        if index >= 0:
+            widget.setCurrentIndex(index)
+    else:
+        raise TypeError(f"cannot bind a {type(widget).__name__}")
+
+
 class StudioTab(QWidget):
     TASK: ClassVar[str]  # the tab's key in the window (a task key, or its own: "evaluate")
     TITLE: ClassVar[str]
@@ -56,6 +105,7 @@ class StudioTab(QWidget):
         self.runner.error.connect(self._on_error)
         self._setup()
         self._build_layout()
+        self._bound_defaults = self.state() if self.BOUND else {}  # what restore() gives a missing key
 
     # -- for subclasses ----------------------------------------------------------------------
     def _setup(self) -> None:
@@ -95,12 +145,18 @@ class StudioTab(QWidget):
     def set_devices(self, devices: list[str], dtypes: dict[str, list[str]]) -> None:
         """The devices torch found (known only after the background import)."""
 
+    # A tab whose inputs are plain widgets names them, {json key: widget attribute}, and is bound by
+    # name (glue's autoconnect): state()/restore() need no hand-written pair; order = restore order.
+    BOUND: ClassVar[dict[str, str]] = {}
+
     def state(self) -> dict[str, Any]:
         """The tab's inputs and options, as JSON values (for a workspace file)."""
-        return {}
+        return {key: read_widget(getattr(self, name)) for key, name in self.BOUND.items()}
 
     def restore(self, state: dict[str, Any]) -> None:
-        """Put back what `state()` returned."""
+        """Put back what `state()` returned (a missing key: the widget's value when the tab was built)."""
+        for key, name in self.BOUND.items():
+            write_widget(getattr(self, name), state.get(key, self._bound_defaults.get(key, "")))
 
     def show_pending_model(self, source: str) -> None:
         """A workspace will load `source` here when the tab is shown (a tab with a model bar says so)."""

@@ -29,6 +29,7 @@ def _short(text: str, width: int = 60) -> str:
 
 class NspTab(TaskTab):
     SPEC_KEY = "nsp"
+    BOUND = {"rank": "rank_mode", "sentence_a": "sentence_a", "sentence_b": "sentence_b"}  # bound by name
     RUN_LABEL = "Predict"
 
     def build_inputs(self, box: QVBoxLayout) -> None:
@@ -91,15 +92,6 @@ class NspTab(TaskTab):
         self.rank_mode.setChecked(len(inputs.candidates) > 1)
         self.sentence_a.setPlainText(inputs.sentence_a)
         self.sentence_b.setPlainText("\n".join(inputs.candidates))
-
-    def state(self) -> dict[str, Any]:
-        return {"sentence_a": self.sentence_a.toPlainText(), "sentence_b": self.sentence_b.toPlainText(),
-                "rank": self.rank_mode.isChecked()}
-
-    def restore(self, state: dict[str, Any]) -> None:
-        self.rank_mode.setChecked(bool(state.get("rank", False)))
-        self.sentence_a.setPlainText(str(state.get("sentence_a", "")))
-        self.sentence_b.setPlainText(str(state.get("sentence_b", "")))
 
     def clear_result(self) -> None:
         self.bars.set_items([], [], [])
