@@ -35,7 +35,7 @@ OPSET = 17
 TOLERANCE = 1e-4  # float32: onnxruntime's logits equal PyTorch's to this (largest absolute difference)
 MAX_FILE_MB = 1900.0  # one .onnx file holds at most 2 GB (protobuf); larger models need external data
 SHAPES = ((1, 5), (2, 17), (4, 64))  # (batch, sequence length) of the validation inputs, capped at max length
-SPEED_BATCH, SPEED_LENGTH, SPEED_REPEATS = 8, 128, 3
+SPEED_BATCH, SPEED_LENGTH, SPEED_REPEATS = 8, 128, 5
 METADATA_PREFIX = "bertstudio."
 # The outputs each task's model class returns, by name, in the order onnxruntime gives them.
 OUTPUTS: dict[str, tuple[str, ...]] = {
@@ -52,7 +52,7 @@ CHOICES_CLASS = "AutoModelForMultipleChoice"  # inputs are (batch, choices, sequ
 
 @dataclass(frozen=True)
 class Speed:
-    """Milliseconds per batch of one runtime (median of SPEED_REPEATS after a warm-up run)."""
+    """Milliseconds per batch of one runtime (median of SPEED_REPEATS, in turns with the others, after a warm-up)."""
 
     runtime: str  # "onnxruntime", "pytorch", "pytorch int8"
     ms_per_batch: float
@@ -172,9 +172,14 @@ def sample_inputs(config: Any, names: tuple[str, ...], batch: int, length: int, 
 
 def _session(path: Path) -> Any:
     import onnxruntime
+    import torch
 
     options = onnxruntime.SessionOptions()
     options.log_severity_level = 3  # warnings about unused initialisers are not the user's business
+    # torch's thread count, and no spin-waiting after a run: spinning workers starve the PyTorch run
+    # timed next to it (a tiny model measured 700 ms instead of 1 ms) and the rest of the app
+    options.intra_op_num_threads = torch.get_num_threads()
+    options.add_session_config_entry("session.intra_op.allow_spinning", "0")
     return onnxruntime.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
 
 
@@ -206,15 +211,20 @@ def max_difference(model: Any, session: Any, names: tuple[str, ...], outputs: tu
     return largest
 
 
-def _median_ms(run: Callable[[], object], control: TaskControl) -> float:
-    run()  # warm-up: first-call allocation and kernel selection
-    times = []
-    for _ in range(SPEED_REPEATS):
-        control.check()
-        start = time.perf_counter()
-        run()
-        times.append((time.perf_counter() - start) * 1000)
-    return statistics.median(times)
+def _interleaved_ms(runs: dict[str, Callable[[], object]], control: TaskControl) -> dict[str, float]:
+    """Median milliseconds of each run, measured in turns (the order rotating) after one warm-up
+    each, so a busy moment of the machine hits every runtime alike."""
+    for run in runs.values():
+        run()  # first-call allocation and kernel selection
+    times: dict[str, list[float]] = {name: [] for name in runs}
+    order = list(runs)
+    for repeat in range(SPEED_REPEATS):
+        for name in order[repeat % len(order):] + order[: repeat % len(order)]:
+            control.check()
+            start = time.perf_counter()
+            runs[name]()
+            times[name].append((time.perf_counter() - start) * 1000)
+    return {name: statistics.median(values) for name, values in times.items()}
 
 
 def measure_speeds(model: Any, session: Any, names: tuple[str, ...], length: int, choices: bool,
@@ -232,20 +242,23 @@ def measure_speeds(model: Any, session: Any, names: tuple[str, ...], length: int
                 return m(**tensors)
         return run
 
-    control.report("Timing onnxruntime…", 0.8)
-    speeds = [Speed("onnxruntime", _median_ms(lambda: session.run(None, feed), control), SPEED_BATCH, length)]
-    control.report("Timing PyTorch…", 0.87)
-    speeds.append(Speed("pytorch", _median_ms(torch_run(model), control), SPEED_BATCH, length))
+    control.report("Preparing the PyTorch and int8 models for timing…", 0.8)
+    fast = copy.deepcopy(model)  # timed as the app runs it (sdpa attention), not as traced (eager)
+    try:
+        fast.set_attn_implementation("sdpa")
+    except (AttributeError, ValueError):  # an architecture without sdpa keeps eager
+        pass
+    runs = {"onnxruntime": lambda: session.run(None, feed), "pytorch": torch_run(fast)}
     notes: list[str] = []
-    control.report("Timing PyTorch int8…", 0.93)
     try:
         from bertstudio.core.quantize import quantize_int8
 
-        quantized, _ = quantize_int8(copy.deepcopy(model))
-        speeds.append(Speed("pytorch int8", _median_ms(torch_run(quantized), control), SPEED_BATCH, length))
+        runs["pytorch int8"] = torch_run(quantize_int8(copy.deepcopy(fast))[0])
     except BertStudioError as error:  # no quantized engine in this torch build
         notes.append(f"int8 not timed: {error}")
-    return tuple(speeds), tuple(notes)
+    control.report("Timing onnxruntime, PyTorch and int8…", 0.85)
+    medians = _interleaved_ms(runs, control)
+    return tuple(Speed(name, ms, SPEED_BATCH, length) for name, ms in medians.items()), tuple(notes)
 
 
 def _add_metadata(path: Path, values: dict[str, str]) -> None:

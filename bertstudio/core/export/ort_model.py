@@ -80,6 +80,7 @@ def load_onnx(path: str | Path, tokenizer: str | Path | Any | None = None) -> Or
         raise InputError(f"'{file}' is not a file.", hint="Choose an .onnx file written by `bertstudio export`.")
     options = onnxruntime.SessionOptions()
     options.log_severity_level = 3
+    options.add_session_config_entry("session.intra_op.allow_spinning", "0")  # idle threads do not spin
     try:
         session = onnxruntime.InferenceSession(str(file), options, providers=["CPUExecutionProvider"])
     except Exception as error:  # onnxruntime raises its own Fail/InvalidProtobuf types
