@@ -121,3 +121,13 @@ def test_roberta_multiple_choice_is_not_kept(checkpoint_factory, tmp_path: Path)
         export_onnx(str(checkpoint_factory("roberta", "MultipleChoice")), task, tmp_path / "m.onnx", speed=False)
     assert list(tmp_path.iterdir()) == []
 
+
+
+def test_an_int8_model_is_refused(checkpoint_factory, tmp_path: Path) -> None:
+    from bertstudio.core.export.onnx import export_loaded
+
+    task = HEAD_TASK["SequenceClassification"]
+    loaded = load_model(LoadRequest(str(checkpoint_factory("bert", "SequenceClassification")), task, quantize="int8"))
+    with pytest.raises(InputError, match="Only a float32 model on the CPU"):
+        export_loaded(loaded, tmp_path / "m.onnx")
+    assert list(tmp_path.iterdir()) == []

@@ -304,12 +304,13 @@ def export_loaded(loaded: Any, output: str | Path, control: TaskControl | None =
     path = check_output(output)
     task = loaded.info.request.task
     outputs = outputs_for(task)
-    if loaded.info.request.quantize or loaded.info.request.dtype != "float32":
-        raise InputError("Only a float32 model is exported (int8 and half precision are not).",
+    request = loaded.info.request
+    if request.quantize or request.dtype != "float32" or not request.device.startswith("cpu"):
+        raise InputError("Only a float32 model on the CPU is exported (int8, half precision and GPU models are not).",
                          hint="Load the model in float32 on the CPU.")
     if loaded.info.size_mb > MAX_FILE_MB:
         raise InputError(f"The model is {loaded.info.size_mb:.0f} MB; one ONNX file holds at most 2 GB.")
-    model, tokenizer = loaded.model.to("cpu").eval(), loaded.tokenizer
+    model, tokenizer = loaded.model.eval(), loaded.tokenizer
     choices = spec_for(task).model_class == CHOICES_CLASS
     names = input_names(model, tokenizer)
     limit = max(2, int(loaded.info.max_length))
