@@ -140,3 +140,30 @@ def test_the_walkthrough_reports_a_result_that_disagrees_with_its_state(qtbot, w
     tab.stale_banner.setVisible(False)  # a view that forgets the mark
     assert walkthrough.origin_problems(window) == [
         "fill-mask: the result's input differs from the tab's, with no Out-of-date mark"]
+
+
+def test_switching_an_input_page_is_watched(qtbot, window, checkpoint_factory) -> None:  # noqa: ANN001
+    """Found by the walkthrough's origin check: Classification's Batch page changes what Run would
+    classify (the state object's input), yet the single text's result stayed unmarked."""
+    from PySide6.QtWidgets import QTabWidget, QVBoxLayout, QWidget
+
+    from bertstudio.ui.tabs.run_state import watch_inputs
+
+    top = QWidget()
+    qtbot.addWidget(top)
+    pages = QTabWidget()
+    pages.addTab(QWidget(), "Text")
+    pages.addTab(QWidget(), "Batch")
+    QVBoxLayout(top).addWidget(pages)
+    calls: list[object] = []
+    watch_inputs(top, lambda *args: calls.append(args))
+    pages.setCurrentIndex(1)
+    assert calls == [(1,)]
+    tab = window.task_tabs["classification"]  # and the tab's state object calls it a new input
+    load_model_in(qtbot, tab, checkpoint_factory("bert", "SequenceClassification"))
+    tab.lines.setPlainText("one\ntwo")
+    tab.set_inputs(ClassificationInput("a good film ."))
+    run_tab(qtbot, tab, idle=True)
+    tab.modes.setCurrentIndex(1)
+    assert tab.read_state().stale_reason() == "input"
+    qtbot.waitUntil(lambda: not tab.stale_banner.isHidden(), timeout=5_000)

@@ -13,6 +13,7 @@ from PySide6.QtWidgets import (
     QLineEdit,
     QPlainTextEdit,
     QSpinBox,
+    QTabWidget,
     QTextEdit,
     QWidget,
 )
@@ -38,3 +39,5 @@ def watch_inputs(top: QWidget, callback: Callable[..., None], skip: Iterable[QWi
             widget.valueChanged.connect(callback)
         elif isinstance(widget, QAbstractButton) and widget.isCheckable():
             widget.toggled.connect(callback)
+        elif isinstance(widget, QTabWidget):  # a mode page (Classification's Text / Batch) is an input too
+            widget.currentChanged.connect(callback)
