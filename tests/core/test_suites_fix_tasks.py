@@ -12,8 +12,8 @@ import pytest
 
 from bertstudio.core.models import LoadRequest, load_model
 from bertstudio.core.progress import TaskControl
-from bertstudio.core.suites.fix import TRAIN, can_fine_tune, split_cases
-from bertstudio.core.suites.fix_tasks import task_fix_file, task_rows, write_fix
+from bertstudio.core.suites.fix import TRAIN, split_cases
+from bertstudio.core.suites.fix_tasks import can_fine_tune, task_fix_file, task_rows, write_fix
 from bertstudio.core.suites.runner import run_suite
 from bertstudio.core.suites.suite import parse_suite
 from tests.conftest import run_cli

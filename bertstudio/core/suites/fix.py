@@ -69,13 +69,6 @@ def can_label(task: str) -> bool:
     return adapter(task).labelled
 
 
-def can_fine_tune(task: str) -> str:
-    """The Train task the rows train ("" where the rows are not that task's training data)."""
-    from bertstudio.core.suites.fix_tasks import train_task
-
-    return train_task(task)
-
-
 def failure_rows(result: SuiteResult, seed: int = 0) -> list[TrainingRow]:
     """The labelled rows of every failing MFT and INV case, each marked with its half."""
     if not can_label(result.suite.task):

@@ -53,6 +53,11 @@ def train_task(task: str) -> str:
     return next((key for key, t in TRAINABLE.items() if key in names or getattr(t, "command", "") in names), "")
 
 
+def can_fine_tune(task: str) -> str:
+    """The Train task the rows train ("" where the rows are not that task's training data)."""
+    return train_task(task)
+
+
 def _row(kind: str, parts: tuple[str, ...], answer: Any) -> tuple[tuple[str, ...], Any] | None:
     """(parts, answer) as training reads it, or None where the case cannot be labelled honestly."""
     if kind == "tags":

@@ -282,7 +282,7 @@ class TestsTab(ComparingTab):
         self.result = result
         self._redraw()
         self.notes.set_notes([error_note(InputError(n)) for n in result.a.notes] if result.a.notes else [])
-        from bertstudio.core.suites.fix import can_fine_tune
+        from bertstudio.core.suites.fix_tasks import can_fine_tune
 
         self.fix_button.setEnabled(bool(can_fine_tune(result.a.suite.task)) and result.a.failures > 0)
         if self.model_bar.info is None:  # the run loaded the model itself (through the shared cache)
@@ -343,7 +343,7 @@ class TestsTab(ComparingTab):
         self.show_message(f"Wrote {path.name} ({added} rows from the training halves of the tests). When training "
                           f"ends, the suite re-runs on {Path(base).name} and {Path(output).name}, judged on the "
                           "held-apart halves.")
-        from bertstudio.core.suites.fix import can_fine_tune
+        from bertstudio.core.suites.fix_tasks import can_fine_tune
 
         self.fine_tune_requested.emit(can_fine_tune(self.result.a.suite.task), base, str(path), output)
 
