@@ -108,10 +108,10 @@ def supported_tasks(folder: Path) -> tuple[str, ...]:
 def _from_config(folder: Path) -> tuple[LocalModel, dict[str, object] | None]:
     """The folder as its config.json names it, and the config (None: the config is wrong, said)."""
     if (folder / "adapter_config.json").exists() and not (folder / "config.json").exists():
-        from bertstudio.core.training import lora  # the training package only when a folder is an adapter
+        from bertstudio.core import adapter_folder
 
         try:
-            return LocalModel(folder.name, str(folder), *lora.glance_adapter(folder), (), judged=False), {}
+            return LocalModel(folder.name, str(folder), *adapter_folder.glance_adapter(folder), (), judged=False), {}
         except BertStudioError as error:
             return LocalModel(folder.name, str(folder), "?", "?", (), error.message), None
     try:
@@ -136,10 +136,10 @@ def describe(folder: Path) -> LocalModel:
         return named
     architecture, model_type = named.architecture, named.model_type
     if config == {}:  # a LoRA adapter folder (see _from_config): its base decides what loads
-        from bertstudio.core.training import lora
+        from bertstudio.core.models import adapter_tasks
 
         try:
-            return replace(named, tasks=lora.adapter_tasks(folder), judged=True)
+            return replace(named, tasks=adapter_tasks(folder), judged=True)
         except BertStudioError as error:
             return replace(named, problem=error.message, judged=True)
     reason = custom_code_reason(config)

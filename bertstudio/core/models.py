@@ -13,12 +13,12 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from bertstudio.core import devices
+from bertstudio.core import adapter_folder, devices
 from bertstudio.core.errors import BertStudioError, MissingHeadError, ModelSourceError, OutOfMemory
 from bertstudio.core.hub import hub_folder, is_hub_id
 from bertstudio.core.model_folder import TOKENIZER_HINT, check_folder, load_pretrained, read_config
 from bertstudio.core.progress import TaskControl
-from bertstudio.core.tasks.spec import spec_for
+from bertstudio.core.tasks.spec import all_specs, spec_for
 
 if TYPE_CHECKING:
     from transformers import PreTrainedModel, PreTrainedTokenizerBase
@@ -145,6 +145,25 @@ def _checked(folder: Path) -> Path:
     return folder
 
 
+def adapter_base(folder: Path, control: TaskControl | None = None) -> Path:
+    """The base model folder a LoRA adapter names (resolved offline like any source); a missing one is named."""
+    base = adapter_folder.base_name(folder)
+    try:
+        return resolve_source(base, control)
+    except ModelSourceError as error:
+        raise ModelSourceError(f"The adapter in '{folder}' was trained on the base model '{base}', which cannot "
+                               f"be loaded: {error.message}",
+                               hint="Put that base model where the adapter says (or download it once), or edit "
+                                    "base_model_name_or_path in adapter_config.json.") from None
+
+
+def adapter_tasks(folder: Path) -> tuple[str, ...]:
+    """The task specs whose model class is the adapter's head class (the base must be on this machine)."""
+    config = adapter_folder.head_config(folder, adapter_base(folder))
+    head = adapter_folder.model_class(config)
+    return tuple(key for key in all_specs() if head_class(key, config) is head)
+
+
 def quiet_transformers() -> None:
     """Our head report replaces transformers' LOAD REPORT table and progress bars."""
     import transformers
@@ -159,9 +178,13 @@ def _model_class(task: str) -> Any:
     return getattr(transformers, spec_for(task).model_class)
 
 
+def head_class(task: str, config: Any) -> Any:
+    """transformers' class for `task` on this config's architecture, or None where it has none."""
+    return _model_class(task)._model_mapping.get(type(config), None)
+
+
 def _check_task_supported(task: str, config: Any) -> None:
-    auto_class = _model_class(task)
-    if type(config) not in auto_class._model_mapping:
+    if head_class(task, config) is None:
         raise MissingHeadError(
             f"A {config.model_type} model cannot do {task}: transformers has no "
             f"{spec_for(task).model_class.replace('Auto', config.model_type.capitalize())} class.",
@@ -319,15 +342,13 @@ def load_uncached(request: LoadRequest, control: TaskControl | None = None) -> L
     """Load tokenizer and task model on the requested device; explain every way this can fail."""
     control = control or TaskControl()
     control.report(f"Locating {request.source}…", None)
-    from bertstudio.core.training import lora
-
-    adapter = Path(request.source).expanduser().resolve() if lora.is_adapter_folder(request.source) else None
-    folder = lora.adapter_base(adapter, control) if adapter else resolve_source(request.source, control)
+    adapter = Path(request.source).expanduser().resolve() if adapter_folder.is_adapter_folder(request.source) else None
+    folder = adapter_base(adapter, control) if adapter else resolve_source(request.source, control)
     control.check()
     quiet_transformers()
     config = _checkpoint_config(folder)  # resolve_source checked the folder: nothing allocated before
     if adapter:  # a LoRA adapter: the base rebuilt with the trained model's labels and head
-        config = lora.head_config(adapter, folder)
+        config = adapter_folder.head_config(adapter, folder)
     _check_task_supported(request.task, config)
     device = devices.normalise_device(request.device)
     dtype = devices.torch_dtype(device, request.dtype)
@@ -337,7 +358,7 @@ def load_uncached(request: LoadRequest, control: TaskControl | None = None) -> L
     from transformers import AutoTokenizer
 
     control.report(f"Reading tokenizer of {request.source}…", None)
-    tokenizer = load_pretrained(AutoTokenizer, lora.tokenizer_folder(adapter, folder),
+    tokenizer = load_pretrained(AutoTokenizer, adapter_folder.tokenizer_folder(adapter, folder),
                                 f"The tokenizer in '{folder}' cannot be loaded.",
                                 hint="The folder needs tokenizer files (tokenizer.json, or vocab.txt / vocab.json "
                                      "+ merges.txt).")
@@ -353,7 +374,8 @@ def load_uncached(request: LoadRequest, control: TaskControl | None = None) -> L
             kwargs["config"] = config
         model, loading_info = _model_class(request.task).from_pretrained(folder, **kwargs)
         if adapter:  # merged in memory: every task runs a plain model; the saved head is not missing
-            model, loading_info = lora.apply(model, adapter), lora.loaded_info(loading_info, adapter)
+            loading_info = adapter_folder.loaded_info(loading_info, adapter)
+            model = adapter_folder.apply(model, adapter)
         control.check()
         model.to(device)
     except BertStudioError:

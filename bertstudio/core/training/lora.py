@@ -11,20 +11,25 @@ module names under the base model's prefix), so a head's `dense` is never both a
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from bertstudio.core.errors import InputError, ModelSourceError
+from bertstudio.core.adapter_folder import (
+    HEAD_CONFIG,
+    apply,
+    head_config,
+    is_adapter_folder,
+    model_class,
+    tokenizer_folder,
+)
+from bertstudio.core.errors import InputError
+from bertstudio.core.models import adapter_base
 
-ADAPTER_CONFIG = "adapter_config.json"
-HEAD_CONFIG = "head_config.json"
 QUERY_VALUE = "query,value"
 ALL_LINEAR = "all-linear"
 TARGET_PRESETS = (QUERY_VALUE, ALL_LINEAR)
-MAX_ADAPTER_CONFIG_BYTES = 1024 * 1024
 # the attention's query/value projections where an architecture names them otherwise
 QUERY_VALUE_NAMES = {"distilbert": ("q_lin", "v_lin")}
 
@@ -193,91 +198,6 @@ def save_head_config(model: Any, folder: Path) -> None:
 
 
 # -- adapter folders --------------------------------------------------------------------------------
-def is_adapter_folder(source: str | Path) -> bool:
-    path = Path(str(source)).expanduser()
-    return path.is_dir() and (path / ADAPTER_CONFIG).is_file() and not (path / "config.json").exists()
-
-
-def _read_json(path: Path, what: str) -> dict[str, Any]:
-    from bertstudio.core.files import read_text
-
-    try:
-        data = json.loads(read_text(path, what, MAX_ADAPTER_CONFIG_BYTES))
-    except (ValueError, RecursionError):
-        raise ModelSourceError(f"The {what} '{path}' is not valid JSON.") from None
-    if not isinstance(data, dict):
-        raise ModelSourceError(f"The {what} '{path}' is not a JSON object.")
-    return data
-
-
-def adapter_base(folder: Path, control: Any = None) -> Path:
-    """The base model folder an adapter names (resolved offline like any source); a missing one is named."""
-    from bertstudio.core.models import resolve_source
-
-    data = _read_json(folder / ADAPTER_CONFIG, "adapter config")
-    if data.get("peft_type") != "LORA":
-        raise ModelSourceError(f"The adapter in '{folder}' is a {data.get('peft_type')!s:.40} adapter; "
-                               "BERT Studio loads LoRA adapters.")
-    base = data.get("base_model_name_or_path")
-    if not isinstance(base, str) or not base.strip():
-        raise ModelSourceError(f"The adapter in '{folder}' does not name its base model "
-                               "(base_model_name_or_path in adapter_config.json).")
-    try:
-        return resolve_source(base, control)
-    except ModelSourceError as error:
-        raise ModelSourceError(f"The adapter in '{folder}' was trained on the base model '{base}', which cannot "
-                               f"be loaded: {error.message}",
-                               hint="Put that base model where the adapter says (or download it once), or edit "
-                                    "base_model_name_or_path in adapter_config.json.") from None
-
-
-def head_config(folder: Path, base: Path) -> Any:
-    """transformers' config of the trained model: head_config.json (checked like a config.json), else the base's."""
-    from transformers import CONFIG_MAPPING, AutoConfig
-
-    from bertstudio.core.model_folder import check_fields, load_pretrained
-
-    path = folder / HEAD_CONFIG
-    if not path.exists():
-        return load_pretrained(AutoConfig, base, f"The configuration in '{base}' cannot be loaded.")
-    data = _read_json(path, "head config")
-    check_fields(data, folder)
-    model_type = data.get("model_type")
-    if not isinstance(model_type, str) or model_type not in CONFIG_MAPPING:
-        raise ModelSourceError(f"The {HEAD_CONFIG} in '{folder}' has an unknown model_type {model_type!s:.40}.")
-    return CONFIG_MAPPING[model_type].from_dict(data)
-
-
-def apply(model: Any, folder: Path, merge: bool = True) -> Any:
-    """The adapter (and its saved head) on `model`: merged into plain weights, or the PeftModel."""
-    from peft import PeftModel
-
-    try:
-        peft_model = PeftModel.from_pretrained(model, str(folder))
-    except Exception as error:  # noqa: BLE001 - any loader failure is the adapter folder's
-        first = (str(error).strip().splitlines() or [type(error).__name__])[0]
-        raise ModelSourceError(f"The adapter in '{folder}' does not fit its base model: {first[:200]}",
-                               details=repr(error)) from error
-    return peft_model.merge_and_unload() if merge else peft_model
-
-
-def saved_heads(folder: Path) -> tuple[str, ...]:
-    """The modules the adapter saves in full (the trained head): their weights are not missing."""
-    names = _read_json(folder / ADAPTER_CONFIG, "adapter config").get("modules_to_save") or ()
-    return tuple(str(n) for n in names if isinstance(n, str))
-
-
-def model_class(config: Any) -> Any:
-    """The head class the adapter was trained with (head_config's architectures), a transformers class."""
-    import transformers
-
-    name = (getattr(config, "architectures", None) or [""])[0]
-    cls = getattr(transformers, name, None) if re.fullmatch(r"[A-Za-z]+For[A-Za-z]+", name or "") else None
-    if cls is None:
-        raise ModelSourceError(f"The adapter's head class '{name}' is not a transformers model class.")
-    return cls
-
-
 def merge_folder(adapter: str, output: str, control: Any = None) -> Path:
     """Write the adapter merged into its base as a plain full model folder (atomically, never over
     a folder that is not ours); the tokenizer and the task marker come along."""
@@ -323,27 +243,6 @@ def _tokenizer(folder: Path, base: Path) -> Any:
     return load_pretrained(AutoTokenizer, source, f"The tokenizer in '{source}' cannot be loaded.")
 
 
-def tokenizer_folder(adapter: Path | None, base: Path) -> Path:
-    """Where an adapter's tokenizer is: the adapter folder (a run saves it there), else its base."""
-    from bertstudio.core.model_folder import tokenizer_files
-
-    if adapter is not None and tokenizer_files(list(adapter.iterdir())):
-        return adapter
-    return base
-
-
-def loaded_info(info: dict[str, Any], adapter: Path) -> dict[str, Any]:
-    """transformers' loading info with the head weights the adapter brought no longer missing."""
-    heads = saved_heads(adapter)
-
-    def brought(key: object) -> bool:
-        name = str(key[0] if isinstance(key, tuple) else key)
-        return any(name == head or name.startswith(f"{head}.") for head in heads)
-
-    return {**info, "missing_keys": [k for k in info.get("missing_keys", ()) if not brought(k)],
-            "mismatched_keys": [k for k in info.get("mismatched_keys", ()) if not brought(k)]}
-
-
 def estimate_for(source: str, task: str, settings: LoraSettings, control: Any = None) -> LoraCount:
     """What a run of `task` on `source` with `settings` would train (the Train form shows it before Start)."""
     from bertstudio.core.models import resolve_source
@@ -356,21 +255,3 @@ def estimate_for(source: str, task: str, settings: LoraSettings, control: Any = 
     return estimate(folder, trainable.auto_class or trainable.heads[0], 2, settings)
 
 
-def glance_adapter(folder: Path) -> tuple[str, str]:
-    """(architecture, model type) of an adapter folder from its head_config.json alone (the models list)."""
-    data = _read_json(folder / HEAD_CONFIG, "head config") if (folder / HEAD_CONFIG).is_file() else {}
-    found = data.get("architectures")
-    names: list[Any] = found if isinstance(found, list) else []
-    return (", ".join(str(n) for n in names) or "?") + " (LoRA adapter)", str(data.get("model_type", "?"))
-
-
-def adapter_tasks(folder: Path) -> tuple[str, ...]:
-    """The task specs whose model class is the adapter's head class (the base must be on this machine)."""
-    import transformers
-
-    from bertstudio.core.tasks.spec import all_specs
-
-    config = head_config(folder, adapter_base(folder))
-    head = model_class(config)
-    return tuple(key for key, spec in all_specs().items()
-                 if getattr(transformers, spec.model_class)._model_mapping.get(type(config), None) is head)
