@@ -62,7 +62,30 @@ def rows() -> list[Row]:
         return result.metrics["train_samples_per_second"]
 
     return [rate_row(f"train {STEPS} steps x {BATCH} (bert 2x128, s/1000 samples)", ours,
-                     lambda: plain_trainer_rate(config, root / "raw"), received)]
+                     lambda: plain_trainer_rate(config, root / "raw"), received),
+            lora_row(config, root)]
+
+
+def lora_row(config: TrainConfig, root: Path) -> Row:
+    """LoRA (rank 8, query/value; peft) vs full fine-tuning through the same engine, same data and steps:
+    the Row holds seconds per 1000 samples (ratio LoRA/full time); the note gives samples/s of each."""
+    from dataclasses import replace
+
+    from bertstudio.core.training import train
+
+    def rate(run: TrainConfig) -> float:
+        return train(run).metrics["train_samples_per_second"]
+
+    lora = replace(config, lora_rank=8, output_dir=str(root / "lora"))
+    full = replace(config, output_dir=str(root / "full"))
+    rate(lora), rate(full)  # warm-up
+    a, b = [], []
+    for _ in range(ROUNDS):
+        a.append(rate(lora))
+        b.append(rate(full))
+    lora_rate, full_rate = statistics.median(a), statistics.median(b)
+    return Row(f"LoRA r8 vs full fine-tune, {STEPS} steps x {BATCH} (s/1000 samples)", 1000 / lora_rate,
+               1000 / full_rate, f"samples/s LoRA {lora_rate:.1f} vs full {full_rate:.1f}")
 
 
 def plain_trainer_rate(config: TrainConfig, output: Path) -> float:
