@@ -10,13 +10,13 @@ wrong shape skipped. A recorded run keeps at most MAX_POINTS points per series, 
 from __future__ import annotations
 
 import json
-import math
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from bertstudio.core.errors import InputError
 from bertstudio.core.files import regular_file
+from bertstudio.core.json_values import finite_number, step_number
 
 MAX_EVENTS_BYTES = 256 * 1024 * 1024  # a log larger than this is read up to here
 MAX_LINE_BYTES = 64 * 1024
@@ -64,24 +64,13 @@ class Curves:
                       {name: points for name, points in named.items() if points})
 
 
-def _number(value: Any) -> float | None:
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        return None
-    number = float(value)
-    return number if math.isfinite(number) else None
-
-
-def _step(value: Any) -> int | None:
-    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
-
-
 def _points(value: object, limit: int = MAX_POINTS * 4) -> Points:
     if not isinstance(value, list):
         return ()
     out = []
     for item in value[:limit]:
         if isinstance(item, list) and len(item) == 2:
-            step, number = _step(item[0]), _number(item[1])
+            step, number = step_number(item[0]), finite_number(item[1])
             if step is not None and number is not None:
                 out.append((step, number))
     return tuple(sorted(out))
@@ -112,17 +101,17 @@ def parse_events(lines: Any) -> Curves:
             event = json.loads(line)
         except (ValueError, RecursionError):
             continue
-        if not isinstance(event, dict) or (step := _step(event.get("step"))) is None:
+        if not isinstance(event, dict) or (step := step_number(event.get("step"))) is None:
             continue
         kind = event.get("event")
         if kind == "step":
-            if (value := _number(event.get("loss"))) is not None:
+            if (value := finite_number(event.get("loss"))) is not None:
                 loss[step] = value
-            if (value := _number(event.get("learning_rate"))) is not None:
+            if (value := finite_number(event.get("learning_rate"))) is not None:
                 rate[step] = value
         elif kind == "eval" and isinstance(event.get("metrics"), dict):
             for name, raw in event["metrics"].items():
-                value = _number(raw)
+                value = finite_number(raw)
                 if isinstance(name, str) and len(name) <= 100 and value is not None and (
                         name in evals or len(evals) < MAX_SERIES):
                     evals.setdefault(name, {})[step] = value

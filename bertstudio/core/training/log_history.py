@@ -9,13 +9,13 @@ entry or value of the wrong type skipped (a damaged history never stops the run)
 from __future__ import annotations
 
 import json
-import math
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from bertstudio.core.errors import InputError
 from bertstudio.core.files import read_text
+from bertstudio.core.json_values import finite_number, step_number
 
 STATE_FILE = "trainer_state.json"
 MAX_STATE_BYTES = 64 * 1024 * 1024  # a million logged steps is ~100 MiB; the plot needs far fewer
@@ -34,17 +34,6 @@ class LogHistory:
         return bool(self.steps or self.evals)
 
 
-def _number(value: Any) -> float | None:
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        return None
-    number = float(value)
-    return number if math.isfinite(number) else None
-
-
-def _step(value: Any) -> int | None:
-    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
-
-
 def parse_history(data: Any) -> LogHistory:
     """The valid points of a parsed trainer_state; anything of the wrong shape is left out."""
     history = data.get("log_history") if isinstance(data, dict) else None
@@ -55,16 +44,16 @@ def parse_history(data: Any) -> LogHistory:
     for entry in history[:MAX_ENTRIES]:
         if not isinstance(entry, dict):
             continue
-        step = _step(entry.get("step"))
+        step = step_number(entry.get("step"))
         if step is None:
             continue
-        loss = _number(entry.get("loss"))
+        loss = finite_number(entry.get("loss"))
         if loss is not None:
-            steps.append((step, loss, _number(entry.get("learning_rate"))))
+            steps.append((step, loss, finite_number(entry.get("learning_rate"))))
             continue
         metrics = {key[5:]: number for key, value in entry.items()
                    if isinstance(key, str) and key.startswith("eval_") and not key.endswith(SKIPPED_METRICS)
-                   and (number := _number(value)) is not None}
+                   and (number := finite_number(value)) is not None}
         if metrics:
             evals.append((step, metrics))
     steps.sort(key=lambda point: point[0])
