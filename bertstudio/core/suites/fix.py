@@ -23,9 +23,10 @@ import csv
 import os
 import random
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from bertstudio.core.errors import InputError
 from bertstudio.core.suites.runner import SuiteResult, TestResult
@@ -69,11 +70,9 @@ def can_label(task: str) -> bool:
     return adapter(task).labelled
 
 
-def failure_rows(result: SuiteResult, seed: int = 0) -> list[TrainingRow]:
-    """The labelled rows of every failing MFT and INV case, each marked with its half."""
-    if not can_label(result.suite.task):
-        return []
-    rows = []
+def labelled_failures(result: SuiteResult, seed: int = 0) -> Iterator[tuple[TestResult, Any, Any, str]]:
+    """(test, parts, answer, half) of every failing MFT and INV case: MFT's expected answer for its
+    input, INV's original prediction for the perturbed input (DIR cases are never labelled)."""
     for test in result.tests:
         if test.type == "DIR":
             continue
@@ -81,13 +80,19 @@ def failure_rows(result: SuiteResult, seed: int = 0) -> list[TrainingRow]:
         for outcome in test.failing:
             case = outcome.case
             if test.type == "MFT":
-                parts, label = case.original, str(case.expect)
+                parts, answer = case.original, case.expect
             else:
                 assert case.perturbed is not None
-                parts, label = case.perturbed, str(outcome.value)
-            rows.append(TrainingRow(parts[0], parts[1] if len(parts) > 1 else None, label, test.name, test.type,
-                                    TRAIN if outcome.index in train else MEASURE))
-    return rows
+                parts, answer = case.perturbed, outcome.value
+            yield test, parts, answer, TRAIN if outcome.index in train else MEASURE
+
+
+def failure_rows(result: SuiteResult, seed: int = 0) -> list[TrainingRow]:
+    """The labelled rows of every failing MFT and INV case, each marked with its half."""
+    if not can_label(result.suite.task):
+        return []
+    return [TrainingRow(parts[0], parts[1] if len(parts) > 1 else None, str(answer), test.name, test.type, half)
+            for test, parts, answer, half in labelled_failures(result, seed)]
 
 
 def _words(text: str) -> frozenset[str]:

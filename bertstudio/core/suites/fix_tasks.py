@@ -21,7 +21,14 @@ from pathlib import Path
 from typing import Any
 
 from bertstudio.core.errors import InputError
-from bertstudio.core.suites.fix import MEASURE, TRAIN, can_label, fix_file, fix_rows, split_cases, write_atomically
+from bertstudio.core.suites.fix import (
+    TRAIN,
+    can_label,
+    fix_file,
+    fix_rows,
+    labelled_failures,
+    write_atomically,
+)
 from bertstudio.core.suites.runner import SuiteResult
 from bertstudio.core.suites.tasks import adapter
 
@@ -77,21 +84,12 @@ def task_rows(result: SuiteResult, seed: int = 0) -> tuple[list[TaskRow], int]:
     if kind not in FORMATS:
         return [], 0
     rows, skipped = [], 0
-    for test in result.tests:
-        if test.type == "DIR":
+    for test, parts, answer, half in labelled_failures(result, seed):
+        found = _row(kind, parts, answer)
+        if found is None:
+            skipped += 1
             continue
-        train, _measure = split_cases(test.test, seed)
-        for outcome in test.failing:
-            case = outcome.case
-            if test.type == "MFT":
-                found = _row(kind, case.original, case.expect)
-            else:
-                assert case.perturbed is not None
-                found = _row(kind, case.perturbed, outcome.value)
-            if found is None:
-                skipped += 1
-                continue
-            rows.append(TaskRow(found[0], found[1], test.name, test.type, TRAIN if outcome.index in train else MEASURE))
+        rows.append(TaskRow(found[0], found[1], test.name, test.type, half))
     return rows, skipped
 
 
