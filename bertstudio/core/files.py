@@ -9,8 +9,10 @@ workspaces) starts here, so each of those answers is written once.
 from __future__ import annotations
 
 import errno
+import json
 import stat
 from pathlib import Path
+from typing import Any
 
 from bertstudio.core.errors import InputError
 from bertstudio.core.limits import MAX_FILE_BYTES
@@ -69,3 +71,16 @@ def read_text(path: str | Path, what: str = "file", max_bytes: int = MAX_FILE_BY
         raise InputError(f"The {what} '{Path(path)}' is not a text file (it holds binary data).",
                          hint="Save it as UTF-8 text.")
     return text
+
+
+def small_json_or_none(path: Path, max_bytes: int) -> Any | None:
+    """The JSON in a small regular file (not a link, FIFO or device), or None: for files we wrote
+    ourselves (markers, run records), where a damaged one is skipped rather than reported."""
+    try:
+        info = path.lstat()
+        if not stat.S_ISREG(info.st_mode) or info.st_size > max_bytes:
+            return None
+        with path.open("rb") as stream:
+            return json.loads(stream.read(max_bytes + 1).decode("utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError, RecursionError):
+        return None

@@ -16,12 +16,12 @@ from __future__ import annotations
 import json
 import os
 import secrets
-import stat
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from bertstudio.core.files import small_json_or_none
 from bertstudio.core.runs.curves import Curves
 
 RUNS_DIR_ENV = "BERTSTUDIO_RUNS_DIR"
@@ -137,13 +137,8 @@ def write_record(record: RunRecord, folder: Path | None = None) -> Path:
 
 def read_record(path: Path) -> RunRecord | None:
     """One record file, or None unless it is a small regular file holding a valid record."""
-    try:
-        info = path.lstat()
-        if not stat.S_ISREG(info.st_mode) or info.st_size > MAX_RECORD_BYTES:
-            return None
-        with path.open("rb") as stream:
-            data = json.loads(stream.read(MAX_RECORD_BYTES + 1).decode("utf-8"))
-    except (OSError, UnicodeDecodeError, ValueError, RecursionError):
+    data = small_json_or_none(path, MAX_RECORD_BYTES)
+    if data is None:
         return None
     record = RunRecord.from_json(data)
     return record if record is not None and path.name == f"{record.id}{SUFFIX}" else None

@@ -15,12 +15,12 @@ import json
 import os
 import pickle
 import shutil
-import stat
 import time
 from collections.abc import Iterator
 from pathlib import Path
 
 from bertstudio.core.errors import BertStudioError, DeviceError, InputError
+from bertstudio.core.files import small_json_or_none
 from bertstudio.core.training import locks
 
 MARKER = "bertstudio-run.json"
@@ -59,15 +59,7 @@ def lock_path(output: Path) -> Path:
 
 def _marker_data(folder: Path) -> dict | None:
     """The marker's JSON object if it is a small regular file (not a link) of app "bertstudio"."""
-    path = folder / MARKER
-    try:
-        info = path.lstat()
-        if not stat.S_ISREG(info.st_mode) or info.st_size > MAX_MARKER_BYTES:
-            return None
-        with path.open("rb") as stream:
-            data = json.loads(stream.read(MAX_MARKER_BYTES + 1).decode("utf-8"))
-    except (OSError, UnicodeDecodeError, ValueError, RecursionError):
-        return None
+    data = small_json_or_none(folder / MARKER, MAX_MARKER_BYTES)
     return data if isinstance(data, dict) and data.get("app") == "bertstudio" else None
 
 
