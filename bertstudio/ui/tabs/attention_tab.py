@@ -52,6 +52,7 @@ EMPTY_HEADS: tuple[tuple[int, int], ...] = ()
 
 class AttentionTab(TaskTab):
     SPEC_KEY = "attention"
+    BOUND = {"text": "text", "pair": "pair", "view": "view_state"}  # the workspace binds these by name
     RUN_LABEL = "Show attention"
 
     heads_selected = Signal(object)  # tuple of (layer, head): the grid's selection changed (Ctrl+click)
@@ -330,14 +331,6 @@ class AttentionTab(TaskTab):
         self.heads_selected.emit(selected)
 
     # -- workspace -------------------------------------------------------------------------
-    def state(self) -> dict[str, Any]:
-        return {"text": self.text.toPlainText(), "pair": self.pair.text(), "view": self.view_state.to_json()}
-
-    def restore(self, state: dict[str, Any]) -> None:
-        self.text.setPlainText(str(state.get("text", "")))
-        self.pair.setText(str(state.get("pair", "")))
-        self.view_state.restore(state.get("view") or {})
-
     # -- export ----------------------------------------------------------------------------
     def export(self, path: Path, what: str) -> None:
         """png / csv-head / npz-head here (small); all heads (npz-all, csv-all, json) in a worker."""

@@ -52,6 +52,9 @@ def columns_job(path: str, control: TaskControl) -> list[str]:
 
 class ClassificationTab(TaskTab):
     SPEC_KEY = "classification"
+    # the workspace binds these by name, in this order (an opened file after the typed lines it replaces)
+    BOUND = {"text": "text", "pair": "pair", "lines": "typed_lines", "file": "table_file",
+             "column": "table_column", "mode": "mode"}
     RUN_LABEL = "Classify"
 
     def build_inputs(self, box: QVBoxLayout) -> None:
@@ -159,10 +162,13 @@ class ClassificationTab(TaskTab):
     def _lines_edited(self) -> None:
         """Typing lines replaces an opened file as the batch input."""
         if self.table_path is not None and self.lines.toPlainText():
-            self.table_path = None
-            self.column.clear()
-            self.column.setEnabled(False)
-            self.table_label.setText("")
+            self._forget_table()
+
+    def _forget_table(self) -> None:
+        self.table_path = None
+        self.column.clear()
+        self.column.setEnabled(False)
+        self.table_label.setText("")
 
     def inputs(self) -> ClassificationInput | ClassificationBatchInput:
         if self.modes.currentIndex() == 0:
@@ -187,17 +193,49 @@ class ClassificationTab(TaskTab):
         else:
             self.lines.setPlainText("\n".join(inputs.texts))
 
-    def state(self) -> dict[str, Any]:
-        return {"mode": "batch" if self.modes.currentIndex() else "single", "text": self.text.toPlainText(),
-                "pair": self.pair.toPlainText(), "lines": "" if self.table_path else self.lines.toPlainText(),
-                "file": self.table_path or "", "column": self.column.currentText() if self.table_path else ""}
+    # -- values bound by name (BOUND): what the workspace keeps besides the plain text boxes --------
+    @property
+    def mode(self) -> str:
+        return "batch" if self.modes.currentIndex() else "single"
 
-    def restore(self, state: dict[str, Any]) -> None:
-        self.set_inputs(ClassificationInput(str(state.get("text", "")), str(state.get("pair", "")) or None))
-        if state.get("file"):
-            self.set_inputs(ClassificationBatchInput(path=str(state["file"]), column=state.get("column") or None))
-        elif state.get("mode") == "batch":
-            self.set_inputs(ClassificationBatchInput(tuple(str(state.get("lines", "")).splitlines())))
+    @mode.setter
+    def mode(self, mode: str) -> None:
+        self.modes.setCurrentIndex(1 if mode == "batch" else 0)
+
+    @property
+    def typed_lines(self) -> str:
+        """The batch's typed lines ("" while an opened file is the batch)."""
+        return "" if self.table_path else self.lines.toPlainText()
+
+    @typed_lines.setter
+    def typed_lines(self, text: str) -> None:
+        if isinstance(text, str):
+            self.lines.setPlainText(text)
+
+    @property
+    def table_file(self) -> str:
+        return self.table_path or ""
+
+    @table_file.setter
+    def table_file(self, path: str) -> None:
+        """An opened CSV/TSV comes back as the batch (its columns are read again when it runs)."""
+        if isinstance(path, str) and path:
+            mode = self.mode
+            self.set_inputs(ClassificationBatchInput(path=path))
+            self.mode = mode
+        elif self.table_path is not None:
+            self._forget_table()
+
+    @property
+    def table_column(self) -> str:
+        return self.column.currentText() if self.table_path else ""
+
+    @table_column.setter
+    def table_column(self, column: str) -> None:
+        if self.table_path and isinstance(column, str) and column:
+            self.column.clear()
+            self.column.addItems([column])
+            self.column.setEnabled(True)
 
     # -- output ----------------------------------------------------------------------------
     def clear_result(self) -> None:

@@ -50,6 +50,7 @@ class EvaluateTab(ComparingTab):
     TASK = "evaluate"
     TITLE = "Evaluate"
     ORDER = 95
+    BOUND = {"task": "task_combo", "data": "data_file", "limit": "limit", "seed": "seed"}  # bound by name
 
     open_row = Signal(str, str, object)  # spec key, model source, the task's input dataclass
 
@@ -363,15 +364,6 @@ class EvaluateTab(ComparingTab):
         state.result, state.now = origin(self._shown_for), origin(self._settings_now())
         return state
 
-    def state(self) -> dict[str, Any]:
-        return {"task": self.task_key, "data": self.data_file.text(), "limit": self.limit.value(),
-                "seed": self.seed.value()}
-
     def restore(self, state: dict[str, Any]) -> None:
-        index = self.task_combo.findData(state.get("task"))
-        if index >= 0:
-            self.task_combo.setCurrentIndex(index)
-        self.data_file.setText(str(state.get("data") or ""))
-        self.limit.setValue(int(state.get("limit") or 0))
-        self.seed.setValue(int(state.get("seed") or 0))
-        self._refresh_columns()
+        super().restore(state)
+        self._refresh_columns()  # the restored file's columns

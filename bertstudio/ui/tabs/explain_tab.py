@@ -38,6 +38,7 @@ from bertstudio.core.explain.jobs import all_methods_job, explain_job, importanc
 from bertstudio.core.explain.methods import label as method_label
 from bertstudio.core.models import LoadRequest, ModelInfo
 from bertstudio.ui import theme
+from bertstudio.ui.binding import MERGED
 from bertstudio.ui.model_bar import ModelBar
 from bertstudio.ui.tabs.frame import ModelTab, error_note
 from bertstudio.ui.tabs.run_lifecycle import RunLifecycle
@@ -87,6 +88,7 @@ class ExplainTab(ModelTab):
     TASK = "explain"
     TITLE = "Explain"
     ORDER = 90
+    BOUND = {"task": "task_key", "input": "input", MERGED: "options"}  # the workspace binds these by name
     MODEL_TASK = explainable()[0].key  # the first task it lists
 
     def build(self) -> None:
@@ -186,6 +188,12 @@ class ExplainTab(ModelTab):
     @property
     def task_key(self) -> str:
         return str(self.task_combo.currentData())
+
+    @task_key.setter
+    def task_key(self, key: str) -> None:
+        """A task it can explain (a workspace's); another leaves the choice as it is."""
+        if key in {spec.key for spec in explainable()}:
+            self.set_task(key)
 
     # -- inputs --------------------------------------------------------------------------------
     def _method(self) -> str:
@@ -350,12 +358,6 @@ class ExplainTab(ModelTab):
             self.notes.set_notes(value.notes)
 
     # -- workspace -----------------------------------------------------------------------------
-    def state(self) -> dict[str, Any]:
-        return {"task": self.task_key, "input": self.input.toPlainText(), **self.options.state()}
-
     def restore(self, state: dict[str, Any]) -> None:
-        if state.get("task") in {spec.key for spec in explainable()}:
-            self.set_task(str(state["task"]))
         self._handed = None  # a restored workspace holds text, not a task tab's input
-        self.input.setPlainText(str(state.get("input", "")))
-        self.options.restore(state)
+        super().restore(state)

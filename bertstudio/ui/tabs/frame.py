@@ -15,22 +15,11 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from PySide6.QtCore import Signal
-from PySide6.QtWidgets import (
-    QAbstractButton,
-    QComboBox,
-    QDoubleSpinBox,
-    QFrame,
-    QLineEdit,
-    QPlainTextEdit,
-    QScrollArea,
-    QSpinBox,
-    QTextEdit,
-    QVBoxLayout,
-    QWidget,
-)
+from PySide6.QtWidgets import QFrame, QScrollArea, QVBoxLayout, QWidget
 
 from bertstudio.core.models import LoadRequest, ModelInfo
 from bertstudio.core.notes import Note
+from bertstudio.ui.binding import read_bound, write_bound
 from bertstudio.ui.local_models import LocalModelsIndex
 from bertstudio.ui.model_bar import ModelBar
 from bertstudio.ui.settings import AppSettings
@@ -47,43 +36,6 @@ def error_note(error: BaseException) -> Note:
     text = getattr(error, "message", None) or f"{type(error).__name__}: {error}"
     hint = getattr(error, "hint", "")
     return Note("error", f"{text} {hint}".strip(), getattr(error, "details", "") or "")
-
-
-def read_widget(widget: QWidget) -> Any:
-    """A bound widget's value as JSON: text, number, tick, or a combo's item data (its text without)."""
-    if isinstance(widget, QPlainTextEdit | QTextEdit):
-        return widget.toPlainText()
-    if isinstance(widget, QLineEdit):
-        return widget.text()
-    if isinstance(widget, QSpinBox | QDoubleSpinBox):
-        return widget.value()
-    if isinstance(widget, QAbstractButton):
-        return widget.isChecked()
-    if isinstance(widget, QComboBox):
-        data = widget.currentData()
-        return data if isinstance(data, str | int | float | bool) else widget.currentText()
-    raise TypeError(f"cannot bind a {type(widget).__name__}")
-
-
-def write_widget(widget: QWidget, value: Any) -> None:
-    """Put a value read by `read_widget` back (a workspace file's, already checked for its kind)."""
-    if isinstance(widget, QPlainTextEdit | QTextEdit):
-        widget.setPlainText(str(value))
-    elif isinstance(widget, QLineEdit):
-        widget.setText(str(value))
-    elif isinstance(widget, QSpinBox):
-        widget.setValue(int(value))
-    elif isinstance(widget, QDoubleSpinBox):
-        widget.setValue(float(value))
-    elif isinstance(widget, QAbstractButton):
-        widget.setChecked(bool(value))
-    elif isinstance(widget, QComboBox):
-        index = widget.findData(value)
-        index = index if index >= 0 else widget.findText(str(value))
-        if index >= 0:
-            widget.setCurrentIndex(index)
-    else:
-        raise TypeError(f"cannot bind a {type(widget).__name__}")
 
 
 class StudioTab(QWidget):
@@ -145,18 +97,18 @@ class StudioTab(QWidget):
     def set_devices(self, devices: list[str], dtypes: dict[str, list[str]]) -> None:
         """The devices torch found (known only after the background import)."""
 
-    # A tab whose inputs are plain widgets names them, {json key: widget attribute}, and is bound by
-    # name (glue's autoconnect): state()/restore() need no hand-written pair; order = restore order.
+    # The tab's inputs and options by name, {json key: attribute} (ui/binding.py: a widget, a part
+    # with its own state, or a value property): state()/restore() need no hand-written pair; the
+    # order is the restore order.
     BOUND: ClassVar[dict[str, str]] = {}
 
     def state(self) -> dict[str, Any]:
         """The tab's inputs and options, as JSON values (for a workspace file)."""
-        return {key: read_widget(getattr(self, name)) for key, name in self.BOUND.items()}
+        return read_bound(self, self.BOUND)
 
     def restore(self, state: dict[str, Any]) -> None:
         """Put back what `state()` returned (a missing key: the widget's value when the tab was built)."""
-        for key, name in self.BOUND.items():
-            write_widget(getattr(self, name), state.get(key, self._bound_defaults.get(key, "")))
+        write_bound(self, self.BOUND, state, self._bound_defaults)
 
     def show_pending_model(self, source: str) -> None:
         """A workspace will load `source` here when the tab is shown (a tab with a model bar says so)."""

@@ -92,6 +92,7 @@ def _item(value: object) -> QTableWidgetItem:
 
 class NerTab(TaskTab):
     SPEC_KEY = "ner"
+    BOUND = {"text": "text", "aggregation": "aggregation"}  # the workspace binds these by name
     RUN_LABEL = "Tag"
 
     def build_inputs(self, box: QVBoxLayout) -> None:
@@ -161,15 +162,20 @@ class NerTab(TaskTab):
 
     def set_inputs(self, inputs: NerInput) -> None:
         self.text.setPlainText(inputs.text)
-        self.strategy.blockSignals(True)
-        self.strategy.setCurrentText(inputs.aggregation)
-        self.strategy.blockSignals(False)
+        self.aggregation = inputs.aggregation
 
-    def state(self) -> dict[str, Any]:
-        return {"text": self.text.toPlainText(), "aggregation": self.current_strategy()}
+    @property
+    def aggregation(self) -> str:
+        return self.current_strategy()
 
-    def restore(self, state: dict[str, Any]) -> None:
-        self.set_inputs(NerInput(str(state.get("text", "")), str(state.get("aggregation", DEFAULT_STRATEGY))))
+    @aggregation.setter
+    def aggregation(self, strategy: str) -> None:
+        """Set without re-drawing or running (a filled-in input, a restored workspace): only the user's
+        choice of another strategy does that."""
+        if strategy in STRATEGIES:
+            self.strategy.blockSignals(True)
+            self.strategy.setCurrentText(strategy)
+            self.strategy.blockSignals(False)
 
     def _strategy_changed(self) -> None:
         strategy = self.current_strategy()

@@ -101,6 +101,10 @@ def _answers_table(headers: list[str]) -> QTableWidget:
 
 class QATab(TaskTab):
     SPEC_KEY = "qa"
+    BOUND = {"question": "question", "context": "context",  # the workspace binds these by name
+             "options.top_k": "top_k", "options.max_answer_len": "max_answer_len",
+             "options.doc_stride": "doc_stride", "options.allow_no_answer": "allow_null",
+             "options.null_threshold": "threshold"}
     RUN_LABEL = "Answer"
     INPUT_SHARE = 0.3  # the context is where the answer is shown: it gets room too
 
@@ -184,18 +188,6 @@ class QATab(TaskTab):
         self.doc_stride.setValue(options.doc_stride)
         self.allow_null.setChecked(options.allow_no_answer)
         self.threshold.setValue(options.null_threshold)
-
-    def state(self) -> dict[str, Any]:
-        options = self.qa_options()
-        return {"question": self.question.text(), "context": self.context.toPlainText(),
-                "options": {"top_k": options.top_k, "max_answer_len": options.max_answer_len,
-                            "doc_stride": options.doc_stride, "allow_no_answer": options.allow_no_answer,
-                            "null_threshold": options.null_threshold}}
-
-    def restore(self, state: dict[str, Any]) -> None:
-        known = {f for f in QAOptions.__dataclass_fields__}
-        options = QAOptions(**{k: v for k, v in (state.get("options") or {}).items() if k in known})
-        self.set_inputs(QAInput(str(state.get("question", "")), str(state.get("context", "")), options))
 
     def examples(self) -> list[tuple[str, Any]]:
         found = []

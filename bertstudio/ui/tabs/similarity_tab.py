@@ -66,6 +66,7 @@ class SimilarityMatrix(LabelledMatrix):
 
 class SimilarityTab(TaskTab):
     SPEC_KEY = "similarity"
+    BOUND = {"a": "sentence_a", "bs": "sentences_b", "pooling": "pooling"}  # the workspace binds these by name
     RUN_LABEL = "Compare sentences"
 
     def build_inputs(self, box: QVBoxLayout) -> None:
@@ -122,16 +123,6 @@ class SimilarityTab(TaskTab):
     def _set_pooling(self, pooling: str) -> None:
         index = self.pooling.findData(pooling)
         self.pooling.setCurrentIndex(index if index >= 0 else 0)
-
-    def state(self) -> dict[str, Any]:
-        return {"a": self.sentence_a.toPlainText(), "bs": self.sentences_b.toPlainText(),
-                "pooling": str(self.pooling.currentData())}
-
-    def restore(self, state: dict[str, Any]) -> None:
-        self.sentence_a.setPlainText(str(state.get("a", "")))
-        bs = state.get("bs", "")
-        self.sentences_b.setPlainText("\n".join(str(b) for b in bs) if isinstance(bs, list) else str(bs))
-        self._set_pooling(str(state.get("pooling", "mean")))
 
     def clear_result(self) -> None:
         self.bars.set_items([], [], [])

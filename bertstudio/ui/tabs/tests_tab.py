@@ -45,6 +45,9 @@ class TestsTab(ComparingTab):
     TASK = "tests"
     TITLE = "Tests"
     ORDER = 96
+    # the workspace binds these by name, in this order (the mask model before the suite that may use it)
+    BOUND = {"mask_model": "mask_panel.source", "suite": "chosen_suite", "data": "data_file",
+             "held_apart": "held_apart", "held_out": "held_out_file"}
     __test__ = False  # pytest: not a test class
 
     open_row = Signal(str, str, object)  # spec key, model source, the task's input dataclass
@@ -370,18 +373,15 @@ class TestsTab(ComparingTab):
     def model_loaded(self, info: ModelInfo) -> None:
         self.status.emit(f"Tests: {info.architecture} ready for {self.model_bar.task}")
 
-    def state(self) -> dict[str, Any]:
-        return {"suite": self.suite_path(), "data": self.data_file.text(), "held_apart": self.held_apart.isChecked(),
-                "held_out": self.held_out_file.text(), "mask_model": self.mask_panel.source.text()}
+    @property
+    def chosen_suite(self) -> str:
+        return self.suite_path()
 
-    def restore(self, state: dict[str, Any]) -> None:
-        if isinstance(state.get("mask_model"), str) and state["mask_model"]:
-            self.mask_panel.source.setText(state["mask_model"])
-        if isinstance(state.get("suite"), str) and state["suite"]:
-            self.set_suite(state["suite"])
-        self.data_file.setText(str(state.get("data") or ""))
-        self.held_apart.setChecked(bool(state.get("held_apart")))
-        self.held_out_file.setText(str(state.get("held_out") or ""))
+    @chosen_suite.setter
+    def chosen_suite(self, path: str) -> None:
+        if isinstance(path, str) and path:
+            self.set_suite(path)
+
 
 
 def fix_summary(report: Any) -> str:

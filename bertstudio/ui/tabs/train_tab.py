@@ -38,6 +38,7 @@ from bertstudio.core.training.distill_config import DistillConfig
 from bertstudio.core.training.pretraining import ScratchConfig
 from bertstudio.core.training.trainable import TRAINABLE, TrainableTask
 from bertstudio.resources import resource_path
+from bertstudio.ui.binding import MERGED
 from bertstudio.ui.tabs.frame import StudioTab
 from bertstudio.ui.train import output as output_mod
 from bertstudio.ui.train.distill_panel import distill_settings
@@ -57,6 +58,7 @@ ALIASES = {"model": "base_model", "intermediate_size": "ffn", "hidden_size": "hi
 class TrainTab(StudioTab):
     TASK = PRETRAINING.key  # the pre-training spec runs here (it has no run of its own): window and workspace key
     TITLE = "Train"
+    BOUND = {MERGED: "form", "from_scratch": "from_scratch"}  # the form's fields at the top level (ui/binding.py)
     ORDER = 90
 
     run_ended = Signal()  # the run fully ended (saved, failed or cancelled): the window may close now
@@ -261,17 +263,13 @@ class TrainTab(StudioTab):
         self.train_file.setText(str(resource_path("datasets", train)))
         self.eval_file.setText(str(resource_path("datasets", evaluation)) if evaluation else "")
 
-    def state(self) -> dict[str, Any]:
-        """The form for the workspace (the base model is a field of the form here)."""
-        return {**self.form.state(), "from_scratch": self.from_scratch.isChecked()}
-
     def restore(self, state: dict[str, Any]) -> None:
+        """The bound form back, without the task-switch reaction (it would forget the folder restored)."""
         self._restoring = True
         try:
-            self.form.restore({k: v for k, v in state.items() if k not in ("overwrite", "resume")})
+            super().restore(state)
         finally:
             self._restoring = False
-        self.from_scratch.setChecked(bool(state.get("from_scratch", False)))
         self._settings_changed()  # the plan of what came back, drawn without waiting for an edit
 
     def _settings_changed(self) -> None:

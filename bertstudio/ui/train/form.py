@@ -25,6 +25,7 @@ from PySide6.QtWidgets import (
 
 from bertstudio.core.training.options import Option, options
 from bertstudio.core.training.trainable import TRAINABLE
+from bertstudio.ui.binding import read_widget, write_widget
 
 
 def choice_label(choice: str) -> str:
@@ -68,17 +69,9 @@ def make_widget(option: Option, default: Any) -> QWidget:
     return widget
 
 
-def read_widget(widget: QWidget) -> Any:
-    if isinstance(widget, QSpinBox | QDoubleSpinBox):
-        return widget.value()
-    if isinstance(widget, QComboBox):
-        data = widget.currentData()
-        return data if data is not None else widget.currentText()
-    if isinstance(widget, QCheckBox):
-        return widget.isChecked()
-    if isinstance(widget, QLineEdit):
-        return widget.text().strip()
-    raise TypeError(f"no value for {type(widget).__name__}")
+# Choices for the next Start only: never kept, so a later run never resumes or overwrites silently
+# (issue 29 #5: a Resume ticked once stayed ticked and failed a run into a new folder).
+ONE_SHOT = frozenset({"overwrite", "resume"})
 
 
 class ConfigForm(QWidget):
@@ -136,27 +129,19 @@ class ConfigForm(QWidget):
         return button
 
     def value(self, name: str) -> Any:
-        return read_widget(self.widgets[name])
+        value = read_widget(self.widgets[name])
+        return value.strip() if isinstance(value, str) and isinstance(self.widgets[name], QLineEdit) else value
 
     def values(self, cls: type) -> dict[str, Any]:
         return {name: self.value(name) for name, _option, _default in options(cls) if name in self.widgets}
 
     def state(self) -> dict[str, Any]:
-        """Every field's value, for the workspace."""
-        return {name: self.value(name) for name in self.widgets}
+        """Every field's value but the one-shot choices, for the workspace."""
+        return {name: self.value(name) for name in self.widgets if name not in ONE_SHOT}
 
     def restore(self, state: dict[str, Any]) -> None:
         """Put saved values back; unknown names and values of the wrong type are skipped."""
         for name, value in state.items():
             widget = self.widgets.get(name)
-            if isinstance(widget, QSpinBox) and isinstance(value, int) and not isinstance(value, bool):
-                widget.setValue(value)
-            elif isinstance(widget, QDoubleSpinBox) and isinstance(value, int | float) and not isinstance(value, bool):
-                widget.setValue(float(value))
-            elif isinstance(widget, QComboBox) and isinstance(value, str):
-                index = widget.findData(value)
-                widget.setCurrentIndex(index if index >= 0 else max(0, widget.findText(value)))
-            elif isinstance(widget, QCheckBox) and isinstance(value, bool):
-                widget.setChecked(value)
-            elif isinstance(widget, QLineEdit) and isinstance(value, str):
-                widget.setText(value)
+            if widget is not None and name not in ONE_SHOT:
+                write_widget(widget, value)
