@@ -377,8 +377,13 @@ class TaskTab(PinnedInputs, ModelTab):
         state.compare, state.heads_off = self.compare_source.source() or "", self.heads_off.text()
         state.splitter, state.pins = self.splitter.sizes(), self.pins_state()
         state.has_compare = state.has_run_options = True
-        state.result, state.now = self._shown_for, self._run_state()
         return state
+
+    def result_origin(self) -> RunState | None:
+        return self._shown_for
+
+    def origin_now(self) -> RunState | None:
+        return self._run_state()
 
     def apply_state(self, state: TabState) -> None:
         self.compare_source.set_source(state.compare or None)

@@ -34,7 +34,7 @@ from bertstudio.core.evaluate.jobs import evaluation_job, projection_job
 from bertstudio.core.models import LoadRequest, ModelInfo
 from bertstudio.ui.tabs.frame import ComparingTab, error_note
 from bertstudio.ui.tabs.run_lifecycle import RunLifecycle
-from bertstudio.ui.tabs.tab_state import RunState, TabState
+from bertstudio.ui.tabs.tab_state import RunState
 from bertstudio.ui.widgets.cka_heatmap import CompressionPage
 from bertstudio.ui.widgets.compare_panel import CompareSource
 from bertstudio.ui.widgets.eval_curves import CurvesPage
@@ -44,6 +44,13 @@ from bertstudio.ui.widgets.run_controls import ProgressLine, StaleBanner
 from bertstudio.workers.runner import TaskRunner
 
 DETECTED = "(detected)"
+
+
+def _origin(settings: tuple[str, ...] | None) -> RunState | None:
+    if settings is None:
+        return None
+    model, task, data, compare = settings
+    return RunState(LoadRequest(model, task), data, (), compare or None)
 
 
 class EvaluateTab(ComparingTab):
@@ -350,19 +357,13 @@ class EvaluateTab(ComparingTab):
         self.model_bar.load(info.request.source)
         return True
 
-    def read_state(self) -> TabState:
-        """The tab's state object with the shown evaluation's origin (model, task, file, compared) as
-        `result` beside what a Run would evaluate now (issue 29: the walkthrough and Export read it)."""
-        state = super().read_state()
+    def result_origin(self) -> RunState | None:
+        """The shown evaluation's origin (model, task, file, compared) as a RunState (issue 29: the
+        walkthrough and Export read it beside `origin_now`)."""
+        return _origin(self._shown_for)
 
-        def origin(settings: tuple[str, ...] | None) -> RunState | None:
-            if settings is None:
-                return None
-            model, task, data, compare = settings
-            return RunState(LoadRequest(model, task), data, (), compare or None)
-
-        state.result, state.now = origin(self._shown_for), origin(self._settings_now())
-        return state
+    def origin_now(self) -> RunState | None:
+        return _origin(self._settings_now())
 
     def restore(self, state: dict[str, Any]) -> None:
         super().restore(state)

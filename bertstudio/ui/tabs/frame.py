@@ -23,7 +23,7 @@ from bertstudio.ui.binding import read_bound, write_bound
 from bertstudio.ui.local_models import LocalModelsIndex
 from bertstudio.ui.model_bar import ModelBar
 from bertstudio.ui.settings import AppSettings
-from bertstudio.ui.tabs.tab_state import TabState
+from bertstudio.ui.tabs.tab_state import RunState, TabState
 from bertstudio.ui.widgets.compare_panel import CompareSource
 from bertstudio.ui.widgets.notes_area import NotesArea
 from bertstudio.workers.runner import TaskRunner
@@ -117,7 +117,18 @@ class StudioTab(QWidget):
     def read_state(self) -> TabState:
         """The widgets read into the tab's state object: the one place widgets are read for the
         workspace, staleness, hand-offs and export (each kind of tab adds its own fields)."""
-        return TabState(task=self.TASK, view=self.state(), has_model_bar=False)
+        return TabState(task=self.TASK, view=self.state(), has_model_bar=False, result=self.result_origin(),
+                        now=self.origin_now())
+
+    def result_origin(self) -> RunState | None:
+        """What the shown result was computed from (model, inputs, heads off, compared model); None
+        while nothing is shown. A tab that shows a result says so: Out-of-date marks, Export and the
+        walkthrough's check compare it with `origin_now`."""
+        return None
+
+    def origin_now(self) -> RunState | None:
+        """What Run would compute now, in the same terms as `result_origin`."""
+        return None
 
     def apply_state(self, state: TabState) -> None:
         """The one place a state object is written into the widgets (a restored workspace)."""
