@@ -8,11 +8,12 @@ pair by hand. A bound attribute is one of:
 - a plain value property of the tab (a value with logic: the chosen mode, the opened file).
 A dotted key ("options.top_k") nests the value; the key `MERGED` puts a part's fields at the top
 level (the shape older workspace files have). The attribute may be dotted too ("mask_panel.source").
+`watch_inputs` connects each kind of widget's change signal (a result may be out of date now).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from PySide6.QtWidgets import (
@@ -79,6 +80,27 @@ def write_widget(widget: QWidget, value: Any) -> bool:
     else:
         return False
     return True
+
+
+def watch_inputs(top: QWidget, callback: Callable[..., None], skip: Iterable[QWidget] = ()) -> None:
+    """Call `callback` whenever an input widget under `top` changes (text, choice, number, tick, page):
+    the signal that says a bound value may differ now. Generic, so a view's new widget is watched
+    without the view doing anything (what changed is then read through the tab's state object)."""
+    skipped = set(skip)
+    for widget in top.findChildren(QWidget):
+        if widget in skipped:
+            continue
+        if isinstance(widget, QLineEdit | QPlainTextEdit | QTextEdit):
+            if not isinstance(widget.parent(), QComboBox | QSpinBox | QDoubleSpinBox):  # their own signals
+                widget.textChanged.connect(callback)
+        elif isinstance(widget, QComboBox):
+            widget.currentTextChanged.connect(callback)
+        elif isinstance(widget, QSpinBox | QDoubleSpinBox):
+            widget.valueChanged.connect(callback)
+        elif isinstance(widget, QAbstractButton) and widget.isCheckable():
+            widget.toggled.connect(callback)
+        elif isinstance(widget, QTabWidget):  # a mode page (Classification's Text / Batch) is an input too
+            widget.currentChanged.connect(callback)
 
 
 def _is_part(target: Any) -> bool:

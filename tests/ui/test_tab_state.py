@@ -147,7 +147,7 @@ def test_switching_an_input_page_is_watched(qtbot, window, checkpoint_factory) -
     classify (the state object's input), yet the single text's result stayed unmarked."""
     from PySide6.QtWidgets import QTabWidget, QVBoxLayout, QWidget
 
-    from bertstudio.ui.tabs.run_state import watch_inputs
+    from bertstudio.ui.binding import watch_inputs
 
     top = QWidget()
     qtbot.addWidget(top)

@@ -27,10 +27,10 @@ from bertstudio.core.errors import BertStudioError, InputError, MissingHeadError
 from bertstudio.core.heads import HeadSet, format_heads, parse_heads
 from bertstudio.core.models import LoadRequest, ModelInfo
 from bertstudio.core.tasks.spec import spec_for
+from bertstudio.ui.binding import watch_inputs
 from bertstudio.ui.tabs.frame import ModelTab, error_note
 from bertstudio.ui.tabs.pinning import PinnedInputs
 from bertstudio.ui.tabs.run_lifecycle import RunLifecycle
-from bertstudio.ui.tabs.run_state import watch_inputs
 from bertstudio.ui.tabs.tab_state import INVALID, RunState, TabState
 from bertstudio.ui.widgets.notes_area import status_cell
 from bertstudio.ui.widgets.run_controls import ProgressLine, RunControls, StaleBanner
