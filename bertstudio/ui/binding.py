@@ -88,19 +88,25 @@ def watch_inputs(top: QWidget, callback: Callable[..., None], skip: Iterable[QWi
     without the view doing anything (what changed is then read through the tab's state object)."""
     skipped = set(skip)
     for widget in top.findChildren(QWidget):
-        if widget in skipped:
-            continue
-        if isinstance(widget, QLineEdit | QPlainTextEdit | QTextEdit):
-            if not isinstance(widget.parent(), QComboBox | QSpinBox | QDoubleSpinBox):  # their own signals
-                widget.textChanged.connect(callback)
-        elif isinstance(widget, QComboBox):
-            widget.currentTextChanged.connect(callback)
-        elif isinstance(widget, QSpinBox | QDoubleSpinBox):
-            widget.valueChanged.connect(callback)
-        elif isinstance(widget, QAbstractButton) and widget.isCheckable():
-            widget.toggled.connect(callback)
-        elif isinstance(widget, QTabWidget):  # a mode page (Classification's Text / Batch) is an input too
-            widget.currentChanged.connect(callback)
+        signal = change_signal(widget) if widget not in skipped else None
+        if signal is not None:
+            signal.connect(callback)
+
+
+def change_signal(widget: QWidget) -> Any:
+    """The signal a bound widget emits when its value changes (None: not an input, or a line edit
+    inside a combo or spin box, which has its own)."""
+    if isinstance(widget, QLineEdit | QPlainTextEdit | QTextEdit):
+        return None if isinstance(widget.parent(), QComboBox | QSpinBox | QDoubleSpinBox) else widget.textChanged
+    if isinstance(widget, QComboBox):
+        return widget.currentTextChanged
+    if isinstance(widget, QSpinBox | QDoubleSpinBox):
+        return widget.valueChanged
+    if isinstance(widget, QAbstractButton) and widget.isCheckable():
+        return widget.toggled
+    if isinstance(widget, QTabWidget):  # a mode page (Classification's Text / Batch) is an input too
+        return widget.currentChanged
+    return None
 
 
 def _is_part(target: Any) -> bool:

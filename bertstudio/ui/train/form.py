@@ -25,7 +25,7 @@ from PySide6.QtWidgets import (
 
 from bertstudio.core.training.options import Option, options
 from bertstudio.core.training.trainable import TRAINABLE
-from bertstudio.ui.binding import read_widget, write_widget
+from bertstudio.ui.binding import change_signal, read_widget, write_widget
 
 
 def choice_label(choice: str) -> str:
@@ -110,14 +110,9 @@ class ConfigForm(QWidget):
         outer.addStretch(1)
 
     def _connect(self, widget: QWidget) -> None:
-        if isinstance(widget, QSpinBox | QDoubleSpinBox):
-            widget.valueChanged.connect(self.changed)
-        elif isinstance(widget, QComboBox):
-            widget.currentIndexChanged.connect(self.changed)
-        elif isinstance(widget, QCheckBox):
-            widget.toggled.connect(self.changed)
-        elif isinstance(widget, QLineEdit):
-            widget.textChanged.connect(self.changed)
+        signal = change_signal(widget)
+        if signal is not None:
+            signal.connect(self.changed)
 
     def add_button(self, name: str, text: str, tip: str = "") -> QPushButton:
         """A button at the end of a field's row (browse, demo data)."""
