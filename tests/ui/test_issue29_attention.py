@@ -49,3 +49,18 @@ def test_corpus_page_follows_a_new_run_at_once(qtbot, window, checkpoint_factory
     assert [t for _, t in page.query_tokens] == list(tab.result.tokens[1:-1])
     assert [page.token.itemText(i).split(": ", 1)[1] for i in range(page.token.count())] == \
         list(tab.result.tokens[1:-1])
+
+
+def test_a_cleared_result_leaves_no_cells_of_the_old_model(qtbot, window, checkpoint_factory) -> None:  # noqa: ANN001
+    """The model view kept the last run's cells after its result was cleared (another model loaded,
+    an input error): a grid of numbers that no longer belonged to anything shown."""
+    tab = tab_of(window, AttentionTab)
+    window.tabs.setCurrentWidget(tab)
+    load_model_in(qtbot, tab, checkpoint_factory("bert", "Model"))
+    tab.text.setPlainText("the cat sat")
+    run_tab(qtbot, tab, idle=True)
+    assert tab.grid.layers == tab.result.layers and not tab.grid.empty.isVisible()
+    load_model_in(qtbot, tab, checkpoint_factory("distilbert", "Model"))  # another model clears the result
+    assert tab.result is None
+    assert tab.grid.layers == 0 and tab.grid.empty.isVisible()
+    assert not tab.grid.plot.getAxis("top").isVisible()

@@ -267,6 +267,7 @@ class AttentionTab(TaskTab):
 
     def clear_result(self) -> None:
         self.bundle = None
+        self.grid.show_empty()  # the model view too: no cells of a result that is gone
         for page in (self.detail_page, self.head_page, self.neuron_page):
             page.set_bundle(None)
         self.compare_page.set_bundle(None)
