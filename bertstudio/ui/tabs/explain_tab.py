@@ -18,9 +18,9 @@ empty row waits for one.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
+from PySide6.QtCore import Qt, QTimer
 from PySide6.QtWidgets import (
     QComboBox,
     QHBoxLayout,
@@ -36,35 +36,25 @@ from bertstudio.core.errors import BertStudioError, InputError
 from bertstudio.core.explain.inputs import adapter_for, explainable
 from bertstudio.core.explain.jobs import all_methods_job, explain_job, importance_job, prune_job
 from bertstudio.core.explain.methods import label as method_label
+from bertstudio.core.jobs import Outcome
 from bertstudio.core.models import LoadRequest, ModelInfo
 from bertstudio.ui import theme
-from bertstudio.ui.binding import MERGED
+from bertstudio.ui.binding import MERGED, watch_inputs
 from bertstudio.ui.model_bar import ModelBar
 from bertstudio.ui.tabs.frame import ModelTab, error_note
 from bertstudio.ui.tabs.run_lifecycle import RunLifecycle
+from bertstudio.ui.tabs.tab_state import INVALID, RunState
 from bertstudio.ui.widgets.attribution_view import AttributionView
 from bertstudio.ui.widgets.elided_label import ElidedLabel
 from bertstudio.ui.widgets.explain_faithfulness import FaithfulnessTable
 from bertstudio.ui.widgets.explain_methods import MethodsView
 from bertstudio.ui.widgets.explain_options import ALL_METHODS, MethodOptions
+from bertstudio.ui.widgets.explain_origin import ExplainOrigin, ExplainState, Handed
 from bertstudio.ui.widgets.head_importance_view import HeadImportanceView
 from bertstudio.ui.widgets.layer_predictions import LayerPredictionsView
-from bertstudio.ui.widgets.run_controls import ProgressLine
+from bertstudio.ui.widgets.run_controls import ProgressLine, StaleBanner
 
 DEFAULT_TARGET = "(the model's answer)"
-
-
-@dataclass(frozen=True)
-class Handed:
-    """What a task tab handed over: its task, its input's texts and own input object, the answer
-    its result gave, and the text the box was given for them (an edit of the box ends the hand-off)."""
-
-    task: str
-    texts: tuple[str, ...]
-    inputs: Any
-    target: str | None  # the result's answer: its model's (another model explains its own answer)
-    shown: str
-    source: str  # the model that gave `target`
 
 
 def warning_beside_summary(bar: ModelBar) -> ElidedLabel:
@@ -94,6 +84,9 @@ class ExplainTab(ModelTab):
     def build(self) -> None:
         self._request: LoadRequest | None = None  # the model a task tab handed over (or the bar's)
         self._handed: Handed | None = None  # a task tab's input and answer, until the box is edited
+        self._started_for: RunState | None = None  # what the running explanation computes
+        self._shown_for: RunState | None = None  # what the shown explanation was computed from
+        self.outcome: Outcome[Any] | None = None  # the shown explanation (File → Export result)
         self.task_combo = QComboBox()
         for spec in explainable():  # exactly the specs with an Explain adapter, in their order
             self.task_combo.addItem(spec.title, spec.key)
@@ -129,6 +122,16 @@ class ExplainTab(ModelTab):
         self.pages.addTab(self.methods, "All methods")
         self.pages.addTab(self.importance, "Head importance")
         self.pages.addTab(self.layers, "Per-layer predictions")
+        # Out of date, naming what changed: in the corner of the pages' tab bar, so that its coming
+        # (a model's load ends at any time) moves no row a click may be aimed at (issue 10)
+        self.stale_banner = StaleBanner(self.pages)
+        self.stale_banner.setWordWrap(False)
+        self.stale_banner.setMinimumWidth(120)  # never widens the page: the tooltip has it all
+        self.pages.setCornerWidget(self.stale_banner, Qt.Corner.TopRightCorner)
+        self._stale_timer = QTimer(self)
+        self._stale_timer.setSingleShot(True)
+        self._stale_timer.setInterval(0)  # once per burst of changes (a hand-off sets several fields)
+        self._stale_timer.timeout.connect(self._update_stale)
         self.importance.compute_requested.connect(self._compute_importance)
         self.importance.prune_requested.connect(self._prune)
 
@@ -153,6 +156,10 @@ class ExplainTab(ModelTab):
         self.head_warning = warning_beside_summary(self.model_bar)
         self.model_bar.loaded.connect(self._show_head_warning)
         self._task_changed()
+        for signal in (self.task_combo.currentIndexChanged, self.input.textChanged, self.target.currentTextChanged,
+                       self.method.currentIndexChanged, self.model_bar.loaded, self.model_bar.busy_changed):
+            signal.connect(lambda *_args: self._stale_timer.start())
+        watch_inputs(self.options, lambda *_args: self._stale_timer.start())
 
     # -- public ------------------------------------------------------------------------------
     def explain(self, spec_key: str, request: LoadRequest, inputs: Any, result: Any) -> None:
@@ -176,7 +183,7 @@ class ExplainTab(ModelTab):
             if combo.findText(value) >= 0:
                 combo.setCurrentText(value)
         self.model_bar.load(request.source)  # the bar shows the model's facts; the job uses `request`
-        self._fill_targets(())  # the explanation brings the targets a person may choose
+        self._fill_targets((), keep=False)  # the explanation brings the targets a person may choose
         self.run()
 
     def set_task(self, key: str) -> None:
@@ -204,7 +211,7 @@ class ExplainTab(ModelTab):
         self.model_bar.task = self.task_key
         self.input_label.setText(f"Input, one part per line: {adapter.parts}")
         self._request = None if self._request is None or self._request.task != self.task_key else self._request
-        self._fill_targets(())
+        self._fill_targets((), keep=False)
         self.pages.setTabEnabled(self.pages.indexOf(self.layers), adapter.per_layer)
         self._reload_for_task()
 
@@ -221,14 +228,21 @@ class ExplainTab(ModelTab):
         self.model_bar.warning_label.setVisible(False)  # said on the summary's line instead
         self.head_warning.setText(f"⚠ {info.head_warning}" if info.head_warning else "")
 
-    def _fill_targets(self, targets: tuple[tuple[str, str], ...]) -> None:
-        current = self.target.currentData() if self.target.currentIndex() > 0 else None
+    def _fill_targets(self, targets: tuple[tuple[str, str], ...], keep: bool = True) -> None:
+        """The targets a result offers; the one chosen or typed stays (the next Explain runs it too,
+        and the result stays current) unless `keep` is False (another task, a hand-off)."""
+        typed = self.target.currentText().strip()
+        chosen = self.target.currentData() if self.target.currentIndex() > 0 and typed == self.target.itemText(
+            self.target.currentIndex()) else (typed if typed != DEFAULT_TARGET else "")
+        chosen = chosen if keep else ""
         self.target.clear()
         self.target.addItem(DEFAULT_TARGET, None)
         for value, label in targets:
             self.target.addItem(label, value)
-        if current is not None and self.target.findData(current) > 0:
-            self.target.setCurrentIndex(self.target.findData(current))
+        if chosen and self.target.findData(chosen) > 0:
+            self.target.setCurrentIndex(self.target.findData(chosen))
+        elif chosen:
+            self.target.setEditText(chosen)
 
     def chosen_target(self) -> str | None:
         """The target picked or typed; by default the handed-over result's answer, else the model's."""
@@ -281,6 +295,57 @@ class ExplainTab(ModelTab):
         elif info.request.task != self.task_key:  # a load that began before the task was switched
             self._reload_for_task()
 
+    # -- what the shown explanation belongs to -------------------------------------------------
+    def origin_now(self) -> RunState:
+        """What Explain would compute now: the model, and the task, input, target and method settings."""
+        handed = self.handed()
+        try:
+            texts: Any = self.texts()
+            if handed is None:
+                adapter_for(self.task_key).inputs_of(texts)  # the parts the task takes, or InputError
+        except BertStudioError:
+            texts = INVALID  # cannot run: never equal to what a result was computed from
+        origin = ExplainOrigin(self.task_key, texts, handed.inputs if handed is not None else None,
+                               self.chosen_target(), self.options.settings())
+        return RunState(self.request(), origin, (), None)  # no heads off, no second model here
+
+    def result_origin(self) -> RunState | None:
+        return self._shown_for
+
+    def read_state(self) -> ExplainState:
+        """The state object that names a changed task, target or method setting apart from the input."""
+        return ExplainState.of(super().read_state())
+
+    def stale_reason(self) -> str:
+        """What changed since the shown explanation was computed ("" if current or none shown)."""
+        shown = self._shown_for
+        if shown is None:
+            return ""
+        if self.model_bar.busy and shown.model is not None and self.model_bar.source_text() != shown.model.source:
+            return "model"  # another model is coming
+        return self.read_state().stale_reason()
+
+    def _update_stale(self) -> None:
+        reason = self.stale_reason()
+        self.stale_banner.show_for(reason)
+        if reason:  # one line beside the pages' names; the whole sentence in the tooltip
+            self.stale_banner.setToolTip(self.stale_banner.text().replace("Press Run", "Press Explain"))
+            self.stale_banner.setText(f"<b>Out of date:</b> for the previous {reason}")
+            self.stale_banner.raise_()  # above the veil that fades the pages, itself one of them
+
+    def result_view(self) -> QWidget:
+        """What File → Export result draws: the pages of results."""
+        return self.pages
+
+    def clear_result(self) -> None:
+        """No explanation shown (a failed Explain): nothing to export, no Out-of-date mark."""
+        self.attributions.clear()
+        self.faithfulness.clear()
+        self.methods.clear()
+        self.layers.clear()
+        self.outcome = self._shown_for = None
+        self._update_stale()
+
     # -- running -------------------------------------------------------------------------------
     def _start(self, func: Any, *args: Any, **kwargs: Any) -> None:
         request = self.request()
@@ -298,8 +363,10 @@ class ExplainTab(ModelTab):
         try:
             texts = self.texts()
         except BertStudioError as error:
+            self.clear_result()  # the result is not what this input would give
             self.notes.set_notes([error_note(error)])
             return
+        self._started_for = self.origin_now()  # read from the very widgets the job's arguments are
         options = self.options
         if self._method() == ALL_METHODS:
             self._start(all_methods_job, texts, self.chosen_target(), options.steps.value(), options.samples.value(),
@@ -315,6 +382,7 @@ class ExplainTab(ModelTab):
         except BertStudioError as error:
             self.notes.set_notes([error_note(error)])
             return
+        self._started_for = None  # not an explanation: the shown one keeps its origin
         self._start(importance_job, texts, data, normalise)
 
     def _prune(self, heads: tuple[tuple[int, int], ...]) -> None:
@@ -323,6 +391,7 @@ class ExplainTab(ModelTab):
         except BertStudioError as error:
             self.notes.set_notes([error_note(error)])
             return
+        self._started_for = None
         self._start(prune_job, inputs, heads)
 
     def cancel(self) -> None:
@@ -332,6 +401,12 @@ class ExplainTab(ModelTab):
         """Head importance and pruning start on the same runner: off while it works."""
         self.importance.compute_button.setEnabled(not running)
         self.importance.prune_button.setEnabled(not running and self.importance.importance is not None)
+
+    def _on_error(self, error: BaseException) -> None:
+        if self._started_for is not None:  # an Explain failed: the old explanation is not its answer
+            self._started_for = None
+            self.clear_result()
+        super()._on_error(error)
 
     def _on_result(self, tagged: tuple[str, Any]) -> None:
         kind, value = tagged
@@ -356,6 +431,10 @@ class ExplainTab(ModelTab):
         elif kind == "prune":
             self.importance.show_preview(adapter_for(self.task_key).summary, value)
             self.notes.set_notes(value.notes)
+        if kind in ("explain", "all"):  # the attributions shown now, and what they were computed from
+            self.outcome = Outcome(value[0] if kind == "explain" else value)
+            self._shown_for, self._started_for = self._started_for, None
+            self._update_stale()
 
     # -- workspace -----------------------------------------------------------------------------
     def restore(self, state: dict[str, Any]) -> None:

@@ -8,6 +8,7 @@ bounds are the core's (core/limits, core/explain/methods): the spin boxes cannot
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from PySide6.QtWidgets import QCheckBox, QComboBox, QHBoxLayout, QLabel, QSpinBox, QWidget
@@ -31,6 +32,20 @@ from bertstudio.core.limits import MAX_IG_STEPS, MAX_PERTURBATION_SAMPLES, MIN_P
 
 ALL_METHODS = "all"
 ORDER = (INTEGRATED_GRADIENTS, GRAD_X_INPUT, GRADIENT, OCCLUSION, LIME, KERNEL_SHAP)
+
+
+@dataclass(frozen=True)
+class MethodSettings:
+    """The method and those of its settings that change the numbers shown (None: not the method's):
+    a result's origin holds one, so a steps change under LIME leaves its result current."""
+
+    method: str
+    steps: int | None = None
+    converge: bool | None = None
+    baseline: str | None = None
+    samples: int | None = None
+    seed: int | None = None
+    faithfulness: bool = False
 
 
 class MethodOptions(QWidget):
@@ -91,6 +106,17 @@ class MethodOptions(QWidget):
         self.baseline.setVisible(method == INTEGRATED_GRADIENTS)
         for widget in (self.samples, self.seed):
             widget.setVisible(method in SAMPLED or every)
+
+    def settings(self) -> MethodSettings:
+        """What Explain would run with now: the chosen method and only the settings it reads."""
+        method = self.chosen()
+        every, ig, sampled = method == ALL_METHODS, method == INTEGRATED_GRADIENTS, method in SAMPLED
+        return MethodSettings(method, steps=self.steps.value() if ig or every else None,
+                              converge=self.converge.isChecked() if ig else None,
+                              baseline=str(self.baseline.currentData()) if ig else None,
+                              samples=self.samples.value() if sampled or every else None,
+                              seed=self.seed.value() if sampled or every else None,
+                              faithfulness=self.faithfulness.isChecked())
 
     def state(self) -> dict[str, Any]:
         return {"method": self.chosen(), "steps": self.steps.value(), "converge": self.converge.isChecked(),
