@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from PySide6.QtCore import Qt, QTimer
+from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import (
     QComboBox,
     QHBoxLayout,
@@ -38,9 +38,7 @@ from bertstudio.core.explain.jobs import all_methods_job, explain_job, importanc
 from bertstudio.core.explain.methods import label as method_label
 from bertstudio.core.jobs import Outcome
 from bertstudio.core.models import LoadRequest, ModelInfo
-from bertstudio.ui import theme
 from bertstudio.ui.binding import MERGED, watch_inputs
-from bertstudio.ui.model_bar import ModelBar
 from bertstudio.ui.tabs.frame import ModelTab, error_note
 from bertstudio.ui.tabs.run_lifecycle import RunLifecycle
 from bertstudio.ui.tabs.tab_state import INVALID, RunState
@@ -48,30 +46,14 @@ from bertstudio.ui.widgets.attribution_view import AttributionView
 from bertstudio.ui.widgets.elided_label import ElidedLabel
 from bertstudio.ui.widgets.explain_faithfulness import FaithfulnessTable
 from bertstudio.ui.widgets.explain_methods import MethodsView
+from bertstudio.ui.widgets.explain_notices import CornerStaleBanner, warning_beside_summary
 from bertstudio.ui.widgets.explain_options import ALL_METHODS, MethodOptions
 from bertstudio.ui.widgets.explain_origin import ExplainOrigin, ExplainState, Handed
 from bertstudio.ui.widgets.head_importance_view import HeadImportanceView
 from bertstudio.ui.widgets.layer_predictions import LayerPredictionsView
-from bertstudio.ui.widgets.run_controls import ProgressLine, StaleBanner
+from bertstudio.ui.widgets.run_controls import ProgressLine
 
 DEFAULT_TARGET = "(the model's answer)"
-
-
-def warning_beside_summary(bar: ModelBar) -> ElidedLabel:
-    """A one-line head warning on the same line as the model's summary, in the bar's place for it.
-    The bar's own warning row pushed the rows below down when it appeared (a click meant for them
-    landed elsewhere), and keeping its room left an empty gap while there was no warning."""
-    label = ElidedLabel()
-    theme.follow(label, lambda c: f"QLabel {{ color: {c.warning}; }}")
-    layout = bar.layout()
-    index = layout.indexOf(bar.info_label)
-    layout.removeWidget(bar.info_label)
-    row = QHBoxLayout()
-    row.addWidget(bar.info_label)
-    row.addSpacing(12)
-    row.addWidget(label, 1)
-    layout.insertLayout(index, row)
-    return label
 
 
 class ExplainTab(ModelTab):
@@ -122,12 +104,7 @@ class ExplainTab(ModelTab):
         self.pages.addTab(self.methods, "All methods")
         self.pages.addTab(self.importance, "Head importance")
         self.pages.addTab(self.layers, "Per-layer predictions")
-        # Out of date, naming what changed: in the corner of the pages' tab bar, so that its coming
-        # (a model's load ends at any time) moves no row a click may be aimed at (issue 10)
-        self.stale_banner = StaleBanner(self.pages)
-        self.stale_banner.setWordWrap(False)
-        self.stale_banner.setMinimumWidth(120)  # never widens the page: the tooltip has it all
-        self.pages.setCornerWidget(self.stale_banner, Qt.Corner.TopRightCorner)
+        self.stale_banner = CornerStaleBanner(self.pages)  # Out of date, naming what changed
         self._stale_timer = QTimer(self)
         self._stale_timer.setSingleShot(True)
         self._stale_timer.setInterval(0)  # once per burst of changes (a hand-off sets several fields)
@@ -326,12 +303,7 @@ class ExplainTab(ModelTab):
         return self.read_state().stale_reason()
 
     def _update_stale(self) -> None:
-        reason = self.stale_reason()
-        self.stale_banner.show_for(reason)
-        if reason:  # one line beside the pages' names; the whole sentence in the tooltip
-            self.stale_banner.setToolTip(self.stale_banner.text().replace("Press Run", "Press Explain"))
-            self.stale_banner.setText(f"<b>Out of date:</b> for the previous {reason}")
-            self.stale_banner.raise_()  # above the veil that fades the pages, itself one of them
+        self.stale_banner.show_for(self.stale_reason())
 
     def result_view(self) -> QWidget:
         """What File → Export result draws: the pages of results."""

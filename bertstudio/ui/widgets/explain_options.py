@@ -8,7 +8,6 @@ bounds are the core's (core/limits, core/explain/methods): the spin boxes cannot
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 from PySide6.QtWidgets import QCheckBox, QComboBox, QHBoxLayout, QLabel, QSpinBox, QWidget
@@ -29,23 +28,10 @@ from bertstudio.core.explain.methods import (
     TITLES,
 )
 from bertstudio.core.limits import MAX_IG_STEPS, MAX_PERTURBATION_SAMPLES, MIN_PERTURBATION_SAMPLES
+from bertstudio.ui.widgets.explain_origin import MethodSettings
 
 ALL_METHODS = "all"
 ORDER = (INTEGRATED_GRADIENTS, GRAD_X_INPUT, GRADIENT, OCCLUSION, LIME, KERNEL_SHAP)
-
-
-@dataclass(frozen=True)
-class MethodSettings:
-    """The method and those of its settings that change the numbers shown (None: not the method's):
-    a result's origin holds one, so a steps change under LIME leaves its result current."""
-
-    method: str
-    steps: int | None = None
-    converge: bool | None = None
-    baseline: str | None = None
-    samples: int | None = None
-    seed: int | None = None
-    faithfulness: bool = False
 
 
 class MethodOptions(QWidget):

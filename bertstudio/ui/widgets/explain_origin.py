@@ -4,7 +4,8 @@
 its texts (and the task tab's own input while a hand-off holds), the target and the method's
 settings. Two are compared to mark the result Out of date; `ExplainState` names the part that
 differs ("task", "target", "method settings"... rather than one "input" for all) and writes the
-origin, never the boxes as they are now, into File → Export result. No Qt here.
+origin, never the boxes as they are now, into File → Export result. `MethodSettings` is what
+the method picker reads that changes the numbers; `Handed` a task tab's hand-off. No Qt here.
 """
 
 from __future__ import annotations
@@ -14,7 +15,20 @@ from dataclasses import dataclass
 from typing import Any
 
 from bertstudio.ui.tabs.tab_state import INVALID, TabState, changed, plain
-from bertstudio.ui.widgets.explain_options import MethodSettings
+
+
+@dataclass(frozen=True)
+class MethodSettings:
+    """The method and those of its settings that change the numbers shown (None: not the method's):
+    a result's origin holds one, so a steps change under LIME leaves its result current."""
+
+    method: str
+    steps: int | None = None
+    converge: bool | None = None
+    baseline: str | None = None
+    samples: int | None = None
+    seed: int | None = None
+    faithfulness: bool = False
 
 
 @dataclass(frozen=True)
