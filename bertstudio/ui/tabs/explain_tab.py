@@ -9,6 +9,9 @@ the tab's TaskRunner (progress, Cancel or Esc); the core is `core.explain`, the 
 `core.explain.jobs`. A method's settings (IG steps and baseline, LIME / SHAP samples and seed)
 show only for it; "All methods" runs each on the same input and shows them side by side with
 their rank agreement; Faithfulness adds comprehensiveness and sufficiency to each explanation.
+The shown attributions keep what they were computed from (model, task, input, target and the
+method settings that change the numbers: `ExplainOrigin`); any change marks them Out of date,
+naming it, in the pages' corner, and File → Export result writes that origin, not the boxes now.
 
 Switching the task reloads the bar's model for the new task (its class and head warning are the
 new task's, and Explain works without a second Load). Its head warning is on the model's own
