@@ -168,3 +168,14 @@ def test_a_hand_off_keeps_the_task_input_until_the_box_is_edited(qtbot, window, 
     assert written["inputs"]["texts"] == ["one\ntwo"]
     explain_tab.input.setPlainText("one\ntwo")  # the hand-off's text again: its input again
     _marked(qtbot, explain_tab, "")
+
+
+def test_another_task_is_named_and_switching_back_clears_the_mark(qtbot, tab, checkpoint_factory) -> None:  # noqa: ANN001
+    _explained(qtbot, tab, checkpoint_factory("bert", "SequenceClassification"), method="gradient")
+    with qtbot.waitSignal(tab.model_bar.loaded, timeout=60_000):
+        tab.set_task("fill-mask")  # the bar loads the same checkpoint for it
+    _marked(qtbot, tab, "task")
+    assert not tab.stale_banner.isHidden() and "previous task" in tab.stale_banner.toolTip()
+    with qtbot.waitSignal(tab.model_bar.loaded, timeout=60_000):
+        tab.set_task("classification")
+    _marked(qtbot, tab, "")
