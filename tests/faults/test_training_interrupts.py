@@ -12,6 +12,8 @@ import subprocess
 import sys
 import textwrap
 import threading
+from collections.abc import Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import replace
 from pathlib import Path
 
@@ -31,23 +33,78 @@ def _args(model: Path, data: Path, output: Path, *extra: str) -> list[str]:
             "--output", str(output), "--batch-size", "8", "--max-length", "16", "--lr", "1e-3", *extra]
 
 
-@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
-def test_signal_stops_and_saves(tmp_path: Path, checkpoint_factory, signum: int) -> None:  # noqa: ANN001
-    output = tmp_path / "out"
-    command = [sys.executable, "-m", "bertstudio", *_args(checkpoint_factory("bert", "Model"),
-                                                          toy_csv(tmp_path / "toy.csv", 32), output,
-                                                          "--max-steps", "100000", "--eval-steps", "2", "--json")]
+def _signalled_run(command: list[str], signum: int) -> tuple[int, list[dict], str]:
+    """Run the CLI until its first evaluation, send it `signum`, wait for the end: its exit code,
+    its stdout as JSON lines (the parse proves stdout is pure JSON, evaluations included), its stderr."""
     process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=ENV, cwd=ROOT)
     lines: list[dict] = []
     assert process.stdout is not None
     for raw in process.stdout:
-        lines.append(json.loads(raw))  # stdout is pure JSON lines, evaluations included
+        lines.append(json.loads(raw))
         if lines[-1]["event"] == "eval":
             process.send_signal(signum)
             break
-    rest, err = process.communicate(timeout=120)
-    lines += [json.loads(line) for line in rest.splitlines()]
-    assert process.returncode == 0, err
+    rest, err = process.communicate(timeout=300)
+    return process.returncode, lines + [json.loads(line) for line in rest.splitlines()], err
+
+
+def _killed_run(args: list[str], folder: Path) -> subprocess.CompletedProcess[str]:
+    """Run the CLI under KILLER (below): it dies by SIGKILL in the middle of writing checkpoint-4.
+    Its output goes to files: several of these run at once and nobody reads their pipes meanwhile."""
+    with open(folder / "stdout.txt", "w+") as out, open(folder / "stderr.txt", "w+") as err:
+        code = subprocess.run([sys.executable, "-c", KILLER, *args], stdout=out, stderr=err, env=ENV, cwd=ROOT,
+                              timeout=300).returncode
+        out.seek(0), err.seek(0)
+        return subprocess.CompletedProcess(args, code, out.read(), err.read())
+
+
+KILLED_TASKS = ("text-classification", "qa", "choice", "regression")
+
+
+@pytest.fixture(scope="module")
+def real_runs(tmp_path_factory: pytest.TempPathFactory, checkpoint_factory) -> Iterator[dict]:  # noqa: ANN001
+    """Every real-process run of this module, started side by side when the first test asks: each is
+    still its own process with its own signal or SIGKILL, but the two cores import torch and train
+    for several of them at once instead of one after another (about half the wall time).
+    Keys: a signal number -> (output folder, Future of _signalled_run); a task -> (its TrainConfig,
+    Future of _killed_run)."""
+    from tests.core.test_training_tasks import task_config
+
+    model = checkpoint_factory("bert", "Model")
+    runs: dict[object, tuple[object, Future]] = {}
+    with ThreadPoolExecutor(max_workers=len(KILLED_TASKS) + 2) as pool:
+        for signum in (signal.SIGINT, signal.SIGTERM):
+            root = tmp_path_factory.mktemp(f"signal-{signum}")
+            output = root / "out"
+            command = [sys.executable, "-m", "bertstudio", *_args(model, toy_csv(root / "toy.csv", 32), output,
+                                                                  "--max-steps", "100000", "--eval-steps", "2",
+                                                                  "--json")]
+            runs[signum] = (output, pool.submit(_signalled_run, command, signum))
+        for task in KILLED_TASKS:
+            root = tmp_path_factory.mktemp(f"killed-{task}")
+            output = root / "out"
+            if task == "text-classification":
+                config = TrainConfig(task=task, model=str(model), train_file=str(toy_csv(root / "toy.csv", 32)),
+                                     output_dir=str(output), eval_share=0.0, max_steps=8, save_steps=2, batch_size=8,
+                                     max_length=16, learning_rate=1e-3)
+                args = _args(model, Path(config.train_file), output, "--max-steps", "8", "--save-steps", "2",
+                             "--eval-share", "0")
+            else:
+                config = task_config(task, root, model, save_steps=2, eval_file=None, eval_share=0.0,
+                                     output_dir=str(output))
+                args = ["train", "--task", task, "--model", config.model, "--train", config.train_file, "--output",
+                        str(output), "--max-steps", "8", "--save-steps", "2", "--eval-share", "0", "--batch-size",
+                        "4", "--max-length", "64", "--lr", str(config.learning_rate), "--warmup-steps",
+                        str(config.warmup_steps), "--seed", str(config.seed)]
+            runs[task] = (config, pool.submit(_killed_run, args, root))
+        yield runs
+
+
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
+def test_signal_stops_and_saves(real_runs: dict, signum: int) -> None:
+    output, future = real_runs[signum]
+    code, lines, err = future.result()
+    assert code == 0, err
     assert "Traceback" not in err and "stopping after this step and saving" in err
     result = lines[-1]
     assert result["event"] == "result" and result["stopped"] and 2 <= result["step"] < 100000
@@ -106,12 +163,10 @@ KILLER = textwrap.dedent("""
 """)
 
 
-def test_kill_9_during_checkpoint_write_then_resume(tmp_path: Path, checkpoint_factory) -> None:  # noqa: ANN001
-    output, data = tmp_path / "out", toy_csv(tmp_path / "toy.csv", 32)
-    model = checkpoint_factory("bert", "Model")
-    args = _args(model, data, output, "--max-steps", "8", "--save-steps", "2", "--eval-share", "0")
-    killed = subprocess.run([sys.executable, "-c", KILLER, *args], capture_output=True, text=True, env=ENV,
-                            cwd=ROOT, timeout=300)
+def test_kill_9_during_checkpoint_write_then_resume(real_runs: dict) -> None:
+    config, future = real_runs["text-classification"]
+    killed = future.result()
+    output = Path(config.output_dir)
     assert killed.returncode == -signal.SIGKILL, killed.stderr
     checkpoints = Path(str(output) + ".checkpoints")
     assert (checkpoints / "checkpoint-2" / "optimizer.pt").is_file()
@@ -120,31 +175,22 @@ def test_kill_9_during_checkpoint_write_then_resume(tmp_path: Path, checkpoint_f
 
     events: list[TrainingEvent] = []
     control = TaskControl(lambda e: events.append(e.payload) if isinstance(e.payload, TrainingEvent) else None)
-    config = TrainConfig(task="text-classification", model=str(model), train_file=str(data), output_dir=str(output),
-                         eval_share=0.0, max_steps=8, save_steps=2, batch_size=8, max_length=16, learning_rate=1e-3,
-                         resume=True)
-    result = train(config, control)
+    result = train(replace(config, resume=True), control)
     steps = [e.step for e in events if e.kind == "step"]
     assert steps == [3, 4, 5, 6, 7, 8] and not result.stopped
     assert "checkpoint-4 is incomplete" in events[0].message
     assert (output / "model.safetensors").is_file() and not checkpoints.exists()
 
 
-
 @pytest.mark.parametrize("task", ["qa", "choice", "regression"])
-def test_kill_9_then_resume_for_a_new_task(tmp_path: Path, checkpoint_factory, task: str) -> None:  # noqa: ANN001
+def test_kill_9_then_resume_for_a_new_task(real_runs: dict, task: str) -> None:
     """Killed while writing checkpoint-4: the resume starts from checkpoint-2 and the learning rates it
     logs continue get_scheduler's curve of the whole run (warmup included), not a new one."""
-    from tests.core.test_training_tasks import reference_lrs, task_config
+    from tests.core.test_training_tasks import reference_lrs
 
-    output = tmp_path / "out"
-    config = task_config(task, tmp_path, checkpoint_factory("bert", "Model"), save_steps=2, eval_file=None,
-                         eval_share=0.0, output_dir=str(output))
-    args = ["train", "--task", task, "--model", config.model, "--train", config.train_file, "--output", str(output),
-            "--max-steps", "8", "--save-steps", "2", "--eval-share", "0", "--batch-size", "4", "--max-length", "64",
-            "--lr", str(config.learning_rate), "--warmup-steps", str(config.warmup_steps), "--seed", str(config.seed)]
-    killed = subprocess.run([sys.executable, "-c", KILLER, *args], capture_output=True, text=True, env=ENV,
-                            cwd=ROOT, timeout=300)
+    config, future = real_runs[task]
+    killed = future.result()
+    output = Path(config.output_dir)
     assert killed.returncode == -signal.SIGKILL, killed.stderr
     assert Path(str(output) + ".lock").is_file()  # left by the dead process
     events: list[TrainingEvent] = []
@@ -161,13 +207,21 @@ def test_kill_9_then_resume_for_a_new_task(tmp_path: Path, checkpoint_factory, t
 
 
 # -- tampered files -------------------------------------------------------------------------------
-PAYLOAD = textwrap.dedent("""
-    import pathlib, sys, torch
-    class Payload:
-        def __reduce__(self):
-            return (pathlib.Path.write_text, (pathlib.Path(sys.argv[2]), "ran"))
-    torch.save({"state": Payload()}, sys.argv[1])
-""")
+class _Payload:
+    """Unpickling it writes "ran" to `sentinel`: a file holding it is a tampered file whose payload
+    shows whether it ran. Written in this process: the pickle names pathlib, not this class."""
+
+    def __init__(self, sentinel: Path) -> None:
+        self.sentinel = sentinel
+
+    def __reduce__(self) -> tuple[object, tuple[Path, str]]:
+        return (Path.write_text, (self.sentinel, "ran"))
+
+
+def _write_payload(path: Path, sentinel: Path) -> None:
+    import torch
+
+    torch.save({"state": _Payload(sentinel)}, path)
 
 
 @pytest.fixture(scope="module")
@@ -195,7 +249,7 @@ def test_tampered_resume_file_is_refused(tmp_path: Path, stopped_run: Path, chec
     output = tmp_path / "run" / "out"
     checkpoint = next(Path(str(output) + ".checkpoints").glob("checkpoint-*"))
     sentinel = tmp_path / "payload-ran"
-    subprocess.run([sys.executable, "-c", PAYLOAD, str(checkpoint / name), str(sentinel)], check=True, env=ENV)
+    _write_payload(checkpoint / name, sentinel)
     code = main(_args(checkpoint_factory("bert", "Model"), stopped_run / "toy.csv", output, "--max-steps", "50",
                       "--eval-share", "0", "--resume"))
     err = capsys.readouterr().err
@@ -210,8 +264,7 @@ def test_pickled_or_broken_model_is_refused(tmp_path: Path, checkpoint_factory, 
     shutil.copytree(checkpoint_factory("bert", "Model"), pickled)
     (pickled / "model.safetensors").unlink()
     sentinel = tmp_path / "payload-ran"
-    subprocess.run([sys.executable, "-c", PAYLOAD, str(pickled / "pytorch_model.bin"), str(sentinel)], check=True,
-                   env=ENV)
+    _write_payload(pickled / "pytorch_model.bin", sentinel)
     broken = tmp_path / "broken"
     shutil.copytree(checkpoint_factory("bert", "Model"), broken)
     (broken / "model.safetensors").write_bytes(b"\x00" * 64)
