@@ -56,6 +56,32 @@ def run_cli(capfd: pytest.CaptureFixture[str], *args: str) -> subprocess.Complet
     return subprocess.CompletedProcess(["bertstudio", *args], code, out, err)
 
 
+def run_scripts(scripts: dict[str, str], folder: Path, timeout: float = 300) -> dict[str, str]:
+    """Run each script (name -> source) as its own `__main__`, in a fresh namespace, one after another
+    in ONE offline interpreter; return each one's stdout. A script that forgets an import still fails
+    (nothing leaks between namespaces); torch and transformers are imported once for all of them
+    (about 3.5 s per script otherwise). Any script's failure fails the whole run, with its stderr."""
+    for name, script in scripts.items():
+        (folder / f"{name}.py").write_text(script, encoding="utf-8")
+    driver = folder / "run_scripts_driver.py"
+    driver.write_text("import runpy, sys\nfor name in sys.argv[2:]:\n    print(f'=== {name}', flush=True)\n"
+                      "    runpy.run_path(f'{sys.argv[1]}/{name}.py', run_name='__main__')\n"
+                      "    sys.stdout.flush()\n", encoding="utf-8")
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_VERBOSITY": "error", "TOKENIZERS_PARALLELISM": "false"}
+    done = subprocess.run([sys.executable, str(driver), str(folder), *scripts], capture_output=True, text=True,
+                          env=env, timeout=timeout)
+    assert done.returncode == 0, done.stderr[-3000:]
+    out: dict[str, list[str]] = {}
+    current: list[str] = []
+    for line in done.stdout.splitlines():
+        if line.startswith("=== ") and line[4:] in scripts:
+            current = out.setdefault(line[4:], [])
+        else:
+            current.append(line)
+    assert set(out) == set(scripts), done.stdout
+    return {name: "\n".join(lines) for name, lines in out.items()}
+
+
 @pytest.fixture(scope="session")
 def checkpoint_factory(tmp_path_factory: pytest.TempPathFactory) -> Callable[..., Path]:
     """checkpoint_factory(arch, head="MaskedLM") -> folder of a tiny random checkpoint, built once."""

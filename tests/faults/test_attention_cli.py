@@ -3,15 +3,14 @@ silently, and --out names the real path and the real reason it cannot be written
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
-import os
-import subprocess
-import sys
 
 import numpy as np
 import pytest
 
-from tests.conftest import run_cli
+from tests.conftest import run_cli, run_scripts
 from tests.faults.test_disk_full import small_disk
 
 TEXT = "the cat sat on the mat"
@@ -40,27 +39,51 @@ def script_norms(stdout: str) -> dict[tuple[int, int], tuple[str, str, float]]:
     return found
 
 
-@pytest.mark.parametrize("arch", ["bert", "distilbert", "albert"])
-def test_norms_python_writes_the_norms_script(arch, checkpoint_factory, capfd, tmp_path) -> None:  # noqa: ANN001
+NORMS_ARCHS = ("bert", "distilbert", "albert")
+
+
+def _cli(*args: str) -> tuple[int, str, str]:
+    """`bertstudio ARGS` in this process: exit code, stdout, stderr (for a module fixture, where capfd is not)."""
+    from bertstudio.cli import main
+
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = main(list(args))
+    return code, out.getvalue(), err.getvalue()
+
+
+@pytest.fixture(scope="module")
+def norms_runs(checkpoint_factory, tmp_path_factory) -> dict[str, dict]:  # noqa: ANN001
+    """Per architecture: `attention --norms --json` and `--norms --python` of one command, and what
+    that script printed when run on its own; the three scripts share one fresh interpreter."""
+    runs: dict[str, dict] = {}
+    for arch in NORMS_ARCHS:
+        folder = str(checkpoint_factory(arch, "Model"))
+        runs[arch] = {"json": _cli("attention", "--model", folder, TEXT, "--norms", "--json"),
+                      "python": _cli("attention", "--model", folder, TEXT, "--norms", "--python")}
+    scripts = {arch: run["python"][1] for arch, run in runs.items() if run["python"][0] == 0}
+    printed = run_scripts(scripts, tmp_path_factory.mktemp("norms")) if scripts else {}
+    for arch, run in runs.items():
+        run["printed"] = printed.get(arch, "")
+    return runs
+
+
+@pytest.mark.parametrize("arch", NORMS_ARCHS)
+def test_norms_python_writes_the_norms_script(arch, norms_runs) -> None:  # noqa: ANN001
     """Item 13a: `attention --norms --python` printed the plain attention script (the flag dropped).
     The script's norms equal the command's --norms --json (ALBERT: one shared layer, L hook calls)."""
-    folder = str(checkpoint_factory(arch, "Model"))
-    out = run_cli(capfd, "attention", "--model", folder, TEXT, "--norms", "--json")
-    assert out.returncode == 0, out.stderr
-    expected = largest_norms(json.loads(out.stdout))
-    out = run_cli(capfd, "attention", "--model", folder, TEXT, "--norms", "--python")
-    assert out.returncode == 0, out.stderr
-    script = tmp_path / "norms.py"
-    script.write_text(out.stdout, encoding="utf-8")
-    env = {**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_VERBOSITY": "error"}
-    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, env=env, timeout=300)
-    assert done.returncode == 0, done.stderr[-2000:]
-    printed = script_norms(done.stdout)
-    assert printed.keys() == expected.keys(), done.stdout
+    run = norms_runs[arch]
+    code, stdout, stderr = run["json"]
+    assert code == 0, stderr
+    expected = largest_norms(json.loads(stdout))
+    code, _, stderr = run["python"]
+    assert code == 0, stderr
+    printed = script_norms(run["printed"])
+    assert printed.keys() == expected.keys(), run["printed"]
     for where, (query, key, value) in expected.items():
         assert printed[where][:2] == (query, key), where
         assert printed[where][2] == pytest.approx(value, abs=2e-4), where
-    assert "strongest" in done.stdout  # the attention lines are still there
+    assert "strongest" in run["printed"]  # the attention lines are still there
 
 
 def test_qk_python_is_refused(checkpoint_factory, capfd) -> None:  # noqa: ANN001
