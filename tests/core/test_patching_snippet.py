@@ -2,42 +2,53 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
-
 import pytest
 
 from bertstudio.core.errors import InputError
 from bertstudio.core.models import LoadRequest, load_uncached
+from tests.conftest import run_scripts
 from tests.core.test_patching import _swapped
 
 
-def _printed(script: str) -> dict[str, float]:
-    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
-    assert done.returncode == 0, done.stderr
-    words = done.stdout.split()
+def _numbers(stdout: str) -> dict[str, float]:
+    words = stdout.split()
     return {words[i]: float(words[i + 1]) for i in range(0, len(words), 2)}
 
 
-@pytest.mark.parametrize("arch", ("albert", "distilbert"))
-def test_the_script_reproduces_a_state_and_a_head_cell(checkpoint_factory, arch: str) -> None:  # noqa: ANN001
+SNIPPET_ARCHS = ("albert", "distilbert")
+
+
+@pytest.fixture(scope="module")
+def traced(checkpoint_factory, tmp_path_factory) -> dict[str, tuple]:  # noqa: ANN001
+    """Per architecture: a fill-mask trace, the cells checked (last layer's state at the mask, head 1.1),
+    and what each cell's script printed; the four scripts run in one fresh interpreter (run_scripts)."""
     from bertstudio.core.patching.snippet import patch_script
     from bertstudio.core.patching.trace import trace
 
-    folder = str(checkpoint_factory(arch, "MaskedLM"))
-    loaded = load_uncached(LoadRequest(folder, "fill-mask"))
-    mask = loaded.tokenizer.mask_token
-    clean = (f"the cat sat on the {mask} .",)
-    corrupted = (_swapped(loaded.tokenizer, "the {} sat on the " + mask + " .", "cat"),)
-    result = trace(loaded, "fill-mask", clean, corrupted)
-    assert result.states is not None
-    last = len(result.states) - 1
-    position = result.clean_tokens.index(mask)
-    state = _printed(patch_script(folder, result, clean, corrupted, "state", last, position))
+    found, scripts = {}, {}
+    for arch in SNIPPET_ARCHS:
+        folder = str(checkpoint_factory(arch, "MaskedLM"))
+        loaded = load_uncached(LoadRequest(folder, "fill-mask"))
+        mask = loaded.tokenizer.mask_token
+        clean = (f"the cat sat on the {mask} .",)
+        corrupted = (_swapped(loaded.tokenizer, "the {} sat on the " + mask + " .", "cat"),)
+        result = trace(loaded, "fill-mask", clean, corrupted)
+        assert result.states is not None
+        last, position = len(result.states) - 1, result.clean_tokens.index(mask)
+        scripts[f"{arch}-state"] = patch_script(folder, result, clean, corrupted, "state", last, position)
+        scripts[f"{arch}-head"] = patch_script(folder, result, clean, corrupted, "head", 1, 1)
+        found[arch] = (result, last, position)
+    printed = run_scripts(scripts, tmp_path_factory.mktemp("patch-scripts"), timeout=120)
+    return {arch: (*found[arch], _numbers(printed[f"{arch}-state"]), _numbers(printed[f"{arch}-head"]))
+            for arch in SNIPPET_ARCHS}
+
+
+@pytest.mark.parametrize("arch", SNIPPET_ARCHS)
+def test_the_script_reproduces_a_state_and_a_head_cell(traced, arch: str) -> None:  # noqa: ANN001
+    result, last, position, state, head = traced[arch]
     assert state["clean"] == pytest.approx(result.clean_score, abs=1e-5)
     assert state["corrupted"] == pytest.approx(result.corrupted_score, abs=1e-5)
     assert state["patched"] == pytest.approx(result.states[last][position], abs=1e-5)
-    head = _printed(patch_script(folder, result, clean, corrupted, "head", 1, 1))
     assert head["patched"] == pytest.approx(result.heads[1][1], abs=1e-5)
 
 
