@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import os
 import subprocess
 import sys
@@ -63,6 +64,8 @@ def ready():
     print("DEVICES", [bar.device.itemText(i) for i in range(bar.device.count())], flush=True)
     QTimer.singleShot(0, window.close)
 window.ready.connect(ready)
+if sys.argv[1:] == ["until-shown"]:  # only the SHOWN line is wanted: close before the background import
+    window.shown.connect(lambda: QTimer.singleShot(0, window.close))
 QTimer.singleShot(90_000, window.close)
 window.show()
 app.exec()
@@ -70,9 +73,13 @@ os._exit(0)
 """
 
 
-def window_in_fresh_process(prelude: str = "") -> str:
-    """The SHOWN and DEVICES lines of a fresh window (`prelude` runs first: a test's proof that it can fail)."""
-    done = subprocess.run([sys.executable, "-c", prelude + SHOWN], capture_output=True, text=True, timeout=150,
+@functools.cache
+def window_in_fresh_process(prelude: str = "", until_shown: bool = False) -> str:
+    """The SHOWN and DEVICES lines of a fresh window (`prelude` runs first: a test's proof that it can
+    fail; `until_shown`: close once shown, no DEVICES line). Cached: the tests that read the plain
+    window's lines (here and the Fill-mask tab's) read one fresh process, about 6 s each otherwise."""
+    command = [sys.executable, "-c", prelude + SHOWN, *(["until-shown"] if until_shown else [])]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=150,
                           env={**os.environ, "QT_QPA_PLATFORM": "offscreen"})
     assert done.returncode == 0, done.stderr
     return done.stdout
@@ -81,4 +88,5 @@ def window_in_fresh_process(prelude: str = "") -> str:
 def test_window_shows_before_numpy_and_torch() -> None:
     out = window_in_fresh_process()
     assert "SHOWN []" in out, out
-    assert "import torch\n" not in SHOWN and "SHOWN ['numpy', 'torch']" in window_in_fresh_process("import torch\n")
+    assert "import torch\n" not in SHOWN
+    assert "SHOWN ['numpy', 'torch']" in window_in_fresh_process("import torch\n", until_shown=True)
