@@ -236,19 +236,15 @@ def long_context_squad(path: Path, sentences: int, questions: int) -> Path:
 
 
 def test_a_context_of_too_many_windows_is_refused_with_the_bound_before_tokenizing(
-        tmp_path: Path, checkpoint_factory) -> None:  # noqa: ANN001
-    import subprocess
-    import sys
-
+        tmp_path: Path, checkpoint_factory, capfd: pytest.CaptureFixture[str]) -> None:  # noqa: ANN001
     from bertstudio.core.training.qa_windows import MAX_WINDOWS_PER_QUESTION
-    from tests.faults.test_training_interrupts import ENV, ROOT
+    from tests.conftest import run_cli
 
     data = long_context_squad(tmp_path / "big.json", 20_000, 40)
     output = tmp_path / "out"
-    done = subprocess.run([sys.executable, "-m", "bertstudio", "train", "--task", "qa", "--model",
-                           str(checkpoint_factory("bert", "Model")), "--train", str(data), "--output", str(output),
-                           "--max-steps", "1", "--eval-share", "0", "--max-length", "64", "--json"],
-                          capture_output=True, text=True, env=ENV, cwd=ROOT, timeout=300)
+    done = run_cli(capfd, "train", "--task", "qa", "--model", str(checkpoint_factory("bert", "Model")), "--train",
+                   str(data), "--output", str(output), "--max-steps", "1", "--eval-share", "0", "--max-length", "64",
+                   "--json")
     assert done.returncode == 1 and "Traceback" not in done.stderr, done.stderr
     assert (f"40 question(s) have a context that makes more than the {MAX_WINDOWS_PER_QUESTION} windows of 64 "
             "tokens one question may take: line 11 (") in done.stderr
