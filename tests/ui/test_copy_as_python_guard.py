@@ -5,11 +5,13 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
 from PySide6.QtGui import QGuiApplication
 
 from bertstudio.ui import menus
 
 
+@pytest.mark.parametrize("window_tabs", [()], ids=["fill-mask tab only"])
 def test_a_bad_count_is_a_message_not_a_crash(qtbot, window, monkeypatch) -> None:  # noqa: ANN001
     tab = window.task_tabs["fill-mask"]
     window.tabs.setCurrentWidget(tab)

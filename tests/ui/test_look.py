@@ -169,6 +169,7 @@ def test_next_previous_tab_and_the_shortcut_list(window) -> None:
     dialog.close()
 
 
+@pytest.mark.parametrize("window_tabs", [()], ids=["fill-mask tab only"])
 def test_copy_as_python_and_export_after_a_run(qtbot, window, checkpoint_factory, tmp_path: Path) -> None:
     folder = str(checkpoint_factory("bert"))
     tab = window.task_tabs["fill-mask"]
@@ -238,6 +239,7 @@ def test_json_export_of_tabs_without_an_outcome(tmp_path: Path) -> None:
         result_json(SimpleNamespace(TASK="pretraining", model_info=None, result=None))
 
 
+@pytest.mark.parametrize("window_tabs", [()], ids=["fill-mask tab only"])
 def test_fill_mask_panels_line_up_their_probability_axes(qtbot, window, checkpoint_factory) -> None:
     tab = window.task_tabs["fill-mask"]
     window.tabs.setCurrentWidget(tab)
@@ -284,6 +286,7 @@ def test_confusion_matrix_shows_every_cell_and_the_colour_bar_end(qtbot) -> None
     assert top >= label_half, (top, label_half)  # the colour bar's "1.0", centred on its top, is not cut off
 
 
+@pytest.mark.parametrize("window_tabs", [()], ids=["fill-mask tab only"])
 def test_results_do_not_jump_when_a_run_starts_or_ends(qtbot, window) -> None:
     """The progress line keeps its room while hidden: a click aimed at a result lands on it."""
     from PySide6.QtCore import QPoint

@@ -8,7 +8,9 @@ from PySide6.QtCore import Qt
 from bertstudio.core.workspace_file import validate
 from bertstudio.ui.tabs.classification_tab import ClassificationTab
 from bertstudio.ui.tabs.fill_mask_tab import FillMaskTab
-from tests.ui.conftest import load_model_in, run_tab, tab_of
+from tests.ui.conftest import load_model_in, only_tabs, run_tab, tab_of
+
+window_tabs = only_tabs("classification_tab")  # the one tab these drive; the last test asks for every tab
 
 
 @pytest.fixture(scope="module")
@@ -144,6 +146,7 @@ def test_what_would_flip_this_opens_in_the_editor(qtbot, window, sensitive_class
     panel.close()
 
 
+@pytest.mark.parametrize("window_tabs", [None], ids=["every tab"])
 def test_task_tabs_without_a_search_hide_the_button(qtbot, window) -> None:  # noqa: ANN001
     for tab in window.task_tabs.values():
         if hasattr(tab, "pin_bar"):

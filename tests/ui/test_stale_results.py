@@ -7,7 +7,9 @@ import pytest
 
 from bertstudio.core.tasks.classification import ClassificationInput
 from bertstudio.core.tasks.ner import NerInput
-from tests.ui.conftest import load_model_in, run_tab
+from tests.ui.conftest import load_model_in, only_tabs, run_tab
+
+window_tabs = only_tabs("classification_tab", "ner_tab")  # the two tabs these tests drive
 
 
 def _stale(qtbot, tab, reason: str) -> None:  # noqa: ANN001
