@@ -77,6 +77,12 @@ def only_tabs(*modules: str):  # noqa: ANN201
     return window_tabs
 
 
+def with_tabs(*modules: str):  # noqa: ANN201
+    """One test's `window_tabs` (a module's own override stays for its other tests): the window builds
+    the first tab and these only, about a second less than every tab. `with_tabs()`: the first tab only."""
+    return pytest.mark.parametrize("window_tabs", [modules], ids=["+".join(modules) or "first tab only"])
+
+
 # The Train tab and every tab its "Open in" buttons lead to (those buttons show where the tab exists).
 TRAIN_AND_ITS_TARGETS = ("train_tab", "fill_mask_tab", "nsp_tab", "ner_tab", "qa_tab", "classification_tab",
                          "choice_tab")

@@ -12,7 +12,7 @@ import pytest
 from bertstudio.core.evaluate.evaluation import Evaluation, RowResult, Slice
 from bertstudio.core.evaluate.metrics import ClassScores, Confusion
 from bertstudio.ui.tabs.evaluate_tab import EvaluateTab
-from tests.ui.conftest import evaluate_tab
+from tests.ui.conftest import evaluate_tab, with_tabs
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "evaluate"
 
@@ -206,6 +206,7 @@ def test_columns_row_keeps_its_place(qtbot, tab: EvaluateTab) -> None:  # noqa: 
     assert not tab.column_combos and (_top(tab.run_button), _top(tab.progress_line), _top(tab.pages)) == before
 
 
+@with_tabs("evaluate_tab")
 def test_compare_model_comes_back_with_the_workspace(qtbot, window, tmp_path: Path) -> None:  # noqa: ANN001
     """Issue 11: after a restart Evaluate's compare model was not restored."""
     from bertstudio.ui import menus

@@ -18,7 +18,7 @@ from bertstudio.ui.export import export_tab
 from bertstudio.ui.settings import AppSettings
 from bertstudio.ui.tabs.base import TaskTab
 from bertstudio.ui.tabs.tab_state import RunState, TabState
-from tests.ui.conftest import load_model_in, run_tab
+from tests.ui.conftest import load_model_in, run_tab, with_tabs
 
 
 def _new_window(qtbot, folder: Path):  # noqa: ANN001, ANN202
@@ -89,6 +89,7 @@ def test_every_tab_comes_back_through_its_state_object_after_two_restarts(qtbot,
             other.close()
 
 
+@with_tabs()
 def test_a_new_model_marks_the_result_out_of_date_and_export_keeps_its_inputs(
         qtbot, window, checkpoint_factory, tmp_path: Path) -> None:  # noqa: ANN001
     tab = window.task_tabs["fill-mask"]
@@ -108,6 +109,7 @@ def test_a_new_model_marks_the_result_out_of_date_and_export_keeps_its_inputs(
     assert tab.read_state().result is None  # its result went with the model it came from
 
 
+@with_tabs("classification_tab")
 def test_explain_gets_the_result_own_inputs_not_the_box(qtbot, window, checkpoint_factory) -> None:  # noqa: ANN001
     tab = window.task_tabs["classification"]
     folder = str(checkpoint_factory("bert", "SequenceClassification"))
@@ -142,6 +144,7 @@ def test_the_walkthrough_reports_a_result_that_disagrees_with_its_state(qtbot, w
         "fill-mask: the result's input differs from the tab's, with no Out-of-date mark"]
 
 
+@with_tabs("classification_tab")
 def test_switching_an_input_page_is_watched(qtbot, window, checkpoint_factory) -> None:  # noqa: ANN001
     """Found by the walkthrough's origin check: Classification's Batch page changes what Run would
     classify (the state object's input), yet the single text's result stayed unmarked."""

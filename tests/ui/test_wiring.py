@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from bertstudio.core.tasks.classification import ClassificationInput
-from tests.ui.conftest import load_model_in
+from tests.ui.conftest import load_model_in, with_tabs
 
 
+@with_tabs("classification_tab", "explain_tab")
 def test_explain_button_opens_the_explain_tab_on_that_result(qtbot, window, checkpoint_factory) -> None:
     tab = window.task_tabs["classification"]
     load_model_in(qtbot, tab, checkpoint_factory("bert", "SequenceClassification"))
@@ -37,6 +38,7 @@ def test_heads_selected_in_the_grid_stay_there_until_sent(window) -> None:
     assert attention.heads_off.text() == ""  # the grid's own tab keeps its heads on
 
 
+@with_tabs("evaluate_tab", "classification_tab")
 def test_an_evaluated_row_opens_in_its_task_tab(qtbot, window, checkpoint_factory) -> None:
     folder = str(checkpoint_factory("bert", "SequenceClassification"))
     evaluate = window.task_tabs["evaluate"]
@@ -57,6 +59,7 @@ def test_an_evaluated_row_opens_in_its_task_tab(qtbot, window, checkpoint_factor
     assert tab.stale_reason() == "" and tab.stale_banner.isHidden()
 
 
+@with_tabs("evaluate_tab")
 def test_train_tab_evaluate_reaches_the_evaluate_tab(window, monkeypatch) -> None:
     evaluate = window.task_tabs["evaluate"]
     seen = []
@@ -66,6 +69,7 @@ def test_train_tab_evaluate_reaches_the_evaluate_tab(window, monkeypatch) -> Non
     assert window.tabs.currentWidget() is evaluate
 
 
+@with_tabs("train_tab")
 def test_train_tab_open_in_goes_through_wiring(window, monkeypatch) -> None:
     """The Train tab only asks (a signal); ui/wiring.py finds the task tab and shows it (issue 18)."""
     from types import SimpleNamespace

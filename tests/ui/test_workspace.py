@@ -12,7 +12,7 @@ from bertstudio.core import workspace_file
 from bertstudio.core.errors import InputError
 from bertstudio.ui import menus, workspace
 from bertstudio.ui.settings import AppSettings
-from tests.ui.conftest import load_model_in
+from tests.ui.conftest import load_model_in, with_tabs
 
 
 def _new_window(qtbot, folder: Path):  # noqa: ANN001, ANN202
@@ -155,6 +155,7 @@ def test_a_broken_last_workspace_restores_the_rest_and_saving_goes_on(qtbot, tmp
     assert saved["tabs"]["fill-mask"]["view"]["text"] == "edited after the broken restore [MASK] ."
 
 
+@with_tabs("nsp_tab")
 def test_a_tab_that_fails_to_restore_ends_the_restore_and_open_still_works(
         qtbot, window, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     nsp = window.task_tabs["nsp"]
@@ -200,6 +201,7 @@ def _workspace_with(window, current: str, loaded: dict[str, str]) -> dict:  # no
     return data
 
 
+@with_tabs("nsp_tab")
 def test_open_in_beats_the_workspace_model_of_a_tab_not_shown_yet(qtbot, window, checkpoint_factory) -> None:
     restored_model, trained_model = str(checkpoint_factory("bert")), str(checkpoint_factory("roberta"))
     with qtbot.waitSignal(window.workspace.restored, timeout=20_000):
@@ -217,6 +219,7 @@ def test_open_in_beats_the_workspace_model_of_a_tab_not_shown_yet(qtbot, window,
     assert "fill-mask" not in window.workspace.pending
 
 
+@with_tabs("nsp_tab")
 def test_the_current_tab_loads_first_and_the_others_say_what_will_load(
         qtbot, window, checkpoint_factory) -> None:
     fill_model, nsp_model = str(checkpoint_factory("bert")), "/models/nsp-model-to-load-later"
