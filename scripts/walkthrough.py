@@ -14,7 +14,11 @@ are loaded and run in every tab, on throw-away settings, light then dark. After 
 - every shown result agrees with the state object it was computed from (ui/tabs/tab_state.py):
   its model is the one loaded and its task the tab's, or the view says Out of date;
 - at 900x600 every tab is checked and photographed too; the workspace survives two restarts
-  (every tab's model, task, inputs and heads off read back from a new window's widgets);
+  (every tab's model, task, inputs and heads off read back from a new window's widgets), and each
+  new window closes only once its jobs have ended;
+- Train -> Evaluate after a restart (scripts/walk_chains.py): a small model trained for real, its
+  Evaluate… clicked; Evaluate's model field, loaded model, result origin and metrics and Train's
+  result all name the trained folder and its task;
 - no dialog popped up (an internal-error dialog, a message box: recorded and closed), no
   "internal error" in the log, and no crash log was written.
 
@@ -213,12 +217,11 @@ def origin_problems(window: Any) -> list[str]:
             continue
         banner = getattr(tab, "stale_banner", None)
         marked = banner is not None and not banner.isHidden()
-        bar = getattr(tab, "model_bar", None)
-        task = bar.task if bar is not None else getattr(tab, "TASK", "")
+        task = _task_now(tab, state)
         if shown.model.task != task and not marked:
             found.append(f"{key}: the result was computed for task {shown.model.task!r}, the tab is {task!r}")
         reason = state.stale_reason()
-        if shown.model.source != state.loaded and not marked:
+        if state.has_model_bar and shown.model.source != state.loaded and not marked:
             found.append(f"{key}: shows a result of {shown.model.source} under {state.loaded or 'no model'} "
                          "with no Out-of-date mark")
         elif reason and not marked:
@@ -226,44 +229,14 @@ def origin_problems(window: Any) -> list[str]:
     return found
 
 
-def evaluate_chain(window: Any, inspector: Inspector, out: Path, mode: str) -> None:
-    """Evaluate with two models and two tasks one after the other (issue 29 #1-#3), then the first
-    model loaded again without a run: each time the figures' model and task must be the bar's, or
-    the view must say Out of date (origin_problems, through inspector.check)."""
-    import screenshot
-
-    from bertstudio.resources import resource_path
-
-    tab = window.task_tabs.get("evaluate")
-    if tab is None:
-        return
-    window.tabs.setCurrentWidget(tab)
-    runs = [(screenshot.fixture("minilm-reviews") or screenshot.fixture("minilm-sentiment"), "reviews_eval.csv",
-             "classification"), (screenshot.fixture("qa-minilm"), "qa_eval.json", "qa")]
-    for head, data, task in runs:
-        inspector.where = f"{mode}/evaluate chain/{task}"
-        if head is None:
-            inspector.problem(f"no trained {task} head in the fixtures cache")
-            continue
-        tab.open_evaluation(str(head), str(resource_path("datasets", data)), task)
-        screenshot.wait(tab.runner.finished, 300_000)
-        screenshot.settle(200)
-        shown = tab.read_state().result
-        if shown is None or shown.model is None:
-            inspector.problem(f"no evaluation of {head.name} on {data} is shown")
-        elif (shown.model.source, shown.inputs) != (str(head), str(resource_path("datasets", data))):
-            inspector.problem(f"the shown evaluation is of {shown.model.source} on {shown.inputs}, "
-                              f"asked {head} on {data}")
-        inspector.check()
-        window.grab().save(str(out / f"{mode}-evaluate-chain-{task}.png"))
-    first = runs[0][0]
-    if first is not None:
-        inspector.where = f"{mode}/evaluate chain/another model loaded"
-        tab.model_bar.load(str(first))
-        screenshot.wait(tab.model_bar.loaded)
-        screenshot.settle(200)
-        inspector.check()
-        window.grab().save(str(out / f"{mode}-evaluate-chain-reloaded.png"))
+def _task_now(tab: Any, state: Any) -> str:
+    """The task the tab would compute for now: what its state's `now` names (Train's form, Explain's
+    task), else its model bar's, else the tab's own key."""
+    now = state.now
+    if now is not None and now.model is not None and now.model.task:
+        return str(now.model.task)
+    bar = getattr(tab, "model_bar", None)
+    return str(bar.task) if bar is not None else str(getattr(tab, "TASK", ""))
 
 
 def small_window(window: Any, inspector: Inspector, out: Path, mode: str, size: tuple[int, int] = (900, 600)) -> None:
@@ -283,10 +256,13 @@ def small_window(window: Any, inspector: Inspector, out: Path, mode: str, size: 
     window.resize(before)
 
 
-def restart_twice(window: Any, inspector: Inspector, scratch: Path) -> None:
+def restart_twice(window: Any, inspector: Inspector, scratch: Path, out: Path, train: bool = True) -> None:
     """Save the workspace, put it back in a new window, save again, and again (issue 29 #8): every
-    tab's state object, read back from the new window's widgets, equals the first window's."""
+    tab's state object, read back from the new window's widgets, equals the first window's. In the
+    second new window a small model is trained and evaluated (walk_chains.train_then_evaluate); each
+    window closes only once its jobs (warm-up, scan, restored loads) have ended."""
     import screenshot
+    import walk_chains
     from PySide6.QtCore import QSettings
 
     from bertstudio.ui import workspace
@@ -308,6 +284,8 @@ def restart_twice(window: Any, inspector: Inspector, scratch: Path) -> None:
         screenshot.wait(other.ready)
         other.workspace.apply(data)
         screenshot.wait(other.workspace.restored)
+        if not walk_chains.wait_idle():
+            inspector.problem("the restored window's jobs had not ended after 3 minutes")
         for key, tab in other.task_tabs.items():
             now = bound(tab)
             for name in sorted(set(now) | set(before.get(key, {}))):
@@ -315,7 +293,15 @@ def restart_twice(window: Any, inspector: Inspector, scratch: Path) -> None:
                     inspector.problem(f"{key}: {name} came back as {str(now.get(name))[:80]!r}, "
                                       f"was {str(before.get(key, {}).get(name))[:80]!r}")
         data = workspace.capture(other)
+        if restart == 2 and train:
+            inspector.where, inspector.window = "restart 2/train -> evaluate", other
+            try:
+                walk_chains.train_then_evaluate(other, inspector, out, scratch, screenshot.MODELS / "all-minilm-l6-v2")
+            finally:
+                inspector.window = window
+            walk_chains.wait_idle()
         other.close()
+        screenshot.settle(200)
 
 
 def _in_scroll_area(widget: Any, scroll_area: type) -> bool:
@@ -397,6 +383,7 @@ def main(argv: list[str] | None = None) -> int:
     os.environ["XDG_STATE_HOME"] = str(scratch / "state")  # crash logs land here, not in the user's
     crash_dir = scratch / "state" / "bertstudio" / "crashes"
     import screenshot
+    import walk_chains
     from PySide6.QtCore import QSettings
     from PySide6.QtWidgets import QApplication
 
@@ -420,11 +407,12 @@ def main(argv: list[str] | None = None) -> int:
     for mode in [m.strip() for m in args.themes.split(",") if m.strip()]:
         walk(window, inspector, out, mode, wanted)
         if not wanted or "evaluate" in wanted:
-            evaluate_chain(window, inspector, out, mode)
+            walk_chains.evaluate_chain(window, inspector, out, mode)
         small_window(window, inspector, out, mode)
-    restart_twice(window, inspector, scratch)
+    restart_twice(window, inspector, scratch, out, not wanted or bool(wanted & {"train", "evaluate"}))
     inspector.where = "end"
     inspector.check()
+    walk_chains.wait_idle()
     window.close()
     shutdown()
     app.processEvents()
