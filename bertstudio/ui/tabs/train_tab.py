@@ -40,6 +40,7 @@ from bertstudio.core.training.trainable import TRAINABLE, TrainableTask
 from bertstudio.resources import resource_path
 from bertstudio.ui.binding import MERGED
 from bertstudio.ui.tabs.frame import StudioTab
+from bertstudio.ui.tabs.tab_state import RunState
 from bertstudio.ui.train import output as output_mod
 from bertstudio.ui.train.distill_panel import distill_settings
 from bertstudio.ui.train.form import ConfigForm
@@ -47,7 +48,9 @@ from bertstudio.ui.train.jobs import Preview, preview_job, train_job
 from bertstudio.ui.train.lines import NO_PAIR, NO_PLAN, fill_columns
 from bertstudio.ui.train.live import LiveRun
 from bertstudio.ui.train.lora_box import LoraBox
+from bertstudio.ui.train.origin import TrainInputs, inputs_of, origin_line, run_state, what_changed
 from bertstudio.ui.train.search_panel import SearchPanel
+from bertstudio.ui.widgets.run_controls import StaleBanner
 from bertstudio.workers.runner import TaskRunner
 
 PROGRESS_MIN_WIDTH = 160  # pixels: room for "step 1234 / 5678" beside the bar's fill
@@ -76,6 +79,8 @@ class TrainTab(StudioTab):
 
     def build(self) -> None:
         self.result: Any = None
+        self._run_inputs: TrainInputs | None = None  # what the run under way was started from
+        self._shown_inputs: TrainInputs | None = None  # what the shown result's run was started from
         self._task_shown: str | None = None  # the task the shown result and folder were for
         self._restoring = False
         self.plan_result: Any = None
@@ -166,6 +171,8 @@ class TrainTab(StudioTab):
         right_layout.addWidget(self.teacher_plot)
         right_layout.addLayout(controls)
         right_layout.addLayout(status)
+        self.stale_banner = StaleBanner(self.results)  # the shown run stays (a record), marked when the form differs
+        right_layout.addWidget(self.stale_banner)
         right_layout.addWidget(self.results)
         self.search_panel = SearchPanel(self.config, self.show_message, self)  # Optuna search, collapsed
         self.search_panel.runner.started.connect(lambda: self.start_button.setEnabled(False))
@@ -187,8 +194,11 @@ class TrainTab(StudioTab):
         self._replan.setInterval(300)
         self._replan.timeout.connect(self.update_plan)
         self.form.changed.connect(self._settings_changed)
+        self.form.changed.connect(self._update_stale)
+        self.from_scratch.toggled.connect(self._update_stale)
         for combo in (self.text_column, self.pair_column, self.label_column):
             combo.currentIndexChanged.connect(self._settings_changed)
+            combo.currentIndexChanged.connect(self._update_stale)
         self.task.currentIndexChanged.connect(self._task_changed)
         self.from_scratch.toggled.connect(self._task_changed)
         self.runner.started.connect(lambda: self._set_running(True))
@@ -231,8 +241,9 @@ class TrainTab(StudioTab):
         """Another task: the last run's result, its "Open in" buttons and curves belong to the old one,
         and its output folder would lead straight into a Replace prompt: an empty field proposes a
         new folder (~/bertstudio-runs/<task>-<time>). A restored workspace keeps its folder."""
-        self.result = None
+        self.result, self._shown_inputs = None, None
         self.live.clear_run()
+        self.stale_banner.show_for("")
         if new_folder:
             self.output_dir.clear()
             self.overwrite.setChecked(False)
@@ -347,8 +358,10 @@ class TrainTab(StudioTab):
         self.output_dir.setText(config.output_dir)
         self.plan_runner.cancel(emit=False)
         self._stop_event = threading.Event()
-        self.result = None
+        self.result, self._shown_inputs = None, None
+        self._run_inputs = self._inputs_now(config.output_dir)
         self.live.clear_run()
+        self.stale_banner.show_for("")
         self.runner.start(train_job, config, self._stop_event)
         self.start_button.setEnabled(False)
         self.resume_button.setEnabled(False)
@@ -400,8 +413,12 @@ class TrainTab(StudioTab):
 
     def _on_result(self, result: Any) -> None:
         self.result = result
+        self._shown_inputs = replace(self._run_inputs or self._inputs_now(result.output_dir),
+                                     output_dir=result.output_dir)
         self.plots.flush()
-        self.results.show_result(result, self.can_open, hasattr(self.window(), "open_evaluation"))
+        self.results.show_result(result, self.can_open, hasattr(self.window(), "open_evaluation"),
+                                 origin_line(self._shown_inputs))
+        self._update_stale()
         self.clear_message()
         state = "stopped early at" if result.stopped else "finished at"
         self.status.emit(f"Train: {state} step {result.step}; model in {result.output_dir}")
@@ -418,16 +435,39 @@ class TrainTab(StudioTab):
 
     def open_result_in(self, task: str) -> None:
         """Load the trained model in another tab and switch to it (the tab is reached by ui/wiring.py)."""
-        if self.result is not None:
-            self.open_model_requested.emit(task, self.result.output_dir)
+        if self.result is not None and self._shown_inputs is not None:  # the run's folder, not the form's
+            self.open_model_requested.emit(task, self._shown_inputs.output_dir)
 
     def evaluate_result(self) -> None:
-        """Hand the trained model and the validation (else training) file to the Evaluate view."""
-        window = self.window()
-        if self.result is None or not hasattr(window, "open_evaluation"):
+        """Hand the trained model and the run's validation (else training) file to the Evaluate view:
+        the shown run's own, whatever the form says now (issue 29)."""
+        window, shown = self.window(), self._shown_inputs
+        if self.result is None or shown is None or not hasattr(window, "open_evaluation"):
             return
-        data = self.eval_file.text().strip() or self.train_file.text().strip()
-        window.open_evaluation(self.result.output_dir, data, self.result.open_in[0])
+        window.open_evaluation(shown.output_dir, shown.eval_file or shown.train_file, self.result.open_in[0])
+
+    # -- the shown run's origin (issue 29) -----------------------------------------------------
+    def _inputs_now(self, output_dir: str | None = None) -> TrainInputs:
+        """What Start would run now (`output_dir`: the folder it writes; default: the field)."""
+        columns = tuple(c.currentText() for c in (self.text_column, self.pair_column, self.label_column))
+        return inputs_of(self.task_key, self.trainable.from_scratch and self.from_scratch.isChecked(),
+                         self.form.state(), columns if self.trainable.columns else (),
+                         self.output_dir.text().strip() if output_dir is None else output_dir)
+
+    def result_origin(self) -> RunState | None:
+        """The shown run's origin (base model and task; its files, folder and settings); None: none shown."""
+        if self.result is None or self._shown_inputs is None:
+            return None
+        return run_state(self._shown_inputs, self.result.open_in[0])
+
+    def origin_now(self) -> RunState | None:
+        return run_state(self._inputs_now(), self.trainable.open_in[0])
+
+    def _update_stale(self, *_args: Any) -> None:
+        """The shown run stays on screen, marked with what the form now would do differently."""
+        shown = self._shown_inputs
+        busy = self.runner.busy
+        self.stale_banner.show_for("" if shown is None or busy else what_changed(shown, self._inputs_now()))
 
     # -- helpers ---------------------------------------------------------------------------
     def _browse_output(self) -> None:

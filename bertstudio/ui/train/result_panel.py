@@ -35,6 +35,7 @@ class ResultPanel(QWidget):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.result: Any = None
+        self.origin_label = ElidedLabel("")  # which run this is: "Run of <base> on <file> → <folder>"
         self.summary_label = ElidedLabel("")  # where it was saved: a path, one line
         self.metrics_label = QLabel("")
         self.metrics_label.setWordWrap(True)
@@ -59,6 +60,7 @@ class ResultPanel(QWidget):
         checkpoint_row.addWidget(self.delete_checkpoints)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(self.origin_label)
         layout.addWidget(self.summary_label)
         layout.addWidget(self.metrics_label)
         layout.addLayout(checkpoint_row)
@@ -67,6 +69,7 @@ class ResultPanel(QWidget):
 
     def clear(self) -> None:
         self.result = None
+        self.origin_label.setText("")
         self.summary_label.setText("")
         self.metrics_label.setText("")
         self.checkpoint_label.setText("")
@@ -76,8 +79,10 @@ class ResultPanel(QWidget):
     def show_eval(self, step: int, metrics: dict[str, float]) -> None:
         self.metrics_label.setText(f"Validation at step {step}: " + format_metrics(metrics))
 
-    def show_result(self, result: Any, can_open: Callable[[str], bool], can_evaluate: bool) -> None:
+    def show_result(self, result: Any, can_open: Callable[[str], bool], can_evaluate: bool, origin: str = "") -> None:
+        """`origin`: the line that says which run the result belongs to (issue 29)."""
         self.result = result
+        self.origin_label.setText(origin)
         state = "Stopped early at" if result.stopped else "Finished at"
         self.summary_label.setText(f"{state} step {result.step}/{result.max_steps}; saved to {result.output_dir}")
         self.metrics_label.setText(format_metrics(result.metrics))
