@@ -17,6 +17,7 @@ A suite whose templates use `{mask}` shows a masked-LM row: "Suggest words" asks
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -35,9 +36,11 @@ from bertstudio.core.errors import BertStudioError, InputError
 from bertstudio.core.models import ModelInfo
 from bertstudio.ui.tabs.frame import ComparingTab, error_note
 from bertstudio.ui.tabs.run_lifecycle import RunLifecycle
+from bertstudio.ui.tabs.tab_state import RunState
 from bertstudio.ui.widgets.compare_panel import CompareSource
-from bertstudio.ui.widgets.run_controls import ProgressLine
+from bertstudio.ui.widgets.run_controls import ProgressLine, StaleBanner
 from bertstudio.ui.widgets.suite_masks import SuiteMasks
+from bertstudio.ui.widgets.suite_origin import suite_inputs, suite_origin, what_changed
 from bertstudio.ui.widgets.suite_results import SuiteResults
 
 
@@ -69,6 +72,8 @@ class TestsTab(ComparingTab):
         self.result: Any = None  # the last CheckResult
         self.fix_seed = 0
         self.last_request: Any = None  # the LoadRequest of the last run (the "before" of a fix)
+        self._run_for: RunState | None = None  # what the run under way was started from
+        self._shown_for: RunState | None = None  # what the shown results were computed from (issue 29)
         self.pending_fix: dict[str, Any] | None = None  # the run Train is doing for "Fine-tune on failures"
         self.masked_lm_source: Any = lambda: ""  # ui/wiring.py: the Fill-mask tab's loaded model
         self.suite_combo = QComboBox()
@@ -133,8 +138,16 @@ class TestsTab(ComparingTab):
         self.body.addLayout(held_out_row)
         self.body.addWidget(self.fix_summary)
         self.body.addWidget(self.progress_line)
+        self.stale_banner = StaleBanner(self.results)  # the results stay (a record), marked when the tab differs
+        self.body.addWidget(self.stale_banner)
         self.body.addWidget(self.results, 1)
         self.runner.result.connect(self._on_result)
+        for signal in (self.model_bar.source.editTextChanged, self.suite_combo.currentIndexChanged,
+                       self.suite_combo.editTextChanged, self.mask_panel.changed, self.data_file.textChanged,
+                       self.held_out_file.textChanged, self.compare_source.enabled.toggled,
+                       self.compare_source.combo.editTextChanged, self.compare_source.int8.toggled,
+                       self.runner.started, self.runner.finished):
+            signal.connect(self._update_stale)
         self.lifecycle = RunLifecycle(self, self.runner, self.run, self.run_button, self.cancel_button,
                                       self.progress_line, self.notes)
         self._suite_changed()
@@ -265,6 +278,7 @@ class TestsTab(ComparingTab):
             self.notes.set_notes([error_note(error)])
             return
         self.last_request = request
+        self._run_for = suite_origin(request, self._inputs_now(), compare_source)
         self.runner.start(suite_job, request, self.suite, compare_source)
 
     def cancel(self) -> None:
@@ -283,6 +297,7 @@ class TestsTab(ComparingTab):
         else:
             self.fix_summary.setText("")
         self.result = result
+        self._shown_for = self._run_for
         self._redraw()
         self.notes.set_notes([error_note(InputError(n)) for n in result.a.notes] if result.a.notes else [])
         from bertstudio.core.suites.fix_tasks import can_fine_tune
@@ -302,6 +317,10 @@ class TestsTab(ComparingTab):
 
             measured = {t.name: split_cases(t, self.fix_seed)[1] for t in self.result.a.suite.tests}
         self.results.show_result(self.result, measured)
+        if self._shown_for is not None:  # the shown table follows the box: that view is the result's own
+            inputs = replace(self._shown_for.inputs, held_apart=self.held_apart.isChecked())
+            self._shown_for = self._shown_for._replace(inputs=inputs)
+        self._update_stale()
 
     def _open_case(self, case: Any) -> None:
         """A failing case in its task's tab (the changed input where there is one: the one that moved)."""
@@ -367,11 +386,31 @@ class TestsTab(ComparingTab):
         self.compare_source.set_source(output_dir)
         self.show_message("Training finished: the suite and the held-out file run on the model before and after…")
         held_out = self.held_out_file.text().strip() or None
+        self._run_for = suite_origin(pending["request"], self._inputs_now(), output_dir)
         self.runner.start(fix_report_job, pending["request"], pending["suite"], output_dir, held_out, self.fix_seed)
         return True
 
     def model_loaded(self, info: ModelInfo) -> None:
         self.status.emit(f"Tests: {info.architecture} ready for {self.model_bar.task}")
+        self._update_stale()
+
+    # -- the shown results' origin (issue 29) ---------------------------------------------------
+    def _inputs_now(self) -> Any:
+        return suite_inputs(self.suite_path(), self.mask_panel.ticked(), self.data_file.text(),
+                            self.held_apart.isChecked(), self.held_out_file.text())
+
+    def result_origin(self) -> RunState | None:
+        """Model, suite, data, held-apart/held-out settings and compared model of the shown results."""
+        return self._shown_for if self.result is not None else None
+
+    def origin_now(self) -> RunState | None:
+        return suite_origin(self.model_bar.request(), self._inputs_now(), self.compare_source.source())
+
+    def _update_stale(self, *_args: Any) -> None:
+        shown = self.result_origin()
+        now = self.origin_now()
+        busy = self.runner.busy
+        self.stale_banner.show_for("" if shown is None or now is None or busy else what_changed(shown, now))
 
     @property
     def chosen_suite(self) -> str:
