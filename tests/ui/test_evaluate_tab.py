@@ -248,7 +248,7 @@ def test_the_bar_shows_the_scored_model_and_a_later_model_marks_the_result_stale
     tab.model_bar.source.setEditText(str(topics))
     assert not tab.stale_banner.isVisibleTo(tab)  # Run would score the shown result's model again
     tab.data_file.setText(str(DATA / "sentiment_heldout.csv"))
-    assert tab.stale_banner.reason == "file"
+    assert tab.stale_banner.reason == "input"  # the file: tab_state.changed names it as the input
 
 
 def test_a_checkpoint_loads_as_the_task_it_was_trained_for(qtbot, tab: EvaluateTab, real_models) -> None:  # noqa: ANN001

@@ -13,7 +13,7 @@ from bertstudio.core.errors import BertStudioError
 from bertstudio.core.evaluate.evaluable import adapter_for, evaluable, names_text
 from bertstudio.core.tasks.spec import all_specs
 
-__all__ = ["adapter_for", "checkpoint_task", "evaluable", "evaluated_as", "names_text", "trained_for"]
+__all__ = ["adapter_for", "checkpoint_task", "evaluable", "evaluated_as", "load_task", "names_text", "trained_for"]
 
 
 def evaluated_as(task: str) -> str:
@@ -40,6 +40,41 @@ def trained_for(architectures: Sequence[str]) -> str | None:
             task = evaluated_as(spec.key)
             return task if task in evaluable() else None
     return None
+
+
+def carried_tasks(architectures: Sequence[str]) -> tuple[str, ...]:
+    """Every evaluable task whose head a checkpoint of these classes carries: its own spec's and the
+    tasks its training opens it in (a BertForPreTraining: masked LM and next sentence)."""
+    from bertstudio.core.training.trainable import TRAINABLE
+
+    specs = evaluable()
+    for spec in all_specs().values():
+        head = spec.model_class.removeprefix("AutoModel")
+        if head and any(name.endswith(head) for name in architectures):
+            trainable = TRAINABLE.get(spec.key)
+            keys = (spec.key, *(trainable.open_in if trainable is not None else ()))
+            return tuple(dict.fromkeys(key for key in keys if key in specs))
+    return ()
+
+
+def load_task(source: str, task: str) -> str:
+    """The task to load `source` as, decided from its config before any load: `task` where the
+    checkpoint carries its head (or says nothing), else the task it was trained for (a classifier
+    picked while the task is Masked LM was loaded twice, once with a random head: issue 29)."""
+    trained = checkpoint_task(source)
+    if trained is None or trained == task:
+        return task
+    return task if task in carried_tasks(_architectures(source)) else trained
+
+
+def _architectures(source: str) -> list[str]:
+    from bertstudio.core.model_folder import read_config
+
+    try:
+        names = read_config(Path(source).expanduser()).get("architectures") or []
+    except BertStudioError:
+        return []
+    return [str(name) for name in names] if isinstance(names, list) else []
 
 
 def checkpoint_task(source: str) -> str | None:

@@ -29,12 +29,12 @@ from PySide6.QtWidgets import (
 
 from bertstudio.core import notes
 from bertstudio.core.errors import BertStudioError, InputError
-from bertstudio.core.evaluate.adapters import adapter_for, checkpoint_task, evaluable, evaluated_as
+from bertstudio.core.evaluate.adapters import adapter_for, checkpoint_task, evaluable, evaluated_as, load_task
 from bertstudio.core.evaluate.jobs import evaluation_job, projection_job
 from bertstudio.core.models import LoadRequest, ModelInfo
 from bertstudio.ui.tabs.frame import ComparingTab, error_note
 from bertstudio.ui.tabs.run_lifecycle import RunLifecycle
-from bertstudio.ui.tabs.tab_state import RunState
+from bertstudio.ui.tabs.tab_state import RunState, changed
 from bertstudio.ui.widgets.cka_heatmap import CompressionPage
 from bertstudio.ui.widgets.compare_panel import CompareSource
 from bertstudio.ui.widgets.eval_curves import CurvesPage
@@ -44,13 +44,6 @@ from bertstudio.ui.widgets.run_controls import ProgressLine, StaleBanner
 from bertstudio.workers.runner import TaskRunner
 
 DETECTED = "(detected)"
-
-
-def _origin(settings: tuple[str, ...] | None) -> RunState | None:
-    if settings is None:
-        return None
-    model, task, data, compare = settings
-    return RunState(LoadRequest(model, task), data, (), compare or None)
 
 
 class EvaluateTab(ComparingTab):
@@ -137,10 +130,13 @@ class EvaluateTab(ComparingTab):
             page.opened.connect(self._open_row)
         self.projector_page.compute_requested.connect(self.project)
         self._run_on_load = ""  # a model handed over (Train's Evaluate…): run once the bar has loaded it
-        self._shown_for: tuple[str, ...] | None = None  # (model, task, file, compared) of the shown result
-        self._started_for: tuple[str, ...] | None = None  # the same, of the running evaluation
+        # What the shown result was computed from, and what the running evaluation computes: the
+        # model (source and task), the file (inputs) and the compared model; no heads off here.
+        self._shown: RunState | None = None
+        self._started: RunState | None = None
         self.data_file.textChanged.connect(self._update_stale)
-        self.model_bar.source.editTextChanged.connect(self._update_stale)
+        self.model_bar.source.editTextChanged.connect(self._follow_source)
+        self.model_bar.dtype.currentIndexChanged.connect(self._update_stale)  # int8: another model
         self.compare_source.enabled.toggled.connect(self._update_stale)
         self.compare_source.combo.editTextChanged.connect(self._update_stale)
 
@@ -175,19 +171,29 @@ class EvaluateTab(ComparingTab):
         self._refresh_columns()
         self._update_stale()
 
-    def _settings_now(self) -> tuple[str, ...]:
-        """What a Run would evaluate now: model, task, file and compared model."""
-        return (self.model_bar.source_text(), self.task_key, self.data_file.text().strip(),
-                self.compare_source.source() or "")
+    def _run_state(self, request: LoadRequest | None = None, data: str | None = None) -> RunState:
+        """What a Run evaluates: the model request (source, task, device, dtype), the file, the compared model."""
+        source = self.model_bar.source_text()
+        if request is None and source:
+            request = self.model_bar.request(source)
+        return RunState(request, self.data_file.text().strip() if data is None else data, (),
+                        self.compare_source.source())
 
     def _update_stale(self, *_args: Any) -> None:
-        if self._shown_for is None or self.runner.busy:
-            self.stale_banner.show_for("")
-            return
-        names = ("model", "task", "file", "compared model")
-        changed = [name for name, was, now in zip(names, self._shown_for, self._settings_now(), strict=True)
-                   if was != now]
-        self.stale_banner.show_for(" and ".join(changed))
+        """The Out-of-date mark names what differs between the shown result's origin and now (as TaskTab)."""
+        stale = self._shown is not None and not self.runner.busy
+        self.stale_banner.show_for(changed(self._shown, self._run_state()) if stale and self._shown else "")
+
+    def _follow_source(self, source: str) -> None:
+        """A checkpoint folder typed, chosen or handed over for a task whose head it lacks: the task it
+        was trained for is chosen from its config before the load, so the model loads once, with its head."""
+        task = load_task(source.strip(), self.task_key) if source.strip() else self.task_key
+        index = self.task_combo.findData(task) if task != self.task_key else -1
+        if index >= 0:
+            self.task_combo.setCurrentIndex(index)
+            self.notes.set_notes([notes.info(f"Task set to {self.task_combo.currentText()}: the checkpoint was "
+                                             f"trained for it ({source.strip()}).")])
+        self._update_stale()
 
     def _refresh_columns(self) -> None:
         from bertstudio.core.evaluate.readers import header_of
@@ -258,7 +264,7 @@ class EvaluateTab(ComparingTab):
             self.notes.set_notes([error_note(error)])
             return
         self._request = request
-        self._started_for = (source, self.task_key, evaluation.data, compare_source or "")
+        self._started = self._run_state(request, evaluation.data)
         self.runner.start(evaluation_job, request, evaluation, compare_source)
 
     def cancel(self) -> None:
@@ -268,7 +274,8 @@ class EvaluateTab(ComparingTab):
     def open_evaluation(self, model_source: str, data_file: str, task_key: str) -> None:
         """Evaluate `model_source` on `data_file` at once (the Train tab's "Evaluate…"); a model trained
         for a task Evaluate does not score is scored as the task its training opens it in."""
-        index = self.task_combo.findData(evaluated_as(task_key))
+        # the checkpoint's own head decides before the load (an MC model from Train loaded twice: issue 29)
+        index = self.task_combo.findData(load_task(model_source, evaluated_as(task_key)))
         if index >= 0:
             self.task_combo.setCurrentIndex(index)
         self.data_file.setText(str(data_file))
@@ -288,16 +295,16 @@ class EvaluateTab(ComparingTab):
         """The Compression page's Measure: CKA, salience, size and speed of the shown comparison."""
         from bertstudio.core.compression.report import compression_job
 
-        if self.comparison is None or self._request is None or self._shown_for is None:
+        if self.comparison is None or self._request is None or self._shown is None or not self._shown.compare:
             return
         self.compression_page.measure.setEnabled(False)
-        self.compression_runner.start(compression_job, self._request, self.comparison, self._shown_for[3])
+        self.compression_runner.start(compression_job, self._request, self.comparison, self._shown.compare)
 
     def _on_result(self, result: Any) -> None:
         from bertstudio.core.evaluate.evaluation import EvalComparison
 
         self.comparison = result if isinstance(result, EvalComparison) else None
-        self._shown_for = self._started_for
+        self._shown = self._started
         self.evaluation = result.a if self.comparison is not None else result
         self.show_evaluation(self.evaluation)
         self.compression_page.set_comparison(self.comparison)
@@ -358,12 +365,11 @@ class EvaluateTab(ComparingTab):
         return True
 
     def result_origin(self) -> RunState | None:
-        """The shown evaluation's origin (model, task, file, compared) as a RunState (issue 29: the
-        walkthrough and Export read it beside `origin_now`)."""
-        return _origin(self._shown_for)
+        """What the shown evaluation was computed from (the walkthrough and Export read it beside `origin_now`)."""
+        return self._shown
 
     def origin_now(self) -> RunState | None:
-        return _origin(self._settings_now())
+        return self._run_state()
 
     def restore(self, state: dict[str, Any]) -> None:
         super().restore(state)
