@@ -1,0 +1,29 @@
+"""Issue 29 items that had no test of their own in core: one number for the same QA model and data."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from bertstudio.core.progress import TaskControl
+from bertstudio.core.training import train
+from tests.core.test_training_tasks import task_config
+
+
+@pytest.mark.xfail(strict=True, reason="issue 29 #15 open: Train's span decoder (core/training/qa.best_answers) and "
+                   "Evaluate's (tasks/qa postprocess) pick different answers for the same windows")
+def test_qa_scores_are_the_same_number_in_train_and_evaluate(tmp_path: Path, checkpoint_factory) -> None:  # noqa: ANN001
+    """Issue 29 #15: Train said F1 0.1172 (0-1) where Evaluate said 12.02 (0-100) for the same model and
+    file, and the values differed. Train's final validation and Evaluate on the saved model and the same
+    file give one number on one 0-1 scale."""
+    from bertstudio.core.evaluate.evaluation import EvalRequest, evaluate_job
+    from bertstudio.core.models import LoadRequest
+
+    config = replace(task_config("qa", tmp_path, checkpoint_factory("bert", "Model")), max_steps=12)
+    result = train(config, TaskControl())
+    evaluation = evaluate_job(LoadRequest(result.output_dir, "qa"), EvalRequest(config.eval_file), TaskControl(), None)
+    for key in ("exact_match", "f1"):
+        assert 0.0 <= evaluation.metrics[key] <= 1.0
+        assert result.metrics[f"eval_{key}"] == pytest.approx(evaluation.metrics[key], abs=1e-6), key
