@@ -54,3 +54,23 @@ def test_a_finished_run_keeps_its_origin_when_the_form_changes(qtbot, window, ch
     assert tab.stale_banner.reason == "settings"
     tab.task.setCurrentIndex(tab.task.findData("token-classification"))  # item 13: a task switch forgets it
     assert tab.result_origin() is None and tab.stale_banner.reason == ""
+
+
+def test_a_long_result_never_squeezes_the_plots_axes_at_900x600(qtbot, window, tmp_path: Path) -> None:  # noqa: ANN001
+    """Issue 29 #12: a long result text squeezed the plots until their tick labels piled up; the
+    page scrolls instead and every plot keeps room for its title, axis label and ticks."""
+    from types import SimpleNamespace
+
+    from bertstudio.ui.train.live import PLOT_MIN_HEIGHTS
+
+    tab = tab_of(window, TrainTab)
+    window.resize(900, 600)
+    window.tabs.setCurrentWidget(tab)
+    tab.task.setCurrentIndex(tab.task.findData("text-classification"))
+    metrics = {f"metric_{i}": i / 20 for i in range(16)}  # a result text of several wrapped lines
+    tab._on_result(SimpleNamespace(stopped=True, step=9, max_steps=20, output_dir=str(tmp_path / "run"),
+                                   metrics=metrics, checkpoints_dir=None, open_in=("classification",)))
+    qtbot.waitUntil(lambda: tab.metrics_label.isVisible() and tab.metrics_label.height() > 40, timeout=5_000)
+    heights = [p.height() for p in (tab.plots.loss_plot, tab.plots.lr_plot, tab.plots.metric_plot)]
+    assert all(h >= least for h, least in zip(heights, PLOT_MIN_HEIGHTS, strict=True)), heights
+    assert "Run of no base model on" in tab.results.origin_label.text()

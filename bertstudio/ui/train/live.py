@@ -20,6 +20,9 @@ from bertstudio.ui.train.result_panel import ResultPanel
 from bertstudio.ui.widgets.elided_label import ElidedLabel
 from bertstudio.ui.widgets.training_plots import TrainingPlots
 
+# pixels: title, a rotated axis label ("learning rate") and the step ticks stay apart (issue 29 #12)
+PLOT_MIN_HEIGHTS = (150, 150, 150)
+
 
 class LiveRun:
     """The widgets a run draws on, and the one place its events are turned into drawing."""
@@ -27,6 +30,9 @@ class LiveRun:
     def __init__(self, plan_text_when_empty: str) -> None:
         self.plan_label = ElidedLabel(plan_text_when_empty)  # never widens the window (whole text in the tooltip)
         self.plots = TrainingPlots()
+        for plot, least in zip((self.plots.loss_plot, self.plots.lr_plot, self.plots.metric_plot), PLOT_MIN_HEIGHTS,
+                               strict=True):
+            plot.setMinimumHeight(least)  # a long result text scrolls the page; it never squeezes the axes
         self.teacher_plot = TeacherStudentPlot(x_link=self.plots.loss_plot)  # distillation only
         self.teacher_plot.setMaximumHeight(180)  # the loss and LR plots above keep room to read
         self.progress = QProgressBar()

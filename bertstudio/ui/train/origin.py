@@ -67,5 +67,6 @@ def what_changed(shown: TrainInputs, now: TrainInputs) -> str:
 
 def origin_line(inputs: TrainInputs) -> str:
     """"Run of <base> on <file> → <folder>": which run the shown result belongs to."""
-    base = Path(inputs.base).name or inputs.base if inputs.base != FROM_SCRATCH else "a new model (from scratch)"
+    base = (Path(inputs.base).name or inputs.base or "no base model" if inputs.base != FROM_SCRATCH
+            else "a new model (from scratch)")
     return f"Run of {base} on {Path(inputs.train_file).name} → {inputs.output_dir}"
