@@ -5,11 +5,15 @@ them) and the mark goes when the tab matches again."""
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 
 from bertstudio.ui.tabs.tests_tab import TestsTab
 from tests.ui.conftest import only_tabs, tab_of
 from tests.ui.test_tests_tab import SUITE, _run, _suite
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "scripts"))
+import walkthrough  # noqa: E402
 
 window_tabs = only_tabs("tests_tab")
 
@@ -30,10 +34,12 @@ def test_shown_suite_results_keep_their_origin_and_are_marked_when_it_changes(
     assert shown is not None and shown.model is not None and shown.model.source == a and shown.compare is None
     assert (shown.inputs.suite, shown.inputs.data, shown.inputs.held_out) == (first, str(tmp_path / "train.csv"), "")
     assert shown == tab.origin_now() and tab.read_state().stale_reason() == "" and not tab.stale_banner.reason
+    assert walkthrough.origin_problems(window) == []  # the run loaded its model itself: still current
 
     tab.set_suite(str(other))
     assert tab.stale_banner.reason == "suite" and tab.stale_banner.isVisibleTo(tab)
     assert tab.read_state().stale_reason() == "input" and tab.result_origin() == shown
+    assert walkthrough.origin_problems(window) == []  # differs, and says so
     assert tab.results.tests.model().rowCount() == len(SUITE["tests"])  # the record stays, marked
     tab.set_suite(first)
     assert tab.stale_banner.reason == "" and not tab.stale_banner.isVisibleTo(tab)

@@ -3,10 +3,14 @@ run's folder, task and data, and a form that now differs marks the run Out of da
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 from bertstudio.ui.tabs.train_tab import TrainTab
 from tests.ui.conftest import only_tabs, set_up_toy_classification, tab_of
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "scripts"))
+import walkthrough  # noqa: E402
 
 window_tabs = only_tabs("train_tab", "classification_tab")
 
@@ -27,7 +31,7 @@ def test_a_finished_run_keeps_its_origin_when_the_form_changes(qtbot, window, ch
     assert (shown.inputs.task, shown.inputs.output_dir, shown.inputs.train_file) == (
         "text-classification", run_folder, train_file)
     assert shown == tab.origin_now() and not tab.stale_banner.reason
-    assert tab.read_state().stale_reason() == ""
+    assert tab.read_state().stale_reason() == "" and walkthrough.origin_problems(window) == []
     assert "Run of" in tab.results.origin_label.text() and run_folder in tab.results.origin_label.text()
 
     tab.output_dir.setText(str(tmp_path / "another"))
@@ -35,6 +39,7 @@ def test_a_finished_run_keeps_its_origin_when_the_form_changes(qtbot, window, ch
     assert tab.stale_banner.reason == "validation file and output folder"
     assert tab.stale_banner.isVisibleTo(tab) and tab.read_state().stale_reason() == "input"
     assert tab.result_origin() == shown and tab.metrics_label.text()  # the record stays, marked
+    assert walkthrough.origin_problems(window) == []  # differs, and says so
     handed: list[tuple[str, str, str]] = []
     monkeypatch.setattr(window, "open_evaluation", lambda *args: handed.append(args))
     tab.evaluate_result()

@@ -36,7 +36,7 @@ from bertstudio.core.errors import BertStudioError, InputError
 from bertstudio.core.models import ModelInfo
 from bertstudio.ui.tabs.frame import ComparingTab, error_note
 from bertstudio.ui.tabs.run_lifecycle import RunLifecycle
-from bertstudio.ui.tabs.tab_state import RunState
+from bertstudio.ui.tabs.tab_state import RunState, TabState
 from bertstudio.ui.widgets.compare_panel import CompareSource
 from bertstudio.ui.widgets.run_controls import ProgressLine, StaleBanner
 from bertstudio.ui.widgets.suite_masks import SuiteMasks
@@ -398,6 +398,15 @@ class TestsTab(ComparingTab):
     def _inputs_now(self) -> Any:
         return suite_inputs(self.suite_path(), self.mask_panel.ticked(), self.data_file.text(),
                             self.held_apart.isChecked(), self.held_out_file.text())
+
+    def read_state(self) -> TabState:
+        """A run that loaded its model itself (through the shared cache; the bar says "Tested …") has
+        that model loaded: the state says so, as a Load would."""
+        state = super().read_state()
+        shown = self.result_origin()
+        if not state.loaded and self.model_bar.info is None and shown is not None and shown.model is not None:
+            state.loaded = shown.model.source
+        return state
 
     def result_origin(self) -> RunState | None:
         """Model, suite, data, held-apart/held-out settings and compared model of the shown results."""
