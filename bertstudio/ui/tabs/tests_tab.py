@@ -13,6 +13,8 @@ results judge both on the held-apart halves, and a line says which cases trained
 measure it, and the held-out figure before/after, so a fix that breaks something else shows.
 A suite whose templates use `{mask}` shows a masked-LM row: "Suggest words" asks that model
 (core.suites.masks.suggestions_job) and lists its words, ticked; unticked words are left out.
+The shown results keep their origin (ui/widgets/suite_origin.py); a changed model, suite, data,
+held-out file or compared model marks them Out of date until the next run.
 """
 
 from __future__ import annotations

@@ -6,6 +6,9 @@ never on the GUI thread. Stop sets an event the engine checks after each step an
 evaluation batch, so the run ends soon and saves; the window's close uses the same path
 through `is_running()`, `stop_and_save()` and the `run_ended` signal. The settings are read-only
 while a run is going (it uses what was set at Start), and any error clears the drawn plan.
+The shown result keeps what its run was started from (ui/train/origin.py): "Evaluate…" and
+"Open in…" hand over that run's folder, task and data, and a form that now differs marks the
+result Out of date, naming what changed, instead of hiding it.
 """
 
 from __future__ import annotations
