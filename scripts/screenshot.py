@@ -189,10 +189,13 @@ def take(window: Any, shot: Shot, out: Path) -> bool:
     if shot.run:
         tab.run()
         wait(tab.runner.result)
-    else:
+    else:  # a prepare that loads a model and runs on load (Evaluate's open_evaluation): both awaited
+        bar = getattr(tab, "model_bar", None)
+        if bar is not None and bar.busy:
+            wait(bar.loaded)
         runner = getattr(tab, "runner", None)
         if runner is not None and runner.busy:
-            wait(runner.finished)
+            wait(runner.finished, 300_000)
     if shot.after is not None:
         shot.after(tab)
     settle(800)

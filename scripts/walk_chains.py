@@ -86,7 +86,8 @@ def evaluate_chain(window: Any, inspector: Any, out: Path, mode: str) -> None:
 def handoff_problems(train: Any, evaluate: Any, folder: str, task: str) -> list[str]:
     """What disagrees with the trained `folder` and its Evaluate `task` after Train's Evaluate…:
     the Evaluate tab's model field, its loaded model, its result's origin, the evaluation shown in
-    its metrics, and the Train tab's own result (its origin when the tab reports one)."""
+    its metrics, and the Train tab's own result (its origin, when the tab reports one, names the base
+    model it was computed from, the folder it wrote and its task)."""
     found = []
     state = evaluate.read_state()
     if not _same(state.model, folder):
@@ -112,10 +113,13 @@ def handoff_problems(train: Any, evaluate: Any, folder: str, task: str) -> list[
         rows = evaluate.metrics_page.metrics.source_model.rowCount()
         if rows != len(metrics):
             found.append(f"evaluate: the metrics table has {rows} rows, the evaluation {len(metrics)} metrics")
-    origin = train.read_state().result
+    origin = train.read_state().result  # the run's origin: base model, task, inputs with its folder
     if origin is not None and origin.model is not None:
-        if not _same(origin.model.source, folder):
-            found.append(f"train: the result's origin names {origin.model.source}, the run saved {folder}")
+        written = getattr(origin.inputs, "output_dir", None)
+        if written is not None and not _same(written, folder):
+            found.append(f"train: the result's origin names the folder {written}, the run saved {folder}")
+        if origin.model.task != task:
+            found.append(f"train: the result's origin names task {origin.model.task!r}, the model's is {task!r}")
     result = getattr(train, "result", None)
     if result is None:
         found.append(f"train: no result is shown for the run into {folder}")

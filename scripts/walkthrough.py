@@ -353,6 +353,8 @@ def walk(window: Any, inspector: Inspector, out: Path, mode: str, wanted: set[st
         if not screenshot.take(window, shot, out):
             continue
         seen.add(shot.tab)
+        if getattr(getattr(tab, "runner", None), "busy", False):
+            inspector.problem("the shot was taken while the tab's run was still going")
         inspector.check()
         inspector.visit_pages(tab, out, shot.name.removesuffix(".png"))
         errors = [note.text for note in getattr(getattr(tab, "notes", None), "notes", ()) if note.level == "error"]

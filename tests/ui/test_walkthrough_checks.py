@@ -89,7 +89,8 @@ def test_origin_problems_still_checks_a_model_bars_loaded_model() -> None:
 
 
 def _handoff(folder: str, *, field: str, loaded: str, shown: tuple[str, str] | None, metrics: dict,
-             evaluated: tuple[str, str], train_dir: str, rows: int | None = None):
+             evaluated: tuple[str, str], train_dir: str, rows: int | None = None,
+             train_origin: tuple[str, str] | None = None):
     from bertstudio.ui.tabs.tab_state import TabState
 
     state = TabState(task="evaluate", model=field, loaded=loaded,
@@ -97,7 +98,10 @@ def _handoff(folder: str, *, field: str, loaded: str, shown: tuple[str, str] | N
     table = SimpleNamespace(source_model=SimpleNamespace(rowCount=lambda: len(metrics) if rows is None else rows))
     evaluate = SimpleNamespace(read_state=lambda: state, metrics_page=SimpleNamespace(metrics=table),
                                evaluation=SimpleNamespace(model=evaluated[0], task=evaluated[1], metrics=metrics))
-    train_state = TabState(task="train", has_model_bar=False)
+    origin = None  # Train's origin: the base model and task; its inputs hold the folder written
+    if train_origin is not None:
+        origin = _origin("/models/base", train_origin[1], SimpleNamespace(output_dir=train_origin[0]))
+    train_state = TabState(task="train", has_model_bar=False, result=origin)
     train = SimpleNamespace(read_state=lambda: train_state, result=SimpleNamespace(output_dir=train_dir))
     return train, evaluate
 
@@ -105,7 +109,8 @@ def _handoff(folder: str, *, field: str, loaded: str, shown: tuple[str, str] | N
 def test_a_faithful_train_to_evaluate_handoff_has_no_problems(tmp_path: Path) -> None:
     folder = str(tmp_path / "trained")
     train, evaluate = _handoff(folder, field=folder + "/", loaded=folder, shown=(folder, "multiple-choice"),
-                               metrics={"accuracy": 0.5}, evaluated=(folder, "multiple-choice"), train_dir=folder)
+                               metrics={"accuracy": 0.5}, evaluated=(folder, "multiple-choice"), train_dir=folder,
+                               train_origin=(folder, "multiple-choice"))
     assert walk_chains.handoff_problems(train, evaluate, folder, "multiple-choice") == []
 
 
@@ -113,12 +118,39 @@ def test_every_view_of_the_handoff_that_names_another_model_or_task_is_reported(
     folder, old = str(tmp_path / "trained"), str(tmp_path / "restored-sentiment")
     train, evaluate = _handoff(folder, field=old, loaded=old, shown=(folder, "classification"),
                                metrics={"accuracy": 0.5, "f1": 0.4}, evaluated=(old, "classification"),
-                               train_dir=str(tmp_path / "elsewhere"), rows=0)
+                               train_dir=str(tmp_path / "elsewhere"), rows=0, train_origin=(old, "classification"))
     found = "\n".join(walk_chains.handoff_problems(train, evaluate, folder, "multiple-choice"))
     for part in ("the model field says", "the loaded model is", "computed for task 'classification'",
-                 "the metrics shown are of", "the metrics table has 0 rows", "train: the result shown is of"):
+                 "the metrics shown are of", "the metrics table has 0 rows", "train: the result shown is of",
+                 "train: the result's origin names the folder", "train: the result's origin names task"):
         assert part in found, (part, found)
     train, evaluate = _handoff(folder, field=folder, loaded=folder, shown=None, metrics={},
                                evaluated=(folder, "multiple-choice"), train_dir=folder)
     found = "\n".join(walk_chains.handoff_problems(train, evaluate, folder, "multiple-choice"))
     assert "no evaluation is shown" in found and "no metrics are shown" in found
+
+
+def test_a_shot_that_loads_then_runs_waits_for_both(qtbot, tmp_path: Path) -> None:
+    """Evaluate's shot loads a model and runs on load (a run longer than take()'s 0.8 s settle): the
+    picture was taken mid-run, an empty table under "Reading reviews_eval.csv…" (issue 29 walkthrough)."""
+    import screenshot
+    from PySide6.QtCore import QObject, QTimer, Signal
+
+    class Busy(QObject):
+        loaded = Signal(object)
+        finished = Signal()
+        busy = False
+
+    bar, runner, events = Busy(), Busy(), []
+
+    def load_then_run(_tab: object) -> None:
+        bar.busy = True
+        QTimer.singleShot(50, lambda: (setattr(bar, "busy", False), setattr(runner, "busy", True), bar.loaded.emit(1)))
+        QTimer.singleShot(1500, lambda: (setattr(runner, "busy", False), events.append("ran"), runner.finished.emit()))
+
+    tab = SimpleNamespace(model_bar=bar, runner=runner)
+    window = SimpleNamespace(task_tabs={"evaluate": tab}, tabs=SimpleNamespace(setCurrentWidget=lambda _t: None),
+                             grab=lambda: SimpleNamespace(save=lambda _p: events.append("shot")))
+    shot = screenshot.Shot("evaluate.png", "evaluate", None, load_then_run, run=False)
+    assert screenshot.take(window, shot, tmp_path)
+    assert events == ["ran", "shot"]
