@@ -6,11 +6,13 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from PySide6.QtWidgets import QScrollArea
 
 from bertstudio.ui.tabs.evaluate_tab import EvaluateTab
 from bertstudio.ui.tabs.tab_state import RunState, changed
-from tests.ui.conftest import evaluate_tab
+from tests.ui.conftest import evaluate_tab, with_tabs
 
+SMALL = (900, 600)
 DATA = Path(__file__).resolve().parents[1] / "data" / "evaluate"
 
 
@@ -67,3 +69,38 @@ def test_a_multiple_choice_model_handed_over_loads_once(qtbot, tab: EvaluateTab,
     with qtbot.waitSignal(tab.runner.finished, timeout=120_000):
         tab.open_evaluation(str(choice), str(DATA / "choice.csv"), "multiple-choice")
     assert len(loads) == 1 and tab.evaluation is not None and tab.evaluation.task == "multiple-choice"
+
+
+@with_tabs("evaluate_tab")
+def test_no_sideways_scrolling_at_900_by_600_whatever_the_columns(qtbot, window, tmp_path: Path,  # noqa: ANN001
+                                                                  real_models) -> None:
+    """The Columns row (one combo per column role, sized to the file's header names) and the result
+    pages fit 900x600: the page never scrolls sideways (it did, hiding Evaluate's right side)."""
+    long = tmp_path / "long_header.csv"
+    long.write_text("the_question_text_column_with_a_long_name,the_context_paragraph_column_name,"
+                    "the_answer_text_column_name\nq,c,a\n", encoding="utf-8")
+    tab = window.task_tabs["evaluate"]
+    window.tabs.setCurrentWidget(tab)
+    window.resize(*SMALL)
+    scroll = next(s for s in tab.findChildren(QScrollArea) if s.widget() is tab.page)
+    problems = []
+    topics = str(real_models["categorium-bert-tiny-topics-en"])
+    for task, data in (("multiple-choice", DATA / "choice.csv"), ("qa", DATA / "qa.csv"), ("qa", long),
+                       ("nsp", DATA / "nsp_pairs.csv"), ("classification", DATA / "topics.csv"), ("result", None)):
+        if data is None:  # every result page filled: metrics, confusion, curves, rows, a comparison
+            tab.compare_source.enabled.setChecked(True)
+            tab.compare_source.combo.setEditText(topics)
+            with qtbot.waitSignal(tab.runner.finished, timeout=120_000):
+                tab.open_evaluation(topics, str(DATA / "topics.csv"), "classification")
+            data = DATA / "topics.csv"
+        else:
+            tab.task_combo.setCurrentIndex(tab.task_combo.findData(task))
+            tab.data_file.setText(str(data))
+            tab.data_file.editingFinished.emit()
+        for index in range(tab.pages.count()):
+            tab.pages.setCurrentIndex(index)
+            qtbot.wait(1)
+            if scroll.horizontalScrollBar().isVisible():
+                problems.append(f"{task} {data.name} {tab.pages.tabText(index)}: the page needs "
+                                f"{tab.page.minimumSizeHint().width()} px of {scroll.viewport().width()}")
+    assert window.width() == SMALL[0] and not problems, "\n".join(problems)

@@ -46,6 +46,16 @@ from bertstudio.workers.runner import TaskRunner
 DETECTED = "(detected)"
 
 
+def _column_combo() -> QComboBox:
+    """A Columns choice sized to a few characters, not to the longest header name: long names made
+    the page scroll sideways at 900x600 (the list shows them whole, the tooltip the chosen one)."""
+    combo = QComboBox()
+    combo.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+    combo.setMinimumContentsLength(len(DETECTED))
+    combo.addItem(DETECTED, None)
+    return combo
+
+
 class EvaluateTab(ComparingTab):
     TASK = "evaluate"
     TITLE = "Evaluate"
@@ -89,7 +99,7 @@ class EvaluateTab(ComparingTab):
         self.columns_row = QWidget()  # always in the form: choices come and go, the row stays put
         self.columns_row.setLayout(QHBoxLayout())
         self.columns_row.layout().setContentsMargins(0, 0, 0, 0)
-        self.columns_row.setMinimumHeight(max(QComboBox().sizeHint().height(), QLineEdit().sizeHint().height()))
+        self.columns_row.setMinimumHeight(max(_column_combo().sizeHint().height(), QLineEdit().sizeHint().height()))
         self.columns_form.addRow("Columns:", self.columns_row)
         self.compare_source = CompareSource(self.model_bar.source)
         self.run_button = QPushButton("Evaluate")
@@ -203,6 +213,7 @@ class EvaluateTab(ComparingTab):
         while row.count():
             item = row.takeAt(0)
             if item is not None and item.widget() is not None:
+                item.widget().hide()  # gone at once, not when the event loop deletes it (a ghost label)
                 item.widget().deleteLater()
         self.column_combos = {}
         self.choice_columns = QLineEdit()
@@ -217,13 +228,13 @@ class EvaluateTab(ComparingTab):
             row.addStretch(1)
             return
         for field, label in roles:
-            combo = QComboBox()
-            combo.addItem(DETECTED, None)
+            combo = _column_combo()
             for name in header:
                 combo.addItem(name, name)
+            combo.currentTextChanged.connect(combo.setToolTip)
             self.column_combos[field] = combo
             row.addWidget(QLabel(f"{label}:"))
-            row.addWidget(combo)
+            row.addWidget(combo, 1)
         if adapter.choice_columns:
             row.addWidget(QLabel("Choices:"))
             row.addWidget(self.choice_columns, 1)
