@@ -338,6 +338,13 @@ def _build_info(request: LoadRequest, folder: Path, model: Any, tokenizer: Any, 
     )
 
 
+def in_memory(model: Any, tokenizer: Any, source: str, task: str) -> LoadedModel:
+    """A model that was not loaded from a folder (one being trained) as a LoadedModel, so a task's own
+    readers run on it exactly as they will on the folder it is saved to (same limits, same windows)."""
+    return LoadedModel(model=model, tokenizer=tokenizer,
+                       info=_build_info(LoadRequest(source, task), Path(source), model, tokenizer, HeadReport()))
+
+
 def load_uncached(request: LoadRequest, control: TaskControl | None = None) -> LoadedModel:
     """Load tokenizer and task model on the requested device; explain every way this can fail."""
     control = control or TaskControl()

@@ -12,8 +12,6 @@ from bertstudio.core.training import train
 from tests.core.test_training_tasks import task_config
 
 
-@pytest.mark.xfail(strict=True, reason="issue 29 #15 open: Train's span decoder (core/training/qa.best_answers) and "
-                   "Evaluate's (tasks/qa postprocess) pick different answers for the same windows")
 def test_qa_scores_are_the_same_number_in_train_and_evaluate(tmp_path: Path, checkpoint_factory) -> None:  # noqa: ANN001
     """Issue 29 #15: Train said F1 0.1172 (0-1) where Evaluate said 12.02 (0-100) for the same model and
     file, and the values differed. Train's final validation and Evaluate on the saved model and the same

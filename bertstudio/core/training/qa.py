@@ -4,8 +4,8 @@ question/context/answer table that Evaluate reads, fine-tuned as transformers' r
 A context longer than the maximum length is split into overlapping windows (the tokenizer's
 `return_overflowing_tokens` and `stride`); each window is one training row whose answer span is
 given in tokens, or the CLS token where the answer is not (wholly) in that window or there is
-none. Validation keeps the start and end logits of every window and picks, per question, the best
-span no longer than MAX_ANSWER_TOKENS, scored with the SQuAD normalisation Evaluate uses.
+none. Validation's exact match and F1 are read by Evaluate's own predictor on the model being
+trained (ReadAsEvaluate), so Train and Evaluate give one number for the same model and file.
 """
 
 from __future__ import annotations
@@ -29,10 +29,8 @@ from bertstudio.core.training.qa_windows import (
     window_stride,
 )
 
-MAX_ANSWER_TOKENS = 30  # the longest span validation predicts (run_qa.py's default)
-N_BEST = 20  # start and end candidates tried per window
 COUNT_WINDOWS_UP_TO = 20_000  # the plan tokenizes to count windows up to this many questions
-_EXTRA = ("offset_mapping", "example_index", "cls_index")  # kept for validation, never given to the model
+_EXTRA = ("offset_mapping", "example_index", "cls_index")  # where a window's labels came from; not for the model
 
 
 ENCODE_CHUNK = 256  # questions per tokenizer call: a Cancel check and a progress line between calls
@@ -89,51 +87,38 @@ def _windows(tokenizer: Any, rows: Sequence[QAExample], offset: int, chunk: Sequ
     return features
 
 
-def best_answers(starts: Any, ends: Any, rows: Sequence[dict[str, Any]], examples: Sequence[QAExample],
-                 allow_empty: bool) -> list[str]:
-    """The best span per question over all its windows (start + end logit, at most
-    MAX_ANSWER_TOKENS long); "" where no answer scores higher (allowed when the data has some)."""
-    import numpy as np
+class ReadAsEvaluate:
+    """Validation's exact match and F1 read by Evaluate's own QA predictor (`tasks.qa.evaluate.predict`:
+    the task's windows, span rules and empty-answer rule) on the model being trained, so Train and
+    Evaluate report one number for the same model and file (issue 29 #15: a second span decoder here
+    picked other answers). The Trainer's pass over the training windows still gives eval_loss."""
 
-    best: dict[int, tuple[float, str]] = {}
-    null: dict[int, float] = {}
-    for i, row in enumerate(rows):
-        index, offsets, cls = row["example_index"], row["offset_mapping"], row["cls_index"]
-        start, end = np.asarray(starts[i][:len(offsets)], float), np.asarray(ends[i][:len(offsets)], float)
-        null[index] = min(null.get(index, np.inf), float(start[cls] + end[cls]))
-        context = examples[index].context
-        for a in np.argsort(start)[::-1][:N_BEST]:
-            if offsets[a] is None:
-                continue
-            for b in np.argsort(end)[::-1][:N_BEST]:
-                if offsets[b] is None or b < a or b - a + 1 > MAX_ANSWER_TOKENS:
-                    continue
-                score = float(start[a] + end[b])
-                if score > best.get(index, (-np.inf, ""))[0]:
-                    best[index] = (score, context[offsets[a][0]:offsets[b][1]])
-    answers = []
-    for index in range(len(examples)):
-        score, text = best.get(index, (-np.inf, ""))
-        answers.append("" if allow_empty and null.get(index, -np.inf) > score else text)
-    return answers
+    def __init__(self, examples: Sequence[QAExample]) -> None:
+        from bertstudio.core.evaluate.readers import Example
 
+        self.examples = [Example(x.line, x.question, (x.question, x.context), x.answers) for x in examples]
+        self.model: Any = None
+        self.tokenizer: Any = None
 
-def qa_metrics(examples: Sequence[QAExample], rows: Sequence[dict[str, Any]], allow_empty: bool) -> metrics_mod.Metrics:
-    """Exact match and F1 (0-1, the SQuAD normalisation of Evaluate) of the best spans."""
-    from bertstudio.core.tasks.qa.squad import squad_scores
+    def bind(self, model: Any, tokenizer: Any) -> None:
+        """The model being trained (known once the Trainer is built)."""
+        self.model, self.tokenizer = model, tokenizer
 
-    def compute(pred: Any) -> dict[str, float]:
-        starts, ends = pred.predictions[:2]
-        predicted = best_answers(starts, ends, rows, examples, allow_empty)
-        scores = squad_scores([x.answers for x in examples], predicted)
+    def __call__(self, _pred: Any) -> dict[str, float]:
+        from bertstudio.core.evaluate.predict import EvalOptions
+        from bertstudio.core.models import in_memory
+        from bertstudio.core.tasks.qa.evaluate import predict
+        from bertstudio.core.tasks.qa.squad import squad_scores
+
+        loaded = in_memory(self.model, self.tokenizer, "the model being trained", QA_SPEC.key)
+        predictions, _notes = predict(loaded, self.examples, TaskControl(), EvalOptions())
+        scores = squad_scores([x.gold for x in self.examples], [p.value for p in predictions])
         return {key: scores[key] for key in ("exact_match", "f1")}  # 0-1, as Evaluate reports them
 
-    return compute
 
-
-def keep_logits(logits: Any, _labels: Any) -> Any:
-    """Validation keeps the start and end logits whole: the span is picked from both."""
-    return logits
+def first_logit(logits: Any, _labels: Any) -> Any:
+    """The Trainer keeps one number per window, not the whole logits: ReadAsEvaluate reads the model."""
+    return logits[0][:, :1]
 
 
 class QACollator:
@@ -192,5 +177,15 @@ class QuestionAnswering(TrainableTask):
         return QACollator(tokenizer)
 
     def evaluation(self, data: Data, eval_rows: list[dict[str, Any]], nsp: bool) -> tuple[metrics_mod.Metrics, Any]:
-        allow_empty = any(not q.answers for q in data.train)
-        return qa_metrics(data.eval, eval_rows, allow_empty), keep_logits
+        return ReadAsEvaluate(data.eval), first_logit
+
+    def trainer_class(self, base: type) -> type:
+        """The Trainer that hands its model to ReadAsEvaluate once built."""
+
+        class QATrainer(base):  # type: ignore[valid-type,misc]
+            def __init__(self, *args: Any, **kwargs: Any) -> None:
+                super().__init__(*args, **kwargs)
+                if isinstance(self.compute_metrics, ReadAsEvaluate):
+                    self.compute_metrics.bind(self.model, self.processing_class)
+
+        return QATrainer
