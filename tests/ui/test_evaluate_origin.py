@@ -104,3 +104,15 @@ def test_no_sideways_scrolling_at_900_by_600_whatever_the_columns(qtbot, window,
                 problems.append(f"{task} {data.name} {tab.pages.tabText(index)}: the page needs "
                                 f"{tab.page.minimumSizeHint().width()} px of {scroll.viewport().width()}")
     assert window.width() == SMALL[0] and not problems, "\n".join(problems)
+
+
+def test_the_task_to_load_keeps_a_task_whose_head_the_checkpoint_carries(checkpoint_factory) -> None:  # noqa: ANN001
+    """A pre-training checkpoint carries both the masked-LM and the next-sentence heads: picked while
+    the task is NSP it stays NSP; a classifier picked as a masked LM loads as a classifier."""
+    from bertstudio.core.evaluate.adapters import load_task
+
+    pretrained = str(checkpoint_factory("bert", "PreTraining"))
+    assert load_task(pretrained, "nsp") == "nsp" and load_task(pretrained, "fill-mask") == "fill-mask"
+    assert load_task(pretrained, "ner") == "fill-mask"
+    assert load_task(str(checkpoint_factory("bert", "SequenceClassification")), "fill-mask") == "classification"
+    assert load_task("bert-base-uncased", "qa") == "qa"  # a Hub id: nothing to read before the load

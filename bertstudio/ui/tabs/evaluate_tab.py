@@ -133,7 +133,7 @@ class EvaluateTab(ComparingTab):
             self.pages.addTab(page, title)
         # Says so when the shown result belongs to another model, task, file or compared model than
         # the ones set now (a new model kept the old metrics with no mark: issue 29 #3).
-        self.stale_banner = StaleBanner(self.pages)
+        self.stale_banner = StaleBanner(self.pages, action="Press Evaluate (Ctrl+Enter) to update it.")
         self.body.addWidget(self.stale_banner)
         self.body.addWidget(self.pages, 1)
         for page in (self.confusion_page, self.errors_page, self.compare_page, self.projector_page):
@@ -285,7 +285,7 @@ class EvaluateTab(ComparingTab):
     def open_evaluation(self, model_source: str, data_file: str, task_key: str) -> None:
         """Evaluate `model_source` on `data_file` at once (the Train tab's "Evaluate…"); a model trained
         for a task Evaluate does not score is scored as the task its training opens it in."""
-        # the checkpoint's own head decides before the load (an MC model from Train loaded twice: issue 29)
+        # the checkpoint's own head decides the task before the load: one load, with its head (issue 29)
         index = self.task_combo.findData(load_task(model_source, evaluated_as(task_key)))
         if index >= 0:
             self.task_combo.setCurrentIndex(index)
