@@ -97,7 +97,8 @@ class TaskTab(PinnedInputs, ModelTab):
         self.results_box.setContentsMargins(0, 0, 0, 0)
         self.results_widget = QWidget()  # dimmed while the result is out of date
         self.results_widget.setLayout(self.results_box)
-        self.stale_banner = StaleBanner(self.results_widget)
+        self.stale_banner = StaleBanner(self.results_widget,
+                                        action=f"Press {self.RUN_LABEL} (Ctrl+Enter) to update it.")
         self._stale_timer = QTimer(self)
         self._stale_timer.setSingleShot(True)
         self._stale_timer.setInterval(0)

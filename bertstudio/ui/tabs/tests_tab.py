@@ -140,7 +140,8 @@ class TestsTab(ComparingTab):
         self.body.addLayout(held_out_row)
         self.body.addWidget(self.fix_summary)
         self.body.addWidget(self.progress_line)
-        self.stale_banner = StaleBanner(self.results)  # the results stay (a record), marked when the tab differs
+        # the results stay (a record), marked when the tab differs
+        self.stale_banner = StaleBanner(self.results, action="Press Run suite (Ctrl+Enter) to update it.")
         self.body.addWidget(self.stale_banner)
         self.body.addWidget(self.results, 1)
         self.runner.result.connect(self._on_result)

@@ -174,7 +174,8 @@ class TrainTab(StudioTab):
         right_layout.addWidget(self.teacher_plot)
         right_layout.addLayout(controls)
         right_layout.addLayout(status)
-        self.stale_banner = StaleBanner(self.results)  # the shown run stays (a record), marked when the form differs
+        # the shown run stays (a record), marked when the form differs
+        self.stale_banner = StaleBanner(self.results, action="Start trains a new model with the form as it is now.")
         right_layout.addWidget(self.stale_banner)
         right_layout.addWidget(self.results)
         self.search_panel = SearchPanel(self.config, self.show_message, self)  # Optuna search, collapsed

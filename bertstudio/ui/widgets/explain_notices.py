@@ -37,7 +37,7 @@ class CornerStaleBanner(StaleBanner):
     tooltip): above the pages it pushed them down when a model's load ended, at any moment."""
 
     def __init__(self, pages: QTabWidget) -> None:
-        super().__init__(pages)
+        super().__init__(pages, action="Press Explain (Ctrl+Enter) to update it.")
         self.setWordWrap(False)
         self.setMinimumWidth(120)  # never widens the page
         pages.setCornerWidget(self, Qt.Corner.TopRightCorner)
@@ -45,6 +45,6 @@ class CornerStaleBanner(StaleBanner):
     def show_for(self, reason: str) -> None:
         super().show_for(reason)
         if reason:
-            self.setToolTip(self.text().replace("Press Run", "Press Explain"))
+            self.setToolTip(self.text())
             self.setText(f"<b>Out of date:</b> for the previous {reason}")
             self.raise_()  # above the veil that fades the pages, itself one of their children

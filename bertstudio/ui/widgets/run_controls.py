@@ -181,8 +181,10 @@ class Veil(QWidget):
 class StaleBanner(QLabel):
     """Says that the result below belongs to an earlier input, model or heads (and fades the result)."""
 
-    def __init__(self, results: QWidget, parent: QWidget | None = None) -> None:
+    def __init__(self, results: QWidget, parent: QWidget | None = None,
+                 action: str = "Press Run (Ctrl+Enter) to update it.") -> None:
         super().__init__(parent)
+        self.action = action  # how this tab brings the result up to date, in its own button's words
         self.setWordWrap(True)
         self.setTextFormat(Qt.TextFormat.RichText)
         self.setVisible(False)
@@ -197,6 +199,6 @@ class StaleBanner(QLabel):
             self.setStyleSheet(f"QLabel {{ background: rgba{c.highlight}; color: {c.foreground}; "
                                "padding: 4px; border-radius: 3px; }")
             self.setText(f"<b>Out of date:</b> this result is for the previous {reason}. "
-                         "Press Run (Ctrl+Enter) to update it.")
+                         + self.action)
         self.veil.cover(bool(reason))
         self.setVisible(bool(reason))
