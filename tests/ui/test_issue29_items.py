@@ -40,13 +40,13 @@ def test_training_status_line_is_never_squeezed_at_900_by_600(qtbot, window) -> 
     window.resize(900, 600)
     tab.live.on_progress(ProgressEvent("", payload=TrainingEvent("plan", max_steps=4500)))
     tab.live.on_progress(ProgressEvent("", payload=TrainingEvent("step", step=1200, max_steps=4500, loss=0.5,
-                                                             learning_rate=1e-5, samples_per_second=45.2,
-                                                             eta_seconds=42.0)))
+                                                             learning_rate=1e-5, samples_per_second=123.4,
+                                                             eta_seconds=4321.0)))
     qtbot.wait(1)
     bar = tab.progress
     assert bar.isTextVisible() and bar.text() == "step 1200 / 4500"
     assert bar.width() >= bar.fontMetrics().horizontalAdvance(bar.text()) + 20, bar.width()
-    assert tab.rate_label.text() == "45.2 samples/s  ETA 0:42"
+    assert tab.rate_label.text() == "123.4 samples/s  ETA 1:12:01"  # a run over an hour: the longest ETA
     assert not tab.rate_label.is_elided(), tab.rate_label.width()
 
 

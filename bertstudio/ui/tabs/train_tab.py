@@ -157,15 +157,17 @@ class TrainTab(StudioTab):
         self.metrics_label, self.checkpoint_label = self.results.metrics_label, self.results.checkpoint_label
         self.open_buttons, self.evaluate_button = self.results.open_buttons, self.results.evaluate_button
         self.delete_checkpoints = self.results.delete_checkpoints
-        controls, status = QHBoxLayout(), QHBoxLayout()
+        controls, status = QHBoxLayout(), QVBoxLayout()
         for widget in (self.start_button, self.stop_button, self.resume_button):
             controls.addWidget(widget)
         controls.addStretch(1)
         controls.addWidget(self.export_button)
-        # A row of their own: the bar's text ("step 12 / 45") and the rate are never squeezed to "Trainin…"
+        # Rows of their own: the bar's text ("step 12 / 45") and the rate with a run's longest ETA
+        # ("123.4 samples/s  ETA 1:12:01") are never squeezed to "Trainin…" / "ETA 0:…", even at 900x600
         self.progress.setMinimumWidth(PROGRESS_MIN_WIDTH)
-        status.addWidget(self.progress, 1)
-        status.addWidget(self.rate_label, 1)
+        status.setSpacing(2)
+        status.addWidget(self.progress)
+        status.addWidget(self.rate_label)
         right = QWidget()
         right_layout = QVBoxLayout(right)
         right_layout.setContentsMargins(0, 0, 0, 0)
