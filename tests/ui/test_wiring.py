@@ -81,7 +81,9 @@ def test_train_tab_open_in_goes_through_wiring(window, monkeypatch) -> None:
     opened = []
     monkeypatch.setattr(fill_mask, "open_model", opened.append)
     assert train.can_open("fill-mask") and not train.can_open("no-such-task")  # told by wiring
-    train.result = SimpleNamespace(output_dir="runs/trained")
+    # a finished run as the runner hands it over (its own folder: what Open in… hands on, issue 29)
+    train.runner.result.emit(SimpleNamespace(output_dir="runs/trained", checkpoints_dir="", max_steps=2, step=2,
+                                             metrics={}, open_in=("fill-mask",), stopped=False))
     with_signal = []
     train.open_model_requested.connect(lambda *args: with_signal.append(args))
     train.open_result_in("fill-mask")
