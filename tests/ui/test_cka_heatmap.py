@@ -17,15 +17,19 @@ DATA = Path(__file__).resolve().parents[1] / "data" / "evaluate" / "sentiment_he
 def test_heatmap_draws_a_rectangular_matrix_with_labelled_axes(qtbot) -> None:  # noqa: ANN001
     view = CkaHeatmap()
     qtbot.addWidget(view)
+    item = view.plot.getPlotItem()
+    # before a measurement: a sentence, no axes or colour bar over nothing (issue 29 #21)
+    assert view.empty.isVisible() and not item.getAxis("left").isVisible() and not view.colour_bar.isVisible()
     matrix = np.array([[1.0, 0.2, 0.1, 0.0], [0.3, 0.9, 0.4, 0.2], [0.1, 0.5, 0.8, 0.95]])
     view.set_matrix(matrix)
-    item = view.plot.getPlotItem()
     assert item.getAxis("left").labelText == "layer of A" and item.getAxis("bottom").labelText == "layer of B"
     assert view.image.image.shape == (3, 4) and view.colour_bar.levels() == (0.0, 1.0)
     written = [t.textItem.toPlainText() for t in view.texts]
     assert len(written) == 12 and written[0] == "1.00*" and written[11] == "0.95*" and written[1] == "0.20"
+    assert not view.empty.isVisible() and item.getAxis("left").isVisible() and view.colour_bar.isVisible()
     view.clear()
     assert view.texts == [] and view.matrix is None
+    assert view.empty.isVisible() and not item.getAxis("bottom").isVisible()
 
 
 def test_compression_page_after_a_real_comparison(qtbot, settings, checkpoint_factory) -> None:  # noqa: ANN001

@@ -16,6 +16,7 @@ from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QSplitter, QVBox
 from bertstudio.ui.widgets.eval_tables import RecordsView
 
 MAX_WRITTEN = 196  # cells (14 x 14: BERT-base against itself) beyond which values are in the tooltip only
+EMPTY_TEXT = "Measure to see which layer of B matches which layer of A here."
 IDLE = "Compare two models (tick “Compare with…” and run), then Measure: linear CKA per layer pair, " \
        "salience agreement, size and speed."
 
@@ -45,12 +46,23 @@ class CkaHeatmap(QWidget):
         self.colour_bar = pg.ColorBarItem(values=(0.0, 1.0), colorMap=pg.colormap.get("viridis"), interactive=False,
                                           label="linear CKA")
         self.colour_bar.setImageItem(self.image, insert_in=item)
+        # before a measurement: a sentence, not empty axes and a colour bar over nothing (issue 29 #21)
+        self.empty = pg.TextItem(EMPTY_TEXT, anchor=(0.5, 0.5))
+        self.plot.addItem(self.empty)
         plot_style.style_plot(self.plot)
         self.plot.setToolTip("Linear CKA of A's hidden state (row) and B's (column); 0 is the embeddings. "
                              "1: the same representation up to rotation and scale.")
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(self.plot)
+        self.clear()
+
+    def _show_axes(self, shown: bool) -> None:
+        item = self.plot.getPlotItem()
+        for side in ("left", "bottom"):
+            item.showAxis(side, shown)
+        self.colour_bar.setVisible(shown)
+        self.empty.setVisible(not shown)
 
     def set_matrix(self, matrix: Any) -> None:
         import numpy as np
@@ -61,6 +73,7 @@ class CkaHeatmap(QWidget):
         self.texts = []
         self.matrix = np.asarray(matrix, dtype=np.float32)
         rows, columns = self.matrix.shape
+        self._show_axes(True)
         self.image.setImage(self.matrix, levels=(0.0, 1.0), autoLevels=False)
         item = self.plot.getPlotItem()
         item.getAxis("left").setTicks([[(i + 0.5, str(i)) for i in range(rows)]])
@@ -86,6 +99,12 @@ class CkaHeatmap(QWidget):
         item.getAxis("left").setTicks(None)
         item.getAxis("bottom").setTicks(None)
         self.matrix = None
+        from bertstudio.ui import theme
+
+        self.empty.setColor(theme.colors().foreground)
+        self._show_axes(False)
+        self.empty.setPos(0.5, 0.5)
+        item.setRange(xRange=(0, 1), yRange=(0, 1), padding=0)
 
 
 def _ratio(a: float | None, b: float | None) -> str:
