@@ -39,6 +39,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "scripts"))
 SCREEN = (1280, 800)  # what we promise to fit; the real screen's size wins when there is one
+MIN_PLOT_HEIGHT = 48  # px: below this a plot shows its axis and little else
 
 
 def ensure_heads(models: Path) -> None:
@@ -148,7 +149,8 @@ class Inspector:
 
 
     def check_plots(self) -> None:
-        """Every plot in sight has the theme's background (no white plot in the dark theme)."""
+        """Every plot in sight has the theme's background (no white plot in the dark theme) and room
+        to be read (a splitter or a small window once left a result's plot a few pixels high)."""
         if "pyqtgraph" not in sys.modules:
             return
         import pyqtgraph as pg
@@ -160,6 +162,9 @@ class Inspector:
             if view.isVisible() and plot_style.background_of(view) != wanted:
                 self.problem(f"{type(view).__name__} has a {plot_style.background_of(view)} background, the "
                              f"{theme.colors().name} theme's is {wanted}")
+            if view.isVisible() and 0 < view.height() < MIN_PLOT_HEIGHT:
+                self.problem(f"{_name(view)} is squeezed to {view.height()} px high (a plot needs "
+                             f"{MIN_PLOT_HEIGHT} to be read)")
 
     def check_dark_boxes(self) -> None:
         """In the dark theme, no text box, table or list is painted white (a style sheet once kept

@@ -154,3 +154,25 @@ def test_a_shot_that_loads_then_runs_waits_for_both(qtbot, tmp_path: Path) -> No
     shot = screenshot.Shot("evaluate.png", "evaluate", None, load_then_run, run=False)
     assert screenshot.take(window, shot, tmp_path)
     assert events == ["ran", "shot"]
+
+
+def test_a_plot_squeezed_to_a_few_pixels_is_reported(qtbot, tmp_path: Path) -> None:
+    """At 900x600 a result's bars were left an axis high (Classification's splitter): reported."""
+    import pyqtgraph as pg
+    from PySide6.QtWidgets import QVBoxLayout, QWidget
+
+    host = QWidget()
+    qtbot.addWidget(host)
+    layout = QVBoxLayout(host)
+    plot = pg.PlotWidget()
+    layout.addWidget(plot)
+    host.resize(400, 300)
+    host.show()
+    qtbot.wait(1)
+    inspector = walkthrough.Inspector(host, tmp_path / "crashes")
+    inspector.check_plots()
+    assert not any("squeezed" in p for p in inspector.problems), inspector.problems
+    plot.setFixedHeight(20)  # what a splitter or a crowded page leaves it
+    qtbot.wait(1)
+    inspector.check_plots()
+    assert any("squeezed to" in p for p in inspector.problems), inspector.problems
