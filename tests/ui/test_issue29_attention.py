@@ -64,3 +64,19 @@ def test_a_cleared_result_leaves_no_cells_of_the_old_model(qtbot, window, checkp
     assert tab.result is None
     assert tab.grid.layers == 0 and tab.grid.empty.isVisible()
     assert not tab.grid.plot.getAxis("top").isVisible()
+
+
+def test_the_model_view_keeps_room_for_each_layer_in_a_small_window(qtbot, window, real_models) -> None:  # noqa: ANN001
+    """At 900x600 the 6-layer grid was squeezed to ~70 px and its L0..L5 labels ran together: each
+    layer keeps ROW_MIN_PIXELS and the page scrolls instead."""
+    from bertstudio.ui.widgets.attention_grid import ROW_MIN_PIXELS
+
+    tab = tab_of(window, AttentionTab)
+    window.tabs.setCurrentWidget(tab)
+    window.resize(900, 600)
+    load_model_in(qtbot, tab, real_models["all-minilm-l6-v2"])  # 6 layers x 12 heads, as the user saw it
+    tab.text.setPlainText("The cat sat on the mat because it was tired.")
+    run_tab(qtbot, tab, idle=True)
+    tab.views.setCurrentIndex(0)
+    qtbot.wait(1)
+    assert tab.grid.height() >= ROW_MIN_PIXELS * tab.result.layers + 40

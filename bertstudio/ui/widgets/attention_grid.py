@@ -26,6 +26,8 @@ from bertstudio.ui.widgets.attention_heatmap import colormap
 CELL_MIN = 48  # pooling below this loses too much even when the window is small
 GAP_FRACTION = 0.08  # blank space between cells, as a share of a cell
 SELECTED_PEN = "#ff2d00"  # outline of the heads selected to switch off
+ROW_MIN_PIXELS = 18  # a layer's row never gets less: its "L3" label stays apart from the next (900x600)
+EMPTY_MIN_HEIGHT = 80
 EMPTY_TEXT = "Show attention (Ctrl+Enter) to see every layer × head here."
 
 
@@ -87,6 +89,7 @@ class AttentionGrid(pg.GraphicsLayoutWidget):
         """No cells: the axes hidden and the sentence saying what comes here (not `clear`: the
         layout widget's own clear() removes the plot)."""
         self.image.clear()
+        self.setMinimumHeight(EMPTY_MIN_HEIGHT)
         self.layers = self.columns = 0
         self.column_labels = []
         self._ticks = ()
@@ -119,6 +122,8 @@ class AttentionGrid(pg.GraphicsLayoutWidget):
         gap = max(1, round(GAP_FRACTION * max(r, k)))
         image = mosaic_indices(cells, gap)
         self.layers, self.columns = cells.shape[:2]
+        # the page scrolls rather than squeezing the rows until their labels overlap (L0..L5 in 70 px)
+        self.setMinimumHeight(min(480, 40 + ROW_MIN_PIXELS * self.layers))
         self.column_labels = list(column_labels)
         self.pitch = (float(r + gap), float(k + gap))
         self._gap = gap
