@@ -80,3 +80,6 @@ def test_the_model_view_keeps_room_for_each_layer_in_a_small_window(qtbot, windo
     tab.views.setCurrentIndex(0)
     qtbot.wait(1)
     assert tab.grid.height() >= ROW_MIN_PIXELS * tab.result.layers + 40
+    # the wrapped options rows keep their height, so the views below are not pushed under their least
+    # height (the hint under the grid was drawn over its last row)
+    qtbot.waitUntil(lambda: tab.views.height() >= tab.views.minimumSizeHint().height(), timeout=3_000)

@@ -44,7 +44,7 @@ from bertstudio.ui.widgets.attention_heatmap import COLORMAPS
 from bertstudio.ui.widgets.attention_neuron import NeuronPage
 from bertstudio.ui.widgets.attention_pages import DetailPage, HeadPage, StatisticsTable, readout_label
 from bertstudio.ui.widgets.elided_label import ElidedLabel
-from bertstudio.ui.widgets.flow_layout import FlowLayout, group
+from bertstudio.ui.widgets.flow_layout import FlowLayout, group, wrapping_row
 
 PAIR_SEPARATOR = " ||| "
 EMPTY_HEADS: tuple[tuple[int, int], ...] = ()
@@ -174,7 +174,7 @@ class AttentionTab(TaskTab):
         self.detail_page.readout.setMinimumWidth(480)
         self.views.setCornerWidget(self.detail_page.readout, Qt.Corner.TopRightCorner)
         self.detail_page.readout.setVisible(False)
-        box.addLayout(options)
+        box.addWidget(wrapping_row(options))
         box.addWidget(self.views, 1)
         # the names the tests and the window use
         self.layer, self.head, self.heatmap = self.detail_page.layer, self.detail_page.head, self.detail_page.heatmap

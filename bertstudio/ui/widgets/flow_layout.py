@@ -8,6 +8,7 @@ tab (compare with, heads off, Run, Cancel, Explain) held every tab at 936-990 pi
 from __future__ import annotations
 
 from PySide6.QtCore import QPoint, QRect, QSize, Qt
+from PySide6.QtGui import QResizeEvent
 from PySide6.QtWidgets import QHBoxLayout, QLayout, QLayoutItem, QSizePolicy, QWidget
 
 
@@ -98,4 +99,25 @@ def group(*widgets: QWidget, stretch_first: bool = False) -> QWidget:
     for index, widget in enumerate(widgets):
         row.addWidget(widget, 1 if stretch_first and index == 0 else 0)
     holder.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Fixed)
+    return holder
+
+
+class HeightForWidth(QWidget):
+    """Holds a layout with wrapping rows and says their wrapped height as its least height: a splitter
+    pane or a scroll area's page knows no height-for-width, so without it the wrapped lines overlapped
+    the widgets below (Attention's options over its model view at 900x600)."""
+
+    def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802 - Qt's name
+        super().resizeEvent(event)
+        layout = self.layout()
+        needed = layout.heightForWidth(self.width()) if layout is not None else -1
+        if needed > 0 and needed != self.minimumHeight():
+            self.setMinimumHeight(needed)
+
+
+def wrapping_row(flow: FlowLayout) -> HeightForWidth:
+    """`flow` in a widget that keeps room for every line it wraps onto."""
+    holder = HeightForWidth()
+    flow.setContentsMargins(0, 0, 0, 0)
+    holder.setLayout(flow)
     return holder

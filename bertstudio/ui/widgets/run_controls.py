@@ -4,7 +4,6 @@ the progress line above its results: the same widgets on every task tab, built o
 from __future__ import annotations
 
 from PySide6.QtCore import QEvent, QObject, Qt
-from PySide6.QtGui import QResizeEvent
 from PySide6.QtWidgets import (
     QComboBox,
     QHBoxLayout,
@@ -21,7 +20,7 @@ from bertstudio.core.progress import ProgressEvent
 from bertstudio.ui import theme
 from bertstudio.ui.widgets.compare_panel import CompareSource
 from bertstudio.ui.widgets.elided_label import ElidedLabel
-from bertstudio.ui.widgets.flow_layout import FlowLayout, group
+from bertstudio.ui.widgets.flow_layout import FlowLayout, HeightForWidth, group
 
 STALE_OPACITY = 0.45  # how visible a result that belongs to an older input stays
 
@@ -31,7 +30,7 @@ def problem_colour() -> str:
     return "#ff7b72" if theme.manager().scheme() == "dark" else "#a40000"
 
 
-class RunControls(QWidget):
+class RunControls(HeightForWidth):
     """`options` is a layout a view fills with its own small options (top-k, aggregation...)."""
 
     def __init__(self, run_label: str, suggestions: QComboBox | None = None, parent: QWidget | None = None) -> None:
@@ -81,14 +80,6 @@ class RunControls(QWidget):
         rows.addLayout(first)
         rows.addLayout(second)
         rows.addWidget(self.heads_problem)
-
-    def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802 - Qt's name
-        """Wrapped rows need more height: say so as the least height, which a splitter pane (that
-        knows no height-for-width) respects; otherwise the wrapped options overlapped the next row."""
-        super().resizeEvent(event)
-        needed = self.layout().heightForWidth(self.width())
-        if needed > 0 and needed != self.minimumHeight():
-            self.setMinimumHeight(needed)
 
     def add_progress(self, progress: QWidget) -> None:
         """The progress line takes the free end of the options row: it costs the results no height,
