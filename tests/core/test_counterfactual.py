@@ -169,9 +169,11 @@ WATCHED = """
 import sys
 from bertstudio.core import progress
 report = progress.TaskControl.report
+import time
 def watched(self, message, fraction=None, payload=None):
     if "edit(s): scored" in message:
         print("CF-RUNNING", file=sys.stderr, flush=True)
+        time.sleep(60)  # mid-search until the Ctrl+C lands (a fast machine finished before it did)
     report(self, message, fraction, payload)
 progress.TaskControl.report = watched
 from bertstudio.cli import main
