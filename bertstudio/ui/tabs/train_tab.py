@@ -21,14 +21,9 @@ from typing import Any
 
 from PySide6.QtCore import QTimer, Signal
 from PySide6.QtWidgets import (
-    QCheckBox,
-    QComboBox,
     QFileDialog,
-    QFormLayout,
-    QGroupBox,
     QHBoxLayout,
     QPushButton,
-    QScrollArea,
     QSplitter,
     QVBoxLayout,
     QWidget,
@@ -37,7 +32,6 @@ from PySide6.QtWidgets import (
 from bertstudio.core.progress import ProgressEvent
 from bertstudio.core.tasks.pretraining.spec import SPEC as PRETRAINING
 from bertstudio.core.training.config import TrainConfig
-from bertstudio.core.training.distill_config import DistillConfig
 from bertstudio.core.training.pretraining import ScratchConfig
 from bertstudio.core.training.trainable import TRAINABLE, TrainableTask
 from bertstudio.resources import resource_path
@@ -46,18 +40,16 @@ from bertstudio.ui.tabs.frame import StudioTab
 from bertstudio.ui.tabs.tab_state import RunState
 from bertstudio.ui.train import output as output_mod
 from bertstudio.ui.train.distill_panel import distill_settings
-from bertstudio.ui.train.form import ConfigForm
+from bertstudio.ui.train.form_pane import FormPane
 from bertstudio.ui.train.jobs import Preview, preview_job, train_job
 from bertstudio.ui.train.lines import NO_PAIR, NO_PLAN, fill_columns
 from bertstudio.ui.train.live import LiveRun
-from bertstudio.ui.train.lora_box import LoraBox
 from bertstudio.ui.train.origin import TrainInputs, inputs_of, origin_line, run_state, what_changed
 from bertstudio.ui.train.search_panel import SearchPanel
 from bertstudio.ui.widgets.run_controls import StaleBanner
 from bertstudio.workers.runner import TaskRunner
 
 PROGRESS_MIN_WIDTH = 160  # pixels: room for "step 1234 / 5678" beside the bar's fill
-FORM_MIN_WIDTH = 380  # pixels: the form's least width (labels and fields still readable)
 ALIASES = {"model": "base_model", "intermediate_size": "ffn", "hidden_size": "hidden"}
 
 
@@ -95,43 +87,14 @@ class TrainTab(StudioTab):
         self.plan_runner.result.connect(self._on_plan)
         self.plan_runner.error.connect(self._on_plan_error)
 
-        self.form = ConfigForm((TrainConfig, ScratchConfig, DistillConfig))
+        pane = FormPane(self.use_demo_data, self._browse_output, lambda: self.task_key, self.show_message, self)
+        self.form, self.demo_button, self.from_scratch = pane.form, pane.demo_button, pane.from_scratch
+        self.scratch_box, self.distill_box, self.lora_box = pane.scratch_box, pane.distill_box, pane.lora_box
+        self.columns_box = pane.columns_box
+        self.text_column, self.pair_column, self.label_column = pane.text_column, pane.pair_column, pane.label_column
         for name, widget in self.form.widgets.items():
             setattr(self, ALIASES.get(name, name), widget)
         self._share_tip, self._model_hint = self.eval_share.toolTip(), self.base_model.placeholderText()
-        self.form.add_button("model", "…").clicked.connect(lambda: output_mod.browse_folder(self, self.base_model))
-        self.form.add_button("train_file", "…").clicked.connect(lambda: output_mod.browse_file(self, self.train_file))
-        self.demo_button = self.form.add_button(
-            "train_file", "Demo data", "Use the small demo dataset for this task (about a minute on CPU)")
-        self.demo_button.clicked.connect(self.use_demo_data)
-        self.form.add_button("eval_file", "…").clicked.connect(lambda: output_mod.browse_file(self, self.eval_file))
-        self.form.add_button("output_dir", "…").clicked.connect(self._browse_output)
-        self.output_dir.setPlaceholderText("new folder for the trained model (default: ~/bertstudio-runs/…)")
-        self.from_scratch = QCheckBox("From scratch (new WordPiece vocabulary from the corpus)")
-        data_form = self.form.layouts["Data"]
-        data_form.insertRow(data_form.getWidgetPosition(self.form.rows["model"])[0] + 1, "", self.from_scratch)
-        self.scratch_box = self.form.groups["Model size"]
-        self.distill_box = self.form.groups["Distillation"]  # shown for a task that distils, under Data
-        self.form.layout().insertWidget(self.form.layout().indexOf(self.form.groups["Data"]) + 1, self.distill_box)
-        self.form.add_button("teacher", "…").clicked.connect(lambda: output_mod.browse_folder(self, self.teacher))
-        self.lora_box = LoraBox(self.form, self.base_model.text, lambda: self.task_key, self.show_message, self)
-        self.columns_box = QGroupBox("Columns (detected; confirm)")
-        columns = QFormLayout(self.columns_box)
-        self.text_column, self.pair_column, self.label_column = QComboBox(), QComboBox(), QComboBox()
-        columns.addRow("Text", self.text_column)
-        columns.addRow("Second text", self.pair_column)
-        columns.addRow("Label", self.label_column)
-        data_form.addRow(self.columns_box)
-        for combo in self.form.findChildren(QComboBox):  # a long choice ("Text classification (CSV / TSV /
-            combo.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
-            combo.setMinimumContentsLength(12)  # JSONL)") no longer sets the form's least width
-        scroll = QScrollArea()
-        scroll.setWidgetResizable(True)
-        scroll.setWidget(self.form)
-        # The whole form where there is room (the splitter's first size), yet a 900-pixel window keeps
-        # the plots and Start/Stop: the form narrows to this and scrolls sideways below it.
-        form_width = self.form.sizeHint().width() + 24
-        scroll.setMinimumWidth(min(form_width, FORM_MIN_WIDTH))
 
         self.live = LiveRun(NO_PLAN)  # the plan line, plots, progress and rate: what a run draws on
         self.plan_label, self.plots, self.teacher_plot = self.live.plan_label, self.live.plots, self.live.teacher_plot
@@ -188,11 +151,11 @@ class TrainTab(StudioTab):
         self.runner.finished.connect(lambda: self.search_panel.start_button.setEnabled(True))
         right_layout.addWidget(self.search_panel)
         splitter = QSplitter()
-        splitter.addWidget(scroll)
+        splitter.addWidget(pane)
         splitter.addWidget(right)
         splitter.setStretchFactor(1, 1)
         splitter.setChildrenCollapsible(False)
-        splitter.setSizes([form_width, 2 * form_width])
+        splitter.setSizes([pane.wanted_width, 2 * pane.wanted_width])
         self.body.addWidget(splitter, 1)
 
         self._replan = QTimer(self)  # debounce: one worker read after typing pauses
