@@ -25,3 +25,29 @@ def test_qa_scores_are_the_same_number_in_train_and_evaluate(tmp_path: Path, che
     for key in ("exact_match", "f1"):
         assert 0.0 <= evaluation.metrics[key] <= 1.0
         assert result.metrics[f"eval_{key}"] == pytest.approx(evaluation.metrics[key], abs=1e-6), key
+
+
+def test_a_stop_ends_the_qa_validation_read_at_its_next_batch(checkpoint_factory) -> None:  # noqa: ANN001
+    """Train's QA figures are read by Evaluate's predictor: each of its batches is one of the Trainer's
+    evaluation steps, so a Stop raises there (EvaluationStopped) instead of after every question."""
+    from transformers import AutoModelForQuestionAnswering, AutoTokenizer
+
+    from bertstudio.core.training.callback import EvaluationStopped
+    from bertstudio.core.training.qa import QAExample, ReadAsEvaluate
+
+    folder = checkpoint_factory("bert", "QuestionAnswering")
+    model, tokenizer = AutoModelForQuestionAnswering.from_pretrained(folder), AutoTokenizer.from_pretrained(folder)
+    context = "the answer is a red car ."
+    rows = [QAExample(i + 1, f"what is it {i}", context, ("red car",), context.index("red car")) for i in range(200)]
+    steps: list[int] = []
+
+    def each_batch() -> None:
+        steps.append(len(steps))
+        if len(steps) == 2:  # the user pressed Stop during the read
+            raise EvaluationStopped
+
+    read = ReadAsEvaluate(rows)
+    read.bind(model, tokenizer, each_batch)
+    with pytest.raises(EvaluationStopped):
+        read(None)
+    assert len(steps) == 2

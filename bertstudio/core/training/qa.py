@@ -11,7 +11,7 @@ trained (ReadAsEvaluate), so Train and Evaluate give one number for the same mod
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -91,29 +91,45 @@ class ReadAsEvaluate:
     """Validation's exact match and F1 read by Evaluate's own QA predictor (`tasks.qa.evaluate.predict`:
     the task's windows, span rules and empty-answer rule) on the model being trained, so Train and
     Evaluate report one number for the same model and file (issue 29 #15: a second span decoder here
-    picked other answers). The Trainer's pass over the training windows still gives eval_loss."""
+    picked other answers). The Trainer's pass over the training windows still gives eval_loss.
+    Each of the predictor's batches is one of the Trainer's evaluation steps (`each_batch`), so a
+    Stop or Cancel ends the read there, as it ends the Trainer's own evaluation batches."""
 
     def __init__(self, examples: Sequence[QAExample]) -> None:
         from bertstudio.core.evaluate.readers import Example
 
         self.examples = [Example(x.line, x.question, (x.question, x.context), x.answers) for x in examples]
-        self.model: Any = None
-        self.tokenizer: Any = None
+        self.loaded: Any = None
+        self.control = TaskControl()
 
-    def bind(self, model: Any, tokenizer: Any) -> None:
-        """The model being trained (known once the Trainer is built)."""
-        self.model, self.tokenizer = model, tokenizer
+    def bind(self, model: Any, tokenizer: Any, each_batch: Callable[[], object]) -> None:
+        """The model being trained (known once the Trainer is built) and the Trainer's per-step stop check."""
+        from bertstudio.core.models import in_memory
+
+        self.loaded = in_memory(model, tokenizer, "the model being trained", QA_SPEC.key)
+        self.control = _StepChecks(each_batch)
 
     def __call__(self, _pred: Any) -> dict[str, float]:
         from bertstudio.core.evaluate.predict import EvalOptions
-        from bertstudio.core.models import in_memory
         from bertstudio.core.tasks.qa.evaluate import predict
         from bertstudio.core.tasks.qa.squad import squad_scores
 
-        loaded = in_memory(self.model, self.tokenizer, "the model being trained", QA_SPEC.key)
-        predictions, _notes = predict(loaded, self.examples, TaskControl(), EvalOptions())
+        predictions, _notes = predict(self.loaded, self.examples, self.control, EvalOptions())
         scores = squad_scores([x.gold for x in self.examples], [p.value for p in predictions])
         return {key: scores[key] for key in ("exact_match", "f1")}  # 0-1, as Evaluate reports them
+
+
+class _StepChecks(TaskControl):
+    """A control whose every check is also the Trainer's evaluation-step check (its callbacks raise
+    EvaluationStopped on a Stop or Cancel)."""
+
+    def __init__(self, each_batch: Callable[[], object]) -> None:
+        super().__init__()
+        self._each_batch = each_batch
+
+    def check(self) -> None:
+        self._each_batch()
+        super().check()
 
 
 def first_logit(logits: Any, _labels: Any) -> Any:
@@ -180,12 +196,13 @@ class QuestionAnswering(TrainableTask):
         return ReadAsEvaluate(data.eval), first_logit
 
     def trainer_class(self, base: type) -> type:
-        """The Trainer that hands its model to ReadAsEvaluate once built."""
+        """The Trainer that hands its model and its evaluation-step callbacks to ReadAsEvaluate once built."""
 
         class QATrainer(base):  # type: ignore[valid-type,misc]
             def __init__(self, *args: Any, **kwargs: Any) -> None:
                 super().__init__(*args, **kwargs)
                 if isinstance(self.compute_metrics, ReadAsEvaluate):
-                    self.compute_metrics.bind(self.model, self.processing_class)
+                    self.compute_metrics.bind(self.model, self.processing_class, lambda: self.callback_handler
+                                              .on_prediction_step(self.args, self.state, self.control))
 
         return QATrainer
