@@ -170,3 +170,15 @@ def test_switching_an_input_page_is_watched(qtbot, window, checkpoint_factory) -
     tab.modes.setCurrentIndex(1)
     assert tab.read_state().stale_reason() == "input"
     qtbot.waitUntil(lambda: not tab.stale_banner.isHidden(), timeout=5_000)
+
+
+def test_the_origins_name_every_field_they_compare() -> None:
+    """Train's and Tests' Out-of-date marks list the differing fields by name: a field left out of the
+    names would change silently, never marking the result out of date."""
+    from dataclasses import fields
+
+    from bertstudio.ui.train import origin as train_origin
+    from bertstudio.ui.widgets import suite_origin
+
+    for names, kind in ((train_origin.NAMES, train_origin.TrainInputs), (suite_origin.NAMES, suite_origin.SuiteInputs)):
+        assert list(names) == [f.name for f in fields(kind)]

@@ -37,6 +37,12 @@ def changed(shown: RunState, now: RunState) -> str:
     return ""
 
 
+def differing_fields(shown: Any, now: Any, names: dict[str, str]) -> list[str]:
+    """The words (`names`: field -> word, in that order) for the fields of two origins that differ:
+    what an Out-of-date mark lists when a tab names more than "input" ("output folder", "suite")."""
+    return [word for field_name, word in names.items() if getattr(shown, field_name) != getattr(now, field_name)]
+
+
 def plain(value: Any) -> Any:
     """An input dataclass, a heads tuple or a LoadRequest as JSON values."""
     from bertstudio.core.tasks.spec import jsonable

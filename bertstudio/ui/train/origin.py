@@ -8,12 +8,12 @@ form now would do differently ("output folder", "base model"...). No Qt here.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from bertstudio.core.models import LoadRequest
-from bertstudio.ui.tabs.tab_state import RunState
+from bertstudio.ui.tabs.tab_state import RunState, differing_fields
 
 FROM_SCRATCH = "(from scratch)"  # the base model of a run that built its own vocabulary and weights
 # settings outside `settings`: their own fields, or one-shot choices that do not change what is trained
@@ -61,8 +61,7 @@ def run_state(inputs: TrainInputs | None, app_task: str) -> RunState | None:
 
 def what_changed(shown: TrainInputs, now: TrainInputs) -> str:
     """The fields the form now would run differently ("output folder and base model"); "" none."""
-    names = [NAMES[f.name] for f in fields(TrainInputs) if getattr(shown, f.name) != getattr(now, f.name)]
-    return " and ".join(names)
+    return " and ".join(differing_fields(shown, now, NAMES))
 
 
 def origin_line(inputs: TrainInputs) -> str:

@@ -11,7 +11,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from bertstudio.core.models import LoadRequest
-from bertstudio.ui.tabs.tab_state import RunState
+from bertstudio.ui.tabs.tab_state import RunState, differing_fields
+
+NAMES = {"suite": "suite", "masks": "{mask} words", "data": "data file", "held_apart": "held-apart setting",
+         "held_out": "held-out file"}  # what the Out-of-date mark calls each field of SuiteInputs
 
 
 @dataclass(frozen=True)
@@ -42,10 +45,7 @@ def what_changed(shown: RunState, now: RunState) -> str:
         names.append("model")
     was, is_ = shown.inputs, now.inputs
     if isinstance(was, SuiteInputs) and isinstance(is_, SuiteInputs):
-        for field, name in (("suite", "suite"), ("masks", "{mask} words"), ("data", "data file"),
-                            ("held_apart", "held-apart setting"), ("held_out", "held-out file")):
-            if getattr(was, field) != getattr(is_, field):
-                names.append(name)
+        names += differing_fields(was, is_, NAMES)
     elif was != is_:
         names.append("input")
     if shown.compare != now.compare:
