@@ -20,6 +20,8 @@ def test_empty_views_have_no_axes_until_a_run(qtbot, window, checkpoint_factory)
     grid = tab.grid
     assert not grid.plot.getAxis("top").isVisible() and not grid.plot.getAxis("left").isVisible()  # no -0.4..0.4
     assert grid.empty.isVisible() and "Show attention" in grid.empty.textItem.toPlainText()
+    tab.views.setCurrentWidget(tab.compare_page)  # no comparison yet: its hint, not two heatmaps' empty axes
+    assert tab.compare_page.info.isVisible() and not tab.compare_page.maps.isVisible()
     tab.views.setCurrentWidget(tab.detail_page)
     assert tab.detail_page.empty.isVisible() and not tab.heatmap.isVisible()
 

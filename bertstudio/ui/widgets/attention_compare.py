@@ -40,15 +40,21 @@ class ComparePage(StatePage):
         self.readout = readout_label("Hover a cell")
         self.summary.hovered.connect(self.readout.setText)
         self.diff.hovered.connect(self.readout.setText)
-        splitter = QSplitter(Qt.Orientation.Horizontal)
-        splitter.addWidget(self.summary)
-        splitter.addWidget(self.diff)
-        splitter.setSizes([350, 650])
+        self.maps = QSplitter(Qt.Orientation.Horizontal)
+        self.maps.addWidget(self.summary)
+        self.maps.addWidget(self.diff)
+        self.maps.setSizes([350, 650])
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(self.info)
-        layout.addWidget(splitter, 1)
+        layout.addWidget(self.maps, 1)
         layout.addWidget(self.readout)
+        layout.addStretch(0)
+        self._show_maps(False)  # before a comparison: the sentence, not two empty heatmaps' axes
+
+    def _show_maps(self, shown: bool) -> None:
+        self.maps.setVisible(shown)
+        self.readout.setVisible(shown)
 
     def lazy(self) -> bool:
         return False
@@ -63,7 +69,9 @@ class ComparePage(StatePage):
             self.info.setText(HINT if comparison is None else f"<b>B</b> {comparison.source}: {comparison.message}")
             self.summary.set_matrix(EMPTY, [], [])
             self.diff.set_matrix(EMPTY, [], [])
+            self._show_maps(False)
             return
+        self._show_maps(True)
         self._summary()
 
     def norms(self) -> bool:
