@@ -12,8 +12,8 @@ from typing import TYPE_CHECKING
 from bertstudio.cli.task_command import Command
 
 if TYPE_CHECKING:
-    from bertstudio.core.compare import EntityDiff
     from bertstudio.core.tasks.ner import NerInput, NerResult
+    from bertstudio.core.tasks.ner.entities import EntityDiff
 
 STRATEGIES = ("none", "simple", "first", "average", "max")  # as core.tasks.ner, without importing torch
 DEFAULT_STRATEGY = "first"  # core.tasks.ner.DEFAULT_STRATEGY: whole words, not wordpieces

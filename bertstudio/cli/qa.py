@@ -12,8 +12,8 @@ from typing import TYPE_CHECKING
 from bertstudio.cli.task_command import Command
 
 if TYPE_CHECKING:
-    from bertstudio.core.compare import SpanDiff
     from bertstudio.core.tasks.qa import QAInput, QAResult
+    from bertstudio.core.tasks.qa.spans import SpanDiff
 
 
 def _arguments(parser: argparse.ArgumentParser) -> None:

@@ -5,17 +5,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from bertstudio.core.compare import (
-    attention_difference,
-    compare_entities,
-    compare_ranking_lists,
-    compare_rankings,
-    compare_spans,
-    label_sets_note,
-    with_label_sets,
-)
+from bertstudio.core.compare import compare_ranking_lists, compare_rankings, label_sets_note, with_label_sets
 from bertstudio.core.errors import InputError
+from bertstudio.core.tasks.attention.diff import attention_difference
 from bertstudio.core.tasks.fill_mask import Candidate
+from bertstudio.core.tasks.ner.entities import compare_entities
+from bertstudio.core.tasks.qa.spans import compare_spans
 
 
 def test_rankings_top_change_deltas_and_ranks() -> None:

@@ -6,7 +6,8 @@ import pytest
 
 from bertstudio.core.errors import InputError
 from bertstudio.core.models import LoadRequest, load_model
-from bertstudio.core.tasks.ner import DEFAULT_STRATEGY, STRATEGIES, NerInput, entity_type, label_hint, tag
+from bertstudio.core.tasks.ner import DEFAULT_STRATEGY, STRATEGIES, NerInput, label_hint, tag
+from bertstudio.core.tasks.ner.entities import entity_type
 
 TEXT = "my name is klaus and i live in vienna , anna works in rome ."
 
@@ -202,7 +203,7 @@ def test_cli_compare_json(checkpoint_factory, tmp_path, capsys) -> None:
     import json
 
     from bertstudio.cli import main
-    from bertstudio.core.compare import compare_entities
+    from bertstudio.core.tasks.ner.entities import compare_entities
     from tests.fixtures.checkpoints import build_checkpoint
 
     first = checkpoint_factory("bert", "TokenClassification")

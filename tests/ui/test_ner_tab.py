@@ -62,7 +62,7 @@ def _changes(tab) -> list[tuple[str, ...]]:
 @pytest.mark.slow
 def test_compare_two_models(qtbot, window, real_models, checkpoint_factory) -> None:
     """Trained MiniLM NER (A) against itself (nothing changed), then against a random BERT head."""
-    from bertstudio.core.compare import compare_entities
+    from bertstudio.core.tasks.ner.entities import compare_entities
     from tests.fixtures.trained_nsp_ner import trained_ner
 
     tab = tab_of(window, NerTab)

@@ -26,11 +26,11 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from bertstudio.core.compare import Entity, EntityDiff, entity_type
 from bertstudio.core.jobs import Outcome
 from bertstudio.core.models import ModelInfo
 from bertstudio.core.tasks.ner import DEFAULT_STRATEGY, STRATEGIES, NerInput, NerResult, label_hint
-from bertstudio.core.tasks.ner import compare as compare_entities_of
+from bertstudio.core.tasks.ner.entities import Entity, EntityDiff, entity_type
+from bertstudio.core.tasks.ner.entities import compare_entities as compare_entities_of
 from bertstudio.resources import examples
 from bertstudio.ui.tabs.base import TaskTab
 from bertstudio.ui.theme import colors, ink_on

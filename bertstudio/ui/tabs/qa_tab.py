@@ -30,10 +30,10 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from bertstudio.core.compare import SpanDiff
 from bertstudio.core.jobs import Outcome
 from bertstudio.core.models import ModelInfo
 from bertstudio.core.tasks.qa import Answer, QAInput, QAOptions, QAResult
+from bertstudio.core.tasks.qa.spans import SpanDiff
 from bertstudio.resources import examples
 from bertstudio.ui import theme
 from bertstudio.ui.tabs.base import TaskTab

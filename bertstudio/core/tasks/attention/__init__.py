@@ -179,6 +179,7 @@ def compute(
     import numpy as np
     import torch
 
+    from bertstudio.core.anatomy.modules import attention_refusal, square_attention
     from bertstudio.core.attention.qk import Captured, capture
 
     control = control or TaskControl()
@@ -193,6 +194,9 @@ def compute(
             f"The model was loaded with {implementation} attention, which returns no attention weights.",
             hint="Reload it with eager attention (the attention tab does this itself).",
         )
+    refusal = attention_refusal(model)
+    if refusal:
+        raise MissingHeadError(f"{refusal}.", hint="Choose a model of another architecture for attention weights.")
     control.report("Tokenising…", None)
     encoding, kept, pair, found = _encode(loaded, text, pair)
     special_mask = [bool(s) for s in encoding.pop("special_tokens_mask")[0].tolist()]
@@ -217,7 +221,12 @@ def compute(
             f"{loaded.info.architecture} returned no attention weights.",
             hint="Load the model with eager attention.",
         )
-    stacked = torch.stack([a[0] for a in attentions]).to(torch.float32).cpu().numpy()
+    length = int(inputs["input_ids"].shape[-1])
+    squares = [square_attention(model, a[0], length) for a in attentions]
+    stacked = torch.stack(squares).to(torch.float32).cpu().numpy()
+    if tuple(attentions[0].shape[-2:]) != (length, length):
+        found += (_notes.info(f"{model.config.model_type} attends within a window around each token: the weights "
+                              "outside it are zero by construction, not computed."),)
     heads = model.config.num_attention_heads
     extra = _captured(seen, len(attentions), heads, qk, norms, norm_sum) if seen is not None else {}
     ids = encoding["input_ids"][0].tolist()
@@ -272,7 +281,7 @@ class AttentionDifferences:
     in layers/heads: then no head-by-head difference exists.
     """
 
-    diff: Any = None  # core.compare.AttentionDiff (difference: layers x heads x T x T, mean_abs, max_abs)
+    diff: Any = None  # diff.AttentionDiff (difference: layers x heads x T x T, mean_abs, max_abs)
     message: str = ""
 
     @property
@@ -295,7 +304,7 @@ class AttentionComparison:
 
     source: str
     result: AttentionResult
-    diff: Any = None  # core.compare.AttentionDiff, or None (see `message`)
+    diff: Any = None  # diff.AttentionDiff, or None (see `message`)
     message: str = ""
 
     @property
@@ -326,8 +335,8 @@ def tokenization_mismatch(a: AttentionResult, b: AttentionResult) -> str:
 
 
 def attention_differences(a: AttentionResult, b: AttentionResult) -> AttentionDifferences:
-    """B - A per head (core.compare.attention_difference) when both read the same tokens."""
-    from bertstudio.core.compare import attention_difference
+    """B - A per head (diff.attention_difference, imported here: it holds numpy) when both read the same tokens."""
+    from bertstudio.core.tasks.attention.diff import attention_difference
 
     message = tokenization_mismatch(a, b)
     if message:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 import warnings
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from bertstudio.core import execution
 from bertstudio.core import notes as _notes
@@ -20,10 +20,8 @@ from bertstudio.core.errors import InputError
 from bertstudio.core.models import LoadedModel
 from bertstudio.core.notes import Note
 from bertstudio.core.progress import TaskControl
+from bertstudio.core.tasks.ner.entities import Entity, EntityDiff, compare_entities, entity_type
 from bertstudio.core.text_limits import Truncation, require_text
-
-if TYPE_CHECKING:  # core.compare holds numpy: imported where used (every spec is read before the window shows)
-    from bertstudio.core.compare import Entity, EntityDiff
 
 STRATEGIES = ("none", "simple", "first", "average", "max")
 WORD_STRATEGIES = frozenset({"first", "average", "max"})  # need the tokenizer's word boundaries
@@ -87,16 +85,7 @@ def strategy_problem(tokenizer: Any, strategy: str) -> str:
     return ""
 
 
-def entity_type(label: str) -> str:
-    """core.compare.entity_type ("B-PER" -> "PER"), imported on use: core.compare holds numpy."""
-    from bertstudio.core.compare import entity_type as of
-
-    return of(label)
-
-
 def _entities(raw: list[dict[str, Any]]) -> tuple[Entity, ...]:
-    from bertstudio.core.compare import Entity
-
     return tuple(
         Entity(
             label=str(item.get("entity_group", item.get("entity"))),
@@ -176,15 +165,8 @@ def tag(loaded: LoadedModel, text: str, aggregation: str = DEFAULT_STRATEGY, vie
     )
 
 
-def compare(entities_a: tuple[Entity, ...], entities_b: tuple[Entity, ...]) -> EntityDiff:
-    """core.compare.EntityDiff by character span; entities without offsets are skipped."""
-    from bertstudio.core.compare import compare_entities
-
-    return compare_entities(entities_a, entities_b)
-
-
 def compare_results(a: NerResult, b: NerResult) -> EntityDiff:
-    return compare(a.entities, b.entities)
+    return compare_entities(a.entities, b.entities)
 
 
 def run(loaded: LoadedModel, inputs: NerInput, control: TaskControl) -> NerResult:

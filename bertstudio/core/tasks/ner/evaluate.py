@@ -13,7 +13,8 @@ from bertstudio.core.evaluate.predict import Checked, EvalOptions, Prediction
 from bertstudio.core.evaluate.readers import Dataset, EvalColumns, Example
 from bertstudio.core.models import LoadedModel
 from bertstudio.core.progress import TaskControl
-from bertstudio.core.tasks.ner import NerInput, entity_type, has_word_boundaries
+from bertstudio.core.tasks.ner import NerInput, has_word_boundaries
+from bertstudio.core.tasks.ner.entities import entity_type
 
 
 def read_file(path: Path, _columns: EvalColumns | None = None, control: TaskControl | None = None) -> Dataset:

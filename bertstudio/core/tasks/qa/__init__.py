@@ -26,7 +26,7 @@ from bertstudio.core.text_limits import require_text
 if TYPE_CHECKING:  # numpy is imported where it is used: every spec is read before the window shows
     import numpy as np
 
-    from bertstudio.core.compare import SpanDiff
+    from bertstudio.core.tasks.qa.spans import SpanDiff
 
 MAX_TOP_K = 100
 WINDOW_BATCH = 8  # windows per forward pass; cancel is checked between batches
@@ -360,8 +360,8 @@ def _best_for_compare(result: QAResult) -> dict[str, object] | None:
 
 
 def compare(a: QAResult, b: QAResult) -> SpanDiff:
-    """core.compare.SpanDiff of model A's best answer -> model B's on the same question and context."""
-    from bertstudio.core.compare import compare_spans
+    """tasks/qa/spans.SpanDiff of model A's best answer -> model B's on the same question and context."""
+    from bertstudio.core.tasks.qa.spans import compare_spans
 
     if a.context != b.context or a.question != b.question:
         raise InputError("The two answers are to different questions or contexts; they cannot be compared.")
