@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from bertstudio.core import adapter_folder, devices
+from bertstudio.core.anatomy.families import family_of, max_positions, reads_segments, segments_refusal
 from bertstudio.core.errors import BertStudioError, MissingHeadError, ModelSourceError, OutOfMemory
 from bertstudio.core.hub import hub_folder, is_hub_id
 from bertstudio.core.model_folder import TOKENIZER_HINT, check_folder, load_pretrained, read_config
@@ -185,9 +186,11 @@ def head_class(task: str, config: Any) -> Any:
 
 def _check_task_supported(task: str, config: Any) -> None:
     if head_class(task, config) is None:
+        family = family_of(config)
+        name = family.name if family else config.model_type
+        wanted = type(config).__name__.removesuffix("Config") + spec_for(task).model_class.removeprefix("AutoModel")
         raise MissingHeadError(
-            f"A {config.model_type} model cannot do {task}: transformers has no "
-            f"{spec_for(task).model_class.replace('Auto', config.model_type.capitalize())} class.",
+            f"A {name} model cannot do {task}: transformers has no {task} head for {name} (no {wanted} class).",
             hint="Choose a model of another architecture for this task (for example BERT).",
         )
 
@@ -248,14 +251,11 @@ def _check_vocabulary(tokenizer: Any, config: Any, folder: Path) -> None:
             f"(config.json vocab_size = {rows:,}): token ids {rows:,} and above have no embedding.",
             hint="The tokenizer files belong to another model: copy those of the model the checkpoint was "
                  "trained from, or fix vocab_size.")
-    segments = getattr(config, "type_vocab_size", None)
-    if "token_type_ids" not in getattr(tokenizer, "model_input_names", ()) or not isinstance(segments, int):
-        return
-    if segments < 1:
-        raise ModelSourceError(
-            f"The model in '{folder}' has no segment embedding (config.json type_vocab_size = {segments}), but its "
-            "tokenizer gives every token a segment id.", hint="Fix type_vocab_size or choose another model folder.")
-    if segments < 2:  # sentence B's ids (1) have no row: read a pair as one segment, as RoBERTa does
+    refusal = segments_refusal(config)
+    if refusal:
+        raise ModelSourceError(f"The model in '{folder}' {refusal}.",
+                               hint="Fix type_vocab_size or choose another model folder.")
+    if not reads_segments(config):  # one row or none (DeBERTa-v3): read a pair as one segment, as RoBERTa does
         tokenizer.model_input_names = [name for name in tokenizer.model_input_names if name != "token_type_ids"]
 
 
@@ -309,9 +309,7 @@ def _count_heads(config: Any) -> int | None:
 def _max_length(tokenizer: Any, config: Any) -> int:
     """The tokenizer's limit if it is a real one, else the model's position embeddings."""
     limit = getattr(tokenizer, "model_max_length", None)
-    positions = getattr(config, "max_position_embeddings", None)
-    if positions and getattr(config, "model_type", "") in {"roberta", "xlm-roberta", "camembert"}:
-        positions -= 2  # RoBERTa's positions start after the padding index
+    positions = max_positions(config)  # RoBERTa's and MPNet's positions start after the padding index
     if limit and limit < 1_000_000:
         return int(min(limit, positions)) if positions else int(limit)
     return int(positions or 512)

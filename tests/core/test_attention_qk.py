@@ -10,8 +10,9 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
+from bertstudio.core.anatomy.modules import anatomy
 from bertstudio.core.attention.norms import head_norms, summed_norms, transformed_norms
-from bertstudio.core.attention.qk import projections_for, query_breakdown, softmax
+from bertstudio.core.attention.qk import query_breakdown, softmax
 from bertstudio.core.errors import InputError
 from bertstudio.core.models import LoadRequest, load_model
 from bertstudio.core.tasks.attention import compute
@@ -117,7 +118,7 @@ def test_breakdown_is_one_row_of_the_head(checkpoint_factory) -> None:
 
 def test_unknown_architecture_is_a_clear_error() -> None:
     with pytest.raises(InputError, match="gpt2"):
-        projections_for(SimpleNamespace(config=SimpleNamespace(model_type="gpt2")))
+        anatomy(SimpleNamespace(config=SimpleNamespace(model_type="gpt2")))
 
 
 def test_cli_qk_norms_and_npz(checkpoint_factory, tmp_path, capfd) -> None:  # noqa: ANN001

@@ -98,7 +98,7 @@ def test_top_k_bounds(checkpoint_factory) -> None:
 
 def test_model_without_mlm_class(checkpoint_factory) -> None:
     # A DistilBERT checkpoint loads for fill-mask; asking NSP of it must be refused clearly.
-    with pytest.raises(MissingHeadError, match="distilbert"):
+    with pytest.raises(MissingHeadError, match="no DistilBertForNextSentencePrediction class"):
         load_model(LoadRequest(str(checkpoint_factory("distilbert")), "nsp"))
 
 

@@ -1,74 +1,27 @@
 """Queries, keys and values of every head, read from each architecture's OWN projection modules.
 
-Forward hooks on the query/key/value projections (and, for value-weighted norms, the weight of
-the attention output projection) capture what the model computes, during the one forward pass
-that also returns the attention weights. The modules are found by name patterns keyed by
-`model_type`, not by copies of model code (BertViz's neuron view needs its own model classes).
-ALBERT shares one layer's modules across all layers: its hooks fire once per layer call, so
-captures are kept in call order, and call order is layer order for every architecture here.
+Forward hooks on the query/key/value projections (a fused qkv projection is split in thirds) and,
+for value-weighted norms, the weight of the attention output projection capture what the model
+computes, during the one forward pass that also returns the attention weights. The modules come
+from the model's anatomy (core/anatomy), not from copies of model code (BertViz's neuron view needs
+its own model classes). ALBERT shares one layer's modules across all layers: its hooks fire once per
+layer call, so captures are kept in call order, and call order is layer order for every architecture.
+Where scores add position terms (DeBERTa, MPNet) or rotate q and k (ModernBERT, EuroBERT), q.k is not
+the score the model attends with: the result's softmax error says how far it is.
 """
 
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from bertstudio.core.errors import InputError
+from bertstudio.core.anatomy.modules import anatomy
 
 if TYPE_CHECKING:
     import numpy as np
-
-
-@dataclass(frozen=True)
-class Projections:
-    """Where one attention block's projections live: the block's name pattern, then names inside it."""
-
-    block: str  # regular expression for the block's module name (any prefix such as "bert." allowed)
-    query: str
-    key: str
-    value: str
-    output: str  # the attention output projection (W_O): its weight, without bias, makes f(x) = v W_O^h
-
-
-_BERT = Projections(r"encoder\.layer\.\d+\.attention", "self.query", "self.key", "self.value", "output.dense")
-PROJECTIONS: dict[str, Projections] = {
-    "bert": _BERT,
-    "roberta": _BERT,
-    "electra": _BERT,
-    "distilbert": Projections(r"transformer\.layer\.\d+\.attention", "q_lin", "k_lin", "v_lin", "out_lin"),
-    "albert": Projections(r"encoder\.albert_layer_groups\.\d+\.albert_layers\.\d+\.attention",
-                          "query", "key", "value", "dense"),
-}
-
-
-def projections_for(model: Any) -> Projections:
-    model_type = str(getattr(model.config, "model_type", ""))
-    found = PROJECTIONS.get(model_type)
-    if found is None:
-        raise InputError(f"Queries, keys and values of a {model_type or 'this'} model cannot be read here.",
-                         hint="They are read for BERT, RoBERTa, DistilBERT, ALBERT and ELECTRA.")
-    return found
-
-
-def attention_blocks(model: Any) -> list[Any]:
-    """The model's attention blocks, in module order (ALBERT: its shared block(s))."""
-    pattern = re.compile(r"(?:.+\.)?" + projections_for(model).block)
-    blocks = [module for name, module in model.named_modules() if pattern.fullmatch(name)]
-    if not blocks:
-        raise InputError(f"No attention blocks found in {type(model).__name__}.",
-                         hint="The model's module names differ from the ones this version knows.")
-    return blocks
-
-
-def _child(block: Any, dotted: str) -> Any:
-    module = block
-    for part in dotted.split("."):
-        module = getattr(module, part)
-    return module
 
 
 @dataclass
@@ -85,26 +38,66 @@ class Captured:
 def capture(model: Any, vectors: bool = True, values: bool = False) -> Iterator[Captured]:
     """Hook the projections for the duration of the block; `vectors`: queries, keys and values;
     `values`: values and W_O (for norms). The hooks are removed on exit, also on an error."""
-    names = projections_for(model)
+    parts = anatomy(model)
     seen = Captured()
     handles: list[Any] = []
 
+    def every_head(output: Any) -> Any:
+        """Keys/values shared by groups of query heads (EuroBERT's grouped attention), one per head."""
+        if parts.kv_heads == parts.heads or output.shape[-1] != parts.kv_heads * parts.head_size:
+            return output.detach()
+        grouped = output.detach().unflatten(-1, (parts.kv_heads, parts.head_size))
+        return grouped.repeat_interleave(parts.heads // parts.kv_heads, dim=-2).flatten(-2)
+
+    taken: set[int] = set()  # projections already read in this layer call
+
+    def new_call(_module: Any, _inputs: Any) -> None:
+        taken.clear()
+
+    def first(target: list[Any]) -> bool:
+        """Only a projection's first call in a layer call reads the tokens (DeBERTa then projects
+        its relative position embeddings with the same query and key modules)."""
+        if id(target) in taken:
+            return False
+        taken.add(id(target))
+        return True
+
     def keep(target: list[Any], extra: Any = None) -> Any:
         def hook(_module: Any, _inputs: Any, output: Any) -> None:
-            target.append(output.detach())
+            if not first(target):
+                return
+            target.append(every_head(output))
+            if extra is not None:
+                seen.output_weight.append(extra)
+        return hook
+
+    def thirds(extra: Any) -> Any:
+        def hook(_module: Any, _inputs: Any, output: Any) -> None:
+            if not first(seen.value):
+                return
+            query, key, value = output.detach().chunk(3, dim=-1)
+            if vectors:
+                seen.query.append(query)
+                seen.key.append(key)
+            seen.value.append(value)
             if extra is not None:
                 seen.output_weight.append(extra)
         return hook
 
     try:
-        for block in attention_blocks(model):
-            weight = _child(block, names.output).weight
+        for block in dict.fromkeys(layer.block for layer in parts.layers):
+            handles.append(block.register_forward_pre_hook(new_call))
+        for layer in parts.layers:
+            weight = layer.output.weight if values else None
+            if layer.qkv is not None:
+                if vectors or values:
+                    handles.append(layer.qkv.register_forward_hook(thirds(weight)))
+                continue
             if vectors:
-                handles.append(_child(block, names.query).register_forward_hook(keep(seen.query)))
-                handles.append(_child(block, names.key).register_forward_hook(keep(seen.key)))
+                handles.append(layer.query.register_forward_hook(keep(seen.query)))
+                handles.append(layer.key.register_forward_hook(keep(seen.key)))
             if vectors or values:
-                handles.append(_child(block, names.value).register_forward_hook(
-                    keep(seen.value, weight if values else None)))
+                handles.append(layer.value.register_forward_hook(keep(seen.value, weight)))
         yield seen
     finally:
         for handle in handles:

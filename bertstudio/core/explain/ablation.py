@@ -1,10 +1,10 @@
 """Switch attention heads off, as `head_mask = 0` did before transformers 5 removed it.
 
 A head is switched off by zeroing its slice of the attention output (the heads' values,
-concatenated) right before the output projection: a forward pre-hook on that projection
-(`attention.output.dense` in BERT, RoBERTa, ELECTRA; `attention.out_lin` in DistilBERT;
-`attention.dense` in ALBERT). The same hook multiplies by learnable gates for head
-importance (Michel et al. 2019), so ablation and importance touch the model in one way.
+concatenated) right before the output projection: a forward pre-hook on that projection, which
+the model's anatomy (core/anatomy) finds for every architecture. The same hook multiplies by
+learnable gates for head importance (Michel et al. 2019), so ablation and importance touch the
+model in one way.
 
 ALBERT shares one layer module across all layers, so its hook cannot tell the layer from the
 module: a pre-hook on the encoder resets a call counter, and each call of the shared projection
@@ -18,7 +18,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
-from bertstudio.core.errors import InputError
+from bertstudio.core.anatomy.modules import anatomy
 from bertstudio.core.heads import check_range
 
 
@@ -32,30 +32,11 @@ class HeadLayout:
     shared_by: Any = None  # ALBERT: the encoder whose forward starts a new count of layer calls
 
 
-def _base(model: Any) -> Any:
-    prefix = getattr(model, "base_model_prefix", "")
-    return getattr(model, prefix, model) if prefix else model
-
-
 def head_layout(model: Any) -> HeadLayout:
-    """The attention output projections of a BERT-family model, first layer first."""
-    config = model.config
-    base = _base(model)
-    model_type = getattr(config, "model_type", "")
-    if model_type == "albert":
-        encoder = base.encoder
-        inner = [layer.attention.dense for group in encoder.albert_layer_groups for layer in group.albert_layers]
-        layers = config.num_hidden_layers * config.inner_group_num
-        return HeadLayout(layers, config.num_attention_heads, tuple(inner), shared_by=encoder)
-    if model_type == "distilbert":
-        blocks = base.transformer.layer
-        return HeadLayout(len(blocks), config.n_heads, tuple(b.attention.out_lin for b in blocks))
-    encoder = getattr(base, "encoder", None)
-    blocks = getattr(encoder, "layer", None)
-    if blocks is None:
-        raise InputError(f"Heads of a {model_type} model cannot be switched off here.",
-                         hint="Head ablation works for BERT, DistilBERT, RoBERTa, ALBERT and ELECTRA.")
-    return HeadLayout(len(blocks), config.num_attention_heads, tuple(b.attention.output.dense for b in blocks))
+    """The attention output projections of an encoder, first layer first (ALBERT: the shared ones)."""
+    parts = anatomy(model)
+    return HeadLayout(parts.calls, parts.heads, tuple(layer.output for layer in parts.layers),
+                      shared_by=parts.encoder if parts.shared else None)
 
 
 def check_heads(layout: HeadLayout, heads: tuple[tuple[int, int], ...]) -> None:

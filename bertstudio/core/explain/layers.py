@@ -1,10 +1,10 @@
 """Per-layer predictions: the model's own MLM head read at every layer (a "logit lens" for masks).
 
-BERT-family encoders are post-LN: every layer's output is already layer-normalised, so the head
-is applied to each hidden state exactly as to the last. The head keeps its own transform
-(dense, activation, LayerNorm: `cls.predictions.transform` in BERT, `lm_head` in RoBERTa,
-`predictions` in ALBERT, `vocab_transform`/`vocab_layer_norm` in DistilBERT,
-`generator_predictions` in ELECTRA) before the decoder. The last layer equals fill-mask's result.
+Post-LN encoders (BERT, RoBERTa, DeBERTa...) hand on layer-normalised states, so the head is applied
+to each hidden state exactly as to the last. Pre-LN encoders (ModernBERT, EuroBERT) normalise once,
+after the last layer: their earlier states go through that final norm first, as the logit lens
+does. The head (from the model's anatomy) keeps its own transform before the decoder. The last
+layer equals fill-mask's result.
 """
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from bertstudio.core.anatomy.modules import anatomy, masked_lm_head
 from bertstudio.core.errors import InputError, MissingHeadError
 from bertstudio.core.models import LoadedModel
 from bertstudio.core.notes import Note
@@ -38,19 +39,11 @@ class LayerPredictions:
 
 def mlm_head(model: Any) -> Callable[[Any], Any]:
     """hidden states -> vocabulary logits, with the head the checkpoint was trained with."""
-    model_type = getattr(model.config, "model_type", "")
-    if hasattr(model, "cls") and hasattr(model.cls, "predictions"):
-        return model.cls  # type: ignore[no-any-return]
-    if hasattr(model, "lm_head"):
-        return model.lm_head  # type: ignore[no-any-return]
-    if model_type == "albert" and hasattr(model, "predictions"):
-        return model.predictions  # type: ignore[no-any-return]
-    if model_type == "distilbert" and hasattr(model, "vocab_projector"):
-        return lambda h: model.vocab_projector(model.vocab_layer_norm(model.activation(model.vocab_transform(h))))
-    if model_type == "electra" and hasattr(model, "generator_lm_head"):
-        return lambda h: model.generator_lm_head(model.generator_predictions(h))
-    raise MissingHeadError(f"{type(model).__name__} has no masked-LM head to read the layers with.",
-                           hint="Load the model for fill-mask.")
+    head = masked_lm_head(model)
+    if head is None:
+        raise MissingHeadError(f"{type(model).__name__} has no masked-LM head to read the layers with.",
+                               hint="Load the model for fill-mask.")
+    return head
 
 
 def per_layer(loaded: LoadedModel, text: str, top_k: int = 5) -> LayerPredictions:
@@ -73,8 +66,12 @@ def per_layer(loaded: LoadedModel, text: str, top_k: int = 5) -> LayerPrediction
             raise InputError(f"The text has no mask token. Put {tokenizer.mask_token} where a word should be.")
         hidden = loaded.model(**encoding, output_hidden_states=True).hidden_states
         layers = []
-        for state in hidden:
-            probabilities = head(state[0, masks]).float().softmax(-1)
+        final_norm = anatomy(loaded.model).final_norm
+        for level, state in enumerate(hidden):
+            rows = state[0, masks]
+            if final_norm is not None and level < len(hidden) - 1:  # the last state is normalised already
+                rows = final_norm(rows)
+            probabilities = head(rows).float().softmax(-1)
             values, ids = probabilities.topk(top_k)
             layers.append(tuple(
                 tuple(Candidate(str(tokenizer.decode([int(i)])), int(i), float(v)) for v, i in zip(row_v, row_i,

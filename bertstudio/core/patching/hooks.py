@@ -3,7 +3,8 @@
 Two kinds of site, in transformers' own indexing:
 - "state" l (0..L): the residual stream, `hidden_states[l]`: the input of the l-th layer call for
   l < L (0 = what the embeddings hand the encoder: ALBERT's `embedding_hidden_mapping_in` and
-  ELECTRA's `embeddings_project` included), the output of the last call for l = L;
+  ELECTRA's `embeddings_project` included), the output of the last call for l = L (before a final
+  norm, where a pre-LN encoder such as ModernBERT has one);
 - "context" l: the heads' values concatenated, the input of layer l's attention output projection
   (the site `explain.ablation` gates heads at): head h is the h-th slice of its last dimension.
 ALBERT calls one shared layer L times, so a pre-hook on the encoder restarts a call counter and each
@@ -17,8 +18,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
-from bertstudio.core.errors import InputError
-from bertstudio.core.explain.ablation import head_layout
+from bertstudio.core.anatomy.modules import anatomy
 
 STATE = "state"
 CONTEXT = "context"
@@ -42,29 +42,11 @@ class Sites:
         return self.layers + 1
 
 
-def _base(model: Any) -> Any:
-    prefix = getattr(model, "base_model_prefix", "")
-    return getattr(model, prefix, model) if prefix else model
-
-
 def sites(model: Any) -> Sites:
-    """The patchable sites of a BERT, DistilBERT, RoBERTa, ALBERT or ELECTRA model."""
-    layout = head_layout(model)
-    base = _base(model)
-    model_type = getattr(model.config, "model_type", "")
-    if model_type == "albert":
-        encoder = base.encoder
-        blocks: tuple[Any, ...] = tuple(layer for group in encoder.albert_layer_groups for layer in group.albert_layers)
-    elif model_type == "distilbert":
-        encoder = base.transformer
-        blocks = tuple(encoder.layer)
-    else:
-        encoder = getattr(base, "encoder", None)
-        if encoder is None or not hasattr(encoder, "layer"):
-            raise InputError(f"A {model_type} model cannot be traced here.",
-                             hint="Trace why works for BERT, DistilBERT, RoBERTa, ALBERT and ELECTRA.")
-        blocks = tuple(encoder.layer)
-    return Sites(layout.layers, layout.heads, encoder, blocks, tuple(layout.projections))
+    """The patchable sites of an encoder, through its anatomy (any architecture in its table)."""
+    parts = anatomy(model)
+    return Sites(parts.calls, parts.heads, parts.encoder, tuple(layer.block for layer in parts.layers),
+                 tuple(layer.output for layer in parts.layers))
 
 
 def _first(args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:

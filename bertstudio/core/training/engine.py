@@ -20,6 +20,7 @@ from dataclasses import asdict, replace
 from pathlib import Path
 from typing import Any
 
+from bertstudio.core.anatomy.families import max_positions
 from bertstudio.core.errors import DeviceError, InputError
 from bertstudio.core.model_folder import load_pretrained
 from bertstudio.core.progress import TaskControl
@@ -85,9 +86,7 @@ def _load_model(config: TrainConfig, data: Data, control: TaskControl) -> tuple[
 
 
 def _model_limit(model: Any, tokenizer: Any) -> int:
-    positions = getattr(model.config, "max_position_embeddings", None) or 512
-    if getattr(model.config, "model_type", "") in {"roberta", "xlm-roberta", "camembert"}:
-        positions -= 2
+    positions = max_positions(model.config) or 512
     limit = getattr(tokenizer, "model_max_length", None) or positions
     return int(min(positions, limit if limit < 1_000_000 else positions))
 

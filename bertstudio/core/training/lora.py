@@ -24,14 +24,13 @@ from bertstudio.core.adapter_folder import (
     model_class,
     tokenizer_folder,
 )
+from bertstudio.core.anatomy.modules import family_for
 from bertstudio.core.errors import InputError
 from bertstudio.core.models import adapter_base
 
 QUERY_VALUE = "query,value"
 ALL_LINEAR = "all-linear"
 TARGET_PRESETS = (QUERY_VALUE, ALL_LINEAR)
-# the attention's query/value projections where an architecture names them otherwise
-QUERY_VALUE_NAMES = {"distilbert": ("q_lin", "v_lin")}
 
 
 @dataclass(frozen=True)
@@ -113,7 +112,7 @@ def target_pattern(model: Any, targets: str) -> str:
     if targets == ALL_LINEAR:
         names = sorted(available)
     elif targets == QUERY_VALUE:
-        names = list(QUERY_VALUE_NAMES.get(getattr(model.config, "model_type", ""), ("query", "value")))
+        names = list(family_for(model, "LoRA").query_value_names)
     else:
         names = [name.strip() for name in targets.split(",") if name.strip()]
     unknown = [name for name in names if name not in available]
