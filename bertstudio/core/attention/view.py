@@ -151,6 +151,8 @@ def head_statistics(result: AttentionResult) -> HeadStatistics:
     none = np.zeros(att.shape[:2], dtype=np.float32)
     cls = att[..., result.cls_index].mean(axis=-1) if result.cls_index is not None else none
     sep = att[..., list(result.sep_indices)].sum(axis=-1).mean(axis=-1) if result.sep_indices else none
+    previous: np.ndarray  # a mean's dtype in numpy's stubs differs by release (float64 from 2.5 on)
+    following: np.ndarray
     if length > 1:
         q = np.arange(1, length)
         previous = att[..., q, q - 1].mean(axis=-1)
