@@ -1,4 +1,6 @@
-"""bertstudio models --models-dir DIR [--json]: local models, architecture and supported tasks."""
+"""bertstudio models --models-dir DIR [--json]: local models, architecture and supported tasks.
+
+Judged from config.json and the safetensors header: neither torch nor transformers is imported."""
 
 from __future__ import annotations
 
@@ -35,5 +37,6 @@ def run(args: argparse.Namespace) -> int:
         tasks = ", ".join(model.tasks) or "no tasks"
         why = f": {model.problem}" if model.problem and not model.tasks else (
             f"  ! {model.problem}" if model.problem else "")
-        print(f"{model.name:<40} {model.architecture:<34} {tasks}{why}")
+        note = f"  (note: {model.note})" if model.note else ""
+        print(f"{model.name:<40} {model.architecture:<34} {tasks}{why}{note}")
     return 0

@@ -1,4 +1,8 @@
-"""Local model folders: what is there, its architecture, and which tasks its weights support."""
+"""Local model folders: what is there, its architecture, and which tasks its weights support.
+
+Judged from config.json and the safetensors header alone (anatomy/checkpoint.py): no model is built,
+and neither torch nor transformers is imported, so a hundred folders list in a fraction of a second.
+"""
 
 from __future__ import annotations
 
@@ -6,10 +10,9 @@ import os
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from bertstudio.core.anatomy.checkpoint import custom_code_reason, judge_folder
 from bertstudio.core.errors import BertStudioError, InputError
 from bertstudio.core.model_folder import check_folder, read_config
-from bertstudio.core.models import custom_code_reason, probe_heads
-from bertstudio.core.tasks.spec import all_specs
 
 MODELS_DIR_ENV = "BERTSTUDIO_MODELS_DIR"
 # A models folder is scanned two levels deep (org/name): bound the entries looked at and the
@@ -28,9 +31,10 @@ class LocalModel:
     model_type: str
     tasks: tuple[str, ...]
     problem: str = ""
-    # False while only config.json was read (the folders list at once; which tasks the weights
-    # support needs transformers, judged later): `tasks` is then not known yet, not empty.
+    # False while only config.json was read (`glance`: the folders list at once, their weights are
+    # judged after): `tasks` is then not known yet, not empty.
     judged: bool = True
+    note: str = ""  # how the tasks were judged where not from the tensors, or what did not fit
 
     def to_json(self) -> dict[str, object]:
         return {
@@ -40,6 +44,7 @@ class LocalModel:
             "model_type": self.model_type,
             "tasks": list(self.tasks),
             "problem": self.problem,
+            "note": self.note,
         }
 
 
@@ -94,15 +99,8 @@ def _model_folders(root: Path) -> tuple[list[Path], bool]:
 
 
 def supported_tasks(folder: Path) -> tuple[str, ...]:
-    """Tasks whose head weights are all present in the checkpoint."""
-    tasks = []
-    for task in all_specs():
-        try:
-            if probe_heads(folder, task).complete:
-                tasks.append(task)
-        except BertStudioError:
-            continue
-    return tuple(tasks)
+    """Tasks whose heads the checkpoint holds, trained for them (config.json and the safetensors header)."""
+    return judge_folder(folder, read_config(folder)).tasks
 
 
 def _from_config(folder: Path) -> tuple[LocalModel, dict[str, object] | None]:
@@ -129,8 +127,8 @@ def glance(folder: Path) -> LocalModel:
 
 
 def describe(folder: Path) -> LocalModel:
-    """One folder, judged without allocating a model: the validated config.json first (types,
-    bounds, custom code), then the folder (weights, tokenizer), then the heads on the meta device."""
+    """One folder, judged without building a model: the validated config.json first (types, bounds,
+    custom code), then the folder (weights, tokenizer), then its heads from the safetensors header."""
     named, config = _from_config(folder)
     if config is None:
         return named
@@ -147,17 +145,17 @@ def describe(folder: Path) -> LocalModel:
         return LocalModel(folder.name, str(folder), architecture, model_type, (), reason)
     try:
         check_folder(folder)
-        tasks = supported_tasks(folder)
+        judged = judge_folder(folder, config)
     except BertStudioError as error:
         return LocalModel(folder.name, str(folder), architecture, model_type, (), error.message)
     except Exception as error:  # a broken folder must not hide the others
         return LocalModel(folder.name, str(folder), architecture, model_type, (), str(error))
-    return LocalModel(folder.name, str(folder), architecture, model_type, tasks, "")
+    return LocalModel(folder.name, str(folder), architecture, model_type, judged.tasks, "", note=judged.note)
 
 
 def list_local_models(root: Path, judge: bool = True) -> Listing:
     """Every model folder under `root` (at most MAX_MODEL_FOLDERS), each described by `describe`, or
-    with `judge=False` by `glance` (config.json only: in milliseconds, before transformers is up)."""
+    with `judge=False` by `glance` (config.json only, no weights file opened)."""
     if not root.is_dir():
         raise InputError(f"Models folder '{root}' does not exist.", hint="Choose an existing folder.")
     folders, stopped = _model_folders(root)

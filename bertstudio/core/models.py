@@ -14,12 +14,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from bertstudio.core import adapter_folder, devices
+from bertstudio.core.anatomy import checkpoint
+from bertstudio.core.anatomy.checkpoint import Judgement, custom_code_reason
 from bertstudio.core.anatomy.families import family_of, max_positions, reads_segments, segments_refusal
 from bertstudio.core.errors import BertStudioError, MissingHeadError, ModelSourceError, OutOfMemory
 from bertstudio.core.hub import hub_folder, is_hub_id
-from bertstudio.core.model_folder import TOKENIZER_HINT, check_folder, load_pretrained, read_config
+from bertstudio.core.model_folder import TOKENIZER_HINT, check_fields, check_folder, load_pretrained, read_config
 from bertstudio.core.progress import TaskControl
-from bertstudio.core.tasks.spec import all_specs, spec_for
+from bertstudio.core.tasks.spec import spec_for
 
 if TYPE_CHECKING:
     from transformers import PreTrainedModel, PreTrainedTokenizerBase
@@ -47,14 +49,21 @@ class HeadReport:
     unexpected: tuple[str, ...] = ()
     mismatched: tuple[str, ...] = ()
     unused: tuple[str, ...] = ()  # also newly initialised, but the task never reads them (its spec says so)
+    # Every weight is there, but the head was trained for another task (anatomy.checkpoint's judgement,
+    # the models list's): what it was saved as and serves, "ModernBertForSequenceClassification (classification)".
+    trained_as: str = ""
 
     @property
     def complete(self) -> bool:
-        return not self.missing and not self.mismatched
+        return not self.missing and not self.mismatched and not self.trained_as
 
     def warning(self, task: str) -> str:
         if self.complete:
             return ""
+        if not self.missing and not self.mismatched:
+            return (f"This checkpoint has no trained {task} head: it was saved as {self.trained_as}. Its weights "
+                    f"load, but they were never trained for {task}, so the results will be meaningless until "
+                    "the head is trained for it.")
         names = ", ".join((self.missing + self.mismatched)[:6])
         more = len(self.missing) + len(self.mismatched) - 6
         return (
@@ -159,10 +168,18 @@ def adapter_base(folder: Path, control: TaskControl | None = None) -> Path:
 
 
 def adapter_tasks(folder: Path) -> tuple[str, ...]:
-    """The task specs whose model class is the adapter's head class (the base must be on this machine)."""
-    config = adapter_folder.head_config(folder, adapter_base(folder))
-    head = adapter_folder.model_class(config)
-    return tuple(key for key in all_specs() if head_class(key, config) is head)
+    """The task specs whose model class is the adapter's head class (the base must be on this machine),
+    from head_config.json, else the base's config.json: no transformers imported (the models list)."""
+    base = adapter_base(folder)
+    path = folder / adapter_folder.HEAD_CONFIG
+    if not path.exists():
+        return checkpoint.saved_class_tasks(read_config(base))
+    config = adapter_folder.read_json(path, "head config")
+    check_fields(config, folder)
+    reason = custom_code_reason(config)
+    if reason:
+        raise ModelSourceError(f"The {adapter_folder.HEAD_CONFIG} in '{folder}' {reason}.")
+    return checkpoint.saved_class_tasks(config)
 
 
 def quiet_transformers() -> None:
@@ -193,21 +210,6 @@ def _check_task_supported(task: str, config: Any) -> None:
             f"A {name} model cannot do {task}: transformers has no {task} head for {name} (no {wanted} class).",
             hint="Choose a model of another architecture for this task (for example BERT).",
         )
-
-
-def custom_code_reason(config: dict[str, object]) -> str:
-    """Why a checkpoint is out of reach without running its own Python code; "" if it is not."""
-    from transformers import CONFIG_MAPPING
-
-    model_type = str(config.get("model_type") or "")
-    if config.get("auto_map"):
-        stock = f"; the stock {model_type} class would compute something else" if model_type in CONFIG_MAPPING else ""
-        return (f"needs custom code (auto_map in config.json{f', model type {model_type}' if model_type else ''}), "
-                f"which BERT Studio never runs{stock}")
-    if model_type not in CONFIG_MAPPING:
-        known = f"model type '{model_type}' is unknown to transformers" if model_type else "no model_type"
-        return f"needs custom code ({known}), which BERT Studio never runs"
-    return ""
 
 
 def _checked_config(folder: Path) -> dict[str, Any]:
@@ -259,7 +261,15 @@ def _check_vocabulary(tokenizer: Any, config: Any, folder: Path) -> None:
         tokenizer.model_input_names = [name for name in tokenizer.model_input_names if name != "token_type_ids"]
 
 
-def _head_report(info: dict[str, Any], task: str, config: Any) -> HeadReport:
+def judge_heads(folder: Path) -> Judgement:
+    """Which tasks the folder's weights were trained for: the models list's judgement (config.json and the
+    safetensors header; a broken header is a ModelSourceError naming the file, before transformers reads it)."""
+    return checkpoint.judge_folder(folder, read_config(folder))
+
+
+def _head_report(info: dict[str, Any], task: str, config: Any, judged: Judgement | None = None) -> HeadReport:
+    """The weights the task's class lacked (transformers' loading info); then, all there, whether the head
+    was trained for `task`: the folder's judgement (`judged`), else (a LoRA adapter) the saved class's name."""
     spec = spec_for(task)
     mismatched = tuple(sorted(str(k[0] if isinstance(k, tuple) else k) for k in info.get("mismatched_keys", ())))
     missing = tuple(sorted(str(k) for k in info.get("missing_keys", ())))
@@ -270,11 +280,15 @@ def _head_report(info: dict[str, Any], task: str, config: Any) -> HeadReport:
         mismatched=mismatched,
         unused=unused,
     )
+    if not report.complete:
+        return report
+    if judged is not None:
+        return report if judged.serves(task) else replace(report, trained_as=judged.trained_as())
     suffix = spec.trained_as
     trained_as = getattr(config, "architectures", None) or []
-    if suffix and report.complete and trained_as and not any(a.endswith(suffix) for a in trained_as):
+    if suffix and trained_as and not any(a.endswith(suffix) for a in trained_as):
         # BERT's sequence, token and choice heads are all called `classifier`: trust the saved class.
-        return HeadReport(missing=(f"classifier (trained as {', '.join(trained_as)})",))
+        return replace(report, trained_as=", ".join(trained_as))
     return report
 
 
@@ -283,13 +297,23 @@ def probe_heads(folder: Path, task: str) -> HeadReport:
     quiet_transformers()
     config = _checkpoint_config(folder)  # checked and bounded first: the meta model stays small to build
     _check_task_supported(task, config)
+    judged = judge_heads(folder)
     try:
         _, info = _model_class(task).from_pretrained(
             folder, output_loading_info=True, device_map="meta", trust_remote_code=False
         )
-    except RuntimeError as error:  # a head of the wrong shape (e.g. 27 labels where 1 is wanted)
-        raise MissingHeadError(f"The checkpoint's head does not fit {task}.", details=str(error)) from error
-    return _head_report(info, task, config)
+    except (RuntimeError, ValueError) as error:  # a head of the wrong shape (27 labels where 1 is wanted)
+        raise _head_refused(str(folder), task, judged, error) from error
+    return _head_report(info, task, config, judged)
+
+
+def _head_refused(source: str, task: str, judged: Judgement | None, error: BaseException) -> MissingHeadError:
+    """transformers would not build `task`'s class on this checkpoint (DistilBERT's QA head wants 2 labels,
+    a 5-label NER checkpoint has 5): said with what the head was trained as, the one reason of the many."""
+    saved = f" It was saved as {judged.trained_as()}." if judged is not None and not judged.serves(task) else ""
+    first = (str(error).strip().splitlines() or [type(error).__name__])[0][:200]
+    return MissingHeadError(f"The head in '{source}' does not fit {task} ({first}).{saved}",
+                            hint="Choose a checkpoint trained for this task.", details=str(error))
 
 
 def _count_layers(config: Any) -> int | None:
@@ -355,6 +379,7 @@ def load_uncached(request: LoadRequest, control: TaskControl | None = None) -> L
     if adapter:  # a LoRA adapter: the base rebuilt with the trained model's labels and head
         config = adapter_folder.head_config(adapter, folder)
     _check_task_supported(request.task, config)
+    judged = None if adapter else judge_heads(folder)  # the models list's judgement, before any weight is read
     device = devices.normalise_device(request.device)
     dtype = devices.torch_dtype(device, request.dtype)
     from bertstudio.core.quantize import check_quantize
@@ -398,9 +423,11 @@ def load_uncached(request: LoadRequest, control: TaskControl | None = None) -> L
                 hint="Choose a checkpoint trained for this task.",
                 details=str(error),
             ) from error
+        if judged is not None and not judged.serves(request.task) and isinstance(error, ValueError):
+            raise _head_refused(request.source, request.task, judged, error) from error
         raise ModelSourceError(f"Loading '{request.source}' failed: {error}", details=repr(error)) from error
     model.eval()
-    report = _head_report(loading_info, request.task, config)
+    report = _head_report(loading_info, request.task, config, judged)
     info = _build_info(request, adapter or folder, model, tokenizer, report)
     from bertstudio.core.quantize import quantize_int8, state_mb
 

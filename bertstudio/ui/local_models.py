@@ -11,21 +11,12 @@ from bertstudio.ui.settings import AppSettings
 from bertstudio.workers.runner import TaskRunner
 
 
-def _glance(folder: str, control: TaskControl) -> list:
-    """The folders from their config.json only: no transformers, so the list is there at start."""
-    from bertstudio.core.catalog import list_local_models
-
-    control.report(f"Listing {folder}…")
-    return list_local_models(Path(folder), judge=False)
-
-
 def _scan(folder: str, control: TaskControl) -> list:
-    """The folders at once (a progress payload), then each judged by its weights (needs transformers)."""
+    """The folders at once (a progress payload), then each judged by its config.json and safetensors
+    header (no torch, no transformers: it never waits for the start-up import)."""
     from bertstudio.core.catalog import list_local_models
-    from bertstudio.core.lazy_imports import import_transformers
 
     control.report(f"Listing {folder}…", None, list_local_models(Path(folder), judge=False))
-    import_transformers()  # waits for a start-up import in another thread instead of racing it
     return list_local_models(Path(folder))
 
 
@@ -46,7 +37,7 @@ class LocalModelsIndex(QObject):
         settings.models_dir_changed.connect(lambda _folder: self.rescan())
 
     def rescan(self) -> None:
-        """List and judge the folder's models (transformers must be imported, or importing)."""
+        """List and judge the folder's models."""
         folder = self._settings.models_dir
         if folder:
             self._runner.start(_scan, folder)
@@ -54,11 +45,11 @@ class LocalModelsIndex(QObject):
             self._on_result([])
 
     def list_now(self) -> None:
-        """List the folder's models from their config.json alone, before transformers is imported
-        (the list stayed empty for 20 s on a busy machine); `rescan` judges them after."""
+        """List the folder's models at start, from their config.json, then judge their heads: neither
+        needs transformers (the list stayed empty for 20 s on a busy machine while it was imported)."""
         folder = self._settings.models_dir
         if folder and not self.models:
-            self._runner.start(_glance, folder)
+            self._runner.start(_scan, folder)
 
     def _on_progress(self, event: ProgressEvent) -> None:
         if isinstance(event.payload, list):  # the folders, listed before they are judged

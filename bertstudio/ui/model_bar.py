@@ -164,8 +164,9 @@ class ModelBar(QWidget):
             self.source.addItem(f"{model.name} — {model.architecture}{mark}", model.path)
             tasks = ", ".join(model.tasks) or (f"none: {problem}" if problem else "none") if getattr(
                 model, "judged", True) else "being checked"
-            self.source.setItemData(self.source.count() - 1, f"{model.path}\ntasks: {tasks}",
-                                    Qt.ItemDataRole.ToolTipRole)
+            note = getattr(model, "note", "")  # how its heads were judged, or what did not fit
+            self.source.setItemData(self.source.count() - 1, f"{model.path}\ntasks: {tasks}"
+                                    + (f"\nnote: {note}" if note else ""), Qt.ItemDataRole.ToolTipRole)
         self.source.setEditText(text)
         self.source.blockSignals(False)
 

@@ -83,7 +83,11 @@ def test_models_folder_lists_at_once_then_says_what_each_supports(qtbot, window,
     texts = [bar.source.itemText(i) for i in range(bar.source.count())]
     assert not any("checking" in text for text in texts) and texts[0].startswith("rxnmapper-albert-smiles-mlm")
     index.models = []
-    with qtbot.waitSignal(index.changed, timeout=30_000) as listed:
-        index.list_now()  # at start, before transformers is imported
-    assert listed.args[0] and not any(model.judged for model in listed.args[0])
+    at_start: list[list] = []
+    index.changed.connect(lambda models: at_start.append(list(models)))
+    index.list_now()  # at start: listed from config.json, then judged without waiting for transformers
+    qtbot.waitUntil(lambda: bool(at_start) and all(m.judged for m in at_start[-1]), timeout=30_000)
+    assert at_start[0] and not any(model.judged for model in at_start[0])  # listed first, judged after
+    assert not any("checking" in bar.source.itemText(i) for i in range(bar.source.count()))
+    bar.set_local_models(at_start[0])
     assert any("checking its heads" in bar.source.itemText(i) for i in range(bar.source.count()))
