@@ -95,7 +95,7 @@ def model_class(config: Any) -> Any:
     import transformers
 
     name = (getattr(config, "architectures", None) or [""])[0]
-    cls = getattr(transformers, name, None) if re.fullmatch(r"[A-Za-z]+For[A-Za-z]+", name or "") else None
+    cls = getattr(transformers, name, None) if re.fullmatch(r"[A-Za-z][A-Za-z0-9]*For[A-Za-z]+", name or "") else None
     if cls is None:
         raise ModelSourceError(f"The adapter's head class '{name}' is not a transformers model class.")
     return cls

@@ -7,8 +7,9 @@ import pytest
 from bertstudio.core.errors import InputError, TaskCancelled
 from bertstudio.core.models import LoadRequest, load_uncached
 from bertstudio.core.progress import TaskControl
+from tests.fixtures.checkpoints import ALL_ARCHITECTURES
 
-ARCHS = ("bert", "distilbert", "roberta", "albert", "electra")
+ARCHS = ALL_ARCHITECTURES
 SWAPS = ("dog", "mary", "berlin", "house", "tree", "film", "book", "river", "game", "man", "car", "big", "old")
 TOLERANCE = 1e-4
 
@@ -30,13 +31,20 @@ def _swapped(tokenizer, template: str, word: str) -> str:  # noqa: ANN001
 def _blocks(model):  # noqa: ANN001, ANN202
     """(layer modules called in order, attention output projections, shared?) written out per model."""
     kind = model.config.model_type
+    base = getattr(model, model.base_model_prefix)
     if kind == "albert":
-        layer = model.albert.encoder.albert_layer_groups[0].albert_layers[0]
+        layer = base.encoder.albert_layer_groups[0].albert_layers[0]
         return [layer], [layer.attention.dense], True
     if kind == "distilbert":
-        blocks = list(model.distilbert.transformer.layer)
+        blocks = list(base.transformer.layer)
         return blocks, [b.attention.out_lin for b in blocks], False
-    blocks = list(getattr(model, kind).encoder.layer)
+    if kind == "modernbert":
+        return list(base.layers), [b.attn.Wo for b in base.layers], False
+    if kind == "eurobert":
+        return list(base.layers), [b.self_attn.o_proj for b in base.layers], False
+    blocks = list(base.encoder.layer)
+    if kind == "mpnet":
+        return blocks, [b.attention.attn.o for b in blocks], False
     return blocks, [b.attention.output.dense for b in blocks], False
 
 
@@ -66,7 +74,13 @@ def _reference_state(loaded, clean_enc, corrupted_enc, probability, level: int, 
     blocks, _, shared = _blocks(model)
     layers = model.config.num_hidden_layers if hasattr(model.config, "num_hidden_layers") else model.config.n_layers
     with torch.no_grad():
-        hidden = model(**clean_enc, output_hidden_states=True).hidden_states
+        hidden = list(model(**clean_enc, output_hidden_states=True).hidden_states)
+        last: list = []  # the last layer call's own output (pre-LN models normalise it after: hidden[-1] is not it)
+        handle = blocks[-1].register_forward_hook(
+            lambda module, args, output: last.append((output[0] if isinstance(output, tuple) else output).clone()))
+        model(**clean_enc)
+        handle.remove()
+        hidden[layers] = last[-1]
         if level < layers:
             def call(index, args):  # noqa: ANN001, ANN202
                 if index != level:

@@ -137,3 +137,18 @@ def segments_refusal(config: Any) -> str:
     if rows >= 1 or family is None or family.segments != "required":
         return ""
     return f"has no segment embedding (config.json type_vocab_size = {rows}), but a {family.name} model reads one"
+
+
+def script_sites() -> dict[str, tuple[str, str, str, bool]]:
+    """For generated scripts (Copy as Python): model type -> (layer modules, value projection or fused
+    qkv, attention output projection, whether the value is the last third of a fused qkv), as literals."""
+    return {kind: (f.layers, f.qkv or f.value, f.output, bool(f.qkv)) for kind, f in FAMILIES.items()}
+
+
+# the walker generated scripts carry to follow those paths (`*`: every child, in order)
+SCRIPT_WALK = '''def walk(root, path):
+    found = [root]
+    for part in path.split("."):
+        found = [c for m in found for c in (m.children() if part == "*" else [getattr(m, part)])]
+    return found
+'''

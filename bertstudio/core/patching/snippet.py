@@ -6,22 +6,16 @@ from __future__ import annotations
 
 from typing import Any
 
+from bertstudio.core.anatomy.families import SCRIPT_WALK, script_sites
 from bertstudio.core.errors import InputError
 from bertstudio.core.snippets import literal
 
 _BODY = '''
 def sites(model):
-    """The layer modules (called once per layer) and the attention output projections."""
-    base = getattr(model, model.base_model_prefix)
-    kind = model.config.model_type
-    if kind == "albert":  # one shared layer, called once per layer
-        layer = base.encoder.albert_layer_groups[0].albert_layers[0]
-        return [layer], [layer.attention.dense]
-    if kind == "distilbert":
-        blocks = list(base.transformer.layer)
-        return blocks, [block.attention.out_lin for block in blocks]
-    blocks = list(base.encoder.layer)
-    return blocks, [block.attention.output.dense for block in blocks]
+    """The layer modules (ALBERT: its one shared layer, called once per layer) and the attention output projections."""
+    layers, _value, output, _fused = SITES[model.config.model_type]
+    blocks = walk(getattr(model, model.base_model_prefix, model), layers)
+    return blocks, [walk(block, output)[0] for block in blocks]
 
 
 def counted(modules, wanted, change):
@@ -123,5 +117,11 @@ def patch_script(source: str, result: Any, clean: tuple[str, ...], corrupted: tu
         "",
         "",
         reader,
+        "",
+        "# where each architecture keeps its layers and attention output projection (BERT Studio's anatomy table)",
+        f"SITES = {literal(script_sites())}",
+        "",
+        "",
+        SCRIPT_WALK,
     ]
     return "\n".join(lines) + _BODY

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from bertstudio.core.snippets import field, load, script, text_field
+from bertstudio.core.anatomy.families import SCRIPT_WALK, script_sites
+from bertstudio.core.snippets import field, literal, load, script, text_field
 
 _ATTENTION = '''with torch.inference_mode():
     attentions = model(**encoding, output_attentions=True).attentions  # per layer: (1, heads, q, k)
@@ -20,24 +21,23 @@ for layer, a in enumerate(attentions):
 # Value-weighted norms (Kobayashi et al. 2020): ||alpha_ij f_h(x_j)||, f_h(x_j) = v_j^h W_O^h, from the
 # value projection's outputs and the attention output projection's weight, captured by hooks in
 # call order (ALBERT calls its one shared layer once per layer).
-_NORM_HOOKS = '''# each architecture's value projection and attention output projection (W_O), by module name
-VALUE, OUTPUT = {"distilbert": ("attention.v_lin", "attention.out_lin"),
-                 "albert": ("attention.value", "attention.dense")}.get(
-    model.config.model_type, ("attention.self.value", "attention.output.dense"))
+_NORM_HOOKS = '''# each architecture's layers, value projection (or fused qkv) and attention output projection (W_O)
+layers_path, value_path, output_path, fused = SITES[model.config.model_type]
 values, weights = [], []
-for name, module in model.named_modules():
-    if name.endswith(VALUE):
-        module.register_forward_hook(lambda module, args, out: values.append(out[0]))
-    elif name.endswith(OUTPUT):
-        module.register_forward_hook(lambda module, args, out: weights.append(module.weight.detach()))
+for block in walk(getattr(model, model.base_model_prefix, model), layers_path):
+    walk(block, value_path)[0].register_forward_hook(
+        lambda module, args, out: values.append(out[0].chunk(3, dim=-1)[2] if fused else out[0]))
+    walk(block, output_path)[0].register_forward_hook(
+        lambda module, args, out: weights.append(module.weight.detach()))
 '''
 _NORMS = '''if len(values) != len(attentions) or len(weights) != len(attentions):
-    raise SystemExit("No value projections found: value-weighted norms are read for BERT, RoBERTa, "
-                     "DistilBERT, ALBERT and ELECTRA models.")
+    raise SystemExit("The value projections did not run once per layer: this model's attention is built "
+                     "differently, and its value-weighted norms cannot be read this way.")
 heads = model.config.num_attention_heads
 for layer, (a, v, w) in enumerate(zip(attentions, values, weights)):
-    d = v.shape[-1] // heads
-    f = torch.einsum("thd,ohd->hto", v.view(-1, heads, d), w.view(w.shape[0], heads, d))  # f_h(x_j)
+    d = w.shape[1] // heads
+    v = v.view(-1, v.shape[-1] // d, d).repeat_interleave(heads * d // v.shape[-1], dim=1)  # shared key/value heads
+    f = torch.einsum("thd,ohd->hto", v, w.view(w.shape[0], heads, d))  # f_h(x_j)
     norms = a[0] * f.norm(dim=-1)[:, None, :]  # heads x q x k: ||alpha_ij f_h(x_j)||
     for head in range(heads):
         row = norms[head]
@@ -57,5 +57,7 @@ def build(source: str, inputs: Any) -> str:
     else:
         given = script("TEXT = {text}\nencoding = tokenizer(TEXT, return_tensors=\"pt\")\n", text=text)
     norms = bool(field(inputs, "norms", False))
+    sites = ("\n# where each architecture keeps its parts (BERT Studio's anatomy table)\n"
+             f"SITES = {literal(script_sites())}\n\n\n{SCRIPT_WALK}\n\n")
     return (load("AutoModel", source, ', attn_implementation="eager"') + "\n" + given
-            + (_NORM_HOOKS if norms else "") + _ATTENTION + (_NORMS if norms else ""))
+            + (sites + _NORM_HOOKS if norms else "") + _ATTENTION + (_NORMS if norms else ""))
