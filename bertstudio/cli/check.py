@@ -64,6 +64,8 @@ def run(args: argparse.Namespace) -> int:
         parse_suite(data, path.name, str(path), {name: ["x"] for name in masked_templates(data)})  # errors first
         masks = suggestions_job(mask_source, data, None, stderr_control(), top_k_of(data, args.mask_top_k), args.seed)
         clear_progress_line()
+        if masks.warning:  # the words of an untrained masked-LM head: said, as every task command says it
+            print(f"warning: --mask-model {mask_source}: {masks.warning}", file=sys.stderr)
         for name, words in masks.items():
             print(f"{{mask}} in '{name}': {', '.join(words)}", file=sys.stderr)
     suite = parse_suite(data, path.name, str(path), masks)  # a malformed suite stops here, before any model loads

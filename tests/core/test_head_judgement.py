@@ -329,6 +329,49 @@ def test_the_models_command_imports_neither_torch_nor_transformers(checkpoint_fa
     assert set(listed["m009"]["tasks"]) == {"classification"} | ENCODER  # modernbert's classifier, not qa
 
 
+# -- suites warn as task commands do ------------------------------------------------------------------
+
+
+def test_a_suite_on_a_head_not_trained_for_it_says_so(checkpoint_factory) -> None:  # noqa: ANN001
+    from bertstudio.core.progress import TaskControl
+    from bertstudio.core.suites.jobs import check_job, load_request
+    from bertstudio.core.suites.suite import parse_suite
+
+    suite = parse_suite({"task": "ner", "tests": [
+        {"name": "persons", "type": "MFT", "inputs": ["john lives in paris"], "expect": "john/PER; paris/LOC"}]})
+    classifier = checkpoint_factory("bert", "SequenceClassification")
+    result = check_job(load_request(str(classifier), suite), suite, TaskControl())
+    assert any("no trained ner head" in note and "BertForSequenceClassification" in note for note in result.a.notes)
+    tagger = checkpoint_factory("bert", "TokenClassification")
+    assert not any("head" in note for note in check_job(load_request(str(tagger), suite), suite, TaskControl()).a.notes)
+
+
+def test_a_mask_model_without_a_trained_masked_lm_head_warns(checkpoint_factory) -> None:  # noqa: ANN001
+    from bertstudio.core.progress import TaskControl
+    from bertstudio.core.suites.masks import suggestions_job
+
+    data = {"task": "classify", "tests": [{"name": "masked", "type": "MFT", "template": "the cat was {mask}",
+                                           "expect": "positive"}]}
+    words = suggestions_job(str(checkpoint_factory("bert", "SequenceClassification")), data, None, TaskControl(), 3)
+    assert "no trained fill-mask head" in words.warning and list(words) == ["masked"]
+    assert suggestions_job(str(checkpoint_factory("bert")), data, None, TaskControl(), 3).warning == ""
+
+
+def test_check_warns_about_a_mask_model_and_a_model_not_trained_for_the_suite(checkpoint_factory, tmp_path,
+                                                                             capsys) -> None:  # noqa: ANN001
+    from bertstudio.cli import main
+
+    data = {"task": "classify", "mask_top_k": 2, "tests": [
+        {"name": "masked", "type": "MFT", "template": "the cat was {mask}", "expect": "LABEL_1"}]}
+    path = tmp_path / "suite.json"
+    path.write_text(json.dumps(data), encoding="utf-8")
+    classifier, mlm = checkpoint_factory("bert", "SequenceClassification"), checkpoint_factory("bert")
+    assert main(["check", "--model", str(mlm), "--suite", str(path), "--mask-model", str(classifier)]) == 0
+    err = capsys.readouterr().err
+    assert f"warning: --mask-model {classifier}: This checkpoint has no trained fill-mask head" in err
+    assert "note: This checkpoint has no trained classification head" in err
+
+
 if __name__ == "__main__":  # rewrite known_types.py from the installed transformers
     KNOWN_TYPES.write_text(render_known_types(), encoding="utf-8")
     print(f"wrote {KNOWN_TYPES}")

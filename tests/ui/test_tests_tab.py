@@ -175,6 +175,23 @@ def test_mask_words_are_suggested_shown_and_can_be_unticked(
         f"the {a} was {w}" for a in ("cat", "dog") for w in words[1:]]
 
 
+def test_a_head_not_trained_for_the_suite_or_for_mask_is_said(
+        qtbot, window, checkpoint_factory, tmp_path: Path) -> None:  # noqa: ANN001
+    """Issue 38 #3: a classifier filling `{mask}`, and a masked LM scored on a classification suite, are
+    still run, but the notes say the head was never trained for it (as a task tab's model bar does)."""
+    classifier, mlm = str(checkpoint_factory("bert", "SequenceClassification")), str(checkpoint_factory("bert"))
+    masked = {"task": "classify", "mask_model": classifier, "mask_top_k": 2, "tests": [
+        {"name": "masked", "type": "MFT", "template": "the cat was {mask}", "expect": "LABEL_1"}]}  # an MLM's labels
+    tab = tab_of(window, TestsTab)
+    tab.set_suite(str(_suite(tmp_path, masked)))
+    with qtbot.waitSignal(tab.runner.finished, timeout=60_000):
+        tab.mask_panel.suggest_button.click()
+    assert tab.suite is not None and "no trained fill-mask head" in tab.notes.text()
+    tab.model_bar.source.setEditText(mlm)
+    _run(qtbot, tab)
+    assert tab.result is not None and "no trained classification head" in tab.notes.text()
+
+
 def test_mask_words_default_to_the_fill_mask_tabs_model(qtbot, window, checkpoint_factory, tmp_path: Path) -> None:  # noqa: ANN001
     mlm = str(checkpoint_factory("bert"))
     masked = {"task": "classify", "tests": [{"name": "masked", "type": "MFT", "template": "a {mask} day",

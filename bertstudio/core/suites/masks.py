@@ -137,8 +137,15 @@ def mask_request(source: str, like: Any = None) -> Any:
     return LoadRequest(source, spec.key, like.device, like.dtype)
 
 
+class Suggestions(dict[str, list[str]]):
+    """Test name -> the words suggested for its `{mask}`; `warning` says when the masked LM's head was
+    not trained (the words are then the guesses of random weights), as a task command warns."""
+
+    warning: str = ""
+
+
 def suggestions_job(source: str, data: Any, like: Any, control: Any, k: int | None = None,
-                    seed: int = 0) -> dict[str, list[str]]:
+                    seed: int = 0) -> Suggestions:
     """Load the masked LM `source` and suggest words for every `{mask}` of the suite's JSON value."""
     from bertstudio.core.models import load_model
 
@@ -148,4 +155,6 @@ def suggestions_job(source: str, data: Any, like: Any, control: Any, k: int | No
     predictor, token = model_predictor(loaded, k, control)
     control.report("Suggesting words for {mask}…")
     with loaded.lock:
-        return suggest_all(data, predictor, token, k, seed)
+        found = Suggestions(suggest_all(data, predictor, token, k, seed))
+    found.warning = loaded.info.head_warning
+    return found

@@ -188,7 +188,9 @@ def run_suite(loaded: LoadedModel, suite: Suite, control: TaskControl, batch_siz
     from bertstudio.core.quantize import variant_source
 
     request = loaded.info.request
-    return SuiteResult(suite, variant_source(request.source, request.quantize), results, tuple(notes))
+    head = loaded.info.head_report.warning(suite.task)  # scored all the same, but said: a head not trained for it
+    return SuiteResult(suite, variant_source(request.source, request.quantize), results,
+                       (head,) * bool(head) + tuple(notes))
 
 
 def _judge(task: SuiteAdapter, test: SuiteTest, found: Sequence[Any], index: dict[Case, int]) -> TestResult:

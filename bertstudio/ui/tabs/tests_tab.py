@@ -241,6 +241,11 @@ class TestsTab(ComparingTab):
     def _show_masks(self, words: dict[str, list[str]]) -> None:
         self.mask_panel.show_words(words)
         self._build_suite()
+        warning = getattr(words, "warning", "")  # the masked LM's head was not trained: its words are noise
+        if warning:
+            from bertstudio.core.notes import warning as warning_note
+
+            self.notes.set_notes([warning_note(f"{{mask}} words from {self.mask_panel.source.text()}: {warning}")])
 
     def _masks_ticked(self) -> None:
         if self.suite_file is not None and self.mask_panel.words:
