@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 from common import Row
 
 if TYPE_CHECKING:
-    from bertstudio.core.training import TrainConfig
+    from bertstudio.core.training.config import TrainConfig
 
 STEPS, BATCH, MAX_LENGTH, ROUNDS = 60, 16, 32, 3
 
@@ -41,7 +41,8 @@ def rows() -> list[Row]:
     from PySide6.QtCore import QObject, Signal
 
     from bertstudio.core.progress import TaskControl
-    from bertstudio.core.training import TrainConfig, train
+    from bertstudio.core.training.config import TrainConfig
+    from bertstudio.core.training.engine import train
     from bertstudio.resources import resource_path
 
     class Emitter(QObject):
@@ -71,7 +72,7 @@ def lora_row(config: TrainConfig, root: Path) -> Row:
     the Row holds seconds per 1000 samples (ratio LoRA/full time); the note gives samples/s of each."""
     from dataclasses import replace
 
-    from bertstudio.core.training import train
+    from bertstudio.core.training.engine import train
 
     def rate(run: TrainConfig) -> float:
         return train(run).metrics["train_samples_per_second"]
@@ -100,9 +101,9 @@ def plain_trainer_rate(config: TrainConfig, output: Path) -> float:
         set_seed,
     )
 
+    from bertstudio.core.tasks.classification.train import TextClassification
     from bertstudio.core.training.data import read_classification
     from bertstudio.core.training.engine import plan_steps, training_arguments
-    from bertstudio.core.training.trainable import TextClassification
 
     set_seed(config.seed)
     tokenizer = AutoTokenizer.from_pretrained(config.model)

@@ -26,8 +26,8 @@ def rows() -> list[Row]:
     from transformers import AutoTokenizer, DataCollatorWithPadding, PrinterCallback, Trainer, set_seed
 
     from bertstudio.core.progress import TaskControl
-    from bertstudio.core.training import TrainConfig, train
-    from bertstudio.core.training.engine import plan_steps, training_arguments
+    from bertstudio.core.training.config import TrainConfig
+    from bertstudio.core.training.engine import plan_steps, train, training_arguments
     from bertstudio.core.training.trainable import TRAINABLE
     from bertstudio.resources import resource_path
 

@@ -346,7 +346,8 @@ def _training_rates(folder: Path, device: str, precision: str, work: Path) -> tu
     from bench_training import plain_trainer_rate
 
     from bertstudio.core.progress import TaskControl
-    from bertstudio.core.training import TrainConfig, train
+    from bertstudio.core.training.config import TrainConfig
+    from bertstudio.core.training.engine import train
 
     config = TrainConfig(task="text-classification", model=str(folder), train_file=str(DATA / "reviews_train.csv"),
                          eval_share=0.0, output_dir=str(work / "ours"), overwrite=True, max_steps=60, batch_size=32,

@@ -62,7 +62,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     from bertstudio.core.training.data import Columns
     from bertstudio.core.training.distill_config import DistillConfig
     from bertstudio.core.training.options import options
-    from bertstudio.core.training.pretraining import ScratchConfig
+    from bertstudio.core.training.scratch_config import ScratchConfig
     from bertstudio.core.training.trainable import TRAINABLE
 
     parser = subparsers.add_parser("train", help="fine-tune or pre-train a model on a data file")
@@ -89,9 +89,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def config_from_args(args: argparse.Namespace) -> Any:
     from bertstudio.core.errors import InputError
-    from bertstudio.core.training import Columns, ScratchConfig, TrainConfig
-    from bertstudio.core.training.config import task_key
+    from bertstudio.core.training.config import TrainConfig, task_key
+    from bertstudio.core.training.data import Columns
     from bertstudio.core.training.options import options
+    from bertstudio.core.training.scratch_config import ScratchConfig
     from bertstudio.core.training.trainable import TRAINABLE
 
     train_lora.check_required(args, [(name, option.flag or name) for name, option, _d in options(TrainConfig)
@@ -134,8 +135,8 @@ def distill_config(args: argparse.Namespace) -> Any:
 
 
 def run(args: argparse.Namespace) -> int:
-    from bertstudio.core.training import TrainingEvent, train
-    from bertstudio.core.training.events import Preparing
+    from bertstudio.core.training.engine import train
+    from bertstudio.core.training.events import Preparing, TrainingEvent
 
     if args.merge:
         return train_lora.merge(args)

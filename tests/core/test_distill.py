@@ -14,9 +14,16 @@ import pytest
 from bertstudio.cli import build_parser
 from bertstudio.core.errors import InputError
 from bertstudio.core.progress import TaskControl
-from bertstudio.core.training import TrainConfig, TrainingEvent, train
-from bertstudio.core.training.distill import Distillation, chosen_layers, cut_layers, distillation_loss
+from bertstudio.core.tasks.classification.train_distill import (
+    Distillation,
+    chosen_layers,
+    cut_layers,
+    distillation_loss,
+)
+from bertstudio.core.training.config import TrainConfig
 from bertstudio.core.training.distill_config import DistillConfig
+from bertstudio.core.training.engine import train
+from bertstudio.core.training.events import TrainingEvent
 from bertstudio.core.training.trainable import TRAINABLE
 from tests.core.test_training_tasks import reference_lrs
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from bertstudio.core.progress import TaskControl
-from bertstudio.core.training import train
+from bertstudio.core.training.engine import train
 from tests.core.test_training_tasks import task_config
 
 
@@ -32,8 +32,9 @@ def test_a_stop_ends_the_qa_validation_read_at_its_next_batch(checkpoint_factory
     evaluation steps, so a Stop raises there (EvaluationStopped) instead of after every question."""
     from transformers import AutoModelForQuestionAnswering, AutoTokenizer
 
+    from bertstudio.core.tasks.qa.train import ReadAsEvaluate
+    from bertstudio.core.tasks.qa.train_read import QAExample
     from bertstudio.core.training.callback import EvaluationStopped
-    from bertstudio.core.training.qa import QAExample, ReadAsEvaluate
 
     folder = checkpoint_factory("bert", "QuestionAnswering")
     model, tokenizer = AutoModelForQuestionAnswering.from_pretrained(folder), AutoTokenizer.from_pretrained(folder)

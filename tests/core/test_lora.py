@@ -12,7 +12,9 @@ import pytest
 import torch
 
 from bertstudio.core.errors import InputError, ModelSourceError
-from bertstudio.core.training import TrainConfig, lora, train
+from bertstudio.core.training import lora
+from bertstudio.core.training.config import TrainConfig
+from bertstudio.core.training.engine import train
 from tests.core.test_training import toy_csv
 from tests.fixtures.checkpoints import ARCHITECTURES, make_config, make_tokenizer
 

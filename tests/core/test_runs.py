@@ -16,7 +16,9 @@ from bertstudio.core.runs import index
 from bertstudio.core.runs.curves import Curves, parse_events, thin
 from bertstudio.core.runs.delete import delete_run
 from bertstudio.core.runs.diff import config_diff, run_diff
-from bertstudio.core.training import TrainConfig, TrainingEvent, train
+from bertstudio.core.training.config import TrainConfig
+from bertstudio.core.training.engine import train
+from bertstudio.core.training.events import TrainingEvent
 from bertstudio.core.training.resume import file_digest
 from tests.core.test_training import toy_csv
 

@@ -13,7 +13,7 @@ import pytest
 
 from bertstudio.core.errors import InputError
 from bertstudio.core.progress import TaskControl
-from bertstudio.core.training import TrainConfig
+from bertstudio.core.training.config import TrainConfig
 from bertstudio.core.training.search import TrialProgress, TrialRecord, search, study_for
 from bertstudio.core.training.search_space import SearchSpace, default_space, parse_space, read_space
 from tests.core.test_training import toy_csv

@@ -53,10 +53,10 @@ def _read_back(task: str, path: Path) -> list[tuple]:
 
         return [(" ".join(s.tokens), s.tags) for s in read_conll(path)]
     if task == "qa":
-        from bertstudio.core.training.qa_read import read_qa
+        from bertstudio.core.tasks.qa.train_read import read_qa
 
         return [(x.question, x.context, x.answers[0], x.start) for x in read_qa(path)]
-    from bertstudio.core.training.choice import read_choices
+    from bertstudio.core.tasks.multiple_choice.train import read_choices
 
     return [(x.inputs[0], *x.inputs[1], x.gold) for x in read_choices(str(path))]
 

@@ -14,8 +14,11 @@ import pytest
 
 from bertstudio.core.errors import InputError
 from bertstudio.core.progress import TaskControl
-from bertstudio.core.training import SCHEDULERS, TrainConfig, TrainingEvent, plan, planned_lr, train
+from bertstudio.core.training.config import TrainConfig
 from bertstudio.core.training.data import read_classification, read_conll, read_corpus
+from bertstudio.core.training.engine import plan, train
+from bertstudio.core.training.events import TrainingEvent
+from bertstudio.core.training.schedules import SCHEDULERS, planned_lr
 from bertstudio.resources import resource_path
 from tests.fixtures import FIXTURE_CACHE as FIXTURES
 
@@ -174,7 +177,7 @@ def test_cli_json_lines(tmp_path: Path, checkpoint_factory, capsys) -> None:  # 
 
 def test_pretraining_from_scratch_opens_in_fill_mask_and_nsp(tmp_path: Path) -> None:
     from bertstudio.core.models import LoadRequest, load_uncached
-    from bertstudio.core.training import ScratchConfig
+    from bertstudio.core.training.scratch_config import ScratchConfig
 
     config = TrainConfig(
         task="pretraining", train_file=str(DATASETS / "pretraining_corpus.txt"), output_dir=str(tmp_path / "pt"),
@@ -284,8 +287,9 @@ def test_every_existing_train_flag_still_parses_into_the_config() -> None:
     parser keeps its name and meaning."""
     from bertstudio.cli import build_parser
     from bertstudio.cli.train import config_from_args
-    from bertstudio.core.training import Columns, ScratchConfig
+    from bertstudio.core.training.data import Columns
     from bertstudio.core.training.options import options
+    from bertstudio.core.training.scratch_config import ScratchConfig
 
     args = build_parser().parse_args([
         "train", "--model", "m", "--task", "text-classification", "--train", "t.csv", "--eval", "e.csv",
@@ -318,7 +322,7 @@ def test_training_keys_and_open_targets_come_from_the_trainables_and_specs(monke
     opens in every spec whose model class is a head the saved model carries, so a new spec with such a
     head is offered without an edit to training."""
     from bertstudio.core.tasks import spec as spec_mod
-    from bertstudio.core.training import TASKS
+    from bertstudio.core.training.config import TASKS
     from bertstudio.core.training.trainable import TRAINABLE
 
     assert TASKS == tuple(TRAINABLE)
@@ -334,7 +338,7 @@ def test_training_keys_and_open_targets_come_from_the_trainables_and_specs(monke
 
 
 def test_only_a_trainable_that_can_start_from_scratch_may_go_without_a_model(tmp_path: Path) -> None:
-    from bertstudio.core.training.pretraining import ScratchConfig
+    from bertstudio.core.training.scratch_config import ScratchConfig
 
     base = TrainConfig(task="pretraining", train_file="c.txt", output_dir=str(tmp_path / "o"), scratch=ScratchConfig())
     base.validate()  # pre-training from scratch: no model needed

@@ -14,7 +14,9 @@ import pytest
 
 from bertstudio.core.errors import InputError
 from bertstudio.core.progress import TaskControl
-from bertstudio.core.training import TrainConfig, TrainingEvent, plan, train
+from bertstudio.core.training.config import TrainConfig
+from bertstudio.core.training.engine import plan, train
+from bertstudio.core.training.events import TrainingEvent
 from bertstudio.resources import resource_path
 
 DATASETS = resource_path("datasets")
@@ -133,7 +135,8 @@ def test_plan_counts_qa_windows_as_the_run_does(tmp_path: Path, checkpoint_facto
 def test_windows_map_answers_to_their_tokens_or_cls(checkpoint_factory) -> None:  # noqa: ANN001
     from transformers import AutoTokenizer
 
-    from bertstudio.core.training.qa import QAExample, encode_windows
+    from bertstudio.core.tasks.qa.train import encode_windows
+    from bertstudio.core.tasks.qa.train_read import QAExample
 
     tokenizer = AutoTokenizer.from_pretrained(checkpoint_factory("bert", "Model"))
     context = " ".join(["the cat is here"] * 12) + " the answer is a red car . " + " ".join(["the dog"] * 10)
@@ -181,7 +184,7 @@ def test_choices_of_different_counts_are_padded_and_never_picked(checkpoint_fact
     from transformers import AutoTokenizer
 
     from bertstudio.core.evaluate.readers import Example
-    from bertstudio.core.training.choice import choice_accuracy
+    from bertstudio.core.tasks.multiple_choice.train import choice_accuracy
     from bertstudio.core.training.trainable import TRAINABLE
 
     tokenizer = AutoTokenizer.from_pretrained(checkpoint_factory("bert", "Model"))
@@ -202,7 +205,7 @@ def test_choices_of_different_counts_are_padded_and_never_picked(checkpoint_fact
 def test_regression_correlations_equal_scipy() -> None:
     from scipy.stats import pearsonr, spearmanr
 
-    from bertstudio.core.training.regression import correlations
+    from bertstudio.core.tasks.classification.train_regression import correlations
 
     gold, predicted = [0.5, 1.0, 3.0, 4.5, 2.0], [0.7, 0.9, 2.0, 4.0, 2.5]
     assert correlations(gold, predicted) == pytest.approx(

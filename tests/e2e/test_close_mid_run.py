@@ -100,7 +100,7 @@ window.ready.connect(go)
 
 def test_close_during_training_saves_the_run(checkpoint_factory, tmp_path: Path) -> None:
     script = """
-from bertstudio.core.training import TrainingEvent
+from bertstudio.core.training.events import TrainingEvent
 def go():
     tab = window.task_tabs["pretraining"]  # the tabs after the first exist once the window is shown
     tab.task.setCurrentIndex(tab.task.findData("text-classification"))

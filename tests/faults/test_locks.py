@@ -19,9 +19,8 @@ import pytest
 
 from bertstudio.cli import main
 from bertstudio.core.errors import InputError
-from bertstudio.core.training import MARKER
 from bertstudio.core.training.locks import LockInfo, parse_lock, process_start
-from bertstudio.core.training.saving import is_ours, lock_path, read_marker, run_lock, write_marker
+from bertstudio.core.training.saving import MARKER, is_ours, lock_path, read_marker, run_lock, write_marker
 from tests.core.test_training import toy_csv
 
 ROOT = Path(__file__).resolve().parents[2]

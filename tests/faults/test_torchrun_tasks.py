@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from bertstudio.core.training import MARKER
+from bertstudio.core.training.saving import MARKER
 
 ROOT = Path(__file__).resolve().parents[2]
 TORCHRUN = Path(sys.executable).with_name("torchrun")

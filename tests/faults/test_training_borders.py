@@ -13,7 +13,8 @@ import pytest
 
 from bertstudio.cli import main
 from bertstudio.core.errors import InputError
-from bertstudio.core.training import TrainConfig, train
+from bertstudio.core.training.config import TrainConfig
+from bertstudio.core.training.engine import train
 from tests.core.test_training import toy_csv
 
 
@@ -51,7 +52,7 @@ def test_a_score_whose_square_overflows_is_refused_by_line(tmp_path: Path, capsy
 def test_an_overflowing_loss_stops_the_run_and_saves_nothing(tmp_path: Path, checkpoint_factory,  # noqa: ANN001
                                                              monkeypatch: pytest.MonkeyPatch) -> None:
     """What the attacker saw with 1e20 (the bound lifted): the loss was shown as 0.0 and a model saved."""
-    from bertstudio.core.training import regression
+    from bertstudio.core.tasks.classification import train_regression as regression
 
     monkeypatch.setattr(regression, "MAX_ABS_SCORE", float("inf"))
     output = tmp_path / "out"
@@ -179,7 +180,8 @@ def squad_file(path: Path, start: str, context: str = TWICE, answer: str = "1990
 def test_qa_labels_the_occurrence_answer_start_points_at(tmp_path: Path, checkpoint_factory) -> None:  # noqa: ANN001
     from transformers import AutoTokenizer
 
-    from bertstudio.core.training.qa import encode_windows, read_qa
+    from bertstudio.core.tasks.qa.train import encode_windows
+    from bertstudio.core.tasks.qa.train_read import read_qa
 
     [example] = read_qa(squad_file(tmp_path / "twice.json", "43"))
     assert example.start == 43 != TWICE.find("1990")
@@ -202,7 +204,7 @@ def test_qa_labels_the_occurrence_answer_start_points_at(tmp_path: Path, checkpo
          r"\.answer_start says which one is meant"),
 ])
 def test_a_bad_answer_start_names_its_entry_and_line(tmp_path: Path, start: str, message: str) -> None:
-    from bertstudio.core.training.qa import read_qa
+    from bertstudio.core.tasks.qa.train_read import read_qa
 
     with pytest.raises(InputError, match=r"twice\.json has 1 malformed row\(s\): line 3: "
                                          r"(data\[0\]\.paragraphs\[0\]\.qas\[0\]\.answers\[0\]\.)?" + message):
@@ -210,7 +212,7 @@ def test_a_bad_answer_start_names_its_entry_and_line(tmp_path: Path, start: str,
 
 
 def test_a_table_may_say_answer_start_and_an_answer_without_it_must_be_unique(tmp_path: Path) -> None:
-    from bertstudio.core.training.qa import read_qa
+    from bertstudio.core.tasks.qa.train_read import read_qa
 
     table = tmp_path / "qa.csv"
     table.write_text(f'question,context,answer,answer_start\nWhen?,"{TWICE}",1990,43\nWho?,Ann sat.,Ann,\n')
@@ -237,7 +239,7 @@ def long_context_squad(path: Path, sentences: int, questions: int) -> Path:
 
 def test_a_context_of_too_many_windows_is_refused_with_the_bound_before_tokenizing(
         tmp_path: Path, checkpoint_factory, capfd: pytest.CaptureFixture[str]) -> None:  # noqa: ANN001
-    from bertstudio.core.training.qa_windows import MAX_WINDOWS_PER_QUESTION
+    from bertstudio.core.tasks.qa.train_windows import MAX_WINDOWS_PER_QUESTION
     from tests.conftest import run_cli
 
     data = long_context_squad(tmp_path / "big.json", 20_000, 40)
@@ -259,7 +261,8 @@ def test_qa_windows_are_made_in_chunks_that_honour_cancel(checkpoint_factory) ->
 
     from bertstudio.core.errors import TaskCancelled
     from bertstudio.core.progress import TaskControl
-    from bertstudio.core.training.qa import ENCODE_CHUNK, QAExample, encode_windows
+    from bertstudio.core.tasks.qa.train import ENCODE_CHUNK, encode_windows
+    from bertstudio.core.tasks.qa.train_read import QAExample
 
     tokenizer = AutoTokenizer.from_pretrained(checkpoint_factory("bert", "Model"))
     calls = []
@@ -293,7 +296,7 @@ def test_window_count_is_the_tokenizers(checkpoint_factory) -> None:  # noqa: AN
     """The bound is checked on counted windows: the count equals what the tokenizer makes."""
     from transformers import AutoTokenizer
 
-    from bertstudio.core.training.qa_windows import window_stride, windows_for
+    from bertstudio.core.tasks.qa.train_windows import window_stride, windows_for
 
     tokenizer = AutoTokenizer.from_pretrained(checkpoint_factory("bert", "Model"))
     specials = tokenizer.num_special_tokens_to_add(pair=True)
@@ -325,7 +328,7 @@ def test_twenty_thousand_choice_columns_are_refused_with_the_bound(tmp_path: Pat
 
 
 def test_a_choices_list_over_the_bound_is_named_by_line(tmp_path: Path) -> None:
-    from bertstudio.core.training.choice import read_choices
+    from bertstudio.core.tasks.multiple_choice.train import read_choices
 
     jsonl = tmp_path / "listed.jsonl"
     jsonl.write_text(json.dumps({"prompt": "Pick", "choices": ["a", "b"], "label": 0}) + "\n"
@@ -419,8 +422,8 @@ def test_ctrl_c_while_qa_windows_are_made_cancels_at_the_next_chunk(tmp_path: Pa
 def test_fp16_skipped_steps_are_not_a_divergence_and_json_stays_json() -> None:
     """fp16's loss scaler logs an infinite gradient norm on the steps it skips (by design): that alone does
     not stop an fp16 run, and no event is ever written with JSON's missing NaN or Infinity."""
-    from bertstudio.core.training import TrainingEvent
     from bertstudio.core.training.callback import not_finite
+    from bertstudio.core.training.events import TrainingEvent
 
     assert not_finite({"loss": 0.7, "grad_norm": float("inf")}) == "the gradient norm is inf, not a finite number"
     assert not_finite({"loss": 0.7, "grad_norm": float("inf")}, gradients=False) == ""

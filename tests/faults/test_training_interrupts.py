@@ -21,7 +21,10 @@ import pytest
 
 from bertstudio.cli import main
 from bertstudio.core.progress import TaskControl
-from bertstudio.core.training import MARKER, TrainConfig, TrainingEvent, train
+from bertstudio.core.training.config import TrainConfig
+from bertstudio.core.training.engine import train
+from bertstudio.core.training.events import TrainingEvent
+from bertstudio.core.training.saving import MARKER
 from tests.core.test_training import toy_csv
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from bertstudio.core.progress import ProgressEvent
-from bertstudio.core.training import TrainingEvent
+from bertstudio.core.training.events import TrainingEvent
 from bertstudio.ui.tabs.evaluate_tab import EvaluateTab
 from bertstudio.ui.tabs.train_tab import TrainTab
 from tests.ui.conftest import evaluate_tab, load_model_in, tab_of

@@ -145,8 +145,7 @@ def test_step_axes_tick_whole_steps_only(qtbot, window) -> None:  # noqa: ANN001
 
 
 def test_eta_comes_from_a_recent_window(qtbot, window) -> None:  # noqa: ANN001
-    from bertstudio.core.training import TrainingEvent
-    from bertstudio.core.training.events import RateWindow
+    from bertstudio.core.training.events import RateWindow, TrainingEvent
 
     now = [0.0]
     window_ = RateWindow(samples_per_step=8, size=20, clock=lambda: now[0])
@@ -220,8 +219,9 @@ def test_stop_during_final_evaluation_saves_without_blocking(qtbot, window, chec
 
 
 def test_form_is_generated_from_the_config_fields(qtbot, window) -> None:  # noqa: ANN001
-    from bertstudio.core.training import ScratchConfig, TrainConfig
+    from bertstudio.core.training.config import TrainConfig
     from bertstudio.core.training.options import options
+    from bertstudio.core.training.scratch_config import ScratchConfig
 
     tab = tab_of(window, TrainTab)
     for cls in (TrainConfig, ScratchConfig):

@@ -80,7 +80,7 @@ def test_qa_run_shows_exact_match_and_f1_and_opens_in_qa_and_evaluate(qtbot, win
 
 def test_regression_model_evaluates_by_correlation_in_the_evaluate_tab(qtbot, settings, checkpoint_factory,  # noqa: ANN001
                                                                       tmp_path: Path) -> None:
-    from bertstudio.core.training import train
+    from bertstudio.core.training.engine import train
     from tests.core.test_training_tasks import task_config
 
     config = task_config("regression", tmp_path, checkpoint_factory("bert", "Model"), max_steps=2)
@@ -98,7 +98,7 @@ def test_distillation_scores_stay_on_the_teacher_plot_and_the_model_row_names_th
     """Teacher vs student goes to its own plot; the hidden validation plot never gets those legend
     entries (a later QA run would show them); the model row says what it is for that task."""
     from bertstudio.core.progress import ProgressEvent
-    from bertstudio.core.training import TrainingEvent
+    from bertstudio.core.training.events import TrainingEvent
     from bertstudio.core.training.trainable import TRAINABLE
 
     tab = tab_of(window, TrainTab)

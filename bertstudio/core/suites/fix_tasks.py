@@ -167,13 +167,13 @@ def task_fix_file(task: str, data: str | Path, rows: Sequence[TaskRow]) -> tuple
         sentences = [(s.tokens, s.tags) for s in data_mod.read_conll(data)]
         _write_text(target, _conll([*sentences, *((r.parts[0].split(), r.answer) for r in added)]))
     elif kind == "answer":
-        from bertstudio.core.training.qa_read import read_qa
+        from bertstudio.core.tasks.qa.train_read import read_qa
 
         mine = [(x.question, x.context, (x.answers[0], x.start) if x.answers else None) for x in read_qa(data)]
         _write_text(target, _squad([(data.stem, mine),
                                     ("suite failures", [(r.parts[0], r.parts[1], r.answer) for r in added])]))
     else:
-        from bertstudio.core.training.choice import read_choices
+        from bertstudio.core.tasks.multiple_choice.train import read_choices
 
         items = [(x.inputs[0], list(x.inputs[1]), int(x.gold)) for x in read_choices(str(data))]
         header, records = _choice_records([*items, *((r.parts[0], list(r.parts[1:]), r.answer) for r in added)])

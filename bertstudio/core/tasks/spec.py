@@ -6,8 +6,9 @@ attention implementation, how to run it on a loaded model and how to compare two
 twice (transformers' task registry in `pipelines/__init__.py` plays this role there).
 
 A task is a package, core/tasks/<task>/: its run code in __init__.py, and beside it what the task
-knows for every capability (explain.py, evaluate.py, whatif.py, snippet.py). Its spec.py defines
-`SPEC = TaskSpec(...)`, importing each function it names; `all_specs()` finds them.
+knows for every capability (explain.py, evaluate.py, whatif.py, suite.py, train.py, snippet.py). Its
+spec.py defines `SPEC = TaskSpec(...)`, importing each function and trainable it names; `all_specs()`
+finds them.
 """
 
 from __future__ import annotations
@@ -62,6 +63,9 @@ ReadOutputs = Callable[[Loaded, Any], Any]  # (loaded, logits: torch or numpy, r
 # model outputs) -> a (batch, classes) tensor of probabilities.
 Predicted = Callable[[Loaded, TaskResult], Any]
 Probabilities = Callable[[Loaded, Any, Any], Any]
+# Train (core/training): a training.base.TrainableTask. Any here for the reason `Loaded` is: its
+# registry (training/trainable.py) reads the specs, so naming it back would close a circle.
+Trainable = Any
 
 
 def lazy(path: str) -> Callable[..., Any]:
@@ -201,6 +205,9 @@ class TaskSpec:
     script: ScriptBuilder | None = None
     counterfactual: CounterfactualAdapter | None = None  # What would flip this? (core/whatif)
     suite: SuiteAdapter | None = None  # behavioural test suites (core/suites)
+    # The Train tasks that fine-tune this task's head (core/tasks/<task>/train.py), the first one named
+    # as the task (its key or CLI name); training/trainable.py collects every spec's into TRAINABLE.
+    trainables: tuple[Trainable, ...] = ()
     # Trace why's Copy as Python (core/patching/snippet.py): the script lines that define
     # `probability(outputs)`, P(target) as Explain reads it; "" where no script is written.
     patch_reader: str = ""

@@ -1,15 +1,7 @@
-"""Fine-tuning and pre-training on transformers' Trainer (no Qt): see engine.py."""
+"""Fine-tuning and pre-training on transformers' Trainer (no Qt): see engine.py.
 
-from bertstudio.core.training.config import TASKS, TrainConfig
-from bertstudio.core.training.data import Columns, LengthSummary
-from bertstudio.core.training.engine import plan, train
-from bertstudio.core.training.events import Plan, TrainingEvent, TrainResult
-from bertstudio.core.training.pretraining import ScratchConfig
-from bertstudio.core.training.saving import MARKER, checkpoints_dir
-from bertstudio.core.training.schedules import SCHEDULERS, planned_lr
-from bertstudio.core.training.trainable import TRAINABLE
-
-__all__ = [
-    "MARKER", "SCHEDULERS", "TASKS", "TRAINABLE", "Columns", "LengthSummary", "Plan", "ScratchConfig",
-    "TrainConfig", "TrainResult", "TrainingEvent", "checkpoints_dir", "plan", "planned_lr", "train",
-]
+Import what you use from its module (training.config, training.engine...): the package imports
+nothing itself. The task packages' trainables (core/tasks/<task>/train.py) build on training.base,
+and the registry (trainable.py, which config.py and engine.py import) reads every task's spec; a
+package that imported the engine would re-enter the spec registry halfway through the first spec.
+"""

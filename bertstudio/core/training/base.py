@@ -1,6 +1,7 @@
-"""What every trainable task is (`TrainableTask`), the data it hands the engine and the plain sequence
-classifier other heads build on. Apart from trainable.py (the registry, `TRAINABLE`) so each task's
-own module builds on this one and the registry imports them all without an import circle.
+"""What every trainable task is (`TrainableTask`) and the data it hands the engine. Each task's own
+trainables live in its package (core/tasks/<task>/train.py) and build on this module; the registry
+(trainable.py, `TRAINABLE`) reads them from the specs (`TaskSpec.trainables`), so this module names
+no task and imports no spec.
 
 The run's settings are typed `Config` here (training/config.py's TrainConfig at run time): config.py
 lists the registry's keys as its --task choices, so nothing below the registry imports it.
@@ -15,7 +16,6 @@ from typing import Any, ClassVar
 
 from bertstudio.core.errors import InputError, ModelSourceError
 from bertstudio.core.progress import TaskControl
-from bertstudio.core.tasks.classification.spec import SPEC as CLASSIFICATION_SPEC
 from bertstudio.core.training import data as data_mod
 from bertstudio.core.training import metrics
 from bertstudio.core.training.metrics import Metrics
@@ -25,7 +25,7 @@ Config = Any  # training/config.py's TrainConfig (see the module docstring)
 
 @dataclass
 class Data:
-    train: Any  # ClassificationData | list[TaggedSentence] | list[tuple[str, str, int]]
+    train: Any  # the task's rows: a ClassificationData table, CoNLL sentences, sentence pairs...
     eval: Any
     labels: list[str] = field(default_factory=list)
     notes: tuple[str, ...] = ()
@@ -71,6 +71,7 @@ class TrainableTask:
     """The base: a `--task` key, what the form says, where its result opens, the steps the engine calls."""
 
     key: ClassVar[str]  # the `train --task` value and the run folder's marker
+    order: ClassVar[int]  # where the Train form and `train --task` list it, smaller first
     command: ClassVar[str] = ""  # the name the other commands give the task (classify, ner), where not `key`
     title: ClassVar[str]  # what the Train form lists
     demo_files: ClassVar[tuple[str, str]]  # (training, validation or "") under resources/datasets
@@ -138,51 +139,3 @@ class TrainableTask:
     def opens_in(self, nsp: bool) -> tuple[str, ...]:
         """The task specs that can load the model this run saved."""
         return self.open_in
-
-
-class TextClassification(TrainableTask):
-    key = "text-classification"
-    command = CLASSIFICATION_SPEC.cli_name
-    title = "Text classification (CSV / TSV / JSONL)"
-    demo_files = ("reviews_train.csv", "reviews_eval.csv")
-    columns = True
-    auto_class = "AutoModelForSequenceClassification"
-
-    def read(self, config: Config, nsp: bool = True) -> Data:
-        train = data_mod.read_classification(config.train_file, config.columns)
-        evaluation = data_mod.read_classification(config.eval_file, train.columns) if config.eval_file else None
-        share = 0.0 if config.eval_file else config.eval_share
-        if evaluation is None and share > 0 and len(train) > 1:
-            keep, held = data_mod.split_indices(len(train), share, config.seed)
-            train, evaluation = train.subset(keep), train.subset(held)
-        labels = sorted(set(train.labels))
-        data_mod.check_label_count(config.train_file, labels)
-        if evaluation is not None:
-            unknown = [data_mod.RowIssue(line, f"label '{label}' never occurs in the training data")
-                       for label, line in zip(evaluation.labels, evaluation.lines, strict=True) if label not in labels]
-            data_mod.raise_issues(Path(config.eval_file or config.train_file), unknown)
-        if len(labels) < 2:
-            raise InputError("Text classification needs at least two different labels in the training data.")
-        notes: tuple[str, ...] = ()
-        if train.merged_labels:
-            notes = (f"Numeric labels were normalised: {', '.join(repr(x) for x in train.merged_labels)} "
-                     f"count as the same class as their plain number.",)
-        return Data(train, evaluation, labels, notes)
-
-    def encode(self, tokenizer: Any, rows: Any, labels: list[str], max_length: int,
-               nsp: bool, control: TaskControl | None = None) -> tuple[list[dict[str, Any]], list[int]]:
-        index = {label: i for i, label in enumerate(labels)}
-        args = (list(rows.texts), list(rows.pairs)) if rows.pairs is not None else (list(rows.texts),)
-        encoded = tokenizer(*args, truncation=True, max_length=max_length)
-        lengths = [len(ids) for ids in tokenizer(*args)["input_ids"]]
-        examples = [{**{key: encoded[key][i] for key in encoded}, "labels": index[label]}
-                    for i, label in enumerate(rows.labels)]
-        return examples, lengths
-
-    def collator(self, tokenizer: Any) -> Any:
-        from transformers import DataCollatorWithPadding
-
-        return DataCollatorWithPadding(tokenizer)
-
-    def metrics(self, labels: list[str], nsp: bool) -> metrics.Metrics:
-        return metrics.classification(labels)

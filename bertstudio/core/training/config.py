@@ -11,8 +11,8 @@ from bertstudio.core.errors import DeviceError, InputError
 from bertstudio.core.training.data import Columns
 from bertstudio.core.training.distill_config import DistillConfig
 from bertstudio.core.training.options import opt, options
-from bertstudio.core.training.pretraining import ScratchConfig
 from bertstudio.core.training.schedules import SCHEDULERS
+from bertstudio.core.training.scratch_config import ScratchConfig
 from bertstudio.core.training.trainable import TRAINABLE
 
 TASKS = tuple(TRAINABLE)  # the `--task` choices: one per trainable, none written here

@@ -31,9 +31,10 @@ from PySide6.QtWidgets import (
 
 from bertstudio.core.progress import ProgressEvent
 from bertstudio.core.tasks.pretraining.spec import SPEC as PRETRAINING
+from bertstudio.core.training.base import TrainableTask
 from bertstudio.core.training.config import TrainConfig
-from bertstudio.core.training.pretraining import ScratchConfig
-from bertstudio.core.training.trainable import TRAINABLE, TrainableTask
+from bertstudio.core.training.scratch_config import ScratchConfig
+from bertstudio.core.training.trainable import TRAINABLE
 from bertstudio.resources import resource_path
 from bertstudio.ui.binding import MERGED
 from bertstudio.ui.tabs.frame import StudioTab
@@ -260,7 +261,7 @@ class TrainTab(StudioTab):
         self._replan.start()
 
     def _columns(self) -> Any:
-        from bertstudio.core.training import Columns
+        from bertstudio.core.training.data import Columns
 
         if not self.trainable.columns or self._columns_path != self.train_file.text().strip():
             return None  # a new file: detected in the worker

@@ -11,7 +11,7 @@ from PySide6.QtWidgets import QCheckBox, QComboBox, QFormLayout, QGroupBox, QScr
 
 from bertstudio.core.training.config import TrainConfig
 from bertstudio.core.training.distill_config import DistillConfig
-from bertstudio.core.training.pretraining import ScratchConfig
+from bertstudio.core.training.scratch_config import ScratchConfig
 from bertstudio.ui.train import output as output_mod
 from bertstudio.ui.train.form import ConfigForm
 from bertstudio.ui.train.lora_box import LoraBox

@@ -26,8 +26,9 @@ class Preview:
 def preview_job(config: TrainConfig, want_columns: bool, control: TaskControl) -> Preview:
     """Columns, step plan and planned learning rates, computed off the GUI thread."""
     from bertstudio.core.lazy_imports import import_transformers
-    from bertstudio.core.training import plan, planned_lr
     from bertstudio.core.training.data import file_columns
+    from bertstudio.core.training.engine import plan
+    from bertstudio.core.training.schedules import planned_lr
 
     import_transformers()  # waits for a start-up import in another thread instead of racing it
 
@@ -77,7 +78,8 @@ class _PlanRelay(TaskControl):
         self.outer, self.config = outer, config
 
     def report(self, message: str, fraction: float | None = None, payload: object = None) -> None:
-        from bertstudio.core.training import TrainingEvent, planned_lr
+        from bertstudio.core.training.events import TrainingEvent
+        from bertstudio.core.training.schedules import planned_lr
 
         self.outer.report(message, fraction, payload)
         if isinstance(payload, TrainingEvent) and payload.kind == "plan":
@@ -97,6 +99,6 @@ class _PlanRelay(TaskControl):
 
 
 def train_job(config: TrainConfig, stop_event: threading.Event, control: TaskControl) -> Any:
-    from bertstudio.core.training import train
+    from bertstudio.core.training.engine import train
 
     return train(config, _PlanRelay(control, config), stop_event=stop_event)

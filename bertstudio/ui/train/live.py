@@ -75,7 +75,7 @@ class LiveRun:
         self.rate_label.setText("")
 
     def on_progress(self, event: ProgressEvent) -> None:
-        from bertstudio.core.training import TrainingEvent
+        from bertstudio.core.training.events import TrainingEvent
 
         payload = event.payload
         if isinstance(payload, PlannedRates):

@@ -15,6 +15,9 @@ from bertstudio.core.tasks.classification import (
     steps,
     whatif,
 )
+from bertstudio.core.tasks.classification.train import TextClassification
+from bertstudio.core.tasks.classification.train_distill import Distillation
+from bertstudio.core.tasks.classification.train_regression import Regression
 from bertstudio.core.tasks.spec import (
     CounterfactualAdapter,
     EvaluateAdapter,
@@ -52,6 +55,7 @@ SPEC = TaskSpec(
         columns=(("text", "Text"), ("pair", "Second text"), ("label", "Label")), labelled=True,
     ),
     patch_reader=PATCH_READER,
+    trainables=(TextClassification(), Regression(), Distillation()),
     suite=SuiteAdapter(parts=("text", "pair"), inputs=lazy("bertstudio.core.suites.tasks:text_and_pair"),
                        max_parts=2, train_task="text-classification"),
 )

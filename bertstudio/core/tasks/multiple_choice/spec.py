@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from bertstudio.core.evaluate.metrics import accuracy_scores
 from bertstudio.core.tasks.multiple_choice import compare, evaluate, explain, run, snippet, whatif
+from bertstudio.core.tasks.multiple_choice.train import MultipleChoice
 from bertstudio.core.tasks.spec import (
     CounterfactualAdapter,
     EvaluateAdapter,
@@ -36,6 +37,7 @@ SPEC = TaskSpec(
         shown_gold=evaluate.shown_gold,
         columns=(("prompt", "Prompt"), ("label", "Correct index")), choice_columns=True, labelled=True,
     ),
+    trainables=(MultipleChoice(),),
     suite=SuiteAdapter(parts=("prompt", "choice"), inputs=lazy("bertstudio.core.suites.tasks:prompt_and_choices"),
                        min_parts=3, expect="choice", choices=True,
                        meets=lazy("bertstudio.core.suites.tasks:meets_choice")),

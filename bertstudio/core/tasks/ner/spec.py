@@ -4,6 +4,7 @@ this package, so a grep for a function finds who uses it."""
 from __future__ import annotations
 
 from bertstudio.core.tasks.ner import PATCH_READER, compare_results, evaluate, explain, run, snippet
+from bertstudio.core.tasks.ner.train import TokenClassification
 from bertstudio.core.tasks.spec import EvaluateAdapter, ExplainAdapter, SuiteAdapter, TaskSpec, lazy
 
 SPEC = TaskSpec(
@@ -26,6 +27,7 @@ SPEC = TaskSpec(
         shown_gold=evaluate.shown_gold, per_label="type",
     ),
     patch_reader=PATCH_READER,
+    trainables=(TokenClassification(),),
     suite=SuiteAdapter(parts=("text",), inputs=lazy("bertstudio.core.suites.tasks:words"), max_parts=1,
                        expect="tags", meets=lazy("bertstudio.core.suites.tasks:meets_tags")),
 )

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from bertstudio.core.evaluate.rows import pair_of_two
 from bertstudio.core.tasks.qa import compare, evaluate, explain, run, snippet
+from bertstudio.core.tasks.qa.train import QuestionAnswering
 from bertstudio.core.tasks.spec import EvaluateAdapter, ExplainAdapter, SuiteAdapter, TaskSpec, lazy
 
 SPEC = TaskSpec(
@@ -26,6 +27,7 @@ SPEC = TaskSpec(
         label_of=evaluate.label_of,
         columns=(("question", "Question"), ("context", "Context"), ("answer", "Answer")),
     ),
+    trainables=(QuestionAnswering(),),
     suite=SuiteAdapter(parts=("question", "context"), inputs=lazy("bertstudio.core.suites.tasks:parts"),
                        min_parts=2, max_parts=2, expect="answer", same=lazy("bertstudio.core.suites.tasks:same_answer"),
                        meets=lazy("bertstudio.core.suites.tasks:meets_answer"), gold=("?",)),

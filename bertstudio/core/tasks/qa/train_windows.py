@@ -19,9 +19,9 @@ from typing import Any
 from bertstudio.core.errors import InputError
 from bertstudio.core.limits import MAX_ROWS
 from bertstudio.core.progress import TaskControl
+from bertstudio.core.tasks.qa.train_read import QAExample
 from bertstudio.core.training import data as data_mod
 from bertstudio.core.training.events import preparing
-from bertstudio.core.training.qa_read import QAExample
 
 MAX_WINDOWS_PER_QUESTION = 128  # a SQuAD context is 1-4 windows of 384 tokens, a long document dozens
 MAX_WINDOWS = MAX_ROWS  # windows of one file in all (training rows)

@@ -21,9 +21,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from bertstudio.core.errors import InputError, ModelSourceError
+from bertstudio.core.tasks.classification.train import TextClassification
 from bertstudio.core.training import data as data_mod
 from bertstudio.core.training import metrics
-from bertstudio.core.training.base import Data, TextClassification, load_model_class
+from bertstudio.core.training.base import Data, load_model_class
 
 if TYPE_CHECKING:  # TrainConfig at run time: config.py lists the registry, so this module cannot import it
     from bertstudio.core.training.base import Config as TrainConfig
@@ -121,6 +122,7 @@ _TEACHERS: weakref.WeakKeyDictionary[Any, Teacher] = weakref.WeakKeyDictionary()
 
 class Distillation(TextClassification):
     key = "distill"
+    order = 70
     command = ""  # its own name, not the classifier's it builds on
     title = "Distillation: a smaller student of a classifier (CSV / TSV / JSONL)"
     demo_files = ("reviews_train.csv", "reviews_eval.csv")

@@ -14,18 +14,13 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from bertstudio.core.errors import InputError
+from bertstudio.core.evaluate.readers import EvalColumns
 from bertstudio.core.progress import TaskControl
 from bertstudio.core.tasks.multiple_choice import CHOICE_COLUMN, MAX_CHOICES
-from bertstudio.core.tasks.multiple_choice.spec import SPEC as CHOICE_SPEC
-from bertstudio.core.tasks.spec import lazy
+from bertstudio.core.tasks.multiple_choice.evaluate import read_file
 from bertstudio.core.training import data as data_mod
 from bertstudio.core.training import metrics as metrics_mod
 from bertstudio.core.training.base import Config, Data, TrainableTask, load_model_class, train_and_validation
-
-# Evaluate's reader, named as the specs name it (the evaluate package reads the trainables' keys)
-_READ_CHOICES = lazy("bertstudio.core.tasks.multiple_choice.evaluate:read_file")
-_DETECTED = lazy("bertstudio.core.evaluate.readers:EvalColumns")  # every column detected
-
 
 HEADER_BYTES = 1 << 20  # the header read to count choice columns before any row is read
 
@@ -54,7 +49,7 @@ def read_choices(path: str) -> list[Any]:
 
     checked = regular_file(path, "data file")
     check_choice_columns(checked)
-    examples = list(_READ_CHOICES(checked, _DETECTED()).examples)
+    examples = list(read_file(checked, EvalColumns()).examples)  # every column detected
     data_mod.raise_issues(checked, [data_mod.RowIssue(x.line, f"{len(x.inputs[1]):,} choices; at most {MAX_CHOICES} "
                                                               "are trained on per question")
                                     for x in examples if len(x.inputs[1]) > MAX_CHOICES])  # a JSONL "choices" list
@@ -108,7 +103,8 @@ def keep_logits(logits: Any, _labels: Any) -> Any:
 
 
 class MultipleChoice(TrainableTask):
-    key: ClassVar[str] = CHOICE_SPEC.cli_name  # the name `evaluate --task` and the choice command use
+    key: ClassVar[str] = "choice"  # the choice spec's CLI name, as `evaluate --task` says (test_task_packages)
+    order = 50
     title = "Multiple choice (prompt, choices, correct index)"
     demo_files = ("choice_train.csv", "choice_eval.csv")
     auto_class = "AutoModelForMultipleChoice"

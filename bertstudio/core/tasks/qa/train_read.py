@@ -18,14 +18,12 @@ from pathlib import Path
 from typing import Any
 
 from bertstudio.core.errors import InputError
-from bertstudio.core.tasks.spec import lazy
+from bertstudio.core.evaluate.readers import EvalColumns
+from bertstudio.core.tasks.qa.evaluate import read_file
 from bertstudio.core.training import data as data_mod
 
 START = "answer_start"
 NOT_GIVEN = object()  # the entry has no answer_start
-# Evaluate's table reader, named as the specs name it (the evaluate package reads the trainables' keys)
-_READ_QA_TABLE = lazy("bertstudio.core.tasks.qa.evaluate:read_file")
-_DETECTED = lazy("bertstudio.core.evaluate.readers:EvalColumns")  # every column detected
 
 
 @dataclass(frozen=True)
@@ -132,7 +130,7 @@ def read_qa(path: str | Path) -> list[QAExample]:
         found = [locate(q.line, q.question, q.context, q.answers, given, where)
                  for q, (where, given) in zip(questions, starts, strict=True)]
     else:
-        dataset = _READ_QA_TABLE(path, _DETECTED())
+        dataset = read_file(path, EvalColumns())  # every column detected
         found = [locate(x.line, x.inputs[0], x.inputs[1], tuple(x.gold), _table_start(x.fields),
                         f"column {START}") for x in dataset.examples]
     data_mod.raise_issues(path, [x for x in found if isinstance(x, data_mod.RowIssue)])

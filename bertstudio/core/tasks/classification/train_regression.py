@@ -67,6 +67,7 @@ def one_value(logits: Any, _labels: Any) -> Any:
 
 class Regression(TrainableTask):
     key: ClassVar[str] = "regression"
+    order = 60
     title = "Regression / similarity score (CSV / TSV / JSONL: text or pair, score)"
     demo_files = ("sts_train.csv", "sts_eval.csv")
     columns = True

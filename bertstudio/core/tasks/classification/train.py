@@ -1,0 +1,81 @@
+"""Fine-tuning a sequence classifier on a labelled table (CSV / TSV / JSONL: a text or a pair, a label):
+the Train task the classification spec lists first (`TaskSpec.trainables`). Regression and
+distillation build on the same head (train_regression.py, train_distill.py).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from bertstudio.core.errors import InputError
+from bertstudio.core.progress import TaskControl
+from bertstudio.core.training import data as data_mod
+from bertstudio.core.training import metrics
+from bertstudio.core.training.base import Config, Data, TrainableTask
+
+
+def class_metrics(labels: Sequence[str]) -> metrics.Metrics:
+    """Accuracy and macro F1 over the classes."""
+    import numpy as np
+
+    def compute(pred: Any) -> dict[str, float]:
+        predicted, gold = np.asarray(pred.predictions), np.asarray(pred.label_ids)
+        f1s = []
+        for k in range(len(labels)):
+            tp = float(((predicted == k) & (gold == k)).sum())
+            fp, fn = float(((predicted == k) & (gold != k)).sum()), float(((predicted != k) & (gold == k)).sum())
+            f1s.append(2 * tp / (2 * tp + fp + fn) if tp + fp + fn else 0.0)
+        return {"accuracy": float((predicted == gold).mean()), "macro_f1": float(np.mean(f1s))}
+
+    return compute
+
+
+class TextClassification(TrainableTask):
+    key = "text-classification"
+    order = 10
+    command = "classify"  # the classification spec's CLI name (test_task_packages checks it)
+    title = "Text classification (CSV / TSV / JSONL)"
+    demo_files = ("reviews_train.csv", "reviews_eval.csv")
+    columns = True
+    auto_class = "AutoModelForSequenceClassification"
+
+    def read(self, config: Config, nsp: bool = True) -> Data:
+        train = data_mod.read_classification(config.train_file, config.columns)
+        evaluation = data_mod.read_classification(config.eval_file, train.columns) if config.eval_file else None
+        share = 0.0 if config.eval_file else config.eval_share
+        if evaluation is None and share > 0 and len(train) > 1:
+            keep, held = data_mod.split_indices(len(train), share, config.seed)
+            train, evaluation = train.subset(keep), train.subset(held)
+        labels = sorted(set(train.labels))
+        data_mod.check_label_count(config.train_file, labels)
+        if evaluation is not None:
+            unknown = [data_mod.RowIssue(line, f"label '{label}' never occurs in the training data")
+                       for label, line in zip(evaluation.labels, evaluation.lines, strict=True) if label not in labels]
+            data_mod.raise_issues(Path(config.eval_file or config.train_file), unknown)
+        if len(labels) < 2:
+            raise InputError("Text classification needs at least two different labels in the training data.")
+        notes: tuple[str, ...] = ()
+        if train.merged_labels:
+            notes = (f"Numeric labels were normalised: {', '.join(repr(x) for x in train.merged_labels)} "
+                     f"count as the same class as their plain number.",)
+        return Data(train, evaluation, labels, notes)
+
+    def encode(self, tokenizer: Any, rows: Any, labels: list[str], max_length: int,
+               nsp: bool, control: TaskControl | None = None) -> tuple[list[dict[str, Any]], list[int]]:
+        index = {label: i for i, label in enumerate(labels)}
+        args = (list(rows.texts), list(rows.pairs)) if rows.pairs is not None else (list(rows.texts),)
+        encoded = tokenizer(*args, truncation=True, max_length=max_length)
+        lengths = [len(ids) for ids in tokenizer(*args)["input_ids"]]
+        examples = [{**{key: encoded[key][i] for key in encoded}, "labels": index[label]}
+                    for i, label in enumerate(rows.labels)]
+        return examples, lengths
+
+    def collator(self, tokenizer: Any) -> Any:
+        from transformers import DataCollatorWithPadding
+
+        return DataCollatorWithPadding(tokenizer)
+
+    def metrics(self, labels: list[str], nsp: bool) -> metrics.Metrics:
+        return class_metrics(labels)
