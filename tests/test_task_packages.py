@@ -20,8 +20,6 @@ HORIZONTAL = [*sorted((ROOT / "explain").glob("*.py")), *sorted((ROOT / "evaluat
 PACKAGES = sorted(path.parent.name for path in TASKS.glob("*/__init__.py"))
 # What a horizontal module still imports from one task package, and why (the list can only shrink).
 ALLOWED_TASK_IMPORTS = {
-    # core/suites/tasks.py (another helper's) imports NSP_CLASSES from evaluate.predict: re-exported.
-    ("evaluate/predict.py", "bertstudio.core.tasks.nsp"): "re-export for core/suites/tasks.py",
     # The logit lens reads the masked-LM head's candidates at every layer (fill-mask's per_layer).
     ("explain/layers.py", "bertstudio.core.tasks.fill_mask"): "the per-layer view is fill-mask's own",
 }
@@ -63,16 +61,14 @@ def test_every_task_is_a_package_with_its_spec() -> None:
 
 
 def test_no_spec_names_a_function_by_a_string() -> None:
-    """No lazy("module:name") and no f-string lookups in a task package: a spec imports what it names.
-    Only core/suites' functions are still named by path (core/suites is another helper's, for now)."""
+    """No lazy("module:name") and no f-string lookups in a task package: a spec imports what it names."""
     found = []
     for path in sorted(TASKS.rglob("*.py")):
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             if isinstance(node, ast.Call) and getattr(node.func, "id", getattr(node.func, "attr", "")) == "lazy":
                 argument = node.args[0] if node.args else None
                 text = argument.value if isinstance(argument, ast.Constant) else ast.unparse(node)
-                if not str(text).startswith("bertstudio.core.suites."):
-                    found.append(f"{_relative(path)}:{node.lineno} {text}")
+                found.append(f"{_relative(path)}:{node.lineno} {text}")
             if isinstance(node, ast.Attribute) and node.attr == "named":
                 found.append(f"{_relative(path)}:{node.lineno} .named(...)")
     assert not found, "import the function instead:\n" + "\n".join(found)

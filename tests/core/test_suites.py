@@ -317,8 +317,8 @@ def _single(task: str, loaded, case: tuple[str, ...]):  # noqa: ANN001, ANN202
 
         return choose(loaded, case[0], list(case[1:])).best.index
     if task == "qa":
-        from bertstudio.core.suites.tasks import normal_answer
         from bertstudio.core.tasks.qa import QAOptions, answer
+        from bertstudio.core.tasks.qa.suite import normal_answer
 
         best = answer(loaded, case[0], case[1], QAOptions(allow_no_answer=False)).best
         return normal_answer(best.answer if best is not None else "")

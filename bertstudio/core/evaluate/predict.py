@@ -13,7 +13,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from bertstudio.core.progress import TaskControl
-from bertstudio.core.tasks.nsp import NSP_CLASSES  # noqa: F401 - core/suites/tasks.py imports it from here (for now)
 
 BATCH_SIZE = 32
 # A task's `prepare`: (labels for metrics, notes, keywords for its predictor).

@@ -7,17 +7,20 @@ summed over the contexts; the k with the highest total, ties by word. The words 
 Tests tab lets a person untick some) and then fill `{mask}` like any slot list.
 
 The core is pure given a predictor (texts with one mask each -> (word, score) candidates each);
-`model_predictor` makes one from a loaded masked LM (the Fill-mask task's own prediction).
+`model_predictor` makes one from a loaded masked LM (the words of the spec's `mask_words`).
 """
 
 from __future__ import annotations
 
 import random
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from bertstudio.core.errors import InputError
 from bertstudio.core.suites.templates import TemplateError, expand, slots
+
+if TYPE_CHECKING:
+    from bertstudio.core.tasks.spec import TaskSpec
 
 MASK = "mask"  # the slot name a masked LM fills
 DEFAULT_TOP_K = 10
@@ -103,11 +106,18 @@ def suggest_all(data: Any, predict: Predictor, mask_token: str, k: int | None = 
     return out
 
 
-def model_predictor(loaded: Any, k: int, control: Any = None) -> tuple[Predictor, str]:
-    """(predictor, mask token) of a loaded masked LM: the Fill-mask task's top-k per text, candidates
-    of the first mask, special tokens ([CLS], [SEP]...) left out: they are no words."""
-    from bertstudio.core.tasks.fill_mask import predict
+def _mask_spec() -> TaskSpec:
+    """The task spec that reads a masked LM's words at a mask (Fill-mask's)."""
+    from bertstudio.core.tasks.spec import all_specs
 
+    return next(spec for spec in all_specs().values() if spec.mask_words is not None)
+
+
+def model_predictor(loaded: Any, k: int, control: Any = None) -> tuple[Predictor, str]:
+    """(predictor, mask token) of a loaded masked LM: the masked-LM task's top-k per text, candidates
+    of the first mask, special tokens ([CLS], [SEP]...) left out: they are no words."""
+    words = _mask_spec().mask_words
+    assert words is not None
     mask_token = loaded.tokenizer.mask_token
     special = set(loaded.tokenizer.all_special_tokens)
     if not mask_token:
@@ -118,20 +128,17 @@ def model_predictor(loaded: Any, k: int, control: Any = None) -> tuple[Predictor
         for text in texts:
             if control is not None:
                 control.check()
-            result = predict(loaded, text, k)
-            out.append([(c.token, c.score) for c in result.masks[0].candidates
-                        if c.token.strip() not in special])
+            out.append([(word, score) for word, score in words(loaded, text, k) if word.strip() not in special])
         return out
 
     return predictor, mask_token
 
 
 def mask_request(source: str, like: Any = None) -> Any:
-    """The LoadRequest of a masked LM (the Fill-mask task's spec), on `like`'s device and dtype."""
+    """The LoadRequest of a masked LM (the task spec that reads its words), on `like`'s device and dtype."""
     from bertstudio.core.models import LoadRequest
-    from bertstudio.core.tasks.spec import all_specs
 
-    spec = next(s for s in all_specs().values() if s.counterfactual is not None and s.counterfactual.masked_lm)
+    spec = _mask_spec()
     if like is None:
         return LoadRequest(source, spec.key)
     return LoadRequest(source, spec.key, like.device, like.dtype)

@@ -228,33 +228,38 @@ def _text(raw: Mapping[str, Any], name: str, where: _Where) -> str:
 
 
 def _expect(task: SuiteAdapter, value: Any, where: _Where) -> Any:
-    if task.expect == "choice":
-        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-            raise where.error("expect", f"{value!r} is not a choice number (0 for the first choice)")
-        return value
-    if task.expect == "tags" and isinstance(value, list) and all(isinstance(v, str) for v in value):
-        return value
-    if not isinstance(value, str) or (task.expect != "answer" and not value):
-        raise where.error("expect", f"{value!r} is not a {'label' if task.labelled else 'answer'} (a string)")
+    """MFT's `expect` as the task checks it (a label, a non-empty string, unless it checks its own)."""
+    if task.expected is not None:
+        problem = task.expected(value)
+    else:
+        problem = "" if isinstance(value, str) and value else f"{value!r} is not a label (a string)"
+    if problem:
+        raise where.error("expect", problem)
     return value
 
 
-def _case(task: SuiteAdapter, value: Any, where: _Where, field_name: str, position: int) -> Case:
-    """One input: a string (the first part) or a list of strings (every part) or an object by part names."""
+def _item(task: SuiteAdapter, value: Any, where: _Where, field_name: str, position: int) -> list[Any] | None:
+    """An input's parts: a string (the first part), a list of strings (every part) or an object by part
+    names; None: none of these."""
     if isinstance(value, str):
-        parts: list[Any] = [value]
-    elif isinstance(value, list):
-        parts = value
-    elif isinstance(value, Mapping) and not task.choices:
-        unknown = [k for k in value if k not in task.parts]
-        if unknown:
-            raise where.error(field_name, f"item {position + 1} names the part '{unknown[0]}'",
-                              hint="Parts of this task: " + ", ".join(task.parts) + ".")
-        parts = [value.get(p, "") for p in task.parts[:max(task.parts.index(k) for k in value) + 1]] if value else []
-    else:
+        return [value]
+    if isinstance(value, list):
+        return value
+    if not isinstance(value, Mapping):
+        return None
+    unknown = [k for k in value if k not in task.parts]
+    if unknown:
+        raise where.error(field_name, f"item {position + 1} names the part '{unknown[0]}'",
+                          hint="Parts of this task: " + ", ".join(task.parts) + ".")
+    return [value.get(p, "") for p in task.parts[:max(task.parts.index(k) for k in value) + 1]] if value else []
+
+
+def _case(task: SuiteAdapter, value: Any, where: _Where, field_name: str, position: int) -> Case:
+    """One input, read as the task reads one (`read_item`), else by `_item`."""
+    found = task.read_item(value) if task.read_item is not None else _item(task, value, where, field_name, position)
+    if found is None:
         raise where.error(field_name, f"item {position + 1} is not a text or a list of texts")
-    if task.choices and len(parts) == 2 and isinstance(parts[1], list):
-        parts = [parts[0], *parts[1]]
+    parts: list[Any] = found
     if not all(isinstance(p, str) for p in parts):
         raise where.error(field_name, f"item {position + 1} has a part that is not a string")
     if not parts or not parts[0].strip():

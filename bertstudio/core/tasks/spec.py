@@ -68,24 +68,6 @@ Probabilities = Callable[[Loaded, Any, Any], Any]
 Trainable = Any
 
 
-def lazy(path: str) -> Callable[..., Any]:
-    """The function at "package.module:name", imported on its first call.
-
-    Only for code outside the task packages that is not yet imported plainly (core/suites' functions
-    in the specs, two training readers): a task package imports what it names (test_task_packages)."""
-    module_name, _, name = path.partition(":")
-    found: list[Callable[..., Any]] = []
-
-    def call(*args: Any, **kwargs: Any) -> Any:
-        if not found:
-            found.append(getattr(importlib.import_module(module_name), name))
-        return found[0](*args, **kwargs)
-
-    call.__name__ = call.__qualname__ = name
-    call.__doc__ = f"{path}, imported on first use."
-    return call
-
-
 @dataclass(frozen=True)
 class TaskPipeline:
     """A task's preprocess and postprocess, in the shape of transformers' pipelines: running it is
@@ -153,27 +135,51 @@ class CounterfactualAdapter:
     masked_lm: bool = False  # the task's own model is a masked LM: it proposes words; `--mlm` loads for this task
 
 
+# Suites (core/suites): a case is a tuple of strings, one per part; a training row made of a failing
+# case is (its parts, the answer training learns: tags, (answer, start), a choice number).
+Case = tuple[str, ...]
+FixRow = tuple[Case, Any]
+
+
+@dataclass(frozen=True)
+class SuiteFix:
+    """How a task's failing cases become rows in its own training format ("Fine-tune on failures",
+    `check --failures`; core/suites/fix_tasks.py calls these, core/tasks/<task>/suite.py defines them).
+    A task whose failures are labelled table rows (classification, NSP: core/suites/fix.py) has none."""
+
+    suffix: str  # the new file's ending: ".conll", ".json", ".csv"
+    row: Callable[[Case, Any], FixRow | None]  # (parts, answer) -> the row training reads; None: no honest label
+    write: Callable[[Path, Sequence[FixRow]], None]  # the rows alone, in the format, to a path
+    # (data, new file, rows): the user's data as training reads it, then the rows, into the new file
+    extend: Callable[[Path, Path, Sequence[FixRow]], None]
+
+
 @dataclass(frozen=True)
 class SuiteAdapter:
-    """How behavioural test suites (core/suites) read this task. A case is a tuple of strings, one
-    per part; `inputs` makes it the Evaluate reader's `Example.inputs`, so the task's Evaluate
-    predictor scores it (see core/suites/tasks.py for the functions named here)."""
+    """How behavioural test suites (core/suites) read this task (core/tasks/<task>/suite.py). `inputs`
+    makes a case the Evaluate reader's `Example.inputs`, so the task's Evaluate predictor scores it."""
 
     parts: tuple[str, ...]  # names of a case's parts ("question", "context"): messages and a test's "on"
-    inputs: Callable[[tuple[str, ...]], Any]  # a case -> Example.inputs
+    inputs: Callable[[Case], Any]  # a case -> Example.inputs
     min_parts: int = 1
     max_parts: int | None = None  # None: any number (choices)
-    expect: str = "label"  # MFT's `expect`: "label", "answer" (may be empty), "choice" (an index) or "tags"
-    choices: bool = False  # the parts after the first are choices ([prompt, [choices]] is read too)
+    # MFT's `expect` checked: (value) -> what is wrong with it, "" when nothing. None: one of the model's
+    # labels (a non-empty string); then the task is `labelled`.
+    expected: Callable[[Any], str] | None = None
+    # An input item read the task's own way -> its parts (None: not an input). None: a text, a list of
+    # texts or an object by part names (multiple choice reads [prompt, [choices]] and no object).
+    read_item: Callable[[Any], list[Any] | None] | None = None
     same: Callable[[Any, Any], bool] | None = None  # two predicted values agree (INV); None: equal
     meets: Callable[[Any, str, Any], bool] | None = None  # (value, shown, expect): MFT passes; None: equal text
     labels: Callable[[Any], tuple[str, ...]] | None = None  # loaded model -> its labels; None: id2label's
     gold: Any = None  # what Example.gold holds (QA: an answer exists, so "no answer" may not win)
-    train_task: str = ""  # the Train task failures become rows for ("": reported only)
+    fix: SuiteFix | None = None  # failures as rows in the task's own training format; None: labelled rows or none
 
     @property
     def labelled(self) -> bool:
-        return self.expect == "label"
+        """MFT expects one of the model's labels: DIR may read a label's probability, and failures are
+        labelled table rows (core/suites/fix.py)."""
+        return self.expected is None
 
 
 @dataclass(frozen=True)
@@ -196,6 +202,9 @@ class TaskSpec:
     # The inputs rewritten for another model (its own mask token): used for model B when comparing.
     inputs_for: Callable[[Any, Any], Any] | None = None  # (LoadedModel, inputs) -> inputs
     order: int = 100  # tabs and listings, smaller first
+    # A masked LM's (word, probability) at a text's first mask, best first: suites fill a template's
+    # {mask} with it (core/suites/masks.py), loading the masked LM as this task.
+    mask_words: Callable[[Loaded, str, int], list[tuple[str, float]]] | None = None
     # Optional adapters: what the task offers beyond Run. A tab offers Explain…, Copy as Python or
     # Evaluate only where its spec has the adapter; the Explain and Evaluate tabs, the snippet
     # writer and the CLI list exactly the specs that have one.

@@ -13,6 +13,7 @@ from bertstudio.core.tasks.classification import (
     run,
     snippet,
     steps,
+    suite,
     whatif,
 )
 from bertstudio.core.tasks.classification.train import TextClassification
@@ -24,7 +25,6 @@ from bertstudio.core.tasks.spec import (
     ExplainAdapter,
     SuiteAdapter,
     TaskSpec,
-    lazy,
 )
 
 SPEC = TaskSpec(
@@ -56,6 +56,5 @@ SPEC = TaskSpec(
     ),
     patch_reader=PATCH_READER,
     trainables=(TextClassification(), Regression(), Distillation()),
-    suite=SuiteAdapter(parts=("text", "pair"), inputs=lazy("bertstudio.core.suites.tasks:text_and_pair"),
-                       max_parts=2, train_task="text-classification"),
+    suite=SuiteAdapter(parts=("text", "pair"), inputs=suite.text_and_pair, max_parts=2),
 )

@@ -4,11 +4,12 @@ this package, so a grep for a function finds who uses it."""
 from __future__ import annotations
 
 from bertstudio.core.tasks.fill_mask import PATCH_READER, compare, evaluate, explain, inputs_for, run, snippet, whatif
+from bertstudio.core.tasks.fill_mask.suite import first_mask_words
 from bertstudio.core.tasks.spec import CounterfactualAdapter, EvaluateAdapter, ExplainAdapter, TaskSpec
 
 SPEC = TaskSpec(
     key="fill-mask", title="Fill-mask", model_class="AutoModelForMaskedLM", default_model="bert-base-uncased",
-    run=run, compare=compare, inputs_for=inputs_for, order=10,
+    run=run, compare=compare, inputs_for=inputs_for, order=10, mask_words=first_mask_words,
     script=snippet.build,
     counterfactual=CounterfactualAdapter(
         predicted=whatif.predicted,

@@ -4,15 +4,15 @@ this package, so a grep for a function finds who uses it."""
 from __future__ import annotations
 
 from bertstudio.core.evaluate.metrics import accuracy_scores
-from bertstudio.core.tasks.multiple_choice import compare, evaluate, explain, run, snippet, whatif
+from bertstudio.core.tasks.multiple_choice import compare, evaluate, explain, run, snippet, suite, whatif
 from bertstudio.core.tasks.multiple_choice.train import MultipleChoice
 from bertstudio.core.tasks.spec import (
     CounterfactualAdapter,
     EvaluateAdapter,
     ExplainAdapter,
     SuiteAdapter,
+    SuiteFix,
     TaskSpec,
-    lazy,
 )
 
 SPEC = TaskSpec(
@@ -38,7 +38,7 @@ SPEC = TaskSpec(
         columns=(("prompt", "Prompt"), ("label", "Correct index")), choice_columns=True, labelled=True,
     ),
     trainables=(MultipleChoice(),),
-    suite=SuiteAdapter(parts=("prompt", "choice"), inputs=lazy("bertstudio.core.suites.tasks:prompt_and_choices"),
-                       min_parts=3, expect="choice", choices=True,
-                       meets=lazy("bertstudio.core.suites.tasks:meets_choice")),
+    suite=SuiteAdapter(parts=("prompt", "choice"), inputs=suite.prompt_and_choices, min_parts=3,
+                       expected=suite.expected_choice, read_item=suite.choice_item, meets=suite.meets_choice,
+                       fix=SuiteFix(".csv", suite.choice_row, suite.write_rows, suite.extend_data)),
 )

@@ -3,9 +3,9 @@ this package, so a grep for a function finds who uses it."""
 
 from __future__ import annotations
 
-from bertstudio.core.tasks.ner import PATCH_READER, compare_results, evaluate, explain, run, snippet
+from bertstudio.core.tasks.ner import PATCH_READER, compare_results, evaluate, explain, run, snippet, suite
 from bertstudio.core.tasks.ner.train import TokenClassification
-from bertstudio.core.tasks.spec import EvaluateAdapter, ExplainAdapter, SuiteAdapter, TaskSpec, lazy
+from bertstudio.core.tasks.spec import EvaluateAdapter, ExplainAdapter, SuiteAdapter, SuiteFix, TaskSpec
 
 SPEC = TaskSpec(
     key="ner", title="NER", model_class="AutoModelForTokenClassification",
@@ -28,6 +28,7 @@ SPEC = TaskSpec(
     ),
     patch_reader=PATCH_READER,
     trainables=(TokenClassification(),),
-    suite=SuiteAdapter(parts=("text",), inputs=lazy("bertstudio.core.suites.tasks:words"), max_parts=1,
-                       expect="tags", meets=lazy("bertstudio.core.suites.tasks:meets_tags")),
+    suite=SuiteAdapter(parts=("text",), inputs=suite.words, max_parts=1, expected=suite.expected_tags,
+                       meets=suite.meets_tags,
+                       fix=SuiteFix(".conll", suite.tagged_row, suite.write_rows, suite.extend_data)),
 )

@@ -5,14 +5,13 @@ from __future__ import annotations
 
 from bertstudio.core.evaluate.metrics import label_metrics
 from bertstudio.core.evaluate.rows import pair_of_two
-from bertstudio.core.tasks.nsp import PATCH_READER, compare, evaluate, explain, run, snippet, steps, whatif
+from bertstudio.core.tasks.nsp import PATCH_READER, compare, evaluate, explain, run, snippet, steps, suite, whatif
 from bertstudio.core.tasks.spec import (
     CounterfactualAdapter,
     EvaluateAdapter,
     ExplainAdapter,
     SuiteAdapter,
     TaskSpec,
-    lazy,
 )
 
 SPEC = TaskSpec(
@@ -37,6 +36,6 @@ SPEC = TaskSpec(
         columns=(("text", "Sentence A"), ("pair", "Sentence B"), ("label", "Label")), labelled=True,
     ),
     patch_reader=PATCH_READER,
-    suite=SuiteAdapter(parts=("first", "second"), inputs=lazy("bertstudio.core.suites.tasks:parts"), min_parts=2,
-                       max_parts=2, labels=lazy("bertstudio.core.suites.tasks:nsp_labels")),
+    suite=SuiteAdapter(parts=("first", "second"), inputs=suite.sentence_pair, min_parts=2, max_parts=2,
+                       labels=suite.nsp_labels),
 )

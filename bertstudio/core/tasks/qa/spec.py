@@ -4,9 +4,9 @@ this package, so a grep for a function finds who uses it."""
 from __future__ import annotations
 
 from bertstudio.core.evaluate.rows import pair_of_two
-from bertstudio.core.tasks.qa import compare, evaluate, explain, run, snippet
+from bertstudio.core.tasks.qa import compare, evaluate, explain, run, snippet, suite
 from bertstudio.core.tasks.qa.train import QuestionAnswering
-from bertstudio.core.tasks.spec import EvaluateAdapter, ExplainAdapter, SuiteAdapter, TaskSpec, lazy
+from bertstudio.core.tasks.spec import EvaluateAdapter, ExplainAdapter, SuiteAdapter, SuiteFix, TaskSpec
 
 SPEC = TaskSpec(
     key="qa", title="Question answering", model_class="AutoModelForQuestionAnswering",
@@ -28,7 +28,7 @@ SPEC = TaskSpec(
         columns=(("question", "Question"), ("context", "Context"), ("answer", "Answer")),
     ),
     trainables=(QuestionAnswering(),),
-    suite=SuiteAdapter(parts=("question", "context"), inputs=lazy("bertstudio.core.suites.tasks:parts"),
-                       min_parts=2, max_parts=2, expect="answer", same=lazy("bertstudio.core.suites.tasks:same_answer"),
-                       meets=lazy("bertstudio.core.suites.tasks:meets_answer"), gold=("?",)),
+    suite=SuiteAdapter(parts=("question", "context"), inputs=suite.question_and_context, min_parts=2, max_parts=2,
+                       expected=suite.expected_answer, same=suite.same_answer, meets=suite.meets_answer, gold=("?",),
+                       fix=SuiteFix(".json", suite.located_row, suite.write_rows, suite.extend_data)),
 )
