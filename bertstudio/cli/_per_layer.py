@@ -1,4 +1,4 @@
-"""fill-mask --per-layer: the model's own MLM head read at every layer (core.explain.layers).
+"""fill-mask --per-layer: the model's own MLM head read at every layer (the spec's ExplainAdapter.per_layer).
 
 Kept apart from cli/fill_mask.py so the fill-mask command gains one option, one JSON hook and
 one printer call. The runner hands printers the result only; `remember` keeps this command
@@ -35,11 +35,11 @@ def layers_for(result: Any) -> Any:
 
     from bertstudio.core.explain.ablation import heads_switched_off
     from bertstudio.core.explain.inputs import explainable
-    from bertstudio.core.explain.layers import per_layer
     from bertstudio.core.models import LoadRequest, load_model
 
     args = _ARGS["args"]
-    spec = next(spec for spec in explainable() if spec.explain is not None and spec.explain.per_layer)
+    spec, per_layer = next((spec, spec.explain.per_layer) for spec in explainable()
+                           if spec.explain is not None and spec.explain.per_layer is not None)
     loaded = load_model(LoadRequest(args.model, spec.key, args.device, args.dtype, spec.attn_implementation))
     heads = tuple(getattr(args, "ablate_heads", ()) or ())
     with loaded.lock, heads_switched_off(loaded.model, heads) if heads else nullcontext():

@@ -206,8 +206,8 @@ def test_integrated_gradients_converge_cancel_and_progress(checkpoint_factory) -
 # -- per-layer predictions and head importance -------------------------------------------------
 @pytest.mark.parametrize("arch", ARCHS + ("electra",))
 def test_per_layer_last_layer_equals_fill_mask(checkpoint_factory, arch: str) -> None:  # noqa: ANN001
-    from bertstudio.core.explain.layers import per_layer
     from bertstudio.core.tasks.fill_mask import in_mask_of, predict
+    from bertstudio.core.tasks.fill_mask.layers import per_layer
 
     loaded = _loaded(checkpoint_factory, arch, "fill-mask")
     text = in_mask_of(loaded, "the [MASK] sat on the [MASK] .")

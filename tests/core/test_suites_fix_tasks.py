@@ -49,7 +49,7 @@ USER_DATA = {
 def _read_back(task: str, path: Path) -> list[tuple]:
     """The file as core/training reads it, one comparable tuple per example."""
     if task == "ner":
-        from bertstudio.core.training.data import read_conll
+        from bertstudio.core.tasks.ner.conll import read_conll
 
         return [(" ".join(s.tokens), s.tags) for s in read_conll(path)]
     if task == "qa":
@@ -115,7 +115,7 @@ def test_failures_become_rows_in_the_tasks_training_format(checkpoint_factory, t
 
 
 def test_check_failures_writes_conll_for_ner(checkpoint_factory, capfd, tmp_path: Path) -> None:  # noqa: ANN001
-    from bertstudio.core.training.data import read_conll
+    from bertstudio.core.tasks.ner.conll import read_conll
 
     suite = tmp_path / "ner.json"
     suite.write_text(json.dumps(SUITES["ner"]), encoding="utf-8")

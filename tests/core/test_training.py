@@ -14,8 +14,10 @@ import pytest
 
 from bertstudio.core.errors import InputError
 from bertstudio.core.progress import TaskControl
+from bertstudio.core.tasks.ner.conll import read_conll
+from bertstudio.core.tasks.pretraining.corpus import read_corpus
 from bertstudio.core.training.config import TrainConfig
-from bertstudio.core.training.data import read_classification, read_conll, read_corpus
+from bertstudio.core.training.data import read_classification
 from bertstudio.core.training.engine import plan, train
 from bertstudio.core.training.events import TrainingEvent
 from bertstudio.core.training.schedules import SCHEDULERS, planned_lr

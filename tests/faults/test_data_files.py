@@ -73,7 +73,9 @@ def test_a_device_as_evaluation_data_is_named_a_device(task: str) -> None:
 
 def test_training_and_batch_readers_refuse_fifos(fifo: Path) -> None:
     from bertstudio.core.tasks.classification import table_columns, texts_of_file
-    from bertstudio.core.training.data import read_classification, read_conll, read_corpus
+    from bertstudio.core.tasks.ner.conll import read_conll
+    from bertstudio.core.tasks.pretraining.corpus import read_corpus
+    from bertstudio.core.training.data import read_classification
 
     for read in (read_classification, read_conll, read_corpus, table_columns, texts_of_file):
         with pytest.raises(InputError, match="pipe"):
@@ -304,7 +306,8 @@ def test_csv_fuzz_is_a_dataset_or_one_message(tmp_path: Path, task: str, content
     b"\n" * 1000,
 ])
 def test_conll_and_text_fuzz_is_a_dataset_or_one_message(tmp_path: Path, content: bytes) -> None:
-    from bertstudio.core.training.data import read_conll, read_corpus
+    from bertstudio.core.tasks.ner.conll import read_conll
+    from bertstudio.core.tasks.pretraining.corpus import read_corpus
 
     path = tmp_path / "data.conll"
     path.write_bytes(content)

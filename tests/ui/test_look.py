@@ -309,8 +309,8 @@ def test_results_do_not_jump_when_a_run_starts_or_ends(qtbot, window) -> None:
 
 
 def test_per_layer_predictions_never_print_a_false_zero(qtbot) -> None:  # noqa: ANN001
-    from bertstudio.core.explain.layers import LayerPredictions
     from bertstudio.core.tasks.fill_mask import Candidate
+    from bertstudio.core.tasks.fill_mask.layers import LayerPredictions
     from bertstudio.ui.widgets.layer_predictions import LayerPredictionsView
 
     view = LayerPredictionsView()

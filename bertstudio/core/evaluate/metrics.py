@@ -88,7 +88,7 @@ def ranks(values: Sequence[float]) -> list[float]:
 
 def correlations(gold: Sequence[float], predicted: Sequence[float]) -> dict[str, float]:
     """Pearson and Spearman (scipy); left out where undefined (fewer than two rows, a constant side),
-    as training's validation (training/regression.py) reports them."""
+    as training's validation (tasks/classification/train_regression.py) reports them."""
     import numpy as np
     from scipy.stats import pearsonr, spearmanr
 

@@ -20,7 +20,6 @@ def explain_job(request: LoadRequest, task: str, texts: tuple[str, ...], method:
     """Attributions, and where the task's adapter asks (fill-mask) the per-layer predictions of the same text."""
     from bertstudio.core.explain.attribution import explain
     from bertstudio.core.explain.inputs import adapter_for
-    from bertstudio.core.explain.layers import per_layer
     from bertstudio.core.explain.methods import DEFAULT_SAMPLES, DEFAULT_SEED
     from bertstudio.core.models import load_model
     from bertstudio.core.quantize import refuse_for_gradients
@@ -30,7 +29,8 @@ def explain_job(request: LoadRequest, task: str, texts: tuple[str, ...], method:
     explanation = explain(loaded, task, texts, method, target, steps, converge, control,
                           samples=DEFAULT_SAMPLES if samples is None else samples,
                           seed=DEFAULT_SEED if seed is None else seed, baseline=baseline, faithfulness=faithfulness)
-    layers = per_layer(loaded, texts[0]) if adapter_for(task).per_layer else None
+    read_layers = adapter_for(task).per_layer
+    layers = read_layers(loaded, texts[0]) if read_layers is not None else None
     return "explain", (explanation, layers)
 
 

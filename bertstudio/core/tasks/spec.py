@@ -20,7 +20,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from bertstudio.core.notes import Note
 
@@ -44,6 +44,15 @@ PrepareExplain = Callable[[Loaded, tuple[str, ...], str | None], Any]  # -> expl
 Summary = Callable[[TaskResult], str]
 ExamplesReader = Callable[[Path], list[Any]]  # a data file -> [explain.importance.Example]
 TargetOf = Callable[[TaskResult], str | None]
+
+
+class LayerReader(Protocol):
+    """(loaded, text, top_k) -> the task's predictions read at every layer (fill-mask's logit lens:
+    tasks/fill_mask/layers.LayerPredictions)."""
+
+    def __call__(self, loaded: Loaded, text: str, top_k: int = ...) -> Any: ...
+
+
 # Evaluate (core/evaluate): rows are evaluate.readers.Example, files evaluate.readers.Dataset.
 Row = Any  # evaluate.readers.Example
 Reader = Callable[[Path, Any, "TaskControl | None"], Any]  # (path, EvalColumns, control) -> Dataset
@@ -88,7 +97,7 @@ class ExplainAdapter:
     inputs_of: InputsOf  # texts -> the task's input (to run the task itself)
     prepare: PrepareExplain  # (loaded, texts, target or None) -> explain.targets.Prepared
     one_text: bool = False  # typed lines are joined into one text (not one part per line)
-    per_layer: bool = False  # the MLM head is also read at every layer (explain.layers)
+    per_layer: LayerReader | None = None  # the MLM head read at every layer too (Explain's Layers page, --per-layer)
     summary: Summary | None = None  # a result in a few lines (head pruning: intact vs pruned)
     examples: ExamplesReader | None = None  # a data file -> [importance.Example] (default: tab-separated)
     target_of: TargetOf | None = None  # the task's result -> the --target it explains (its answer)

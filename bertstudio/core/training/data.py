@@ -1,8 +1,9 @@
 """Reading training data: every malformed row is reported with its line number before training.
 
-Formats: CSV/TSV/JSONL rows for text classification (one text or a pair, a label), CoNLL
-files for token classification (token ... tag per line, blank line between sentences), and
-a plain-text corpus for pre-training (one sentence per line, blank line between documents).
+Here: the row issues every reader reports, the labelled table (CSV/TSV/JSONL rows of one text or a
+pair and a label) that classification, regression, distillation and the suites' labelled failures
+share, the label bound, splits and token lengths. A format only one task reads lives in its package
+(NER's CoNLL: core/tasks/ner/conll.py; pre-training's corpus: core/tasks/pretraining/corpus.py).
 Nothing is dropped silently: a bad row stops the run with a message that names the line.
 """
 
@@ -10,16 +11,13 @@ from __future__ import annotations
 
 import math
 import random
-import re
 import statistics
 from collections.abc import Sequence
 from dataclasses import MISSING, dataclass, field
 from pathlib import Path
 
-from bertstudio.core.datafiles import TableRow, read_table, tick, too_many_rows
+from bertstudio.core.datafiles import TableRow, read_table, tick
 from bertstudio.core.errors import InputError
-from bertstudio.core.files import read_text
-from bertstudio.core.limits import MAX_ROWS
 from bertstudio.core.progress import TaskControl
 from bertstudio.core.training.options import opt
 
@@ -27,7 +25,6 @@ TEXT_NAMES = ("text", "sentence", "sentence1", "text_a", "review", "content", "d
 PAIR_NAMES = ("text_pair", "sentence2", "text_b", "pair", "context", "hypothesis")
 LABEL_NAMES = ("label", "labels", "class", "category", "target", "sentiment", "y")
 MAX_ISSUES_SHOWN = 8
-_TAG = re.compile(r"^(O|[BIESL]-\S+|[BIESL]_\S+)$")
 
 
 @dataclass(frozen=True)
@@ -174,57 +171,7 @@ def normalise_labels(labels: Sequence[str]) -> tuple[list[str], tuple[str, ...]]
     return canonical, tuple(merged)
 
 
-# -- token classification ---------------------------------------------------------------------
-@dataclass(frozen=True)
-class TaggedSentence:
-    tokens: tuple[str, ...]
-    tags: tuple[str, ...]
-    line: int  # first line of the sentence
-
-
-def read_conll(path: str | Path, control: TaskControl | None = None) -> list[TaggedSentence]:
-    """CoNLL: 'token [other columns] tag' per line, blank line between sentences; -DOCSTART- skipped."""
-    path = Path(path)
-    issues: list[RowIssue] = []
-    sentences: list[TaggedSentence] = []
-    tokens: list[str] = []
-    tags: list[str] = []
-    start = 0
-
-    def flush() -> None:
-        if tokens:
-            sentences.append(TaggedSentence(tuple(tokens), tuple(tags), start))
-        tokens.clear()
-        tags.clear()
-
-    for number, line in enumerate(read_text(path, "data file").splitlines(), start=1):
-        tick(control, number)
-        fields = line.split()
-        if not fields:
-            flush()
-            continue
-        if fields[0] == "-DOCSTART-":
-            flush()
-            continue
-        if len(fields) < 2:
-            issues.append(RowIssue(number, f"'{line.strip()}' has a token but no tag"))
-            continue
-        if not _TAG.match(fields[-1]):
-            issues.append(RowIssue(number, f"tag '{fields[-1]}' is not O, B-X or I-X"))
-            continue
-        if not tokens:
-            if len(sentences) >= MAX_ROWS:
-                raise too_many_rows(path)
-            start = number
-        tokens.append(fields[0])
-        tags.append(fields[-1])
-    flush()
-    raise_issues(path, issues)
-    if not sentences:
-        raise InputError(f"{path.name} has no tagged sentences.", hint="Write one 'token tag' pair per line.")
-    return sentences
-
-
+# -- labels ----------------------------------------------------------------------------------------
 def check_label_count(path: str | Path, labels: Sequence[str]) -> None:
     """The classes become the head's rows: bounded before the head is allocated, at the most a model
     folder may have (model_folder.MAX_LABELS), so every trained model opens again."""
@@ -233,38 +180,6 @@ def check_label_count(path: str | Path, labels: Sequence[str]) -> None:
     if len(labels) > MAX_LABELS:
         raise InputError(f"{Path(path).name} has {len(labels):,} different labels; a classifier head holds at most "
                          f"{MAX_LABELS:,}.", hint="Check the label column (is it the text?), or merge rare labels.")
-
-
-def label_list(tag_sets: Sequence[Sequence[str]]) -> list[str]:
-    """Labels in a stable order: O first, then entity types with B before I."""
-    found = {t for tags in tag_sets for t in tags}
-    return sorted(found, key=lambda t: (t != "O", t[2:] if len(t) > 2 else t, t[:1]))
-
-
-# -- pre-training corpus ------------------------------------------------------------------------
-def read_corpus(path: str | Path) -> list[list[str]]:
-    """Documents as lists of sentences (one per line; blank lines separate documents)."""
-    path = Path(path)
-    issues: list[RowIssue] = []
-    documents: list[list[str]] = [[]]
-    for number, line in enumerate(read_text(path, "training text").splitlines(), start=1):
-        text = line.strip()
-        if not text:
-            if documents[-1]:
-                documents.append([])
-            continue
-        if any(ord(c) < 32 and c not in "\t" for c in text):
-            issues.append(RowIssue(number, "control characters in the line (is this a binary file?)"))
-            continue
-        documents[-1].append(text)
-    raise_issues(path, issues)
-    documents = [d for d in documents if d]
-    if len(documents) < 2 or sum(len(d) for d in documents) < 4:
-        raise InputError(
-            f"{path.name} is too small for pre-training: it needs at least two documents "
-            "(separated by a blank line) and a few sentences.",
-        )
-    return documents
 
 
 # -- splits and lengths --------------------------------------------------------------------------

@@ -192,7 +192,7 @@ class ExplainTab(ModelTab):
         self.input_label.setText(f"Input, one part per line: {adapter.parts}")
         self._request = None if self._request is None or self._request.task != self.task_key else self._request
         self._fill_targets((), keep=False)
-        self.pages.setTabEnabled(self.pages.indexOf(self.layers), adapter.per_layer)
+        self.pages.setTabEnabled(self.pages.indexOf(self.layers), adapter.per_layer is not None)
         self._reload_for_task()
 
     def _reload_for_task(self) -> None:

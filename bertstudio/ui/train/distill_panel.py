@@ -3,7 +3,7 @@ teacher's, the student's accuracy, and the teacher's accuracy as the line to rea
 validation split at each evaluation. A fixed 0-1 axis, the legend in the title, dark-theme aware.
 
 The Train tab shows it only for a trainable that distils, and feeds it the `eval` events'
-metrics (`agreement`, `accuracy`, `teacher_accuracy` from core/training/distill.py); the
+metrics (`agreement`, `accuracy`, `teacher_accuracy` from core/tasks/classification/train_distill.py); the
 distillation settings (`DistillConfig`) come from the same generated form as every other setting.
 """
 

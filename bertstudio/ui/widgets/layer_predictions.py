@@ -1,6 +1,6 @@
 """Per-layer predictions at a mask: layers down, top-k across, each cell shaded by its probability.
 
-Reading down a column shows at which layer the final answer appears (core.explain.layers).
+Reading down a column shows at which layer the final answer appears (core/tasks/fill_mask/layers.py).
 """
 
 from __future__ import annotations

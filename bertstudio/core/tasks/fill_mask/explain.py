@@ -1,5 +1,5 @@
 """Explain for Fill-mask: its one text, the top candidate a result found, and F = P(token at the
-first mask); its head is also read at every layer (explain.layers)."""
+first mask); its head is also read at every layer (layers.py)."""
 
 from __future__ import annotations
 

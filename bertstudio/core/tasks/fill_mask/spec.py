@@ -4,6 +4,7 @@ this package, so a grep for a function finds who uses it."""
 from __future__ import annotations
 
 from bertstudio.core.tasks.fill_mask import PATCH_READER, compare, evaluate, explain, inputs_for, run, snippet, whatif
+from bertstudio.core.tasks.fill_mask.layers import per_layer
 from bertstudio.core.tasks.fill_mask.suite import first_mask_words
 from bertstudio.core.tasks.spec import CounterfactualAdapter, EvaluateAdapter, ExplainAdapter, TaskSpec
 
@@ -17,7 +18,8 @@ SPEC = TaskSpec(
     ),
     explain=ExplainAdapter(
         parts="the text with a mask", texts_of=explain.texts_of, inputs_of=explain.inputs_of,
-        target_of=explain.target_of, prepare=explain.prepare, summary=explain.summary, one_text=True, per_layer=True,
+        target_of=explain.target_of, prepare=explain.prepare, summary=explain.summary, one_text=True,
+        per_layer=per_layer,
     ),
     evaluate=EvaluateAdapter(
         picker="Masked LM (plain text)", file_filter="Text (*.txt)",

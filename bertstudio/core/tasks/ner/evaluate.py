@@ -19,7 +19,8 @@ from bertstudio.core.tasks.ner.entities import entity_type
 
 def read_file(path: Path, _columns: EvalColumns | None = None, control: TaskControl | None = None) -> Dataset:
     """inputs = words, gold = IOB2 tags (CoNLL: 'word ... tag' per line, blank line between sentences)."""
-    from bertstudio.core.training.data import RowIssue, raise_issues, read_conll
+    from bertstudio.core.tasks.ner.conll import read_conll
+    from bertstudio.core.training.data import RowIssue, raise_issues
 
     sentences = read_conll(path, control)
     issues = []

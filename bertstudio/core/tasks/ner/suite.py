@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from bertstudio.core.tasks.ner.conll import read_conll
 from bertstudio.core.tasks.spec import FixRow
 
 
@@ -49,7 +50,6 @@ def write_rows(path: Path, rows: Sequence[FixRow]) -> None:
 def extend_data(data: Path, target: Path, rows: Sequence[FixRow]) -> None:
     """The user's CoNLL as training reads it, then the rows, into `target`."""
     from bertstudio.core.suites.fix import write_text
-    from bertstudio.core.training.data import read_conll
 
     sentences = [(s.tokens, s.tags) for s in read_conll(data)]
     write_text(target, conll([*sentences, *((parts[0].split(), answer) for parts, answer in rows)]))

@@ -10,6 +10,7 @@ from typing import Any
 
 from bertstudio.core.errors import ModelSourceError
 from bertstudio.core.progress import TaskControl
+from bertstudio.core.tasks.ner.conll import label_list, read_conll
 from bertstudio.core.training import data as data_mod
 from bertstudio.core.training import metrics
 from bertstudio.core.training.base import Config, Data, TrainableTask, train_and_validation
@@ -62,8 +63,8 @@ class TokenClassification(TrainableTask):
     auto_class = "AutoModelForTokenClassification"
 
     def read(self, config: Config, nsp: bool = True) -> Data:
-        sentences, evaluation = train_and_validation(config, data_mod.read_conll)
-        labels = data_mod.label_list([s.tags for s in sentences])
+        sentences, evaluation = train_and_validation(config, read_conll)
+        labels = label_list([s.tags for s in sentences])
         data_mod.check_label_count(config.train_file, labels)
         if evaluation is not None:
             unknown = [data_mod.RowIssue(s.line, f"tag '{t}' never occurs in the training data")

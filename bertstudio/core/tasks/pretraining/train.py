@@ -16,6 +16,7 @@ from typing import Any
 
 from bertstudio.core.errors import InputError
 from bertstudio.core.progress import TaskControl
+from bertstudio.core.tasks.pretraining.corpus import read_corpus
 from bertstudio.core.training import data as data_mod
 from bertstudio.core.training import metrics
 from bertstudio.core.training.base import Config, Data, TrainableTask, load_model_class, specs_with_heads
@@ -128,10 +129,10 @@ class Pretraining(TrainableTask):
         def pairs(documents: list[list[str]], seed: int) -> list[tuple[str, str, int]]:
             return sentence_pairs(documents, seed) if nsp else mlm_only_sentences(documents)
 
-        documents = data_mod.read_corpus(config.train_file)
+        documents = read_corpus(config.train_file)
         share = 0.0 if config.eval_file else config.eval_share
         if config.eval_file:
-            train_docs, eval_docs = documents, data_mod.read_corpus(config.eval_file)
+            train_docs, eval_docs = documents, read_corpus(config.eval_file)
         elif share > 0 and len(documents) >= 4:
             keep, held = data_mod.split_indices(len(documents), share, config.seed)
             train_docs, eval_docs = [documents[i] for i in keep], [documents[i] for i in held]
@@ -151,7 +152,7 @@ class Pretraining(TrainableTask):
         """(model, tokenizer) from scratch: a WordPiece vocabulary learnt from the corpus."""
         assert config.scratch is not None
         scratch = replace(config.scratch, max_length=config.max_length)  # positions follow the run
-        tokenizer = train_wordpiece(data_mod.read_corpus(config.train_file), scratch)
+        tokenizer = train_wordpiece(read_corpus(config.train_file), scratch)
         return scratch_model(tokenizer, scratch), tokenizer
 
     def encode(self, tokenizer: Any, rows: Any, labels: list[str], max_length: int,

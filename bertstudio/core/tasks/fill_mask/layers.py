@@ -1,4 +1,5 @@
-"""Per-layer predictions: the model's own MLM head read at every layer (a "logit lens" for masks).
+"""Per-layer predictions: the model's own MLM head read at every layer (a "logit lens" for masks),
+fill-mask's own view: its spec names `per_layer` (ExplainAdapter.per_layer), Explain and the CLI ask it.
 
 Post-LN encoders (BERT, RoBERTa, DeBERTa...) hand on layer-normalised states, so the head is applied
 to each hidden state exactly as to the last. Pre-LN encoders (ModernBERT, EuroBERT) normalise once,
