@@ -118,6 +118,7 @@ def read_npz(path: Path, arrays: dict[str, tuple[str, int]]) -> dict[str, np.nda
     """The arrays of an uncompressed .npz we wrote, each of the dtype and number of dimensions
     `arrays` names; BadCache naming what is wrong otherwise. Nothing is allocated before its
     header was checked against the bytes that follow it."""
+    import tokenize
     import zipfile
 
     try:
@@ -136,7 +137,8 @@ def read_npz(path: Path, arrays: dict[str, tuple[str, int]]) -> dict[str, np.nda
                        f"unexpected arrays ({', '.join(sorted(members))[:80]})")
                 return {name: _read_member(archive, members[f"{name}.npy"], name, *spec, info.st_size)
                         for name, spec in arrays.items()}
-        except (OSError, EOFError, ValueError, SyntaxError, RecursionError, zipfile.BadZipFile,
+        # TokenError: numpy reads a .npy header with tokenize, whose C tokenizer (3.12+) refuses deep nesting
+        except (OSError, EOFError, ValueError, SyntaxError, RecursionError, tokenize.TokenError, zipfile.BadZipFile,
                 NotImplementedError) as error:
             raise BadCache(f"unreadable ({type(error).__name__})") from None
 

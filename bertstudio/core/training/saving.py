@@ -35,7 +35,13 @@ DISK_FULL_WORDS = ("No space left on device", "StorageFull", "Disk quota exceede
 def resolved(output_dir: str | Path) -> Path:
     """The absolute output folder; a symlink loop or an unknown ~user is an InputError, not a crash."""
     try:
-        return Path(output_dir).expanduser().resolve()
+        path = Path(output_dir).expanduser().resolve()
+        try:  # Python 3.13's resolve() returns a loop unresolved where 3.11's raised: stat says ELOOP
+            path.stat()
+        except OSError as error:
+            if error.errno == errno.ELOOP:
+                raise
+        return path
     except (OSError, RuntimeError) as error:
         loop = isinstance(error, RuntimeError) and "loop" in str(error).lower() or getattr(
             error, "errno", None) == errno.ELOOP
