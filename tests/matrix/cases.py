@@ -30,7 +30,7 @@ COMMANDS: dict[str, tuple[str, tuple[str, ...]]] = {
     "attention --qk --norms": ("Model", ("attention", "--model", "{M}", TEXT, "--layer", "0", "--head", "1", "--qk",
                                          "--norms", "--json")),
     "explain (every method)": ("SequenceClassification", ("explain", "--model", "{M}", "--task", "classify", TEXT,
-                                                          "--method", "{method}", "--steps", "8", "--samples", "16",
+                                                          "--method", "{method}", "--steps", "4", "--samples", "8",
                                                           "--json")),
     "heads off": ("SequenceClassification", ("classify", "--model", "{M}", TEXT, "--ablate-heads", "0:1", "--json")),
     "head importance": ("SequenceClassification", ("head-importance", "--model", "{M}", "--task", "classify", TEXT,
@@ -45,9 +45,9 @@ COMMANDS: dict[str, tuple[str, tuple[str, ...]]] = {
     "corpus search": ("Model", ("neighbours", "--model", "{M}", "--corpus", "{corpus}", "--layer", "1",
                                 "--sentences", "the bat flew", "--json")),
     "train": ("MaskedLM", ("train", "--task", "classify", "--model", "{M}", "--train", "{data}", "--output", "{O}/full",
-                           "--max-steps", "2", "--batch-size", "4", "--max-length", "32", "--json")),
+                           "--max-steps", "1", "--batch-size", "4", "--max-length", "32", "--json")),
     "train --lora, merge": ("MaskedLM", ("train", "--task", "classify", "--model", "{M}", "--train", "{data}",
-                                         "--output", "{O}/lora", "--max-steps", "2", "--batch-size", "4",
+                                         "--output", "{O}/lora", "--max-steps", "1", "--batch-size", "4",
                                          "--max-length", "32", "--lora", "4", "--json")),
     "export onnx": ("SequenceClassification", ("export", "--model", "{M}", "--task", "classify", "--format", "onnx",
                                                "--output", "{O}/m.onnx", "--no-speed", "--json")),
@@ -70,6 +70,25 @@ NOTED: dict[tuple[str, str], str] = {
     **{(arch, "attention --qk --norms"): "q·k ≠ score" for arch in ("deberta-v2", "deberta-v3", "mpnet",
                                                                       "modernbert", "eurobert")},
 }
+
+
+# cells a dedicated test already checks more closely, for the architectures it lists: the matrix does
+# not run them twice (test_architecture_matrix checks that each of these tests still lists them)
+COVERED: dict[str, tuple[str, str]] = {
+    "patch": ("tests.core.test_patching", "ARCHS"),  # every state and head against hand-written hooks
+    "similarity": ("tests.core.test_similarity", "ARCHITECTURES"),  # both poolings, by hand
+    "export onnx": ("tests.core.test_export_onnx", "ARCHITECTURES"),  # every head, onnxruntime on real texts
+}
+
+
+def covered_by(arch: str, command: str) -> str:
+    """The test module that checks this cell instead of the matrix ("" when the matrix runs it)."""
+    if command not in COVERED:
+        return ""
+    import importlib
+
+    module, name = COVERED[command]
+    return module if arch in getattr(importlib.import_module(module), name) else ""
 
 
 def outcome(arch: str, command: str) -> str:
