@@ -16,6 +16,10 @@ _ARGS: dict[str, argparse.Namespace] = {}
 def add_option(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--per-layer", action="store_true",
                         help='also the top-k at every layer (the MLM head on each hidden state; JSON: "layers")')
+    parser.add_argument("--tuned-lens", metavar="DIR",
+                        help="with --per-layer: also each layer through a tuned lens (`features lens`), beside the "
+                             'logit lens, with the KL per layer (JSON: "tuned_layers", "kl_logit_lens", '
+                             '"kl_tuned_lens")')
 
 
 def remember(args: argparse.Namespace) -> None:
@@ -23,6 +27,12 @@ def remember(args: argparse.Namespace) -> None:
     from bertstudio.core.errors import InputError
 
     _ARGS.pop("args", None)
+    if getattr(args, "tuned_lens", None) and not getattr(args, "per_layer", False):
+        raise InputError("--tuned-lens reads the layers: add --per-layer.")
+    if getattr(args, "tuned_lens", None):
+        from bertstudio.core.features.tuned_lens import load
+
+        load(args.tuned_lens)  # a bad lens folder is said before any model is loaded
     if getattr(args, "per_layer", False):
         if getattr(args, "compare", None):
             raise InputError("--per-layer reads one model's layers; leave out --compare.")
@@ -42,8 +52,13 @@ def layers_for(result: Any) -> Any:
                            if spec.explain is not None and spec.explain.per_layer is not None)
     loaded = load_model(LoadRequest(args.model, spec.key, args.device, args.dtype, spec.attn_implementation))
     heads = tuple(getattr(args, "ablate_heads", ()) or ())
+    lens = None
+    if getattr(args, "tuned_lens", None):
+        from bertstudio.core.features.tuned_lens import load
+
+        lens = load(args.tuned_lens)
     with loaded.lock, heads_switched_off(loaded.model, heads) if heads else nullcontext():
-        return per_layer(loaded, result.text, args.top_k)
+        return per_layer(loaded, result.text, args.top_k, lens=lens)
 
 
 def json_result(result: Any, args: argparse.Namespace) -> Any:
@@ -51,7 +66,13 @@ def json_result(result: Any, args: argparse.Namespace) -> Any:
 
     if not getattr(args, "per_layer", False):
         return jsonable(result)
-    return {"result": jsonable(result), "layers": layers_for(result).to_json()}
+    layers = layers_for(result)
+    found = {"result": jsonable(result), "layers": layers.to_json()}
+    if layers.tuned:
+        lenses = layers.lens_json()
+        found |= {"tuned_layers": lenses["tuned_lens"], "kl_logit_lens": lenses["kl_logit_lens"],
+                  "kl_tuned_lens": lenses["kl_tuned_lens"]}
+    return found
 
 
 def print_layers(result: Any) -> None:
@@ -60,6 +81,12 @@ def print_layers(result: Any) -> None:
     layers = layers_for(result)
     for number in range(len(layers.masks)):
         print(f"\nmask {number + 1}, per layer (0 = embeddings):")
+        if layers.tuned:
+            print(f"  {'':>3}  {'logit lens (KL to the last layer)':<44}tuned lens (KL)")
         for index, layer in enumerate(layers.layers):
-            tops = "  ".join(f"{c.token.strip()} {c.score:.0%}" for c in layer[number][:5])
+            tops = "  ".join(f"{c.token.strip()} {c.score:.0%}" for c in layer[number][:5 if not layers.tuned else 3])
+            if layers.tuned:
+                tuned = "  ".join(f"{c.token.strip()} {c.score:.0%}" for c in layers.tuned[index][number][:3])
+                tops = (f"{tops[:34]:<34} {layers.kl[index][number]:7.3f}  {tuned[:34]:<34} "
+                        f"{layers.tuned_kl[index][number]:7.3f}")
             print(f"  {index:>3}  {tops}")

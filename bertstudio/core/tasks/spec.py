@@ -47,10 +47,10 @@ TargetOf = Callable[[TaskResult], str | None]
 
 
 class LayerReader(Protocol):
-    """(loaded, text, top_k) -> the task's predictions read at every layer (fill-mask's logit lens:
-    tasks/fill_mask/layers.LayerPredictions)."""
+    """(loaded, text, top_k[, lens]) -> the task's predictions read at every layer (fill-mask's logit lens:
+    tasks/fill_mask/layers.LayerPredictions; `lens`: a features.tuned_lens.TunedLens read beside it)."""
 
-    def __call__(self, loaded: Loaded, text: str, top_k: int = ...) -> Any: ...
+    def __call__(self, loaded: Loaded, text: str, top_k: int = ..., lens: Any = ...) -> Any: ...
 
 
 # Evaluate (core/evaluate): rows are evaluate.readers.Example, files evaluate.readers.Dataset.
