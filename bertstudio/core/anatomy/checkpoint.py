@@ -297,8 +297,8 @@ def _present(model_type: str, config: Mapping[str, Any], shapes: Shapes) -> set[
     classes = _classes(model_type) or {}
     if PRETRAINING in classes and classes[PRETRAINING] == classes.get(MASKED_LM):
         found |= {PRETRAINING} if MASKED_LM in found else set()  # AutoModelForPreTraining builds the masked LM
-    elif PRETRAINING in classes:
-        masked_lm, others = PRETRAINING_HEADS.get(model_type, (True, ("?",)))
+    elif PRETRAINING in classes and model_type in PRETRAINING_HEADS:  # a class of its own (test-checked table)
+        masked_lm, others = PRETRAINING_HEADS[model_type]
         if (MASKED_LM in found or not masked_lm) and all(_has_module(shapes, module) for module in others):
             found.add(PRETRAINING)
     return found

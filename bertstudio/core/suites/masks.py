@@ -162,6 +162,11 @@ def suggestions_job(source: str, data: Any, like: Any, control: Any, k: int | No
     predictor, token = model_predictor(loaded, k, control)
     control.report("Suggesting words for {mask}…")
     with loaded.lock:
-        found = Suggestions(suggest_all(data, predictor, token, k, seed))
+        try:
+            found = Suggestions(suggest_all(data, predictor, token, k, seed))
+        except InputError as error:  # e.g. no word at all: an untrained head is the likely why, said with it
+            if not loaded.info.head_warning:
+                raise
+            raise InputError(f"{error.message} {loaded.info.head_warning}", hint=error.hint) from None
     found.warning = loaded.info.head_warning
     return found
