@@ -37,7 +37,7 @@ def rows() -> list[Row]:
     from bertstudio.core.tasks.attention import compute
 
     app = QApplication.instance() or QApplication([])
-    from bertstudio.core.attention.bundle import grid_stage, make_bundle
+    from bertstudio.core.tasks.attention.bundle import grid_stage, make_bundle
     from bertstudio.ui.widgets.attention_grid import AttentionGrid
     from bertstudio.ui.widgets.attention_head_view import HeadView
     from bertstudio.ui.widgets.attention_heatmap import AttentionHeatmap
@@ -119,8 +119,8 @@ def export_rows(loaded: object, folder: Path, tokens: int = 512, repeats: int = 
     import numpy as np
     import torch
 
-    from bertstudio.core.attention.export import save
     from bertstudio.core.tasks.attention import compute
+    from bertstudio.core.tasks.attention.export import save
 
     text = _text(tokens)
     encoding = loaded.tokenizer(text, return_tensors="pt")  # type: ignore[attr-defined]

@@ -13,7 +13,8 @@ from bertstudio.core.anatomy.modules import Anatomy
 PACKAGE = Path(__file__).resolve().parent.parent / "bertstudio"
 ANATOMY = PACKAGE / "core" / "anatomy"
 # a branch on an architecture's name: `model_type == "albert"`, `model_type in {...}`, or a model type quoted
-BRANCH = re.compile(r"""model_type\s*(==|!=|\bin\b)\s*[\[{("']|["'](""" + "|".join(map(re.escape, FAMILIES)) + r""")["']""")
+QUOTED_TYPE = r"""["'](""" + "|".join(map(re.escape, FAMILIES)) + r""")["']"""
+BRANCH = re.compile(r"""model_type\s*(==|!=|\bin\b)\s*[\[{("']|""" + QUOTED_TYPE)
 
 
 def _module_names() -> set[str]:

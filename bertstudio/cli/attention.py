@@ -29,9 +29,9 @@ def _arguments(parser: argparse.ArgumentParser) -> None:
 
 def _inputs(args: argparse.Namespace) -> Any:
     """Every argument checked before a model is loaded: a bad --out costs nothing."""
-    from bertstudio.core.attention.export import check_output
     from bertstudio.core.errors import InputError
     from bertstudio.core.tasks.attention import AttentionInput
+    from bertstudio.core.tasks.attention.export import check_output
 
     if (args.layer is None) != (args.head is None):
         raise InputError("Give both --layer and --head, or neither.")
@@ -52,7 +52,7 @@ def _inputs(args: argparse.Namespace) -> Any:
 
 def _after_run(outcome: Any, args: argparse.Namespace) -> None:
     """Check the asked head exists, warn why B cannot be compared, write --out."""
-    from bertstudio.core.attention.export import save
+    from bertstudio.core.tasks.attention.export import save
 
     result, second, differences = outcome.result, outcome.second, outcome.diff
     if args.layer is not None:
@@ -76,7 +76,7 @@ def _after_run(outcome: Any, args: argparse.Namespace) -> None:
 
 
 def _json(result: Any, args: argparse.Namespace) -> Any:
-    from bertstudio.core.attention.export import check_json_size
+    from bertstudio.core.tasks.attention.export import check_json_size
 
     check_json_size(result, args.layer, args.head)
     return result.to_json(args.layer, args.head)

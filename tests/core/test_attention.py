@@ -8,8 +8,11 @@ import subprocess
 import numpy as np
 import pytest
 
-from bertstudio.core.attention.export import load_matrix_csv, load_npz, save
-from bertstudio.core.attention.view import (
+from bertstudio.core.errors import InputError
+from bertstudio.core.models import LoadRequest, load_model
+from bertstudio.core.tasks.attention import compute
+from bertstudio.core.tasks.attention.export import load_matrix_csv, load_npz, save
+from bertstudio.core.tasks.attention.view import (
     ViewOptions,
     head_statistics,
     make_view,
@@ -17,9 +20,6 @@ from bertstudio.core.attention.view import (
     quadrant,
     rollout,
 )
-from bertstudio.core.errors import InputError
-from bertstudio.core.models import LoadRequest, load_model
-from bertstudio.core.tasks.attention import compute
 from tests.conftest import run_cli
 
 ARCHS = ["bert", "roberta", "distilbert", "albert"]

@@ -11,11 +11,11 @@ import numpy as np
 import pytest
 
 from bertstudio.core.anatomy.modules import anatomy
-from bertstudio.core.attention.norms import head_norms, summed_norms, transformed_norms
-from bertstudio.core.attention.qk import query_breakdown, softmax
 from bertstudio.core.errors import InputError
 from bertstudio.core.models import LoadRequest, load_model
 from bertstudio.core.tasks.attention import compute
+from bertstudio.core.tasks.attention.norms import head_norms, summed_norms, transformed_norms
+from bertstudio.core.tasks.attention.qk import query_breakdown, softmax
 from tests.conftest import run_cli
 
 ARCHS = ["bert", "roberta", "distilbert", "albert", "electra"]
@@ -146,7 +146,7 @@ def test_cli_qk_norms_and_npz(checkpoint_factory, tmp_path, capfd) -> None:  # n
 
 def test_norms_in_every_file_format(checkpoint_factory, tmp_path) -> None:
     """--out with --norms: .npz `norms`, the long .csv a `norm` column, .json `norms`; --compress compresses."""
-    from bertstudio.core.attention.export import check_output, save
+    from bertstudio.core.tasks.attention.export import check_output, save
 
     folder = checkpoint_factory("electra", "Model")
     result = compute(load_model(LoadRequest(str(folder), "attention", attn_implementation="eager")), TEXT, norms=True)

@@ -5,7 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from bertstudio.core.attention.bundle import (
+from bertstudio.core.errors import InputError
+from bertstudio.core.tasks.attention.bundle import (
     CELL_MAX,
     GAP_INDEX,
     make_bundle,
@@ -13,9 +14,8 @@ from bertstudio.core.attention.bundle import (
     pooled,
     with_mean_column,
 )
-from bertstudio.core.attention.state import AttentionViewState, ViewSettings
-from bertstudio.core.attention.view import ViewOptions
-from bertstudio.core.errors import InputError
+from bertstudio.core.tasks.attention.state import AttentionViewState, ViewSettings
+from bertstudio.core.tasks.attention.view import ViewOptions
 
 
 def test_state_notifies_changed_fields_once() -> None:

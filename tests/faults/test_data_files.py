@@ -332,8 +332,8 @@ def test_header_of_a_special_or_huge_file_reads_little(tmp_path: Path, fifo: Pat
 def test_attention_out_errors_name_the_users_file(tmp_path: Path, fifo: Path) -> None:
     import numpy as np
 
-    from bertstudio.core.attention.export import check_output, save
     from bertstudio.core.tasks.attention import AttentionResult
+    from bertstudio.core.tasks.attention.export import check_output, save
 
     out_fifo = tmp_path / "pipe.npz"
     os.mkfifo(out_fifo)

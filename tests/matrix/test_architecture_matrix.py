@@ -177,7 +177,7 @@ def _qk(arch: str, folder: str, result: Any, *_: Any) -> None:
     if family.scores_are_qk and family.attention_weights == "full":
         import numpy as np
 
-        from bertstudio.core.attention.qk import softmax
+        from bertstudio.core.tasks.attention.qk import softmax
 
         np.testing.assert_allclose(softmax(np.asarray(result["qk"]["scores"], dtype=np.float32)),
                                    np.asarray(result["attention"], dtype=np.float32), atol=1e-5)

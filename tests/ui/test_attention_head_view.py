@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 from PySide6.QtGui import QImage, QPainter
 
-from bertstudio.core.attention.bundle import LINE_BUDGET
+from bertstudio.core.tasks.attention.bundle import LINE_BUDGET
 from bertstudio.ui.widgets.attention_head_view import VISIBLE_TOKENS, HeadView, head_colour
 from tests.ui.conftest import only_tabs
 

@@ -8,7 +8,7 @@ import os
 import numpy as np
 from PySide6.QtCore import QPointF, Qt
 
-from bertstudio.core.attention.qk import query_breakdown
+from bertstudio.core.tasks.attention.qk import query_breakdown
 from bertstudio.ui.tabs.attention_tab import AttentionTab
 from tests.ui.conftest import load_model_in, only_tabs, run_tab, tab_of
 
@@ -97,7 +97,7 @@ def test_value_weighted_norms_in_every_view_export_and_compare(qtbot, window, ch
                                atol=1e-6)
     # exports: the head's CSV is the matrix shown, the .npz and long CSV carry the norms
     tab.views.setCurrentWidget(tab.detail_page)
-    from bertstudio.core.attention.export import load_matrix_csv
+    from bertstudio.core.tasks.attention.export import load_matrix_csv
 
     tab.export(tmp_path / "head.csv", "csv-head")
     np.testing.assert_allclose(load_matrix_csv(tmp_path / "head.csv")[0], result.norms[1, 0], rtol=1e-6)

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from PySide6.QtCore import QPoint, QPointF, Qt
 
-from bertstudio.core.attention.export import load_matrix_csv, load_npz
+from bertstudio.core.tasks.attention.export import load_matrix_csv, load_npz
 from bertstudio.ui.tabs.attention_tab import AttentionTab
 from tests.ui.conftest import load_model_in, only_tabs, run_tab, tab_of
 
@@ -279,7 +279,7 @@ def test_grid_selects_heads_to_switch_off(qtbot, window, checkpoint_factory) -> 
 def test_all_heads_export_runs_in_a_worker(qtbot, window, checkpoint_factory, tmp_path, monkeypatch) -> None:
     import threading
 
-    from bertstudio.core.attention import export as attention_export
+    from bertstudio.core.tasks.attention import export as attention_export
 
     tab = tab_of(window, AttentionTab)
     load_model_in(qtbot, tab, checkpoint_factory("bert", "Model"))
@@ -344,7 +344,7 @@ def test_heads_off_compares_intact_and_ablated(qtbot, window, checkpoint_factory
 
 def test_model_view_follows_the_dark_theme(qtbot, window, checkpoint_factory) -> None:
     """The all-layers grid (and the detail and head views) took a white background in the dark theme."""
-    from bertstudio.core.attention.bundle import GAP_INDEX
+    from bertstudio.core.tasks.attention.bundle import GAP_INDEX
     from bertstudio.ui import theme
 
     tab = tab_of(window, AttentionTab)

@@ -28,11 +28,11 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from bertstudio.core.attention.bundle import AttentionBundle, GridStage, attention_job, grid_cells
-from bertstudio.core.attention.state import SOURCES, VIEW_FIELDS, WEIGHTINGS, AttentionViewState
-from bertstudio.core.attention.view import QUADRANTS
 from bertstudio.core.models import ModelInfo
 from bertstudio.core.tasks.attention import AttentionInput, AttentionResult
+from bertstudio.core.tasks.attention.bundle import AttentionBundle, GridStage, attention_job, grid_cells
+from bertstudio.core.tasks.attention.state import SOURCES, VIEW_FIELDS, WEIGHTINGS, AttentionViewState
+from bertstudio.core.tasks.attention.view import QUADRANTS
 from bertstudio.resources import examples
 from bertstudio.ui import theme
 from bertstudio.ui.tabs.base import TaskTab

@@ -9,8 +9,8 @@ import numpy as np
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QLabel, QSplitter, QVBoxLayout, QWidget
 
-from bertstudio.core.attention.bundle import AttentionBundle, is_identity, shown
-from bertstudio.core.attention.state import VIEW_FIELDS, AttentionViewState
+from bertstudio.core.tasks.attention.bundle import AttentionBundle, is_identity, shown
+from bertstudio.core.tasks.attention.state import VIEW_FIELDS, AttentionViewState
 from bertstudio.ui.widgets.attention_heatmap import DIVERGING, AttentionHeatmap
 from bertstudio.ui.widgets.attention_pages import StatePage, readout_label
 

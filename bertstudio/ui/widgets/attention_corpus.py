@@ -40,10 +40,10 @@ from bertstudio.ui.widgets.attention_pages import readout_label
 from bertstudio.workers.runner import TaskRunner
 
 if TYPE_CHECKING:
-    from bertstudio.core.attention.bundle import AttentionBundle
-    from bertstudio.core.attention.state import AttentionViewState
     from bertstudio.core.corpus.index import CorpusIndex
     from bertstudio.core.models import LoadRequest, ModelInfo
+    from bertstudio.core.tasks.attention.bundle import AttentionBundle
+    from bertstudio.core.tasks.attention.state import AttentionViewState
 
 COLUMNS = ("Score", "Token", "Line", "Context")
 HTML_ROLE = Qt.ItemDataRole.UserRole + 1

@@ -19,8 +19,8 @@ from bertstudio.core.progress import ProgressEvent
 from bertstudio.workers.runner import TaskRunner
 
 if TYPE_CHECKING:
-    from bertstudio.core.attention.bundle import AttentionBundle
-    from bertstudio.core.attention.state import AttentionViewState
+    from bertstudio.core.tasks.attention.bundle import AttentionBundle
+    from bertstudio.core.tasks.attention.state import AttentionViewState
 
 
 class ExportHost(Protocol):
@@ -84,8 +84,8 @@ class ExportBar(QWidget):
 
     def export(self, path: Path, what: str) -> None:
         """Write the current view (png), the detail matrix (csv-head / npz-head) or all heads."""
-        from bertstudio.core.attention import export
-        from bertstudio.core.attention.bundle import detail_matrix
+        from bertstudio.core.tasks.attention import export
+        from bertstudio.core.tasks.attention.bundle import detail_matrix
 
         tab, bundle = self.tab, self.tab.bundle
         if bundle is None:

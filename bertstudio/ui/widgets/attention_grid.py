@@ -6,7 +6,7 @@ heads there are. Long inputs are max-pooled to the cell's pixel size (at most CE
 a thumbnail cannot show more; max keeps sharp diagonals visible), and each cell is scaled to
 its own maximum so weak, spread-out heads are as readable as peaked ones. The mosaic is a
 uint8 image of colour indices with a lookup table: no float image, no NaN mask, no level scan.
-The pooling and the mosaic are numpy in core (core.attention.bundle); this widget only draws.
+The pooling and the mosaic are numpy in core (core.tasks.attention.bundle); this widget only draws.
 A click opens a head; Ctrl+click selects heads (outlined) to switch off.
 """
 
@@ -18,7 +18,7 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QPointF, QRectF, Qt, Signal
 
-from bertstudio.core.attention.bundle import CELL_MAX, GAP_INDEX, mosaic_indices
+from bertstudio.core.tasks.attention.bundle import CELL_MAX, GAP_INDEX, mosaic_indices
 from bertstudio.ui import plot_style, theme
 from bertstudio.ui.theme import Colors
 from bertstudio.ui.widgets.attention_heatmap import colormap

@@ -18,7 +18,7 @@ from PySide6.QtCore import QPointF, QTimer, Signal
 from PySide6.QtGui import QColor, QFontMetrics
 from PySide6.QtWidgets import QApplication
 
-from bertstudio.core.attention.bundle import LINE_BINS, LINE_BUDGET, Lines, binned, lines_in_view
+from bertstudio.core.tasks.attention.bundle import LINE_BINS, LINE_BUDGET, Lines, binned, lines_in_view
 from bertstudio.ui import plot_style, theme
 from bertstudio.ui.widgets.attention_heatmap import TokenAxis
 

@@ -4,7 +4,7 @@ Keys down the rows (one row per token, shared by every plot): the keys k, the qu
 the element-wise products q*k (each row of q*k sums to q.k), the scaled score q.k/sqrt(d),
 the softmax that turns the scores into the attention row (a fixed 0-1 axis), and the values
 v that the row weighs. The vectors are the model's own projections, captured by forward hooks
-in the worker (core.attention.qk); here they are only sliced and drawn.
+in the worker (core.tasks.attention.qk); here they are only sliced and drawn.
 
 Keyboard: Up/Down step the query token, Left/Right (or [ and ]) the head. Hovering a key
 highlights its row in every plot and names the dimensions whose products make its score.
@@ -18,9 +18,9 @@ from PySide6.QtCore import QPointF, QRectF, Qt, Signal
 from PySide6.QtGui import QKeyEvent
 from PySide6.QtWidgets import QComboBox, QLabel, QWidget
 
-from bertstudio.core.attention.bundle import AttentionBundle
-from bertstudio.core.attention.qk import QueryBreakdown, query_breakdown
-from bertstudio.core.attention.state import AttentionViewState
+from bertstudio.core.tasks.attention.bundle import AttentionBundle
+from bertstudio.core.tasks.attention.qk import QueryBreakdown, query_breakdown
+from bertstudio.core.tasks.attention.state import AttentionViewState
 from bertstudio.ui import plot_style, theme
 from bertstudio.ui.theme import Colors
 from bertstudio.ui.widgets.attention_heatmap import DIVERGING, TokenAxis, colormap

@@ -1,4 +1,4 @@
-"""The attention tab's views, each a subscriber of the one view state (core.attention.state):
+"""The attention tab's views, each a subscriber of the one view state (core.tasks.attention.state):
 the detail heatmap, the head view with its legend and scroll bar, the statistics table.
 
 A view never writes another view; it writes the state, and redraws when the fields it uses
@@ -27,9 +27,9 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from bertstudio.core.attention.bundle import AttentionBundle, detail_matrix, is_identity, shown, shown_heads
-from bertstudio.core.attention.state import VIEW_FIELDS, AttentionViewState
-from bertstudio.core.attention.view import STAT_COLUMNS, STAT_TITLES, HeadStatistics
+from bertstudio.core.tasks.attention.bundle import AttentionBundle, detail_matrix, is_identity, shown, shown_heads
+from bertstudio.core.tasks.attention.state import VIEW_FIELDS, AttentionViewState
+from bertstudio.core.tasks.attention.view import STAT_COLUMNS, STAT_TITLES, HeadStatistics
 from bertstudio.ui import theme
 from bertstudio.ui.widgets.attention_head_view import VISIBLE_TOKENS, HeadView, head_colour
 from bertstudio.ui.widgets.attention_heatmap import AttentionHeatmap

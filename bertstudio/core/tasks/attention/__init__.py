@@ -25,7 +25,7 @@ from bertstudio.core.text_limits import require_text
 if TYPE_CHECKING:  # numpy is imported where it is used: every spec is read before the window shows
     import numpy as np
 
-    from bertstudio.core.attention.qk import HeadVectors
+    from bertstudio.core.tasks.attention.qk import HeadVectors
 
 
 @dataclass(frozen=True)
@@ -60,14 +60,14 @@ class AttentionResult:
     @cached_property
     def norms(self) -> np.ndarray | None:
         """||alpha_ij f_h(x_j)|| per head (layers x heads x T x T), computed once per result."""
-        from bertstudio.core.attention.norms import head_norms
+        from bertstudio.core.tasks.attention.norms import head_norms
 
         return None if self.value_norms is None else head_norms(self.attentions, self.value_norms)
 
     @cached_property
     def summed_norms(self) -> np.ndarray | None:
         """||sum_h alpha_ij^h f_h(x_j)|| (layers x T x T), computed once per result."""
-        from bertstudio.core.attention.norms import summed_norms
+        from bertstudio.core.tasks.attention.norms import summed_norms
 
         return None if self.value_gram is None else summed_norms(self.attentions, self.value_gram)
 
@@ -105,7 +105,7 @@ class AttentionResult:
             if self.norms is not None:
                 out["norms"] = self.norms[layer, head].tolist()
             if self.vectors is not None:
-                from bertstudio.core.attention.qk import qk_json
+                from bertstudio.core.tasks.attention.qk import qk_json
 
                 out["qk"] = qk_json(self.vectors, layer, head)
         else:
@@ -180,7 +180,7 @@ def compute(
     import torch
 
     from bertstudio.core.anatomy.modules import attention_refusal, square_attention
-    from bertstudio.core.attention.qk import Captured, capture
+    from bertstudio.core.tasks.attention.qk import Captured, capture
 
     control = control or TaskControl()
     require_text(text)
@@ -236,7 +236,7 @@ def compute(
     cls_index = ids.index(cls_id) if cls_id is not None and cls_id in ids else None
     sep_indices = tuple(i for i, t in enumerate(ids) if sep_id is not None and t == sep_id)
     if extra.get("vectors") is not None:
-        from bertstudio.core.attention.qk import softmax_error
+        from bertstudio.core.tasks.attention.qk import softmax_error
 
         key_valid = inputs["attention_mask"][0].bool().cpu().numpy() if "attention_mask" in inputs else None
         extra["softmax_error"] = softmax_error(extra["vectors"], stacked, key_valid)
@@ -255,8 +255,8 @@ def compute(
 
 def _captured(seen: Any, layers: int, heads: int, qk: bool, norms: bool, norm_sum: bool) -> dict[str, Any]:
     """The hooks' captures as the result's fields; one capture per layer, or a clear error."""
-    from bertstudio.core.attention.norms import value_gram, value_norms
-    from bertstudio.core.attention.qk import HeadVectors, split_heads
+    from bertstudio.core.tasks.attention.norms import value_gram, value_norms
+    from bertstudio.core.tasks.attention.qk import HeadVectors, split_heads
 
     if len(seen.value) != layers or (qk and not len(seen.query) == len(seen.key) == layers):
         raise MissingHeadError(f"The projection hooks saw {len(seen.value)} attention calls for {layers} layers.",

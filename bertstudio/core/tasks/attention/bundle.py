@@ -16,12 +16,12 @@ from bertstudio.core import notes as _notes
 from bertstudio.core.notes import Note
 
 if TYPE_CHECKING:
-    from bertstudio.core.attention.state import ViewSettings
-    from bertstudio.core.attention.view import HeadStatistics, View, ViewOptions
     from bertstudio.core.heads import HeadSet
     from bertstudio.core.models import LoadRequest
     from bertstudio.core.progress import TaskControl
     from bertstudio.core.tasks.attention import AttentionComparison, AttentionInput, AttentionResult
+    from bertstudio.core.tasks.attention.state import ViewSettings
+    from bertstudio.core.tasks.attention.view import HeadStatistics, View, ViewOptions
     from bertstudio.core.tasks.spec import TaskSpec
 
 CELL_MAX = 128  # a grid cell never needs more pixels a side than this
@@ -155,7 +155,7 @@ def make_bundle(
     notes: tuple[Note, ...] = (),
 ) -> AttentionBundle:
     """Aggregates and grid thumbnails, computed in the worker so the GUI thread only draws."""
-    from bertstudio.core.attention.view import head_statistics, mean_over_heads, rollout
+    from bertstudio.core.tasks.attention.view import head_statistics, mean_over_heads, rollout
 
     stage = stage or grid_stage(result, cell_max)
     if control is not None:
@@ -214,7 +214,7 @@ def attention_job(
 # -- what the views show, from the bundle and the view settings -----------------------------------
 def shown(result: AttentionResult, options: ViewOptions) -> tuple[list[str], list[str], View]:
     """Query tokens, key tokens and the View (rows/columns of the full matrix) the options leave."""
-    from bertstudio.core.attention.view import make_view
+    from bertstudio.core.tasks.attention.view import make_view
 
     view = make_view(result, options)
     tokens = np.array(result.tokens, dtype=object)
@@ -229,7 +229,7 @@ def is_identity(view: View, length: int) -> bool:
 def detail_matrix(bundle: AttentionBundle, settings: ViewSettings) -> tuple[np.ndarray, list[str], list[str], str]:
     """The detail view's matrix (one head, the layer mean or rollout) after the view options,
     with its labels and title. Rollout asked for before the worker finished is computed here."""
-    from bertstudio.core.attention.view import rollout
+    from bertstudio.core.tasks.attention.view import rollout
 
     result, layer = bundle.result, settings.layer
     norms = settings.norms and result.norms is not None and result.summed_norms is not None

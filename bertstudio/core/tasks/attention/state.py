@@ -14,8 +14,8 @@ from contextlib import contextmanager
 from dataclasses import asdict, dataclass, fields, replace
 from typing import Any
 
-from bertstudio.core.attention.view import QUADRANTS, ViewOptions
 from bertstudio.core.errors import InputError
+from bertstudio.core.tasks.attention.view import QUADRANTS, ViewOptions
 
 SOURCES = ("head", "layer mean", "rollout")
 # what the grid, detail, head view, compare and exports show: the weights alpha, or the value-weighted
