@@ -16,8 +16,10 @@ if TYPE_CHECKING:
 
 def explain_job(request: LoadRequest, task: str, texts: tuple[str, ...], method: str, target: str | None,
                 steps: int, converge: bool, control: TaskControl, samples: int | None = None,
-                seed: int | None = None, baseline: str = "pad", faithfulness: bool = False) -> tuple[str, Any]:
-    """Attributions, and where the task's adapter asks (fill-mask) the per-layer predictions of the same text."""
+                seed: int | None = None, baseline: str = "pad", faithfulness: bool = False,
+                lens: str = "") -> tuple[str, Any]:
+    """Attributions, and where the task's adapter asks (fill-mask) the per-layer predictions of the same text
+    (`lens`: a tuned-lens folder read beside the logit lens)."""
     from bertstudio.core.explain.attribution import explain
     from bertstudio.core.explain.inputs import adapter_for
     from bertstudio.core.explain.methods import DEFAULT_SAMPLES, DEFAULT_SEED
@@ -30,7 +32,11 @@ def explain_job(request: LoadRequest, task: str, texts: tuple[str, ...], method:
                           samples=DEFAULT_SAMPLES if samples is None else samples,
                           seed=DEFAULT_SEED if seed is None else seed, baseline=baseline, faithfulness=faithfulness)
     read_layers = adapter_for(task).per_layer
-    layers = read_layers(loaded, texts[0]) if read_layers is not None else None
+    layers = None
+    if read_layers is not None:
+        from bertstudio.core.features.tuned_lens import load as load_lens
+
+        layers = read_layers(loaded, texts[0], lens=load_lens(lens)) if lens else read_layers(loaded, texts[0])
     return "explain", (explanation, layers)
 
 

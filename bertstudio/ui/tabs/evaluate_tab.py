@@ -37,6 +37,7 @@ from bertstudio.ui.tabs.run_lifecycle import RunLifecycle
 from bertstudio.ui.tabs.tab_state import RunState, changed
 from bertstudio.ui.widgets.cka_heatmap import CompressionPage
 from bertstudio.ui.widgets.compare_panel import CompareSource
+from bertstudio.ui.widgets.erase_page import ErasePage
 from bertstudio.ui.widgets.eval_curves import CurvesPage
 from bertstudio.ui.widgets.eval_results import ComparePage, ConfusionPage, MetricsPage, ProjectorPage
 from bertstudio.ui.widgets.eval_rows import RowsPage
@@ -126,10 +127,12 @@ class EvaluateTab(ComparingTab):
         self.compare_page = ComparePage()
         self.compression_page = CompressionPage()  # what compression costs: CKA, salience, size, speed
         self.projector_page = ProjectorPage(methods())
+        self.erase_page = ErasePage()  # a concept erased from a layer (LEACE): what a probe and the task lose
         self.pages = QTabWidget()
         for page, title in ((self.metrics_page, "Metrics"), (self.confusion_page, "Confusion"),
                             (self.curves_page, "Curves"), (self.errors_page, "Rows"), (self.compare_page, "Compare"),
-                            (self.compression_page, "Compression"), (self.projector_page, "Projector")):
+                            (self.compression_page, "Compression"), (self.projector_page, "Projector"),
+                            (self.erase_page, "Erase")):
             self.pages.addTab(page, title)
         # Says so when the shown result belongs to another model, task, file or compared model than
         # the ones set now (a new model kept the old metrics with no mark: issue 29 #3).
@@ -164,11 +167,17 @@ class EvaluateTab(ComparingTab):
         self.compression_runner.cancelled.connect(lambda: self.compression_page.show_error("Cancelled."))
         self.compression_runner.progress.connect(lambda e: self.compression_page.status.setText(e.message))
         self.compression_page.compute_requested.connect(self.measure_compression)
+        self.erase_runner = TaskRunner(self)
+        self.erase_runner.result.connect(self._erased)
+        self.erase_runner.error.connect(self._on_error)
+        self.erase_runner.progress.connect(lambda e: self.erase_page.status.setText(e.message))
+        self.erase_runner.finished.connect(lambda: self.erase_page.erase_button.setEnabled(True))
+        self.erase_page.erase_requested.connect(self.erase)
         rows = self.errors_page  # Esc also stops the tools working on the rows (explain, nearest, projector)
         self.lifecycle = RunLifecycle(self, self.runner, self.run, self.run_button, self.cancel_button,
                                       self.progress_line, self.notes,
                                       also_cancels=(rows.explain_runner, rows.neighbours_runner, self.projector_runner,
-                                                    self.compression_runner))
+                                                    self.compression_runner, self.erase_runner))
         self._task_changed()
 
     # -- inputs ----------------------------------------------------------------------------
@@ -311,6 +320,32 @@ class EvaluateTab(ComparingTab):
         self.compression_page.measure.setEnabled(False)
         self.compression_runner.start(compression_job, self._request, self.comparison, self._shown.compare)
 
+    def erase(self, layer: int, concept: str, positions: str) -> None:
+        """The Erase page: LEACE at `layer` on the concept file; the data file (when chosen) scored intact and
+        erased."""
+        from bertstudio.core.features.erase import erase_job
+
+        try:
+            source = self.model_bar.source_text()
+            if not source:
+                raise InputError("Choose the model to erase a concept from.")
+            if not concept:
+                raise InputError("Choose a concept file (text,concept columns).")
+            evaluation = self.evaluation_request() if self.data_file.text().strip() else None
+            request = self.model_bar.request(source)
+        except BertStudioError as error:
+            self.notes.set_notes([error_note(error)])
+            return
+        self.erase_page.clear()
+        self.erase_page.erase_button.setEnabled(False)
+        self.erase_runner.start(erase_job, request, layer, concept, evaluation, positions)
+
+    def _erased(self, erasure: Any) -> None:
+        self.erase_page.show_erasure(erasure)
+        self.notes.set_notes(erasure.notes)
+        if erasure.comparison is not None:
+            self.compare_page.show_comparison(erasure.comparison)
+
     def _on_result(self, result: Any) -> None:
         from bertstudio.core.evaluate.evaluation import EvalComparison
 
@@ -353,6 +388,7 @@ class EvaluateTab(ComparingTab):
         self.open_row.emit(evaluation.task, evaluation.model, evaluation.adapter.inputs_of(example))
 
     def model_loaded(self, info: ModelInfo) -> None:
+        self.erase_page.set_layers(info.layers or 0)
         if self._follow_checkpoint(info):
             return
         self.status.emit(f"Evaluate: {info.architecture} ready for {self.task_key}")

@@ -114,6 +114,7 @@ class ExplainTab(ModelTab):
         self._stale_timer.timeout.connect(self._update_stale)
         self.importance.compute_requested.connect(self._compute_importance)
         self.importance.prune_requested.connect(self._prune)
+        self.layers.lens_changed.connect(self._lens_changed)
 
         first = QHBoxLayout()
         first.addWidget(QLabel("Task:"))
@@ -349,7 +350,13 @@ class ExplainTab(ModelTab):
             return
         self._start(explain_job, texts, self._method(), self.chosen_target(), options.steps.value(),
                     options.converge.isChecked(), samples=options.samples.value(), seed=options.seed.value(),
-                    baseline=str(options.baseline.currentData()), faithfulness=options.faithfulness.isChecked())
+                    baseline=str(options.baseline.currentData()), faithfulness=options.faithfulness.isChecked(),
+                    lens=self.layers.lens_path() if adapter_for(self.task_key).per_layer is not None else "")
+
+    def _lens_changed(self, _path: str) -> None:
+        """A tuned lens chosen or cleared: the shown explanation's per-layer page is read again with it."""
+        if self._shown_for is not None and adapter_for(self.task_key).per_layer is not None and not self.runner.busy:
+            self.run()
 
     def _compute_importance(self, data: str, normalise: bool) -> None:
         try:
