@@ -102,12 +102,12 @@ def plain_trainer_rate(config: TrainConfig, output: Path) -> float:
     )
 
     from bertstudio.core.tasks.classification.train import TextClassification
-    from bertstudio.core.training.data import read_classification
+    from bertstudio.core.training.data import read_labelled
     from bertstudio.core.training.engine import plan_steps, training_arguments
 
     set_seed(config.seed)
     tokenizer = AutoTokenizer.from_pretrained(config.model)
-    rows_ = read_classification(Path(config.train_file))
+    rows_ = read_labelled(Path(config.train_file))
     labels = sorted(set(rows_.labels))
     examples, _ = TextClassification().encode(tokenizer, rows_, labels, config.max_length, False)
     model = AutoModelForSequenceClassification.from_pretrained(config.model, num_labels=len(labels))

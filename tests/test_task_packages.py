@@ -24,18 +24,8 @@ HORIZONTAL = [*(path for folder in SHARED_FOLDERS for path in sorted((ROOT / fol
 PACKAGES = sorted(path.parent.name for path in TASKS.glob("*/__init__.py"))
 # What a shared module still imports from one task package, and why (the list can only shrink). Empty.
 ALLOWED_TASK_IMPORTS: dict[tuple[str, str], str] = {}
-# Per-task names a shared module still defines, and precisely why each cannot move (only shrinks).
-PER_TASK_LEFT = {
-    ("training/trainable.py", "pretraining_class"):
-        "training/engine.py (its owner's module, not this change's) imports it from trainable.py to ask a base "
-        "model for its next-sentence head before the data is read; it moves to tasks/pretraining/train.py when "
-        "the engine asks the trainable (TrainableTask.needs_model_probe's answer) instead",
-    ("training/data.py", "ClassificationData"):
-        "the labelled table (a text or a pair, a label): classification, regression and distillation train on "
-        "it and core/suites/fix.py writes every labelled task's failures (NSP's too) as it; named after its first task",
-    ("training/data.py", "read_classification"): "the labelled table's reader (see ClassificationData)",
-    ("training/data.py", "classification_rows"): "the labelled table's rows (see ClassificationData)",
-}
+# Per-task names a shared module still defines, and precisely why each cannot move (only shrinks). Empty.
+PER_TASK_LEFT: dict[tuple[str, str], str] = {}
 # Words of a per-task name ("classification_texts", "SpanDiff", "read_conll", "QuestionAnswering"...).
 TASK_WORDS = {"classification", "ner", "qa", "nsp", "fill_mask", "multiple_choice", "choice", "choices", "masked_lm",
               "similarity", "attention", "regression", "pretraining", "tagging", "entity", "entities", "span",

@@ -17,7 +17,7 @@ from bertstudio.core.progress import TaskControl
 from bertstudio.core.tasks.ner.conll import read_conll
 from bertstudio.core.tasks.pretraining.corpus import read_corpus
 from bertstudio.core.training.config import TrainConfig
-from bertstudio.core.training.data import read_classification
+from bertstudio.core.training.data import read_labelled
 from bertstudio.core.training.engine import plan, train
 from bertstudio.core.training.events import TrainingEvent
 from bertstudio.core.training.schedules import SCHEDULERS, planned_lr
@@ -138,13 +138,13 @@ def test_malformed_files_name_their_lines(tmp_path: Path) -> None:
     bad_csv = tmp_path / "bad.csv"
     bad_csv.write_text("text,label\ngood one,pos\ntoo,many,fields\n,neg\nfine,\nok,neg\n", encoding="utf-8")
     with pytest.raises(InputError) as caught:
-        read_classification(bad_csv)
+        read_labelled(bad_csv)
     message = str(caught.value)
     assert "3 malformed" in message and "line 3" in message and "line 4" in message and "line 5" in message
     bad_jsonl = tmp_path / "bad.jsonl"
     bad_jsonl.write_text('{"text": "a", "label": "x"}\n{"text": "b", "label": \n[1, 2]\n', encoding="utf-8")
     with pytest.raises(InputError, match=r"line 2: not valid JSON.*line 3: not a JSON object"):
-        read_classification(bad_jsonl)
+        read_labelled(bad_jsonl)
     bad_conll = tmp_path / "bad.conll"
     bad_conll.write_text("John B-PER\nlives O\nin\n\nParis B-LOC\nis PLACE\n", encoding="utf-8")
     with pytest.raises(InputError, match=r"line 3: 'in' has a token but no tag.*line 6: tag 'PLACE'"):
@@ -156,7 +156,7 @@ def test_malformed_files_name_their_lines(tmp_path: Path) -> None:
 
 
 def test_demo_datasets_read_cleanly() -> None:
-    assert len(read_classification(DATASETS / "reviews_train.csv")) == 1500
+    assert len(read_labelled(DATASETS / "reviews_train.csv")) == 1500
     assert len(read_conll(DATASETS / "ner_train.conll")) == 200
     assert len(read_corpus(DATASETS / "pretraining_corpus.txt")) == 32
 

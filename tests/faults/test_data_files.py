@@ -75,9 +75,9 @@ def test_training_and_batch_readers_refuse_fifos(fifo: Path) -> None:
     from bertstudio.core.tasks.classification import table_columns, texts_of_file
     from bertstudio.core.tasks.ner.conll import read_conll
     from bertstudio.core.tasks.pretraining.corpus import read_corpus
-    from bertstudio.core.training.data import read_classification
+    from bertstudio.core.training.data import read_labelled
 
-    for read in (read_classification, read_conll, read_corpus, table_columns, texts_of_file):
+    for read in (read_labelled, read_conll, read_corpus, table_columns, texts_of_file):
         with pytest.raises(InputError, match="pipe"):
             finishes(lambda read=read: read(fifo), seconds=5)
     from bertstudio.core.explain.importance import read_examples
@@ -211,12 +211,12 @@ def test_evaluation_batch_size_and_limit_are_bounded(tmp_path: Path, capsys: pyt
 # -- tables: long fields, wrong types, bounds --------------------------------------------------------
 def test_a_csv_field_over_131072_characters_evaluates_and_trains(tmp_path: Path) -> None:
     from bertstudio.core.tasks.classification import read_texts
-    from bertstudio.core.training.data import read_classification
+    from bertstudio.core.training.data import read_labelled
 
     long_text = "word " * 40_000  # 200,000 characters
     path = tmp_path / "long.csv"
     path.write_text(f'text,label\n"{long_text}",pos\nshort,neg\n', encoding="utf-8")
-    assert len(read_classification(path)) == 2
+    assert len(read_labelled(path)) == 2
     assert len(read_dataset("classification", path).examples[0].inputs[0]) == len(long_text.strip())
     assert len(read_texts(path)[0]) == len(long_text)
 

@@ -189,10 +189,10 @@ def write_failures(rows: Sequence[TrainingRow], path: str | Path) -> Path:
 def fix_file(data: str | Path, rows: Sequence[TrainingRow]) -> tuple[Path, int]:
     """The user's training data plus the "train" half's rows (`fix_rows`: failures and anchors), written
     as a new file beside it (never over it, nor over any file already there): (its path, rows added)."""
-    from bertstudio.core.training.data import read_classification
+    from bertstudio.core.training.data import read_labelled
 
     data = Path(data).expanduser()
-    original = read_classification(data)
+    original = read_labelled(data)
     added = [r for r in rows if r.split == TRAIN]
     if not any(r.kind == "failure" for r in added):
         raise InputError("No failing case of the suite's training half can become a row.",

@@ -25,7 +25,7 @@ Config = Any  # training/config.py's TrainConfig (see the module docstring)
 
 @dataclass
 class Data:
-    train: Any  # the task's rows: a ClassificationData table, CoNLL sentences, sentence pairs...
+    train: Any  # the task's rows: a LabelledData table, CoNLL sentences, sentence pairs...
     eval: Any
     labels: list[str] = field(default_factory=list)
     notes: tuple[str, ...] = ()
@@ -95,9 +95,10 @@ class TrainableTask:
     def read(self, config: Config, nsp: bool = True) -> Data:
         raise NotImplementedError
 
-    def needs_model_probe(self, config: Config) -> bool:
-        """Whether `read` depends on the model (pre-training: with or without NSP pairs)."""
-        return False
+    def reads_pairs(self, config: Config, control: TaskControl) -> bool:
+        """What `read`'s `nsp` should be for this run's base model (pre-training asks the model whether it
+        has a next-sentence head); every other task reads its data the same way for any model."""
+        return True
 
     def load(self, folder: Path, config: Config, labels: list[str], tokenizer: Any) -> tuple[Any, bool]:
         """(model with this task's head, whether it trains next-sentence prediction)."""

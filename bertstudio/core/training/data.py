@@ -64,7 +64,7 @@ class Columns:
 
 
 @dataclass(frozen=True)
-class ClassificationData:
+class LabelledData:
     texts: tuple[str, ...]
     pairs: tuple[str, ...] | None
     labels: tuple[str, ...]
@@ -75,8 +75,8 @@ class ClassificationData:
     def __len__(self) -> int:
         return len(self.texts)
 
-    def subset(self, indices: Sequence[int]) -> ClassificationData:
-        return ClassificationData(
+    def subset(self, indices: Sequence[int]) -> LabelledData:
+        return LabelledData(
             tuple(self.texts[i] for i in indices),
             tuple(self.pairs[i] for i in indices) if self.pairs is not None else None,
             tuple(self.labels[i] for i in indices),
@@ -104,16 +104,16 @@ def file_columns(path: str | Path) -> tuple[list[str], Columns]:
     return header, detect_columns(header)
 
 
-def read_classification(path: str | Path, columns: Columns | None = None) -> ClassificationData:
+def read_labelled(path: str | Path, columns: Columns | None = None) -> LabelledData:
     """Every row of a CSV/TSV/JSONL file checked: a text (and pair) and a label, or its line is reported."""
     path = Path(path)
     header, rows = read_table(path)
-    return classification_rows(path, header, rows, columns)
+    return labelled_rows(path, header, rows, columns)
 
 
-def classification_rows(path: Path, header: Sequence[str], rows: Sequence[TableRow],
-                        columns: Columns | None = None, control: TaskControl | None = None) -> ClassificationData:
-    """`read_classification` on a table already read (evaluation reads a file once)."""
+def labelled_rows(path: Path, header: Sequence[str], rows: Sequence[TableRow],
+                  columns: Columns | None = None, control: TaskControl | None = None) -> LabelledData:
+    """`read_labelled` on a table already read (evaluation reads a file once)."""
     columns = columns or detect_columns(header)
     for name in (columns.text, columns.label, columns.text_pair):
         if name is not None and name not in header:
@@ -144,7 +144,7 @@ def classification_rows(path: Path, header: Sequence[str], rows: Sequence[TableR
     if not texts:
         raise InputError(f"{path.name} has no examples.", hint="Add rows under the header.")
     labels, merged = normalise_labels(labels)
-    return ClassificationData(
+    return LabelledData(
         tuple(texts), tuple(pairs) if columns.text_pair else None, tuple(labels), tuple(lines), columns, merged
     )
 

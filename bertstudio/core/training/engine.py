@@ -32,7 +32,7 @@ from bertstudio.core.training.callback import EvaluationStopped, event_callback
 from bertstudio.core.training.config import TrainConfig
 from bertstudio.core.training.events import EVENTS_FILE, Plan, TrainingEvent, TrainResult, describe, preparing
 from bertstudio.core.training.schedules import warmup_steps_for
-from bertstudio.core.training.trainable import TRAINABLE, Data, pretraining_class
+from bertstudio.core.training.trainable import TRAINABLE, Data
 
 checkpoints_dir = saving.checkpoints_dir
 
@@ -154,12 +154,7 @@ def _train_locked(config: TrainConfig, output: Path, control: TaskControl, stop_
         saving.remove_ours(ckpt_dir)  # a fresh run replaces the old run's checkpoints (ours only)
 
     control.report("Reading the data…")
-    model_nsp = True
-    if task.needs_model_probe(config):
-        from bertstudio.core.models import resolve_source
-
-        model_nsp = pretraining_class(resolve_source(config.model, control))[1]
-    data = task.read(config, nsp=model_nsp)
+    data = task.read(config, nsp=task.reads_pairs(config, control))
     control.check()
     run = resume.identity(config, data.labels, len(data.train), control)
     if resume_from:

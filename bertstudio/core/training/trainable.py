@@ -10,33 +10,10 @@ model class is one of them (a new task spec with such a head is offered without 
 
 from __future__ import annotations
 
-import inspect
-from pathlib import Path
-from typing import Any
-
-from bertstudio.core.errors import InputError
-from bertstudio.core.model_folder import load_pretrained
 from bertstudio.core.tasks.spec import all_specs
 from bertstudio.core.training.base import Data, TrainableTask
 
-__all__ = ["TRAINABLE", "Data", "TrainableTask", "pretraining_class"]  # Data: engine.py imports it from here
-
-
-def pretraining_class(folder: Path) -> tuple[Any, bool]:
-    """BERT-style pre-training (MLM + NSP) where the architecture has it, else masked LM only.
-
-    Pre-training's own question, kept here because training/engine.py (another module's owner) imports
-    it from this module to probe a base model before reading the data (test_task_packages says so)."""
-    import transformers
-    from transformers import AutoConfig
-
-    config = load_pretrained(AutoConfig, folder, f"The configuration in '{folder}' cannot be loaded.")
-    cls = transformers.MODEL_FOR_PRETRAINING_MAPPING.get(type(config), None)
-    if cls is not None and "next_sentence_label" in inspect.signature(cls.forward).parameters:  # type: ignore[attr-defined]
-        return cls, True
-    if type(config) not in transformers.MODEL_FOR_MASKED_LM_MAPPING:
-        raise InputError(f"A {config.model_type} model has no masked-LM head to pre-train.")
-    return transformers.MODEL_FOR_MASKED_LM_MAPPING[type(config)], False
+__all__ = ["TRAINABLE", "Data", "TrainableTask"]  # Data: engine.py imports it from here
 
 
 def _registry() -> dict[str, TrainableTask]:

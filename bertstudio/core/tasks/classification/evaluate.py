@@ -19,7 +19,7 @@ from bertstudio.core.tasks.classification import ClassificationInput, steps
 
 def read_file(path: Path, columns: EvalColumns, control: TaskControl | None = None) -> Dataset:
     """inputs = (text, pair or None), gold = label text. The training reader checks every row."""
-    from bertstudio.core.training.data import Columns, classification_rows, detect_columns
+    from bertstudio.core.training.data import Columns, detect_columns, labelled_rows
 
     chosen = None
     header, table = read_table(path, control=control)
@@ -27,7 +27,7 @@ def read_file(path: Path, columns: EvalColumns, control: TaskControl | None = No
         guess = detect_columns(header)
         chosen = Columns(text=columns.text or guess.text, label=columns.label or guess.label,
                          text_pair=columns.pair or (guess.text_pair if not columns.text else None))
-    data = classification_rows(path, header, table, chosen, control)
+    data = labelled_rows(path, header, table, chosen, control)
     by_line = {line: row for line, row, _ in table if row is not None}
     used = (data.columns.text, data.columns.label, data.columns.text_pair)
     examples = []

@@ -77,12 +77,12 @@ def summary(result: ClassificationResult) -> str:
 def examples(path: str | Path) -> list[Example]:
     """A CSV/TSV (text[, text pair][, label] columns, as the training data); with a label column
     the loss is against the gold labels."""
-    from bertstudio.core.training.data import LABEL_NAMES, read_classification
+    from bertstudio.core.training.data import LABEL_NAMES, read_labelled
 
     path = Path(path)
     header = table_columns(path)
     if len(header) > 1 and any(name.lower() in LABEL_NAMES for name in header):
-        data = read_classification(path)
+        data = read_labelled(path)
         pairs = data.pairs or ("",) * len(data)
         return [Example((t, p) if p else (t,), label)
                 for t, p, label in zip(data.texts, pairs, data.labels, strict=True)]

@@ -42,8 +42,8 @@ class TextClassification(TrainableTask):
     auto_class = "AutoModelForSequenceClassification"
 
     def read(self, config: Config, nsp: bool = True) -> Data:
-        train = data_mod.read_classification(config.train_file, config.columns)
-        evaluation = data_mod.read_classification(config.eval_file, train.columns) if config.eval_file else None
+        train = data_mod.read_labelled(config.train_file, config.columns)
+        evaluation = data_mod.read_labelled(config.eval_file, train.columns) if config.eval_file else None
         share = 0.0 if config.eval_file else config.eval_share
         if evaluation is None and share > 0 and len(train) > 1:
             keep, held = data_mod.split_indices(len(train), share, config.seed)

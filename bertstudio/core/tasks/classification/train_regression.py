@@ -25,7 +25,7 @@ from bertstudio.core.training.base import Config, Data, TrainableTask, load_mode
 MAX_ABS_SCORE = 1e9
 
 
-def scores_of(path: Path, rows: data_mod.ClassificationData) -> list[float]:
+def scores_of(path: Path, rows: data_mod.LabelledData) -> list[float]:
     """Every label a finite number within ±MAX_ABS_SCORE, or its line is named."""
     values: list[float] = []
     issues = []
@@ -75,11 +75,11 @@ class Regression(TrainableTask):
 
     def read(self, config: Config, nsp: bool = True) -> Data:
         path = Path(config.train_file)
-        train = data_mod.read_classification(path, config.columns)
+        train = data_mod.read_labelled(path, config.columns)
         scores_of(path, train)
         evaluation = None
         if config.eval_file:
-            evaluation = data_mod.read_classification(config.eval_file, train.columns)
+            evaluation = data_mod.read_labelled(config.eval_file, train.columns)
             scores_of(Path(config.eval_file), evaluation)
         elif config.eval_share > 0 and len(train) > 1:
             keep, held = data_mod.split_indices(len(train), config.eval_share, config.seed)

@@ -8,6 +8,7 @@ sentence (label 0, "is next"), otherwise a sentence from another document (label
 
 from __future__ import annotations
 
+import inspect
 import random
 from collections.abc import Sequence
 from dataclasses import replace
@@ -15,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from bertstudio.core.errors import InputError
+from bertstudio.core.model_folder import load_pretrained
 from bertstudio.core.progress import TaskControl
 from bertstudio.core.tasks.pretraining.corpus import read_corpus
 from bertstudio.core.training import data as data_mod
@@ -114,6 +116,20 @@ def pretraining_metrics(nsp: bool) -> metrics.Metrics:
     return compute
 
 
+def pretraining_class(folder: Path) -> tuple[Any, bool]:
+    """BERT-style pre-training (MLM + NSP) where the architecture has it, else masked LM only."""
+    import transformers
+    from transformers import AutoConfig
+
+    config = load_pretrained(AutoConfig, folder, f"The configuration in '{folder}' cannot be loaded.")
+    cls = transformers.MODEL_FOR_PRETRAINING_MAPPING.get(type(config), None)
+    if cls is not None and "next_sentence_label" in inspect.signature(cls.forward).parameters:  # type: ignore[attr-defined]
+        return cls, True
+    if type(config) not in transformers.MODEL_FOR_MASKED_LM_MAPPING:
+        raise InputError(f"A {config.model_type} model has no masked-LM head to pre-train.")
+    return transformers.MODEL_FOR_MASKED_LM_MAPPING[type(config)], False
+
+
 class Pretraining(TrainableTask):
     key = "pretraining"  # the pre-training spec's key (test_task_packages checks it): the spec has no run
     order = 30
@@ -122,8 +138,13 @@ class Pretraining(TrainableTask):
     from_scratch = True
     heads = ("AutoModelForMaskedLM", "AutoModelForNextSentencePrediction")
 
-    def needs_model_probe(self, config: Config) -> bool:
-        return bool(config.model)
+    def reads_pairs(self, config: Config, control: TaskControl) -> bool:
+        """Sentence pairs only for a base model with a next-sentence head (from scratch: BERT's both)."""
+        if not config.model:
+            return True
+        from bertstudio.core.models import resolve_source
+
+        return pretraining_class(resolve_source(config.model, control))[1]
 
     def read(self, config: Config, nsp: bool = True) -> Data:
         def pairs(documents: list[list[str]], seed: int) -> list[tuple[str, str, int]]:
@@ -142,9 +163,6 @@ class Pretraining(TrainableTask):
         return Data(pairs(train_docs, config.seed), evaluation)
 
     def load(self, folder: Path, config: Config, labels: list[str], tokenizer: Any) -> tuple[Any, bool]:
-        # trainable.py builds its registry from the specs, which import this module: read on use
-        from bertstudio.core.training.trainable import pretraining_class
-
         cls, nsp = pretraining_class(folder)
         return load_model_class(cls, folder), nsp
 
