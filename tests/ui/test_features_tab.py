@@ -162,3 +162,12 @@ def test_explain_reads_the_layers_through_a_tuned_lens(qtbot, settings, checkpoi
         view.set_lens(str(lens.path))  # chosen after an explanation: read again with it
     assert view.predictions.tuned and view.tuned_cell(0, 0)
     assert view.tuned_cell(2, 0) == view.cell(2, 0)  # the last layer is the answer itself
+
+
+def test_an_sae_loads_its_model_for_the_task_its_head_was_trained_for(checkpoint_factory) -> None:  # noqa: ANN001
+    """A bare encoder loads for the task that reads the encoder alone (no random head, no warning)."""
+    from bertstudio.ui.tabs.features_tab import task_for
+
+    assert task_for(str(checkpoint_factory("bert", "Model")), "fill-mask") == "similarity"
+    assert task_for(str(checkpoint_factory("bert", "MaskedLM")), "similarity") == "fill-mask"
+    assert task_for(str(checkpoint_factory("bert", "SequenceClassification")), "fill-mask") == "classification"

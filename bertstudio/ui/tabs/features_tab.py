@@ -44,6 +44,27 @@ from bertstudio.ui.widgets.run_controls import ProgressLine
 from bertstudio.workers.runner import TaskRunner
 
 
+def task_for(source: str, current: str) -> str:
+    """The task a checkpoint is loaded for here: the one its head was trained for, or for a bare encoder
+    the task that reads the encoder alone (no head initialised at random, no warning); else `current`."""
+    from bertstudio.core.evaluate.adapters import checkpoint_task
+
+    keys = {spec.key: spec for spec in explainable()}
+    trained = checkpoint_task(source)
+    if trained in keys:
+        return str(trained)
+    from bertstudio.core.model_folder import read_config
+
+    try:
+        names = read_config(Path(source).expanduser()).get("architectures") or []
+    except BertStudioError:
+        return current
+    bare = [key for key, spec in keys.items() if spec.model_class == "AutoModel"]
+    if bare and isinstance(names, list) and names and all(str(n).endswith("Model") for n in names):
+        return bare[0]
+    return current
+
+
 class FeaturesTab(ModelTab):
     TASK = "features"
     TITLE = "Features"
@@ -142,8 +163,6 @@ class FeaturesTab(ModelTab):
 
     def adopt(self, found: SaeFolder) -> None:
         """Show `found` and load its model for the chosen task (the checkpoint's own where it has one)."""
-        from bertstudio.core.evaluate.adapters import load_task
-
         self.found = found
         info = found.info
         self.sae_path.setText(str(found.path))
@@ -154,7 +173,7 @@ class FeaturesTab(ModelTab):
         self.tokens.clear_encoding()
         self.card.clear_card()
         self.result = self.outcome = self.encoded = None
-        task = load_task(info.model, self.task_key)
+        task = task_for(info.model, self.task_key)
         index = self.task_combo.findData(task)
         if index >= 0 and task != self.task_key:
             self.task_combo.setCurrentIndex(index)
