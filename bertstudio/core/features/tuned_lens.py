@@ -163,7 +163,7 @@ def kl_per_level(read: Callable[[int, Any], Any], states: Any, lens: TunedLens |
             for level in range(levels):
                 hidden = lens.translate(level, chunk[level]) if lens is not None else chunk[level]
                 found = torch.log_softmax(read(level, hidden).float(), -1)
-                total[level] += float((target.exp() * (target - found)).sum())
+                total[level] += float((target.exp() * (target - found)).sum(-1).clamp_min(0).sum())
     return total / max(1, count)
 
 
