@@ -48,11 +48,14 @@ def test_open_encode_card_and_ablate(qtbot, window, sae_folder: Path) -> None:  
     assert table.item(0, 0).text() == "[CLS]" and table.item(table.rowCount() - 1, 0).text() == "[SEP]"
     feature = table.feature_at(2, 1)
     assert feature is not None
+    histogram = tab.card.histogram  # before a card: a sentence, no empty axes (issue 29 #21's class)
+    assert histogram.empty.isVisible() and not histogram.getPlotItem().getAxis("left").isVisible()
     with qtbot.waitSignal(tab.card_runner.result, timeout=30_000):
         table.cellClicked.emit(2, 1)
     card = tab.card.card
     assert card.feature == feature and tab.pages.currentWidget() is tab.card
     assert tab.card.table.rowCount() == len(card.contexts) > 0 and sum(tab.card.histogram.counts) > 0
+    assert not histogram.empty.isVisible() and histogram.getPlotItem().getAxis("left").isVisible()
     assert len(card.promoted) == 10 and tab.card.promoted.labels  # a masked LM: its head promotes tokens
     tab.card.scale.setValue(0.0)
     with qtbot.waitSignal(tab.runner.result, timeout=30_000):

@@ -35,6 +35,9 @@ from bertstudio.ui.widgets.ranked_bars import RankedBars
 COLUMNS = ("Value", "Token", "Line", "Context")
 
 
+EMPTY_TEXT = "Show a feature to see its values on the corpus here."
+
+
 class Histogram(pg.PlotWidget):
     """A feature's values on the corpus tokens it fires on, in equal bins from 0 to its largest."""
 
@@ -51,13 +54,36 @@ class Histogram(pg.PlotWidget):
         plot_style.style_plot(self)
         self.setMinimumHeight(110)
         self.counts: tuple[int, ...] = ()
+        # before a feature is shown (or for one that never fires): a sentence, not empty axes (issue 29 #21)
+        self.empty = pg.TextItem(EMPTY_TEXT, anchor=(0.5, 0.5))
+        self.addItem(self.empty)
+        self.show_empty()  # not `clear`: PlotWidget binds PlotItem.clear on the instance
+
+    def _show_axes(self, shown: bool) -> None:
+        item = self.getPlotItem()
+        for side in ("left", "bottom"):
+            item.showAxis(side, shown)
+        self.empty.setVisible(not shown)
+
+    def show_empty(self, text: str = EMPTY_TEXT) -> None:
+        """No bars: say what comes here instead."""
+        from bertstudio.ui import theme
+
+        self.counts = ()
+        self.bars.setOpts(x0=[], x1=[], height=[])
+        plot_style.set_title(self, "")
+        self.empty.setText(text)
+        self.empty.setColor(theme.colors().foreground)
+        self._show_axes(False)
+        self.empty.setPos(0.5, 0.5)
+        self.getPlotItem().setRange(xRange=(0, 1), yRange=(0, 1), padding=0)
 
     def show_counts(self, counts: tuple[int, ...], largest: float) -> None:
-        self.counts = counts
         if not counts or largest <= 0:
-            self.bars.setOpts(x0=[], x1=[], height=[])
-            plot_style.set_title(self, "never active on the corpus")
+            self.show_empty("This feature never fires on the corpus.")
             return
+        self.counts = counts
+        self._show_axes(True)
         edges = np.linspace(0.0, largest, len(counts) + 1)
         self.bars.setOpts(x0=edges[:-1], x1=edges[1:], height=np.asarray(counts, float), y0=0)
         self.setXRange(0.0, largest, padding=0.02)
@@ -158,7 +184,7 @@ class FeatureCardView(QWidget):
     def clear_card(self) -> None:
         self.card = None
         self.table.setRowCount(0)
-        self.histogram.show_counts((), 0.0)
+        self.histogram.show_empty()
         self.promoted.set_items([], [])
         self.clear_intervention()
 
