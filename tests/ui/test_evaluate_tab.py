@@ -261,3 +261,21 @@ def test_a_checkpoint_loads_as_the_task_it_was_trained_for(qtbot, tab: EvaluateT
                     and tab.model_info.request.task == "classification", timeout=60_000)
     assert not tab.model_info.head_warning and not tab.model_bar.warning_label.isVisibleTo(tab)
     assert "trained for it" in tab.message.text()
+
+
+def test_the_erase_page_comes_back_with_the_workspace(qtbot, tab: EvaluateTab) -> None:  # noqa: ANN001
+    """The layer, concept file and positions of the Erase page are the tab's state, not lost at a restart."""
+    page = tab.erase_page
+    page.layer.setMaximum(12)
+    page.layer.setValue(5)
+    page.concept.setText("/data/sentiment_concept.csv")
+    page.positions.setCurrentIndex(page.positions.count() - 1)
+    saved = tab.state()
+    assert saved["erase"] == {"layer": 5, "concept": "/data/sentiment_concept.csv",
+                              "positions": page.positions.currentData()}
+    page.layer.setValue(0)
+    page.concept.setText("")
+    page.positions.setCurrentIndex(0)
+    tab.restore(saved)
+    assert (page.layer.value(), page.concept.text()) == (5, "/data/sentiment_concept.csv")
+    assert page.positions.currentIndex() == page.positions.count() - 1

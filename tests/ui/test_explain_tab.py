@@ -313,3 +313,12 @@ def test_all_methods_side_by_side_with_agreement_and_faithfulness(qtbot, tab, ch
         tab.run_button.click()
         tab.cancel()
     assert "Cancelled" in tab.notes.text() and tab.run_button.isEnabled()
+
+
+def test_the_chosen_tuned_lens_comes_back_with_the_workspace(qtbot, tab) -> None:  # noqa: ANN001
+    tab.layers.lens.setText("/models/lens-albert")
+    saved = tab.state()
+    assert saved["tuned_lens"] == "/models/lens-albert"
+    tab.layers.lens.setText("")
+    tab.restore(saved)
+    assert tab.layers.lens_path() == "/models/lens-albert"

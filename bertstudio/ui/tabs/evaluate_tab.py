@@ -61,7 +61,9 @@ class EvaluateTab(ComparingTab):
     TASK = "evaluate"
     TITLE = "Evaluate"
     ORDER = 95
-    BOUND = {"task": "task_combo", "data": "data_file", "limit": "limit", "seed": "seed"}  # bound by name
+    BOUND = {"task": "task_combo", "data": "data_file", "limit": "limit", "seed": "seed",  # bound by name
+             "erase.layer": "erase_page.layer", "erase.concept": "erase_page.concept",
+             "erase.positions": "erase_page.positions"}
 
     open_row = Signal(str, str, object)  # spec key, model source, the task's input dataclass
 

@@ -63,7 +63,8 @@ class ExplainTab(ModelTab):
     TASK = "explain"
     TITLE = "Explain"
     ORDER = 90
-    BOUND = {"task": "task_key", "input": "input", MERGED: "options"}  # the workspace binds these by name
+    BOUND = {"task": "task_key", "input": "input", MERGED: "options",  # the workspace binds these by name
+             "tuned_lens": "layers.lens"}
     MODEL_TASK = explainable()[0].key  # the first task it lists
 
     def build(self) -> None:
