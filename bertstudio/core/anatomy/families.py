@@ -93,8 +93,6 @@ FAMILIES: dict[str, Family] = {
         value="self_attn.v_proj", output="self_attn.o_proj", feed_forward=("mlp",), final_norm="norm",
         masked_lm=(("lm_head",),), segments="none", scores_are_qk=False),
 }
-# model types whose checkpoints carry custom code (auto_map): refused by name, never run
-REMOTE_CODE_ONLY = {"neobert": "NeoBERT", "nomic_bert": "NomicBERT"}
 
 
 def family_of(config: Any) -> Family | None:

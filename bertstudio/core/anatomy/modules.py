@@ -1,6 +1,6 @@
 """A loaded encoder's parts, found through the family table: the one way code reaches inside a model.
 
-`anatomy(model)` answers where the embeddings, the layers (shared or not), each layer's attention
+`anatomy(model)` answers where the layers (shared or not), each layer's attention
 (q, k, v or a fused qkv, the output projection whose input is the heads' values), the feed-forward
 block, the final norm and the masked-LM head are, and how many heads of what size there are.
 ALBERT calls one shared layer once per layer: `calls` counts the calls, `layers` the modules, and a
@@ -48,15 +48,6 @@ class Anatomy:
     def shared(self) -> bool:
         """Whether a layer module runs more than once per pass (ALBERT)."""
         return len(self.layers) != self.calls
-
-    @property
-    def levels(self) -> int:
-        """How many hidden states there are: the embeddings' output and one per layer call."""
-        return self.calls + 1
-
-    def layer_of_call(self, call: int) -> Layer:
-        """The module that runs layer call `call` (ALBERT: groups share calls evenly)."""
-        return self.layers[call * len(self.layers) // self.calls]
 
 
 def walk(root: Any, path: str) -> list[Any]:
@@ -119,16 +110,13 @@ def anatomy(model: Any) -> Anatomy:
         calls *= _count(config, "inner_group_num") or 1
     encoder = _one(base, family.encoder) if family.encoder else base
     return Anatomy(family, base, encoder, layers, calls, heads, _count(config, "num_key_value_heads") or heads,
-                   head_size, _one(base, family.final_norm) if family.final_norm else None)
+                   head_size, _one(base, family.final_norm))
 
 
 def masked_lm_head(model: Any) -> Callable[[Any], Any] | None:
     """hidden states -> vocabulary logits through the model's own masked-LM head; None without one."""
     family = family_for(model)
-    for recipe in family.masked_lm:
-        first = recipe[0].split("+")[0]
-        if _one(model, first) is None:
-            continue
+    for recipe in family.masked_lm:  # the first recipe whose every module the model has
         steps = [(_one(model, name.split("+")[0]), name.endswith("+embeddings")) for name in recipe]
         if any(module is None for module, _ in steps):
             continue

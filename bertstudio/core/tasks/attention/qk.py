@@ -62,24 +62,15 @@ def capture(model: Any, vectors: bool = True, values: bool = False) -> Iterator[
         taken.add(id(target))
         return True
 
-    def keep(target: list[Any], extra: Any = None) -> Any:
+    def keep(targets: tuple[list[Any], ...], extra: Any = None, fused: bool = False) -> Any:
+        """A hook adding a projection's output to `targets`; a fused qkv's thirds go to the query, key
+        and value lists, the last ones alone when only the values are wanted."""
         def hook(_module: Any, _inputs: Any, output: Any) -> None:
-            if not first(target):
+            if not first(targets[-1]):
                 return
-            target.append(every_head(output))
-            if extra is not None:
-                seen.output_weight.append(extra)
-        return hook
-
-    def thirds(extra: Any) -> Any:
-        def hook(_module: Any, _inputs: Any, output: Any) -> None:
-            if not first(seen.value):
-                return
-            query, key, value = output.detach().chunk(3, dim=-1)
-            if vectors:
-                seen.query.append(query)
-                seen.key.append(key)
-            seen.value.append(value)
+            pieces = output.chunk(3, dim=-1)[-len(targets):] if fused else (output,)
+            for target, piece in zip(targets, pieces, strict=True):
+                target.append(every_head(piece))
             if extra is not None:
                 seen.output_weight.append(extra)
         return hook
@@ -91,13 +82,14 @@ def capture(model: Any, vectors: bool = True, values: bool = False) -> Iterator[
             weight = layer.output.weight if values else None
             if layer.qkv is not None:
                 if vectors or values:
-                    handles.append(layer.qkv.register_forward_hook(thirds(weight)))
+                    wanted = (seen.query, seen.key, seen.value) if vectors else (seen.value,)
+                    handles.append(layer.qkv.register_forward_hook(keep(wanted, weight, fused=True)))
                 continue
             if vectors:
-                handles.append(layer.query.register_forward_hook(keep(seen.query)))
-                handles.append(layer.key.register_forward_hook(keep(seen.key)))
+                handles.append(layer.query.register_forward_hook(keep((seen.query,))))
+                handles.append(layer.key.register_forward_hook(keep((seen.key,))))
             if vectors or values:
-                handles.append(layer.value.register_forward_hook(keep(seen.value, weight)))
+                handles.append(layer.value.register_forward_hook(keep((seen.value,), weight)))
         yield seen
     finally:
         for handle in handles:
