@@ -18,39 +18,23 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import QEventLoop, QSettings, Qt, QTimer
+from PySide6.QtCore import QSettings, Qt
 from PySide6.QtGui import QImage
 from PySide6.QtWidgets import QApplication, QScrollArea
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
-MODELS = Path(os.environ.get("BERTSTUDIO_TEST_MODELS", Path.home() / ".cache" / "bertstudio-test-models"))
-FIXTURES = Path(os.environ.get("BERTSTUDIO_TEST_FIXTURES", Path.home() / ".cache" / "bertstudio-test-fixtures"))
+sys.path.insert(0, str(ROOT / "scripts"))
+from screenshot import FIXTURES, MODELS, settle, wait  # noqa: E402 - scripts/ is on the path only now
+
 SIZE = (1180, 820)
 
 
-def wait(signal: Any, timeout_ms: int = 300_000) -> list[Any]:
-    loop, got = QEventLoop(), []
-
-    def fired(*args: Any) -> None:
-        got.extend(args)
-        loop.quit()
-
-    signal.connect(fired)
-    QTimer.singleShot(timeout_ms, loop.quit)
-    loop.exec()
-    signal.disconnect(fired)
-    return got
-
-
-def settle(ms: int = 600) -> None:
-    loop = QEventLoop()
-    QTimer.singleShot(ms, loop.quit)
-    loop.exec()
+WAIT_MS = 300_000  # an SAE or a lens trains inside some waits: longer than screenshot.py's default
 
 
 def save(window: Any, path: Path) -> None:
-    settle()
+    settle(600)
     image = window.grab().toImage().convertToFormat(QImage.Format.Format_Indexed8,
                                                     Qt.ImageConversionFlag.ThresholdDither)
     image.save(str(path))
@@ -64,19 +48,19 @@ def features_shot(window: Any, folder: str, text: str, feature: int, path: Path,
     window.tabs.setCurrentWidget(tab)
     tab.sae_path.setText(folder)
     tab.open_sae()
-    wait(tab.open_runner.finished)
+    wait(tab.open_runner.finished, WAIT_MS)
     if tab.model_bar.busy:
-        wait(tab.model_bar.loaded)
+        wait(tab.model_bar.loaded, WAIT_MS)
     tab.text.setPlainText(text)
     tab.run()
-    wait(tab.runner.result)
+    wait(tab.runner.result, WAIT_MS)
     tab.show_feature(feature)
-    wait(tab.card_runner.result)
+    wait(tab.card_runner.result, WAIT_MS)
     if scale is not None:
         tab.card.scale.setValue(scale)
         tab.intervene(feature, scale)
-        wait(tab.runner.result)
-        settle()
+        wait(tab.runner.result, WAIT_MS)
+        settle(600)
         scroll = next(s for s in tab.findChildren(QScrollArea) if s.widget() is tab.page)
         scroll.verticalScrollBar().setValue(scroll.verticalScrollBar().maximum())  # down to A and B
     save(window, path)
@@ -90,14 +74,14 @@ def erase_shot(window: Any, concept: str, path: Path) -> None:
     model = next(FIXTURES.glob("minilm-sentiment-*"))
     tab.task_combo.setCurrentIndex(tab.task_combo.findData("classification"))
     tab.model_bar.load(str(model))
-    wait(tab.model_bar.loaded)
+    wait(tab.model_bar.loaded, WAIT_MS)
     tab.data_file.setText(str(ROOT / "tests" / "data" / "sentiment" / "template_reviews_eval.csv"))
     tab.pages.setCurrentWidget(tab.erase_page)
     tab.erase_page.layer.setValue(6)
     tab.erase_page.concept.setText(concept)
     tab.erase_page.positions.setCurrentIndex(tab.erase_page.positions.findData("first"))
     tab.erase(6, concept, "first")
-    wait(tab.erase_runner.result)
+    wait(tab.erase_runner.result, WAIT_MS)
     save(window, path)
 
 
@@ -108,12 +92,12 @@ def lens_shot(window: Any, lens: str, path: Path) -> None:
     window.tabs.setCurrentWidget(tab)
     tab.set_task("fill-mask")
     tab.model_bar.load(str(MODELS / "rxnmapper-albert-smiles-mlm"))
-    wait(tab.model_bar.loaded)
+    wait(tab.model_bar.loaded, WAIT_MS)
     tab.input.setPlainText("c 1 c c c c [MASK] 1 Br")
     tab.steps.setValue(8)
     tab.layers.lens.setText(lens)
     tab.run()
-    wait(tab.runner.result)
+    wait(tab.runner.result, WAIT_MS)
     tab.pages.setCurrentWidget(tab.layers)
     save(window, path)
 
@@ -143,7 +127,7 @@ def main(argv: list[str] | None = None) -> int:
     window = MainWindow(AppSettings(store, models_dir_override=str(MODELS)), confirm_close=False)
     window.resize(*SIZE)
     window.show()
-    wait(window.ready)
+    wait(window.ready, WAIT_MS)
     window.log.hide()  # the pictures show the tabs; the log is one click away
     settle(1500)
     out = Path(args.out)
