@@ -193,14 +193,23 @@ def _torch_outputs(model: Any, feed: dict[str, Any], outputs: tuple[str, ...]) -
 
 def max_difference(model: Any, session: Any, names: tuple[str, ...], outputs: tuple[str, ...],
                    shapes: tuple[tuple[int, int], ...], choices: bool, control: TaskControl) -> float:
-    """The largest |onnxruntime - PyTorch| over every output of every sample shape."""
+    """The largest |onnxruntime - PyTorch| over every output of every sample shape; a file onnxruntime
+    cannot run at one of them is refused in one line (Longformer's banded attention pads by the traced
+    length: its file fails at run time on every other length)."""
     import numpy as np
 
     largest = 0.0
     for batch, length in shapes:
         control.check()
         feed = sample_inputs(model.config, names, batch, length, choices)
-        got = session.run(list(outputs), feed)
+        try:
+            got = session.run(list(outputs), feed)
+        except Exception as error:
+            if not type(error).__module__.startswith("onnxruntime"):
+                raise
+            raise InputError(f"The exported {type(model).__name__} fails in onnxruntime on inputs of other "
+                             f"lengths ({_first_line(error)}); it was not kept.",
+                             hint="Keep the PyTorch model for this architecture.", details=repr(error)) from error
         want = _torch_outputs(model, feed, outputs)
         mask = feed["attention_mask"].astype(bool)
         for ort_value, torch_value in zip(got, want, strict=True):
@@ -297,20 +306,6 @@ def _first_line(error: BaseException) -> str:
     return (str(error).strip().splitlines() or [type(error).__name__])[0][:200]
 
 
-def _validated_difference(model: Any, session: Any, names: tuple[str, ...], outputs: tuple[str, ...],
-                          shapes: tuple[tuple[int, int], ...], choices: bool, control: TaskControl) -> float:
-    """max_difference, with onnxruntime's own failure on another length said in one line (Longformer's
-    banded attention pads by the traced length: the file fails at run time on every other length)."""
-    try:
-        return max_difference(model, session, names, outputs, shapes, choices, control)
-    except Exception as error:
-        if not type(error).__module__.startswith("onnxruntime"):
-            raise
-        raise InputError(f"The exported {type(model).__name__} fails in onnxruntime on inputs of other lengths "
-                         f"({_first_line(error)}); it was not kept.",
-                         hint="Keep the PyTorch model for this architecture.", details=repr(error)) from error
-
-
 def _export(torch: Any, model: Any, feed: dict[str, Any], names: tuple[str, ...], outputs: tuple[str, ...],
             dynamic: dict[str, Any], path: Path) -> None:
     """Positional inputs in forward()'s order (keyword calls through a wrapper traced RoBERTa's QA head wrongly)."""
@@ -350,7 +345,7 @@ def export_loaded(loaded: Any, output: str | Path, control: TaskControl | None =
             control.check()
             control.report("Validating with onnxruntime…", 0.5)
             session = _session(partial)
-            difference = _validated_difference(model, session, names, outputs, shapes, choices, control)
+            difference = max_difference(model, session, names, outputs, shapes, choices, control)
             if not difference <= tolerance:
                 raise InputError(
                     f"The exported model differs from PyTorch by {difference:.2e} (more than {tolerance:g}); "
