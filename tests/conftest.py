@@ -17,6 +17,8 @@ import pytest
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 os.environ["HF_HUB_OFFLINE"] = "1"
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+if os.environ.get("PYTEST_XDIST_WORKER"):  # two test workers on two cores: a thread each, not two fighting over both
+    os.environ.setdefault("OMP_NUM_THREADS", "1")
 # Crash logs of the code under test go to a throw-away folder, not the user's state folder.
 os.environ["XDG_STATE_HOME"] = tempfile.mkdtemp(prefix="bertstudio-test-state-")
 
