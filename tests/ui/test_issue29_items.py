@@ -38,6 +38,7 @@ def test_training_status_line_is_never_squeezed_at_900_by_600(qtbot, window) -> 
     tab = tab_of(window, TrainTab)
     window.tabs.setCurrentWidget(tab)
     window.resize(900, 600)
+    qtbot.waitUntil(lambda: not tab._replan.isActive(), timeout=10_000)  # the form's own plan read is done
     tab.live.on_progress(ProgressEvent("", payload=TrainingEvent("plan", max_steps=4500)))
     tab.live.on_progress(ProgressEvent("", payload=TrainingEvent("step", step=1200, max_steps=4500, loss=0.5,
                                                              learning_rate=1e-5, samples_per_second=123.4,
