@@ -115,11 +115,20 @@ class LoadedModel:
         """transformers' pipeline for `task` ("fill-mask", ...) on this model, built on first use."""
         key = f"pipeline:{task}"
         if key not in self.extras:
+            import logging
+
             from transformers import pipeline
 
-            self.extras[key] = pipeline(  # type: ignore[call-overload]
-                task, model=self.model, tokenizer=self.tokenizer, device=self.model.device
-            )
+            checks = logging.getLogger("transformers.pipelines.base")  # "model 'OnnxModule' is not supported":
+            level = checks.level  # an exported model runs its steps all the same (core/export/onnx_runtime.py)
+            if self.info.request.runtime == "onnx":
+                checks.setLevel(logging.CRITICAL)
+            try:
+                self.extras[key] = pipeline(  # type: ignore[call-overload]
+                    task, model=self.model, tokenizer=self.tokenizer, device=self.model.device
+                )
+            finally:
+                checks.setLevel(level)
         return self.extras[key]
 
 

@@ -114,6 +114,30 @@ def test_one_text_on_onnx_runtime_equals_pytorch(exported: Path) -> None:
     assert max(abs(scores[0][k] - scores[1][k]) for k in scores[0]) <= 1e-3
 
 
+@pytest.mark.parametrize(("task", "head"), [("ner", "TokenClassification"), ("nsp", "NextSentencePrediction")])
+def test_ner_and_nsp_on_onnx_runtime_equal_pytorch(task: str, head: str, checkpoint_factory, tmp_path: Path,
+                                                   capfd) -> None:  # noqa: ANN001
+    from bertstudio.core.tasks.ner import NerInput
+    from bertstudio.core.tasks.nsp import NspInput
+
+    folder = tmp_path / "model"
+    shutil.copytree(checkpoint_factory("bert", head), folder)
+    export_onnx(str(folder), task, folder / "model.onnx", speed=False)
+    given = NerInput("Ada Lovelace lives in Paris") if task == "ner" else NspInput("The cat sat.", ("It slept.", "x"))
+    found = [run_spec(spec_for(task), LoadRequest(str(folder), task, runtime=runtime), given, TaskControl()).result
+             for runtime in ("torch", "onnx")]
+    if task == "ner":
+        assert [(e.label, e.start, e.end) for e in found[0].entities] == \
+            [(e.label, e.start, e.end) for e in found[1].entities]
+        assert max(abs(a.score - b.score) for a, b in zip(found[0].entities, found[1].entities, strict=True)) <= 1e-3
+    else:
+        assert [r.sentence_b for r in found[0].results] == [r.sentence_b for r in found[1].results]
+        assert max(abs(a.is_next - b.is_next) for a, b in zip(found[0].results, found[1].results, strict=True)) <= 1e-3
+    args = ["Ada lives in Paris"] if task == "ner" else ["The cat sat.", "It slept."]
+    done = run_cli(capfd, spec_for(task).cli_name, "--model", str(folder), "--runtime", "onnx", *args)
+    assert done.returncode == 0 and "not supported" not in done.stderr, done.stderr
+
+
 def test_refusals_say_what_to_do(exported: Path, checkpoint_factory, tmp_path: Path) -> None:  # noqa: ANN001
     plain = checkpoint_factory("bert", "SequenceClassification")
     assert has_export(str(exported)) and not has_export(str(plain)) and not has_export("")
