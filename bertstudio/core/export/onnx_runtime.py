@@ -172,7 +172,9 @@ def open_onnx(source: str, task: str, control: TaskControl | None = None) -> Ope
     if file is None:
         raise InputError(f"'{source}' is not an .onnx file or a folder holding one.", hint=EXPORT_HINT)
     control.report(f"Opening {file.name} with ONNX Runtime…", None)
-    session = session_for(file)
+    import torch  # the engine runs on torch tensors; its thread count (set once at start-up) is the app's
+
+    session = session_for(file, torch.get_num_threads())
     metadata = read_metadata(session)
     module_outputs = tuple(item.name for item in session.get_outputs())
     _check_head(file, task, metadata, module_outputs)

@@ -70,12 +70,14 @@ def read_metadata(session: Any) -> dict[str, str]:
     return {key[len(PREFIX):]: value for key, value in found.items() if key.startswith(PREFIX)}
 
 
-def session_for(file: Path) -> Any:
-    """onnxruntime's CPU session on `file` (all graph optimisations), without spinning idle threads."""
+def session_for(file: Path, threads: int = 0) -> Any:
+    """onnxruntime's CPU session on `file` (all graph optimisations), without spinning idle threads;
+    `threads` for its operators (0: onnxruntime's own choice, one per physical core)."""
     import onnxruntime
 
     options = onnxruntime.SessionOptions()
     options.log_severity_level = 3
+    options.intra_op_num_threads = threads
     options.add_session_config_entry("session.intra_op.allow_spinning", "0")  # idle threads do not spin
     try:
         return onnxruntime.InferenceSession(str(file), options, providers=["CPUExecutionProvider"])
