@@ -62,5 +62,5 @@ def _json_differences(diffs: tuple[RankingDiff, ...], args: argparse.Namespace) 
 COMMAND = Command(
     task="classification", help="every label's score for a text, a text pair, or a CSV/TSV",
     add_arguments=_arguments, inputs=_inputs, print_result=_print, print_differences=_print_differences,
-    json_differences=_json_differences,
+    json_differences=_json_differences, onnx=True,
 )

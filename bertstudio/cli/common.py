@@ -24,6 +24,13 @@ def add_model_options(parser: argparse.ArgumentParser, task: str, required: bool
     parser.add_argument("--json", action="store_true", help="print machine-readable JSON on stdout")
 
 
+def add_runtime_option(parser: argparse.ArgumentParser) -> None:
+    """--runtime: PyTorch, or the model's ONNX export on ONNX Runtime (core/export/onnx_runtime.py)."""
+    parser.add_argument("--runtime", choices=("torch", "onnx"), default="torch",
+                        help="torch (default), or onnx: run the exported model (an .onnx file, or a folder "
+                             "holding model.onnx beside its tokenizer) on ONNX Runtime on the CPU")
+
+
 def stderr_control() -> TaskControl:
     """Progress goes to stderr so stdout stays pure (JSON)."""
     last = [""]

@@ -17,7 +17,7 @@ from typing import Any
 
 from bertstudio.cli._compression import compression_of, print_report
 from bertstudio.cli._quantize import add_quantize_options, compare_source
-from bertstudio.cli.common import print_json, stderr_control
+from bertstudio.cli.common import add_runtime_option, print_json, stderr_control
 from bertstudio.cli.task_command import clear_progress_line
 
 SHOWN_ERRORS = 10
@@ -58,6 +58,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--data", required=True, metavar="FILE", help="the labelled file")
     parser.add_argument("--compare", metavar="SRC2", help="a second model to score on the same rows")
     add_quantize_options(parser)
+    add_runtime_option(parser)
     parser.add_argument("--limit", type=int, metavar="N", help="only the first N rows")
     parser.add_argument("--batch-size", type=int, default=32,
                         help="rows per forward at most; batches are sized by a token budget (default 32)")
@@ -84,7 +85,7 @@ def request_from_args(args: argparse.Namespace) -> tuple[Any, Any]:
     from bertstudio.core.models import LoadRequest
     from bertstudio.core.tasks.spec import spec_for_command
 
-    spec = spec_for_command(args.task or default_task(args.model))
+    spec = spec_for_command(args.task or default_task(config_source(args)))
     if args.limit is not None:
         check_count(args.limit, "--limit", 1, MAX_ROWS)
     check_count(args.batch_size, "--batch-size", 1, MAX_BATCH_SIZE)
@@ -94,7 +95,15 @@ def request_from_args(args: argparse.Namespace) -> tuple[Any, Any]:
         choices=tuple(c.strip() for c in (args.choice_columns or "").split(",") if c.strip()))
     evaluation = EvalRequest(args.data, columns, args.limit, EvalOptions(batch_size=args.batch_size, seed=args.seed))
     return LoadRequest(args.model, spec.key, args.device, args.dtype, spec.attn_implementation,
-                       args.quantize), evaluation
+                       args.quantize, args.runtime), evaluation
+
+
+def config_source(args: argparse.Namespace) -> str:
+    """Where config.json says what the model was trained for: an .onnx file's folder with --runtime onnx."""
+    from pathlib import Path
+
+    path = Path(args.model).expanduser()
+    return str(path.parent) if args.runtime == "onnx" and path.suffix.lower() == ".onnx" else args.model
 
 
 def default_task(model: str) -> str:

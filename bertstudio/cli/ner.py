@@ -53,5 +53,5 @@ def _print_differences(diff: EntityDiff) -> None:
 COMMAND = Command(
     task="ner", help="named-entity tagging (token classification)",
     add_arguments=_arguments, inputs=_inputs, print_result=_print, print_differences=_print_differences,
-    differences_title="differences (A -> B)",
+    differences_title="differences (A -> B)", onnx=True,
 )

@@ -43,4 +43,5 @@ COMMAND = Command(
     task="nsp", help="next-sentence prediction: does B continue A? (several B's: ranked)",
     description="P(IsNext) (label 0: B continues A) and P(NotNext) (label 1: B is random).",
     add_arguments=_arguments, inputs=_inputs, print_result=_print, print_differences=ranking_differences("top"),
+    onnx=True,
 )

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from bertstudio.cli._quantize import add_quantize_options, compare_source
-from bertstudio.cli.common import add_model_options, print_json, stderr_control
+from bertstudio.cli.common import add_model_options, add_runtime_option, print_json, stderr_control
 from bertstudio.core.quantize import variant_source
 
 if TYPE_CHECKING:
@@ -37,6 +37,7 @@ class Command:
     json_differences: Callable[[Any, argparse.Namespace], Any] | None = None
     # called with the Outcome before anything is printed (attention writes --out here)
     after_run: Callable[[Any, argparse.Namespace], None] | None = None
+    onnx: bool = False  # --runtime onnx: the task runs an exported model (core/export/onnx_runtime.RUNTIME_TASKS)
 
 
 def register_command(subparsers: argparse._SubParsersAction, command: Command) -> argparse.ArgumentParser:
@@ -45,6 +46,8 @@ def register_command(subparsers: argparse._SubParsersAction, command: Command) -
     spec = spec_for(command.task)
     parser = subparsers.add_parser(spec.cli_name, help=command.help, description=command.description)
     add_model_options(parser, command.task)
+    if command.onnx:
+        add_runtime_option(parser)
     command.add_arguments(parser)
     parser.add_argument("--compare", metavar="SRC2", help="a second model to run on the same input and compare")
     add_quantize_options(parser)
@@ -85,7 +88,7 @@ def print_python(spec: TaskSpec, args: argparse.Namespace, inputs: Any) -> int:
     unsupported = [option for option, given in (
         ("--compare", args.compare), ("--ablate-heads", args.ablate_heads), ("--json", args.json),
         ("--per-layer", getattr(args, "per_layer", False)), ("--out", getattr(args, "out", None)),
-        ("--quantize", args.quantize),
+        ("--quantize", args.quantize), ("--runtime onnx", getattr(args, "runtime", "torch") == "onnx"),
     ) if given]
     if unsupported:
         raise InputError(f"--python writes a script for one model's plain result; leave out {unsupported[0]}.")
@@ -127,7 +130,8 @@ def run_command(command: Command, args: argparse.Namespace) -> int:
         return print_python(spec, args, inputs)
     compare = compare_source(args)  # "SRC [int8]" with --compare-quantize
     model = variant_source(args.model, args.quantize)
-    request = LoadRequest(args.model, spec.key, args.device, args.dtype, spec.attn_implementation, args.quantize)
+    request = LoadRequest(args.model, spec.key, args.device, args.dtype, spec.attn_implementation, args.quantize,
+                          getattr(args, "runtime", "torch"))
     outcome = run_spec(spec, request, inputs, stderr_control(), compare, args.ablate_heads)
     clear_progress_line()
     print_notes(outcome.notes)

@@ -88,6 +88,11 @@ def run_spec(
     if spec.run is None:
         raise ValueError(f"{spec.key} cannot be run on one input")
     run = spec.run
+    if (ablate or compare_ablated) and request.runtime == "onnx":
+        from bertstudio.core.errors import InputError
+
+        raise InputError("Heads are switched off on the PyTorch runtime only; the exported file is one fixed graph.",
+                         hint="Leave out the heads, or run the model on PyTorch (--runtime torch).")
 
     def on(loaded: LoadedModel, heads: HeadSet = ablate) -> Any:
         own = spec.inputs_for(loaded, inputs) if spec.inputs_for else inputs

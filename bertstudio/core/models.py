@@ -36,6 +36,7 @@ class LoadRequest:
     dtype: str = "float32"
     attn_implementation: str | None = None  # "eager" where attention weights are shown
     quantize: str | None = None  # "int8": dynamic int8 quantization after loading (CPU only; core/quantize.py)
+    runtime: str = "torch"  # "onnx": an exported .onnx on ONNX Runtime's CPU provider (core/export/onnx_runtime.py)
 
     def __post_init__(self) -> None:
         spec_for(self.task)  # an unknown task is a programming error: fail at once
@@ -114,11 +115,20 @@ class LoadedModel:
         """transformers' pipeline for `task` ("fill-mask", ...) on this model, built on first use."""
         key = f"pipeline:{task}"
         if key not in self.extras:
+            import logging
+
             from transformers import pipeline
 
-            self.extras[key] = pipeline(  # type: ignore[call-overload]
-                task, model=self.model, tokenizer=self.tokenizer, device=self.model.device
-            )
+            checks = logging.getLogger("transformers.pipelines.base")  # "model 'OnnxModule' is not supported":
+            level = checks.level  # an exported model runs its steps all the same (core/export/onnx_runtime.py)
+            if self.info.request.runtime == "onnx":
+                checks.setLevel(logging.CRITICAL)
+            try:
+                self.extras[key] = pipeline(  # type: ignore[call-overload]
+                    task, model=self.model, tokenizer=self.tokenizer, device=self.model.device
+                )
+            finally:
+                checks.setLevel(level)
         return self.extras[key]
 
 
@@ -370,6 +380,8 @@ def in_memory(model: Any, tokenizer: Any, source: str, task: str) -> LoadedModel
 def load_uncached(request: LoadRequest, control: TaskControl | None = None) -> LoadedModel:
     """Load tokenizer and task model on the requested device; explain every way this can fail."""
     control = control or TaskControl()
+    if request.runtime == "onnx":
+        return _load_onnx(request, control)
     control.report(f"Locating {request.source}…", None)
     adapter = Path(request.source).expanduser().resolve() if adapter_folder.is_adapter_folder(request.source) else None
     folder = adapter_base(adapter, control) if adapter else resolve_source(request.source, control)
@@ -385,15 +397,8 @@ def load_uncached(request: LoadRequest, control: TaskControl | None = None) -> L
     from bertstudio.core.quantize import check_quantize
 
     check_quantize(request.quantize, device)  # int8 on a GPU is refused before the weights are read
-    from transformers import AutoTokenizer
-
     control.report(f"Reading tokenizer of {request.source}…", None)
-    tokenizer = load_pretrained(AutoTokenizer, adapter_folder.tokenizer_folder(adapter, folder),
-                                f"The tokenizer in '{folder}' cannot be loaded.",
-                                hint="The folder needs tokenizer files (tokenizer.json, or vocab.txt / vocab.json "
-                                     "+ merges.txt).")
-    _check_tokenizer(tokenizer, folder)
-    _check_vocabulary(tokenizer, config, folder)
+    tokenizer = _tokenizer(adapter_folder.tokenizer_folder(adapter, folder), folder, config)
     control.check()
     control.report(f"Loading weights of {request.source}…", None)
     kwargs: dict[str, Any] = {"output_loading_info": True, "trust_remote_code": False, "dtype": dtype}
@@ -439,6 +444,38 @@ def load_uncached(request: LoadRequest, control: TaskControl | None = None) -> L
         info = replace(info, size_mb=state_mb(model))
     control.report(f"Loaded {info.architecture} from {request.source}", 1.0)
     return LoadedModel(model=model, tokenizer=tokenizer, info=info)
+
+
+def _tokenizer(where: Path, folder: Path, config: Any) -> Any:
+    """The tokenizer in `where`, checked against the model in `folder` (its vocabulary fits the embeddings)."""
+    from transformers import AutoTokenizer
+
+    tokenizer = load_pretrained(AutoTokenizer, where, f"The tokenizer in '{folder}' cannot be loaded.",
+                                hint="The folder needs tokenizer files (tokenizer.json, or vocab.txt / vocab.json "
+                                     "+ merges.txt).")
+    _check_tokenizer(tokenizer, folder)
+    _check_vocabulary(tokenizer, config, folder)
+    return tokenizer
+
+
+def _load_onnx(request: LoadRequest, control: TaskControl) -> LoadedModel:
+    """An exported .onnx (the file, or a folder holding one) on ONNX Runtime's CPU provider, with its
+    folder's tokenizer; the engine and the task readers run it as they run a PyTorch model."""
+    from bertstudio.core.export.onnx_runtime import check_request, open_onnx
+    from bertstudio.core.model_folder import estimate_parameters
+
+    check_request(request.task, request.device, request.dtype, request.quantize)
+    quiet_transformers()
+    opened = open_onnx(request.source, request.task, control)
+    config = opened.module.config
+    control.report(f"Reading tokenizer of {request.source}…", None)
+    tokenizer = _tokenizer(opened.folder, opened.folder, config)
+    info = _build_info(request, opened.folder, opened.module, tokenizer, HeadReport())
+    architecture = (getattr(config, "architectures", None) or [info.model_type])[0]
+    info = replace(info, architecture=f"{architecture} (ONNX Runtime)", size_mb=opened.size_mb,
+                   parameters=estimate_parameters(config.to_dict()))
+    control.report(f"Loaded {opened.module.file.name} on ONNX Runtime", 1.0)
+    return LoadedModel(model=opened.module, tokenizer=tokenizer, info=info)  # type: ignore[arg-type]
 
 
 class ModelCache:

@@ -102,9 +102,9 @@ def compare_request(request: Any, compare_source: str) -> Any:
     from dataclasses import replace
 
     source, quantize = split_variant(compare_source)
-    if quantize is None:
-        return replace(request, source=source, quantize=None)
-    return replace(request, source=source, quantize=quantize, device="cpu", dtype="float32")
+    if quantize is None:  # the compared model on PyTorch: `--runtime onnx --compare SRC` sets the two side by side
+        return replace(request, source=source, quantize=None, runtime="torch")
+    return replace(request, source=source, quantize=quantize, device="cpu", dtype="float32", runtime="torch")
 
 
 def size_speed_note(a: Any, b: Any, a_seconds: float, b_seconds: float) -> str:

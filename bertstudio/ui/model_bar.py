@@ -35,6 +35,9 @@ def load_job(request: LoadRequest, control: TaskControl) -> ModelInfo:
 
 
 INT8_CHOICE = "int8 (CPU)"  # the number-format choice that loads float32 and quantizes it (core/quantize.py)
+# The device choice that runs the folder's exported model (model.onnx) on ONNX Runtime: offered only
+# when the chosen source has one and the task runs there (core/export/onnx_runtime.py).
+ONNX_CHOICE = "CPU (ONNX Runtime)"
 
 
 def describe_model(info: ModelInfo) -> str:
@@ -46,8 +49,8 @@ def describe_model(info: ModelInfo) -> str:
         f"hidden {info.hidden_size}" if info.hidden_size else "",
         f"vocabulary {info.vocab_size:,}",
         f"max {info.max_length} tokens",
-        f"{info.request.device} {info.request.quantize or info.request.dtype}"
-        + (" dynamic" if info.request.quantize else ""),
+        ONNX_CHOICE if info.request.runtime == "onnx" else f"{info.request.device} "
+        f"{info.request.quantize or info.request.dtype}" + (" dynamic" if info.request.quantize else ""),
         f"{info.size_mb:.1f} MB" if info.size_mb else "",
     ]
     return " · ".join(f for f in facts if f)
@@ -69,7 +72,7 @@ class ModelBar(QWidget):
         parent: QWidget | None = None,
     ) -> None:
         super().__init__(parent)
-        self.task = task
+        self._task = task
         self.attn_implementation = attn_implementation
         self.info: ModelInfo | None = None
         self._settings = settings
@@ -84,6 +87,7 @@ class ModelBar(QWidget):
         self.source.lineEdit().setPlaceholderText(spec_for(task).default_model)
         self.source.lineEdit().returnPressed.connect(self.load)
         self.source.setEditText(settings.last_source(task) or spec_for(task).default_model)
+        self.source.editTextChanged.connect(lambda _text: self.offer_runtimes())
         self.open_button = QPushButton("Open folder…")
         self.open_button.clicked.connect(self._choose_folder)
         self.device = QComboBox()
@@ -143,6 +147,16 @@ class ModelBar(QWidget):
         self._runner.stopping.connect(self._on_stopping)
         index.changed.connect(self.set_local_models)
         self.set_local_models(index.models)
+        self.offer_runtimes()
+
+    @property
+    def task(self) -> str:
+        return self._task
+
+    @task.setter
+    def task(self, task: str) -> None:  # Evaluate changes it with its file's task: ONNX Runtime runs only some
+        self._task = task
+        self.offer_runtimes()
 
     # -- choices -------------------------------------------------------------------------
     def set_local_models(self, models: list) -> None:
@@ -177,9 +191,30 @@ class ModelBar(QWidget):
         self.device.addItems(devices)
         if current in devices:
             self.device.setCurrentText(current)
+        self.offer_runtimes()
+
+    def offer_runtimes(self) -> None:
+        """"CPU (ONNX Runtime)" among the devices while the source has an exported model the task runs;
+        taken away (back to the CPU) when it has none."""
+        from bertstudio.core.export.onnx_runtime import RUNTIME_TASKS, has_export
+
+        offered = self.device.findText(ONNX_CHOICE)
+        wanted = self._task in RUNTIME_TASKS and has_export(self.source_text())
+        if wanted and offered < 0:
+            self.device.addItem(ONNX_CHOICE)
+            self.device.setItemData(self.device.count() - 1, "The folder's exported model.onnx, run by ONNX Runtime "
+                                    "on the CPU (export it with File → Export model to ONNX…)",
+                                    Qt.ItemDataRole.ToolTipRole)
+        elif not wanted and offered >= 0:
+            if self.device.currentIndex() == offered:
+                self.device.setCurrentText("cpu")
+            self.device.removeItem(offered)
 
     def _device_chosen(self, device: str) -> None:
         self.dtype.clear()
+        if device == ONNX_CHOICE:  # the file runs as it was exported
+            self.dtype.addItem("float32")
+            return
         self.dtype.addItems(getattr(self, "_dtypes", {}).get(device, ["float32"]))
         if device.startswith("cpu"):
             self.dtype.addItem(INT8_CHOICE)
@@ -199,13 +234,15 @@ class ModelBar(QWidget):
 
     # -- loading -------------------------------------------------------------------------
     def request(self, source: str | None = None) -> LoadRequest:
+        onnx = self.device.currentText() == ONNX_CHOICE
         return LoadRequest(
             source=source if source is not None else self.source_text(),
             task=self.task,
-            device=self.device.currentText() or "cpu",
+            device="cpu" if onnx else self.device.currentText() or "cpu",
             dtype="float32" if self.dtype.currentText() == INT8_CHOICE else self.dtype.currentText() or "float32",
             attn_implementation=self.attn_implementation,
             quantize="int8" if self.dtype.currentText() == INT8_CHOICE else None,
+            runtime="onnx" if onnx else "torch",
         )
 
     def load(self, source: str | None = None) -> None:

@@ -70,21 +70,28 @@ def read_metadata(session: Any) -> dict[str, str]:
     return {key[len(PREFIX):]: value for key, value in found.items() if key.startswith(PREFIX)}
 
 
+def session_for(file: Path, threads: int = 0) -> Any:
+    """onnxruntime's CPU session on `file` (all graph optimisations), without spinning idle threads;
+    `threads` for its operators (0: onnxruntime's own choice, one per physical core)."""
+    import onnxruntime
+
+    options = onnxruntime.SessionOptions()
+    options.log_severity_level = 3
+    options.intra_op_num_threads = threads
+    options.add_session_config_entry("session.intra_op.allow_spinning", "0")  # idle threads do not spin
+    try:
+        return onnxruntime.InferenceSession(str(file), options, providers=["CPUExecutionProvider"])
+    except Exception as error:  # onnxruntime raises its own Fail/InvalidProtobuf types
+        raise InputError(f"'{file}' is not an ONNX model onnxruntime can open.", details=str(error)) from error
+
+
 def load_onnx(path: str | Path, tokenizer: str | Path | Any | None = None) -> OrtModel:
     """The .onnx at `path` on onnxruntime's CPU provider, with `tokenizer` (a folder, a loaded
     tokenizer, or None: the source folder the export recorded)."""
-    import onnxruntime
-
     file = Path(path).expanduser()
     if not file.is_file():
         raise InputError(f"'{file}' is not a file.", hint="Choose an .onnx file written by `bertstudio export`.")
-    options = onnxruntime.SessionOptions()
-    options.log_severity_level = 3
-    options.add_session_config_entry("session.intra_op.allow_spinning", "0")  # idle threads do not spin
-    try:
-        session = onnxruntime.InferenceSession(str(file), options, providers=["CPUExecutionProvider"])
-    except Exception as error:  # onnxruntime raises its own Fail/InvalidProtobuf types
-        raise InputError(f"'{file}' is not an ONNX model onnxruntime can open.", details=str(error)) from error
+    session = session_for(file)
     metadata = read_metadata(session)
     if tokenizer is None or isinstance(tokenizer, str | Path):
         folder = tokenizer if tokenizer is not None else metadata.get("folder")

@@ -114,20 +114,27 @@ def _row(text: str, pair: str | None, raw: list[dict[str, Any]], truncated: bool
 
 
 def classify(loaded: LoadedModel, text: str, pair: str | None = None) -> ClassificationResult:
-    """Every label's score for one text, or for a pair (text A, text B) such as a paraphrase check."""
+    """Every label's score for one text, or for a pair (text A, text B) such as a paraphrase check: the
+    text-classification pipeline's scores (top_k=None), its one forward run by the batch engine."""
     require_text(text)
     kind = score_kind(loaded.model.config)
     with execution.exclusive(loaded):
         if pair is None or not pair.strip():
             read, truncation = (text, None) if execution.surely_fits(loaded, text) else execution.fit(loaded, text)
-            raw = execution.run_pipeline(loaded, "text-classification", read, top_k=None)
-            row = _row(read, None, raw, truncation is not None)
+            row = _row(read, None, _scores_of_one(loaded, read, None), truncation is not None)
             return ClassificationResult((row,), kind, truncation=truncation)
         truncated = execution.too_long(loaded, [text], [pair])[0]
-        kwargs = {"truncation": True, "max_length": loaded.info.max_length} if truncated else {}
-        raw = execution.run_pipeline(loaded, "text-classification", {"text": text, "text_pair": pair}, top_k=None,
-                                     **kwargs)
+        raw = _scores_of_one(loaded, text, pair)  # a pair too long is cut longest-first, as the pipeline cuts it
     return ClassificationResult((_row(text, pair, raw, truncated),), kind)
+
+
+def _scores_of_one(loaded: LoadedModel, text: str, pair: str | None) -> list[dict[str, Any]]:
+    """One row's ranked label scores through the engine (no pipeline object: nothing more to import)."""
+    from bertstudio.core import engine
+
+    encoded = steps.encode(loaded, [(text, pair) if pair else (text,)])
+    scores = steps.read(loaded, engine.run_logits(loaded, encoded, progress=False))
+    return _ranked(loaded.model.config, scores[0])
 
 
 def classify_batch(
