@@ -81,7 +81,9 @@ def value_strategy(action: argparse.Action, inputs: Inputs, out: Path) -> st.Sea
     elif dest in OUTPUT_DESTS:
         new = [str(out / name) for name in ("new", "new.onnx", "new.csv", "deeper/than/asked/new")]
         good = st.sampled_from(new)
-        bad = st.sampled_from([*files, *inputs.data[:3], inputs.models[0], str(out)])
+        # never a device: a writer that replaces what it is given would replace /dev/null for the machine
+        ours = [path for path in files if path and not path.startswith("/dev/")]
+        bad = st.sampled_from([*ours, *inputs.data[:3], inputs.models[0], str(out)])
     elif dest in OTHER_FILE_DESTS:
         good, bad = st.sampled_from([*inputs.models, *inputs.data]), st.sampled_from(files)
     elif action.choices is not None:

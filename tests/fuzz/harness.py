@@ -20,7 +20,7 @@ import pytest
 
 # Seconds one case may take before it counts as a hang (tiny models: a case takes well under a second
 # to a few seconds; a training run of a few steps stays far below).
-CASE_SECONDS = float(os.environ.get("BERTSTUDIO_FUZZ_CASE_SECONDS", "45"))
+CASE_SECONDS = float(os.environ.get("BERTSTUDIO_FUZZ_CASE_SECONDS", "120"))
 # Address space a case may add to the process's: a tiny model needs a few hundred MiB.
 CASE_MEMORY = 3 << 30
 # How many generated cases each test runs: small in `./dev test`, large in `./dev fuzz`.
