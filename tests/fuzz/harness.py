@@ -140,6 +140,20 @@ def _usage_error(outcome: Outcome) -> bool:
     return outcome.code == 2 and bool(lines) and lines[0].startswith("usage: ") and ": error: " in lines[-1]
 
 
+def _strict_json(text: str) -> bool:
+    """One JSON document, without NaN or Infinity (which json.loads takes but JSON does not allow)."""
+    import json
+
+    def refuse(constant: str) -> None:
+        raise ValueError(constant)
+
+    try:
+        json.loads(text, parse_constant=refuse)
+    except ValueError:
+        return False
+    return True
+
+
 def problems(outcome: Outcome) -> list[str]:
     """What is wrong with how the command ended, by the CLI's contract (empty when nothing)."""
     found = []
@@ -154,6 +168,8 @@ def problems(outcome: Outcome) -> list[str]:
         found.append("internal error")
     if "out of memory" in outcome.err:
         found.append("out of memory")
+    if outcome.code == 0 and "--json" in outcome.argv and not _strict_json(outcome.out):
+        found.append("invalid JSON on stdout")
     errors = [line for line in outcome.err.splitlines() if line.startswith("error:")]
     if outcome.code == 1 and len(errors) != 1:
         found.append(f"{len(errors)} error lines")

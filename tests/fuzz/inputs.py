@@ -103,6 +103,10 @@ def _suites(folder: Path) -> list[str]:
                                                          "fill": {"x": ["b"]}, "expect": "positive"}]},
         "unfilled.json": {"task": "classify", "tests": [{"name": "t", "type": "MFT", "template": "a {y}",
                                                          "fill": {"x": ["b"]}, "expect": "positive"}]},
+        "nested-slot.json": {"task": "classify", "tests": [{"name": "t", "type": "MFT", "template": "the {x:{x}}",
+                                                           "fill": {"x": ["cat"]}, "expect": "positive"}]},
+        "format-spec.json": {"task": "classify", "tests": [{"name": "t", "type": "MFT", "template": "the {x:>2000}",
+                                                           "fill": {"x": ["cat"]}, "expect": "positive"}]},
         "mask.json": {"task": "classify", "tests": [{"name": "t", "type": "INV", "template": "the {mask} was {x}",
                                                      "fill": {"x": ["good", "bad"]}}]},
     }
@@ -115,13 +119,18 @@ def _suites(folder: Path) -> list[str]:
 
 
 def _runs(folder: Path) -> Path:
-    record = {"id": "20261126-100000-000-aaaa0001", "status": "finished", "task": "text-classification",
-              "started": "2026-11-26T10:00:00", "duration_seconds": 5.0, "device": "cpu", "output_dir": "/x",
-              "model": "m", "data": "", "metrics": {"eval_accuracy": 0.5}}
-    folder.mkdir()
-    (folder / f"{record['id']}.json").write_text(json.dumps(record), encoding="utf-8")
-    (folder / "20261126-110000-000-aaaa0002.json").write_text('{"id": "20261126-110000', encoding="utf-8")
-    (folder / "20261126-120000-000-aaaa0003.json").write_text("[1, 2]", encoding="utf-8")
+    """A runs folder: one good record, and broken ones (cut short, not an object, an infinite number)."""
+    from bertstudio.core.runs import index
+
+    record = index.RunRecord(id="20261126-100000-aaaa0001", status="finished", task="text-classification",
+                             started="2026-11-26T10:00:00", duration_seconds=5.0, device="cpu", output_dir="/x",
+                             model="m", data="", metrics={"eval_accuracy": 0.5})
+    good = index.write_record(record, folder)
+    data = json.loads(good.read_text(encoding="utf-8"))
+    (folder / "20261126-110000-aaaa0002.json").write_text(good.read_text(encoding="utf-8")[:40], encoding="utf-8")
+    (folder / "20261126-120000-aaaa0003.json").write_text("[1, 2]", encoding="utf-8")
+    infinite = {**data, "id": "20261126-130000-aaaa0004", "duration_seconds": float("inf")}
+    (folder / f"{infinite['id']}.json").write_text(json.dumps(infinite), encoding="utf-8")  # Infinity, as json writes it
     return folder
 
 

@@ -33,7 +33,24 @@ def _output_is_special(argv: list[str], _stderr: str) -> bool:
     return bool(mode) and not stat.S_ISDIR(mode) and not stat.S_ISREG(mode) and not stat.S_ISLNK(mode)
 
 
+def _said(words: str) -> Callable[[list[str], str], bool]:
+    return lambda _argv, stderr: words in stderr
+
+
+def _infinite_record(argv: list[str], _stderr: str) -> bool:
+    return (_value(argv, "--runs-dir") or "").endswith("/in/runs")
+
+
 KNOWN: tuple[Known, ...] = (
+    Known(("runs",), "exit 2", _said("OverflowError: cannot convert float infinity"),
+          "a run record with Infinity (duration_seconds) makes `runs` an internal error. (h-borders: JSON)"),
+    Known(("runs",), "internal error", _said("OverflowError: cannot convert float infinity"),
+          "the same case"),
+    Known(("runs",), "invalid JSON", _infinite_record,
+          "`runs --json` copies a record's Infinity into its output: not JSON. (h-borders: JSON writers)"),
+    Known(("check",), "exit 2", _said("Invalid format specifier"),
+          "a suite template slot with a format spec ('the {x:{x}}') is an internal error. (h-borders: templates)"),
+    Known(("check",), "internal error", _said("Invalid format specifier"), "the same case"),
     Known(("train", "features train", "features lens"), "disk:", _output_is_special,
           "saving.check_output refuses a regular file as --output but not a FIFO, socket or device: the run "
           "moves it aside to <output>.old-PID and writes a folder there (as root, --output /dev/null would "

@@ -40,6 +40,7 @@ def _take_lock(folder: Path) -> None:
 def _readers() -> dict[str, tuple[str, Reader]]:
     """name -> (file name the reader looks for, reader of the folder holding it)."""
     from bertstudio.core import datafiles, model_folder, workspace_file
+    from bertstudio.core.anatomy import checkpoint
     from bertstudio.core.corpus import cache
     from bertstudio.core.corpus.index import read_corpus
     from bertstudio.core.evaluate.readers import read_dataset
@@ -76,6 +77,7 @@ def _readers() -> dict[str, tuple[str, Reader]]:
         "model config": ("config.json", lambda d: model_folder.read_config(d)),
         "curves": ("events.jsonl", lambda d: curves.read_curves(d / "events.jsonl")),
         "corpus cache": ("c.npz", lambda d: cache.load(d / "c.npz", "key")),
+        "safetensors header": ("model.safetensors", lambda d: checkpoint.read_header(d / "model.safetensors")),
         "sae": ("sae.json", lambda d: sae_folder.load(d)),
         "tuned lens": ("lens.json", lambda d: tuned_lens.load(d)),
     }
@@ -109,6 +111,11 @@ def _seed(name: str, file_name: str) -> bytes:
         return json.dumps(made[name]).encode()
     if name == "runs folder":
         return _seed("run record", file_name)
+    if name == "safetensors header":
+        import numpy as np
+        from safetensors.numpy import save
+
+        return save({"embeddings.weight": np.ones((3, 4), np.float32), "bias": np.zeros(4, np.float16)})
     if name == "curves":
         return b'{"step": 1, "loss": 0.5}\n{"step": 2, "eval_loss": 0.25}\n'
     return b"text,label\ngood film,positive\nbad film,negative\nfine,positive\n"
