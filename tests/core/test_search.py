@@ -4,9 +4,8 @@ and a bad space file is one clear InputError."""
 
 from __future__ import annotations
 
-import os
-
 import json
+import os
 import threading
 from dataclasses import replace
 from pathlib import Path

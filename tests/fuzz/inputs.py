@@ -130,7 +130,8 @@ def _runs(folder: Path) -> Path:
     (folder / "20261126-110000-aaaa0002.json").write_text(good.read_text(encoding="utf-8")[:40], encoding="utf-8")
     (folder / "20261126-120000-aaaa0003.json").write_text("[1, 2]", encoding="utf-8")
     infinite = {**data, "id": "20261126-130000-aaaa0004", "duration_seconds": float("inf")}
-    (folder / f"{infinite['id']}.json").write_text(json.dumps(infinite), encoding="utf-8")  # Infinity, as json writes it
+    # json.dumps writes the infinity as Infinity, which is not JSON
+    (folder / f"{infinite['id']}.json").write_text(json.dumps(infinite), encoding="utf-8")
     return folder
 
 
