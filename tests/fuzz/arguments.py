@@ -20,6 +20,8 @@ OTHER_FILE_DESTS = {"sae", "tuned_lens"}
 
 NUMBERS = ("0", "1", "2", "3", "-1", "-3", "0.5", "1e-3", "nan", "inf", "-inf", "1e309", "10000000000000",
            "99999999999999999999", "0x10", "1_000", "", "abc", "½")
+INTS = ("0", "1", "2", "3", "-1", "-3", "7", "64", "10000000000000", "99999999999999999999")
+FLOATS = ("0", "0.5", "1", "1e-3", "-1", "2.5", "nan", "inf", "-inf", "1e30", "1e-30")
 TEXTS = ("", " ", "the [MASK] sat on the mat .", "[MASK]", "<mask> is here", "Paris is in France .",
          "{x:>300000000}", "{x:{x}}", "{", "a\x00b", "\udcff\udcfe", "naïve café", "-", "--", "[CLS] [SEP] [PAD]",
          "word " * 4000, "\n\n\t", "finance", "positive", "O", "B-PER")
@@ -93,11 +95,20 @@ def value_strategy(action: argparse.Action, inputs: Inputs, out: Path) -> st.Sea
         return st.sampled_from(DEVICES)
     elif dest == "ablate_heads":
         return st.sampled_from(HEAD_LISTS)
-    elif action.type in (int, float):
-        return st.sampled_from(NUMBERS)
+    elif action.type is int:
+        good, bad = st.sampled_from(INTS), st.sampled_from(NUMBERS)
+    elif action.type is float:
+        good, bad = st.sampled_from(FLOATS), st.sampled_from(NUMBERS)
     else:
         return st.one_of(st.sampled_from(NUMBERS), _texts())
     return st.one_of(good, good, good, bad)  # three good for one bad
+
+
+def _option(flag: str, *values: str) -> list[str]:
+    """`--flag value`, or `--flag=-1` where argparse would take the value for an option."""
+    if len(values) == 1 and values[0].startswith("-"):
+        return [f"{flag}={values[0]}"]
+    return [flag, *values]
 
 
 def _is_required(action: argparse.Action) -> bool:
@@ -137,9 +148,39 @@ def argv(draw: st.DrawFn, command: Command, inputs: Inputs, out: Path) -> list[s
         if action.option_strings:
             repeats = draw(st.integers(1, 2)) if isinstance(action, argparse._AppendAction) else 1
             for _ in range(repeats):
-                options += [action.option_strings[0], *values]
+                options += _option(action.option_strings[0], *values)
         else:
             positionals += values
     if positionals:
         options += ["--", *positionals] if draw(st.booleans()) else positionals
     return [*command.words, *options]
+
+
+@st.composite
+def mutated(draw: st.DrawFn, command: Command, seed: list[str], inputs: Inputs, out: Path) -> list[str]:
+    """`seed` with one to three arguments set to a drawn value (right or wrong) or left out."""
+    line = list(seed)
+    actions = [a for a in command.parser._actions if not isinstance(a, argparse._HelpAction)]
+    for _ in range(draw(st.integers(1, 3))):
+        action = draw(st.sampled_from(actions))
+        flag = action.option_strings[0] if action.option_strings else None
+        present = [i for i, word in enumerate(line) if word in action.option_strings]
+        if flag is None:  # a positional: the seed's last word is one
+            line[-1] = draw(value_strategy(action, inputs, out))
+        elif present and draw(st.integers(0, 7)) == 0:  # left out
+            at = present[0]
+            del line[at: at + (1 if action.nargs == 0 else 2)]
+        elif action.nargs == 0:
+            line.insert(len(command.words), flag)
+        elif present and action.nargs in (None, "?"):
+            line[present[0] + 1] = draw(value_strategy(action, inputs, out))
+        else:
+            line[len(command.words):len(command.words)] = _option(flag, draw(value_strategy(action, inputs, out)))
+    return line
+
+
+def case(command: Command, inputs: Inputs, out: Path, seed_lines: list[list[str]]) -> st.SearchStrategy[list[str]]:
+    """Mostly a working line changed a little; sometimes one drawn from the parser alone."""
+    from_seeds = st.sampled_from(seed_lines).flatmap(lambda seed: mutated(command, seed, inputs, out))
+    return st.one_of(from_seeds, from_seeds, from_seeds, argv(command, inputs, out)) if seed_lines else \
+        argv(command, inputs, out)

@@ -29,6 +29,7 @@ class Inputs:
     folders: list[str] = field(default_factory=list)
     specials: list[str] = field(default_factory=list)
     runs: Path | None = None
+    sae: Path | None = None
 
     @property
     def inputs(self) -> Path:
@@ -152,6 +153,18 @@ def _specials(folder: Path) -> list[str]:
             str(folder / "a-folder"), str(folder / "missing.csv"), ""]
 
 
+def _sae(found: Inputs) -> Path:
+    """A trained sparse autoencoder (one epoch on a tiny model), for `features encode/show`."""
+    from bertstudio.cli import main
+
+    folder = found.inputs / "sae"
+    corpus = next(path for path in found.data if path.endswith("pretraining_corpus.txt"))
+    code = main(["features", "train", "--model", found.models[0], "--layer", "1", "--corpus", corpus,
+                 "--output", str(folder), "--epochs", "1"])
+    assert code == 0, "the SAE the fuzzer reads could not be trained"
+    return folder
+
+
 def build(root: Path) -> Inputs:
     """Everything under root/in; outputs of the cases go under root/out."""
     found = Inputs(root)
@@ -163,5 +176,6 @@ def build(root: Path) -> Inputs:
     found.suites = _suites(found.inputs / "suites")
     found.specials = _specials(found.inputs / "special")
     found.runs = _runs(found.inputs / "runs")
+    found.sae = _sae(found)
     found.folders = [str(found.inputs / "models"), str(found.runs), str(found.inputs / "data")]
     return found

@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 from tests.fuzz import arguments, harness
 from tests.fuzz.inputs import ROOT, Inputs, build
 from tests.fuzz.known import known_finding
+from tests.fuzz.seeds import seeds
 
 COMMANDS = {command.name: command for command in arguments.commands()}
 # Commands that train or export: a case takes seconds, not a fraction of one.
@@ -74,7 +75,8 @@ def test_a_fuzzed_command_line_ends_cleanly(name: str, inputs: Inputs, capfd: py
     def case(data: st.DataObject) -> None:
         out = inputs.root / "out" / f"case-{next(_case_numbers)}"
         out.mkdir()
-        argv = data.draw(arguments.argv(command, inputs, out), label="argv")
+        lines = seeds(inputs, out).get(name, [])
+        argv = data.draw(arguments.case(command, inputs, out, lines), label="argv")
         check_case(name, argv, inputs, capfd)
 
     case()
