@@ -23,14 +23,26 @@ def _value(argv: list[str], flag: str) -> str | None:
     return next((argv[i + 1] for i in range(len(argv) - 1) if argv[i] == flag), None)
 
 
-def _output_is_special(argv: list[str], _stderr: str) -> bool:
-    """--output names something that exists and is neither a folder nor a regular file (a FIFO)."""
-    output = _value(argv, "--output")
-    try:
-        mode = os.lstat(output).st_mode if output else 0
-    except OSError:
-        return False
-    return bool(mode) and not stat.S_ISDIR(mode) and not stat.S_ISREG(mode) and not stat.S_ISLNK(mode)
+def _special(flag: str) -> Callable[[list[str], str], bool]:
+    """`flag` names something that exists and is neither a folder nor a regular file nor a link (a FIFO)."""
+
+    def special(argv: list[str], _stderr: str) -> bool:
+        output = _value(argv, flag)
+        try:
+            mode = os.lstat(output).st_mode if output else 0
+        except OSError:
+            return False
+        return bool(mode) and not stat.S_ISDIR(mode) and not stat.S_ISREG(mode) and not stat.S_ISLNK(mode)
+
+    return special
+
+
+_output_is_special = _special("--output")
+
+
+def _existing_file(flag: str) -> Callable[[list[str], str], bool]:
+    """`flag` names a regular file that was there before the case (one of the inputs)."""
+    return lambda argv, _stderr: "/in/" in (_value(argv, flag) or "") and os.path.isfile(_value(argv, flag) or "")
 
 
 def _said(words: str) -> Callable[[list[str], str], bool]:
@@ -42,6 +54,12 @@ def _infinite_record(argv: list[str], _stderr: str) -> bool:
 
 
 KNOWN: tuple[Known, ...] = (
+    Known(("check",), "hang:", _special("--failures"),
+          "`check --failures FIFO` opens the FIFO for writing and waits for a reader for ever (no special-file "
+          "check on --failures). (h-borders: output policy of check --failures)"),
+    Known(("check",), "disk:", _existing_file("--failures"),
+          "`check --failures FILE` replaces an existing file without asking (issue 40, severe 2). "
+          "(h-borders: output policy of check --failures)"),
     Known(("runs",), "exit 2", _said("OverflowError: cannot convert float infinity"),
           "a run record with Infinity (duration_seconds) makes `runs` an internal error. (h-borders: JSON)"),
     Known(("runs",), "internal error", _said("OverflowError: cannot convert float infinity"),
@@ -65,6 +83,11 @@ KNOWN_READERS: dict[tuple[str, str], str] = {
                       "(the CLI says 'error: Illegal seek', no path; the window's worker gets a raw OSError). Fix: "
                       "fstat the opened lock and refuse what is not a regular file. (h-borders: locks)",
 }
+
+
+def known_hang(command: str, argv: list[str]) -> bool:
+    """A case that would hang for a known reason: not run at all (each would cost the whole time limit)."""
+    return any(command in k.commands and k.problem == "hang:" and k.when(argv, "") for k in KNOWN)
 
 
 def known_finding(command: str, argv: list[str], problem: str, stderr: str) -> bool:
