@@ -253,3 +253,13 @@ def test_the_supported_versions_agree_in_dev_pyproject_and_readme() -> None:
     assert listed == versions
     said = f"Python {', '.join(versions[:-1])} or {versions[-1]}"
     assert said in (ROOT / "README.md").read_text().replace("**", "")
+
+
+def test_fuzz_runs_the_fuzz_tests_at_length_with_the_arguments_given(machine: Machine) -> None:
+    """`./dev fuzz` (issue 40): the harness of tests/fuzz with many cases; `./dev test` runs a few."""
+    machine.python("python3", "3.11")
+    done = machine.dev("fuzz", "-x", FAKE_WHEEL="2.13.0+cpu")
+    assert done.returncode == 0, done.stderr
+    (pytest_run,) = [c for c in machine.log() if c[1:3] == ["-m", "pytest"]]
+    assert pytest_run[3:] == ["-p", "no:cacheprovider", "tests/fuzz", "-x"]
+    assert "fuzz" in machine.dev("nope").stderr

@@ -391,6 +391,9 @@ def load_uncached(request: LoadRequest, control: TaskControl | None = None) -> L
     if adapter:  # a LoRA adapter: the base rebuilt with the trained model's labels and head
         config = adapter_folder.head_config(adapter, folder)
     _check_task_supported(request.task, config)
+    check_config = spec_for(request.task).check_config
+    if check_config is not None:  # a head of the wrong shape for the task (QA with 5 labels)
+        check_config(config, request.source)
     judged = None if adapter else judge_heads(folder)  # the models list's judgement, before any weight is read
     device = devices.normalise_device(request.device)
     dtype = devices.torch_dtype(device, request.dtype)

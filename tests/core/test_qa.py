@@ -319,6 +319,21 @@ def test_cli_compare_json(checkpoint_factory, tmp_path, capsys) -> None:
     assert capsys.readouterr().err
 
 
+@pytest.mark.parametrize("command", [
+    ["explain", "--task", "qa"], ["head-importance", "--task", "qa"], ["export", "--task", "qa", "--no-speed"]])
+def test_every_consumer_refuses_a_token_classifier_as_qa(checkpoint_factory, tmp_path, capfd, command) -> None:  # noqa: ANN001
+    """Found by the fuzz harness (issue 40): only `qa` checked the span head's 2 labels; explain, head
+    importance and export ran the 5-label head into the model's forward: an internal error (exit 2)."""
+    from tests.conftest import run_cli
+
+    token_classifier = str(checkpoint_factory("bert", "TokenClassification"))
+    extra = ["--output", str(tmp_path / "m.onnx")] if command[0] == "export" else \
+        ["--question", QUESTION, "--context", SHORT]
+    done = run_cli(capfd, *command, "--model", token_classifier, *extra)
+    assert done.returncode == 1 and "needs 2 (answer start and end)" in done.stderr, done.stderr
+    assert not (tmp_path / "m.onnx").exists()
+
+
 def test_cli_refuses_bad_inputs_in_one_line(checkpoint_factory, tmp_path, capsys) -> None:
     """A token-classification checkpoint, a binary or folder context file: exit 1, one message."""
     from bertstudio.cli import main

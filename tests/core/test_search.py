@@ -5,6 +5,7 @@ and a bad space file is one clear InputError."""
 from __future__ import annotations
 
 import json
+import os
 import threading
 from dataclasses import replace
 from pathlib import Path
@@ -128,11 +129,23 @@ def test_bad_spaces_are_one_clear_error(base: TrainConfig, space: object, words:
 
 
 def test_space_file_errors(base: TrainConfig, tmp_path: Path) -> None:
-    with pytest.raises(InputError, match="cannot be read"):
+    with pytest.raises(InputError, match="does not exist"):
         read_space(tmp_path / "none.json", base)
     (tmp_path / "bad.json").write_text("{", encoding="utf-8")
     with pytest.raises(InputError, match="not valid JSON"):
         read_space(tmp_path / "bad.json", base)
+
+
+@pytest.mark.parametrize(("make", "words"), [
+    (lambda p: os.mkfifo(p), "a pipe"),  # the old reader waited forever for a writer
+    (lambda p: p.symlink_to("/dev/zero"), "a device"),  # the old reader read until out of memory
+    (lambda p: p.write_text("[" * 100_000 + "]" * 100_000, encoding="utf-8"), "nested more than"),
+])
+def test_a_space_file_that_is_no_file_is_refused_at_once(base: TrainConfig, tmp_path: Path, make, words: str) -> None:  # noqa: ANN001
+    """Found by the fuzz harness (issue 40): the space file is read through the bounded reader."""
+    make(tmp_path / "space.json")
+    with pytest.raises(InputError, match=words):
+        read_space(tmp_path / "space.json", base)
 
 
 def test_search_needs_validation_data_and_refuses_a_foreign_output(base: TrainConfig, tmp_path: Path) -> None:

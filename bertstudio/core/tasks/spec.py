@@ -229,6 +229,9 @@ class TaskSpec:
     # Trace why's Copy as Python (core/patching/snippet.py): the script lines that define
     # `probability(outputs)`, P(target) as Explain reads it; "" where no script is written.
     patch_reader: str = ""
+    # (config, source) -> None, raising MissingHeadError where the checkpoint's head cannot serve the task
+    # (QA's span head needs 2 labels): core/models.py asks it before any weight is read.
+    check_config: Callable[[Any, str], None] | None = None
 
     @property
     def cli_name(self) -> str:

@@ -19,13 +19,17 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from bertstudio.core.datafiles import parse_json
 from bertstudio.core.errors import InputError
+from bertstudio.core.files import read_text
 from bertstudio.core.training.config import TrainConfig
 from bertstudio.core.training.options import options
 
 SEARCHABLE = ("learning_rate", "batch_size", "warmup_ratio", "epochs", "weight_decay", "lora_rank")
 INTEGER = {"batch_size", "lora_rank"}
 # validation metrics where higher is better; anything else (loss, perplexity) is minimised
+# A space file names a few ranges: a few hundred bytes; anything near this bound is not one.
+MAX_SPACE_BYTES = 1 << 20
 MAXIMISED = frozenset({"accuracy", "macro_f1", "f1", "exact_match", "pearson", "spearman"})
 
 
@@ -167,12 +171,5 @@ def parse_space(data: Any, config: TrainConfig) -> SearchSpace:
 
 def read_space(path: str | Path, config: TrainConfig) -> SearchSpace:
     """A space file; a missing or broken file is one clear InputError."""
-    try:
-        text = Path(path).expanduser().read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as error:
-        raise InputError(f"The search space file '{path}' cannot be read ({error}).") from None
-    try:
-        data = json.loads(text)
-    except ValueError as error:
-        raise InputError(f"The search space file '{path}' is not valid JSON ({error}).") from None
-    return parse_space(data, config)
+    text = read_text(path, "search space file", MAX_SPACE_BYTES)  # refuses pipes, devices, loops, huge files
+    return parse_space(parse_json(text, f"The search space file '{path}'"), config)

@@ -313,17 +313,22 @@ def _window_chars(features: Features) -> tuple[tuple[int, int], ...]:
     return tuple(spans)
 
 
-def require_span_head(loaded: LoadedModel) -> None:
+def check_span_config(config: Any, source: str) -> None:
     """A QA head gives two numbers per token (start, end); a checkpoint configured with other
-    labels (a token classifier) would fail deep inside the model's forward."""
-    labels = getattr(loaded.model.config, "num_labels", 2)
+    labels (a token classifier) would fail deep inside the model's forward, in every consumer
+    (answer, explain, head importance, export): refused when loading, before any weight is read."""
+    labels = getattr(config, "num_labels", 2)
     if labels != 2:
-        info = loaded.info
         raise MissingHeadError(
-            f"{info.architecture} from '{info.request.source}' is configured with {labels} labels; "
-            "a question-answering head needs 2 (answer start and end), so it cannot answer questions.",
+            f"The checkpoint '{source}' is configured with {labels} labels; a question-answering head needs 2 "
+            "(answer start and end), so it cannot answer questions.",
             hint="Choose a question-answering checkpoint (e.g. one fine-tuned on SQuAD).",
         )
+
+
+def require_span_head(loaded: LoadedModel) -> None:
+    """check_span_config for a model already loaded (one built in memory skips the loader's check)."""
+    check_span_config(loaded.model.config, loaded.info.request.source)
 
 
 def answer(

@@ -4,14 +4,14 @@ this package, so a grep for a function finds who uses it."""
 from __future__ import annotations
 
 from bertstudio.core.evaluate.rows import pair_of_two
-from bertstudio.core.tasks.qa import compare, evaluate, explain, run, snippet, suite
+from bertstudio.core.tasks.qa import check_span_config, compare, evaluate, explain, run, snippet, suite
 from bertstudio.core.tasks.qa.train import QuestionAnswering
 from bertstudio.core.tasks.spec import EvaluateAdapter, ExplainAdapter, SuiteAdapter, SuiteFix, TaskSpec
 
 SPEC = TaskSpec(
     key="qa", title="Question answering", model_class="AutoModelForQuestionAnswering",
     default_model="distilbert/distilbert-base-cased-distilled-squad", run=run, compare=compare, order=40,
-    script=snippet.build,
+    script=snippet.build, check_config=check_span_config,
     explain=ExplainAdapter(
         parts="the question, then the context", texts_of=explain.texts_of, inputs_of=explain.inputs_of,
         target_of=explain.target_of, prepare=explain.prepare, summary=explain.summary,
