@@ -21,7 +21,7 @@ from bertstudio.core.progress import ProgressEvent, TaskControl
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     group = parser.add_argument_group("hyperparameter search (Optuna)")
-    group.add_argument("--search", type=int, metavar="TRIALS", default=0,
+    group.add_argument("--search", type=int, metavar="TRIALS", default=None,
                        help="run TRIALS trials of a seeded Optuna search; the best trial's model goes to --output, "
                             "every finished trial to --output/trials")
     group.add_argument("--search-space", metavar="FILE", default="",
@@ -83,6 +83,9 @@ def run(args: argparse.Namespace, config: Any) -> int:
             signal.signal(number, handler)
     if args.json:
         print(json.dumps(result.to_json()), flush=True)
+    if result.best is None and result.stopped:  # the user's Ctrl+C: said as stopped, not as a failure
+        print("stopped: no trial finished, so no model was saved.", file=sys.stderr, flush=True)
+        return 130
     if result.best is None:
         raise InputError(f"No trial finished{' (stopped)' if result.stopped else ''}, so no model was saved.",
                          hint="The trials' messages above say why; try a narrower learning-rate range.")

@@ -142,7 +142,7 @@ def run(args: argparse.Namespace) -> int:
         return train_lora.merge(args)
     config = config_from_args(args)
     config.validate()  # bad settings are refused before anything is loaded
-    if getattr(args, "search", 0):
+    if getattr(args, "search", None) is not None:  # --search 0 is refused there, never a silent single run
         from bertstudio.cli import _train_search as train_search
 
         return train_search.run(args, config)

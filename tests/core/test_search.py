@@ -128,7 +128,7 @@ def test_bad_spaces_are_one_clear_error(base: TrainConfig, space: object, words:
 
 
 def test_space_file_errors(base: TrainConfig, tmp_path: Path) -> None:
-    with pytest.raises(InputError, match="cannot be read"):
+    with pytest.raises(InputError, match="does not exist"):
         read_space(tmp_path / "none.json", base)
     (tmp_path / "bad.json").write_text("{", encoding="utf-8")
     with pytest.raises(InputError, match="not valid JSON"):

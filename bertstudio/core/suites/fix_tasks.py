@@ -92,6 +92,23 @@ def write_task_rows(task: str, rows: Sequence[TaskRow], path: str | Path) -> Pat
     return path
 
 
+def half_paths(task: str, path: str | Path) -> tuple[Path, Path]:
+    """Where `check --failures PATH` writes the train half (PATH itself) and the measure half (beside it,
+    `.measure` before the ending): a CoNLL or SQuAD file has no column for the half."""
+    _fix(task)
+    path = Path(path).expanduser()
+    return path, path.with_name(f"{path.stem}.measure{path.suffix}")
+
+
+def write_task_halves(task: str, rows: Sequence[TaskRow], path: str | Path) -> tuple[Path, Path]:
+    """The train half's rows into `path`, the measure half's beside it (`half_paths`), each in the task's
+    training format, so the fix is trained on one half and judged on the other."""
+    train, measure = half_paths(task, path)
+    write_task_rows(task, [r for r in rows if r.split == TRAIN], train)
+    write_task_rows(task, [r for r in rows if r.split != TRAIN], measure)
+    return train, measure
+
+
 def task_fix_file(task: str, data: str | Path, rows: Sequence[TaskRow]) -> tuple[Path, int]:
     """The user's data as training reads it plus the train half's rows, as a new file beside it."""
     fix = _fix(task)

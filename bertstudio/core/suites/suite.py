@@ -106,6 +106,17 @@ def read_suite_data(path: str | Path) -> Any:
     return data
 
 
+def suite_task(data: Any) -> str:
+    """The task key a suite's JSON value names, or "" (read leniently: parse_suite reports the problem)."""
+    from bertstudio.core.tasks.spec import spec_for_command
+
+    name = data.get("task") if isinstance(data, Mapping) else None
+    try:
+        return spec_for_command(name).key if isinstance(name, str) else ""
+    except ValueError:
+        return ""
+
+
 def parse_suite(data: Any, source: str = "the suite", path: str = "",
                 masks: Mapping[str, Sequence[str]] | None = None) -> Suite:
     """A suite from its JSON value; `source` names it in messages; `masks`: the words of each test's `{mask}`."""

@@ -15,6 +15,7 @@ A space file is one JSON object, e.g.
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -23,10 +24,24 @@ from bertstudio.core.errors import InputError
 from bertstudio.core.training.config import TrainConfig
 from bertstudio.core.training.options import options
 
+MAX_SPACE_BYTES = 1024 * 1024
 SEARCHABLE = ("learning_rate", "batch_size", "warmup_ratio", "epochs", "weight_decay", "lora_rank")
 INTEGER = {"batch_size", "lora_rank"}
 # validation metrics where higher is better; anything else (loss, perplexity) is minimised
-MAXIMISED = frozenset({"accuracy", "macro_f1", "f1", "exact_match", "pearson", "spearman"})
+MAXIMISED = frozenset({"accuracy", "macro_f1", "f1", "exact_match", "pearson", "spearman", "precision", "recall",
+                       "mlm_accuracy", "nsp_accuracy"})
+# every validation metric a trainable reports (core/tasks/<task>/train.py) and the loss: a name outside
+# them is a typo, refused before the first trial (the one a task does not report, at its first evaluation)
+KNOWN_METRICS = MAXIMISED | {"loss"}
+
+
+def check_metric(metric: str) -> str:
+    """`metric` if some task reports it (eval_ prefix dropped); an InputError listing them otherwise."""
+    name = metric.removeprefix("eval_")
+    if name not in KNOWN_METRICS:
+        raise InputError(f"'{metric}' is not a validation metric training reports.",
+                         hint="Use one of: " + ", ".join(sorted(KNOWN_METRICS)) + ".")
+    return name
 
 
 @dataclass(frozen=True)
@@ -102,8 +117,9 @@ def default_space(config: TrainConfig) -> SearchSpace:
 
 
 def _number(name: str, key: str, value: Any) -> float:
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        raise InputError(f"In the search space, {name}'s \"{key}\" must be a number, not {json.dumps(value)}.")
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+        raise InputError(f"In the search space, {name}'s \"{key}\" must be a finite number, not "
+                         f"{json.dumps(value, allow_nan=True)}.")
     return float(value)
 
 
@@ -167,12 +183,8 @@ def parse_space(data: Any, config: TrainConfig) -> SearchSpace:
 
 def read_space(path: str | Path, config: TrainConfig) -> SearchSpace:
     """A space file; a missing or broken file is one clear InputError."""
-    try:
-        text = Path(path).expanduser().read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as error:
-        raise InputError(f"The search space file '{path}' cannot be read ({error}).") from None
-    try:
-        data = json.loads(text)
-    except ValueError as error:
-        raise InputError(f"The search space file '{path}' is not valid JSON ({error}).") from None
-    return parse_space(data, config)
+    from bertstudio.core.datafiles import parse_json
+    from bertstudio.core.files import read_text
+
+    text = read_text(path, "search space file", MAX_SPACE_BYTES)
+    return parse_space(parse_json(text, f"The search space file '{path}'"), config)
