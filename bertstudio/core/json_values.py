@@ -52,6 +52,10 @@ def dumps(value: Any, indent: int | None = None, default: Any = None) -> str:
     object gets a note under "notes" saying which were (a list or a scalar gets the nulls alone)."""
     import json
 
+    try:  # the common case at C speed: nothing to clean
+        return json.dumps(value, ensure_ascii=False, indent=indent, allow_nan=False, default=default)
+    except ValueError:
+        pass
     if default is not None:  # objects json cannot write (paths, dates) turned into what it can first
         value = json.loads(json.dumps(value, default=default, allow_nan=True))
     cleaned, found = finite_json(value)

@@ -11,7 +11,6 @@ Cancel mid-search ends the running trial, keeps the finished ones and still save
 
 from __future__ import annotations
 
-import json
 import shutil
 import threading
 from dataclasses import dataclass, field, replace
@@ -19,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from bertstudio.core.errors import BertStudioError, InputError, TaskCancelled
+from bertstudio.core.json_values import dumps
 from bertstudio.core.progress import TaskControl
 from bertstudio.core.training import saving
 from bertstudio.core.training.config import TrainConfig
@@ -260,7 +260,7 @@ def _finish(config: TrainConfig, output: Path, space: SearchSpace, study: Any, r
         best = pick(finished, key=lambda r: r.value)  # type: ignore[arg-type,return-value]
     result = SearchResult(str(output) if best else "", space.metric, space.direction, tuple(records), best, stopped,
                           importance(study))
-    table = json.dumps({**result.to_json(), "space": space.to_json(), "seed": config.seed}, indent=2)
+    table = dumps({**result.to_json(), "space": space.to_json(), "seed": config.seed}, indent=2)
     if best is None:
         (output / SEARCH_FILE).write_text(table, encoding="utf-8")
         return result
