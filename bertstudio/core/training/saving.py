@@ -132,7 +132,10 @@ def check_output(output_dir: str, replace: bool) -> Path:
 
     `replace`: an earlier BERT Studio run there may be replaced (--overwrite, or --resume of it).
     """
+    from bertstudio.core.outputs import refuse_inside_package
+
     output = resolved(output_dir)
+    refuse_inside_package(output, "output folder")
     cwd, home = Path.cwd().resolve(), Path.home().resolve()
     if output == output.parent or output == home or output in cwd.parents or output == cwd:
         raise InputError(f"'{output}' cannot be the output folder: it holds other files and would be replaced.",
