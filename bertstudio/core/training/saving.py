@@ -273,8 +273,10 @@ def checkpoint_problem(folder: Path) -> str | None:
     from safetensors import safe_open
     from transformers.trainer_pt_utils import safe_globals
 
-    missing = [name for name in CHECKPOINT_FILES if not (folder / name).is_file()]
-    weights = sorted(folder.glob("model*.safetensors"))
+    adapter = (folder / "adapter_config.json").is_file()  # a LoRA run's checkpoint: the adapter, no config.json
+    missing = [name for name in CHECKPOINT_FILES if not (folder / name).is_file()
+               and not (adapter and name == "config.json")]
+    weights = sorted(folder.glob("adapter_model*.safetensors" if adapter else "model*.safetensors"))
     rng = sorted(folder.glob("rng_state*.pth"))
     if missing or not weights or not rng:
         return "missing " + ", ".join(missing + ([] if weights else ["model weights"]) + ([] if rng else ["rng state"]))
