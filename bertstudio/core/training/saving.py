@@ -185,11 +185,12 @@ def replace_folder(partial: Path, final: Path) -> None:
 
 
 def remove_ours(folder: Path) -> bool:
-    """Delete a folder only if it carries our marker; True if it was removed."""
-    if folder.is_dir() and is_ours(folder):
-        shutil.rmtree(folder, ignore_errors=True)
-        return True
-    return False
+    """Delete a folder only if it carries our marker (a symbolic link is never followed); True only if
+    it is gone afterwards."""
+    if folder.is_symlink() or not folder.is_dir() or not is_ours(folder):
+        return False
+    shutil.rmtree(folder, ignore_errors=True)
+    return not folder.exists()
 
 
 def disk_full(error: BaseException, folder: Path | None = None) -> bool:
