@@ -81,3 +81,15 @@ def test_a_choice_number_past_the_choices_is_refused() -> None:
         parse_suite(suite)
     suite["tests"][0]["expect"] = 2
     assert parse_suite(suite).cases == 1
+
+
+def test_the_characters_a_suite_makes_are_bounded_before_they_are_built() -> None:
+    """100,000 cases of 100,000 characters each were within the case and input bounds: 10 GB."""
+    with pytest.raises(TemplateError, match="characters in all"):
+        expand(["{x} {y}"], {"x": ["a" * 40_000] * 100, "y": ["b" * 40_000] * 100})
+    perturbed = {"task": "classify", "tests": [{"name": "t", "type": "INV", "inputs": ["John " + "x" * 90_000] * 800,
+                                                "perturb": "names", "samples": 100}]}
+    started = time.monotonic()
+    with pytest.raises(InputError, match="characters of perturbed inputs"):
+        parse_suite(perturbed)
+    assert time.monotonic() - started < 1.0

@@ -7,7 +7,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from bertstudio.core.errors import InputError
-from bertstudio.core.suites.templates import TemplateError, count_cases
+from bertstudio.core.suites.templates import MAX_SUITE_CHARS, TemplateError, count_cases
 
 
 def planned_cases(raw: Any, masks: Mapping[str, Sequence[str]] | None = None) -> tuple[int, str]:
@@ -35,8 +35,24 @@ def planned_cases(raw: Any, masks: Mapping[str, Sequence[str]] | None = None) ->
         return 0, ""
 
 
+def planned_chars(raw: Any) -> int:
+    """About how many characters a perturbed test's inputs make: the given inputs' (or pairs') length
+    times `samples` (a perturbation changes a few words, not the length); 0 where `planned_cases` counts."""
+    if not isinstance(raw, Mapping) or "perturb" not in raw:
+        return 0
+    samples = raw.get("samples", 1)
+    samples = samples if isinstance(samples, int) and not isinstance(samples, bool) and samples > 0 else 1
+    items = raw.get("inputs") if isinstance(raw.get("inputs"), list) else []
+    return samples * sum(len(item) if isinstance(item, str) else sum(len(p) for p in item if isinstance(p, str))
+                         if isinstance(item, list) else 0 for item in items)
+
+
 def refuse_too_many(tests: list[Any], source: str, cap: int, masks: Mapping[str, Sequence[str]] | None) -> None:
     """A suite over cap refused before expansion, naming its largest test and what to shorten."""
+    chars = sum(planned_chars(raw) for raw in tests)
+    if chars > MAX_SUITE_CHARS:
+        raise InputError(f"{source} would make about {chars:,} characters of perturbed inputs, more than "
+                         f"{MAX_SUITE_CHARS:,}.", hint="Lower 'samples' or give shorter or fewer inputs.")
     planned = [planned_cases(raw, masks) for raw in tests]
     total = sum(count for count, _field in planned)
     if total <= cap:

@@ -17,6 +17,7 @@ from collections.abc import Mapping, Sequence
 
 MAX_EXPANSION = 20_000  # cases one template may make: a typo in a list must not make millions
 MAX_INPUT_CHARS = 100_000  # characters of one generated or given input (a model reads ~512 tokens)
+MAX_SUITE_CHARS = 50_000_000  # characters of all the inputs a suite makes (cases x their length), in memory at once
 
 Piece = tuple[str, str | None]  # literal text, then the slot that follows it (None at the end)
 
@@ -85,6 +86,9 @@ def expand(templates: Sequence[str], fill: Mapping[str, Sequence[str]]) -> list[
     if longest > MAX_INPUT_CHARS:
         raise TemplateError(f"the template can make an input of {longest:,} characters, more than "
                             f"{MAX_INPUT_CHARS:,}; shorten it or its fill words")
+    if total * longest * len(parsed) > MAX_SUITE_CHARS:
+        raise TemplateError(f"the template makes {total:,} cases of up to {longest:,} characters, more than "
+                            f"{MAX_SUITE_CHARS:,} characters in all; shorten the fill lists or the words")
     out = []
     for words in itertools.product(*(fill[name] for name in names)):
         values = dict(zip(names, words, strict=True))
