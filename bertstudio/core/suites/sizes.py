@@ -42,9 +42,15 @@ def planned_chars(raw: Any) -> int:
         return 0
     samples = raw.get("samples", 1)
     samples = samples if isinstance(samples, int) and not isinstance(samples, bool) and samples > 0 else 1
-    items = raw.get("inputs") if isinstance(raw.get("inputs"), list) else []
-    return samples * sum(len(item) if isinstance(item, str) else sum(len(p) for p in item if isinstance(p, str))
-                         if isinstance(item, list) else 0 for item in items)
+    items = raw.get("inputs")
+    return samples * sum(_chars(item) for item in (items if isinstance(items, list) else []))
+
+
+def _chars(item: Any) -> int:
+    """The characters of one input: a text, or the texts of a list of parts."""
+    if isinstance(item, str):
+        return len(item)
+    return sum(len(part) for part in item if isinstance(part, str)) if isinstance(item, list) else 0
 
 
 def refuse_too_many(tests: list[Any], source: str, cap: int, masks: Mapping[str, Sequence[str]] | None) -> None:
