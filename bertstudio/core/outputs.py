@@ -105,8 +105,14 @@ def write_json(path: str | Path, value: object, indent: int | None = 2) -> Path:
     return write_text(path, dumps(value, indent=indent) + "\n")
 
 
-def folder_lock(folder: Path, task: str) -> contextlib.AbstractContextManager[object]:
-    """`<folder>.lock` held while `task` writes into `folder`: a second writer is refused in one line."""
-    from bertstudio.core.training import saving
+def lock_path(output: Path) -> Path:
+    """Where the lock of an output (a folder, or a file such as an .onnx) lives: `<output>.lock` beside it."""
+    return output.with_name(output.name + ".lock")
 
-    return saving.run_lock(folder, task)
+
+def folder_lock(folder: Path, task: str) -> contextlib.AbstractContextManager[object]:
+    """`<folder>.lock` held while `task` writes into `folder`: a second writer is refused in one line
+    (core/training/locks.py: a lock left by a dead process is taken over)."""
+    from bertstudio.core.training import locks
+
+    return locks.run_lock(folder, lock_path(folder), task)

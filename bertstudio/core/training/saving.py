@@ -60,7 +60,9 @@ def partial_dir(output: Path) -> Path:
 
 
 def lock_path(output: Path) -> Path:
-    return output.with_name(output.name + ".lock")
+    from bertstudio.core.outputs import lock_path as beside
+
+    return beside(output)
 
 
 def _marker_data(folder: Path) -> dict | None:
