@@ -95,3 +95,11 @@ def test_duplicate_keys_in_a_suite_are_refused(tmp_path: Path, capfd) -> None:  
     suite.write_text('{"task": "classify", "task": "ner", "tests": []}', encoding="utf-8")
     done = run_cli(capfd, "check", "--model", "no-such-model-folder", "--suite", str(suite))
     assert done.returncode == 1 and "the key 'task' twice" in done.stderr, done.stderr
+
+
+def test_evaluate_names_errors_of_the_compared_model_as_model_b(tmp_path: Path, classifier: str, capfd) -> None:  # noqa: ANN001
+    from tests.core.test_cka_report import DATA
+
+    done = run_cli(capfd, "evaluate", "--model", classifier, "--data", str(DATA), "--limit", "4",
+                   "--compare", str(tmp_path / "no-such-model"))
+    assert done.returncode == 1 and done.stderr.startswith("error: Model B ("), done.stderr

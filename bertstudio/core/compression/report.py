@@ -129,5 +129,8 @@ def compression_job(request: Any, comparison: Any, compare_source: str, control:
     from bertstudio.core.quantize import compare_request
 
     a = load_model(request, control)
-    b = load_model(compare_request(request, compare_source), control)
+    from bertstudio.core.errors import model_b_errors
+
+    with model_b_errors(compare_source):
+        b = load_model(compare_request(request, compare_source), control)
     return compression_report(a, b, comparison, control)
