@@ -76,7 +76,7 @@ def atomic_path(path: str | Path) -> Iterator[Path]:
     error, removed otherwise, so `path` is never half-written."""
     target = Path(path).expanduser()
     handle, name = tempfile.mkstemp(dir=target.parent if str(target.parent) else ".", prefix=f".{target.name}.",
-                                    suffix=".partial")
+                                    suffix=f".partial{target.suffix}")  # the suffix: writers that read it
     os.close(handle)
     temporary = Path(name)
     try:

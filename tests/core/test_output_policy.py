@@ -62,3 +62,4 @@ def test_a_training_output_inside_the_package_is_refused() -> None:
 
     with pytest.raises(InputError, match="BERT Studio's own folder"):
         check_output(str(resource_path("datasets", "ner_train-model")), replace=False)
+
