@@ -50,6 +50,8 @@ def test_search_zero_is_refused_not_a_silent_single_run(tmp_path: Path, checkpoi
     done = run_cli(capfd, *_args(tmp_path, checkpoint_factory, "--search", "0"))
     assert done.returncode == 1 and "1 or more, not 0" in done.stderr, done.stderr
     assert not (tmp_path / "out").exists()
+    done = run_cli(capfd, *_args(tmp_path, checkpoint_factory, "--search", "5000"))  # every count has a bound
+    assert done.returncode == 1 and "at most 1,000 trials" in done.stderr, done.stderr
 
 
 @pytest.mark.parametrize(("text", "words"), [

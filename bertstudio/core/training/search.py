@@ -27,6 +27,7 @@ from bertstudio.core.training.search_space import KNOWN_METRICS, SearchSpace, ch
 
 SEARCH_FILE = "search.json"
 TRIALS_DIR = "trials"
+MAX_TRIALS = 1000  # each trial is a whole training run: more is a typo, not a plan
 EVALS_PER_TRIAL = 4  # when the run sets no evaluation interval: the pruner needs something to compare
 
 
@@ -137,6 +138,9 @@ def search(config: TrainConfig, trials: int, space: SearchSpace | None = None, c
     space = space or default_space(config)
     if trials < 1:
         raise InputError("A search needs at least one trial.")
+    if trials > MAX_TRIALS:
+        raise InputError(f"A search runs at most {MAX_TRIALS:,} trials (got {trials:,}).",
+                         hint="Each trial is a whole training run; start with 10 to 30.")
     check_metric(space.metric)
     config.validate()
     if config.resume or config.distill is not None or config.scratch is not None:
