@@ -41,10 +41,6 @@ def print_json(value: Any) -> None:
     print(dumps(value, indent=2))
 
 
-def print_json_line(value: Any) -> None:
-    """One JSON event per line (training's --json stream), valid as print_json's."""
-    print(dumps(value), flush=True)
-
 
 def ranking_differences(first: str = "top") -> Callable[[Any], None]:
     """The printer of a RankingDiff as the ranking commands show it (NSP's candidates, similarity's
