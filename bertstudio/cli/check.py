@@ -80,7 +80,7 @@ def run(args: argparse.Namespace) -> int:
     clear_progress_line()
     print_notes(result.a)
     if result.b is not None:
-        print_notes(result.b, f"model B ({result.b.model}): ")
+        print_notes(result.b, "B: ")  # as the task commands say B's notes
     if args.failures:
         if can_label(suite.task):
             labelled = failure_rows(result.a, args.seed)
