@@ -48,5 +48,7 @@ def print_report(report: Any) -> None:
     print(f"\n  linear CKA on {report.cka_rows} rows (rows: hidden states of A, columns: of B; 0 = embeddings)")
     print("      " + "".join(f"{j:>6}" for j in range(matrix.shape[1])))
     for i, row in enumerate(matrix):
-        print(f"  {i:>4}" + "".join(f"{value:6.2f}" for value in row))
-    print("  B's hidden states most like A's: " + ", ".join(f"{j}->{i}" for j, i in enumerate(report.best_matches)))
+        print(f"  {i:>4}" + "".join(f"{value:6.2f}" if value == value else f"{'--':>6}" for value in row))
+    matches = report.best_matches
+    print("  B's hidden states most like A's: " + (", ".join(f"{j}->{i}" for j, i in enumerate(matches)) if matches
+                                                   else "undefined (too few rows)"))

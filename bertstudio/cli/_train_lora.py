@@ -7,10 +7,10 @@ none of them and a missing one is still one clear line (exit 1), never a usage t
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 
 from bertstudio.core.errors import InputError
+from bertstudio.core.json_values import dumps
 
 MERGE_HELP = "merge the LoRA adapter folder ADAPTER_DIR into its base and write a plain model to --output"
 
@@ -40,7 +40,7 @@ def merge(args: argparse.Namespace) -> int:
 
     folder = merge_folder(args.merge, args.output_dir, TaskControl(on_progress=show))
     if args.json:
-        print(json.dumps({"event": "merged", "adapter": args.merge, "output_dir": str(folder)}), flush=True)
+        print(dumps({"event": "merged", "adapter": args.merge, "output_dir": str(folder)}), flush=True)
     else:
         print(f"merged {args.merge} into {folder}")
     return 0

@@ -10,18 +10,18 @@ The first Ctrl+C or SIGTERM stops the running trial and keeps the finished ones.
 from __future__ import annotations
 
 import argparse
-import json
 import signal
 import sys
 import threading
 from typing import Any
 
+from bertstudio.core.json_values import dumps
 from bertstudio.core.progress import ProgressEvent, TaskControl
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     group = parser.add_argument_group("hyperparameter search (Optuna)")
-    group.add_argument("--search", type=int, metavar="TRIALS", default=0,
+    group.add_argument("--search", type=int, metavar="TRIALS", default=None,
                        help="run TRIALS trials of a seeded Optuna search; the best trial's model goes to --output, "
                             "every finished trial to --output/trials")
     group.add_argument("--search-space", metavar="FILE", default="",
@@ -50,14 +50,14 @@ def run(args: argparse.Namespace, config: Any) -> int:
         payload = event.payload
         if isinstance(payload, TrialProgress):
             if args.json:
-                print(json.dumps({**payload.event.to_json(), "trial": payload.trial}), flush=True)
+                print(dumps({**payload.event.to_json(), "trial": payload.trial}), flush=True)
             elif payload.event.kind == "eval":
                 metrics = ", ".join(f"{k} {v:.4f}" for k, v in payload.event.metrics.items())
                 print(f"trial {payload.trial + 1} eval at step {payload.event.step}: {metrics}",
                       file=sys.stderr, flush=True)
         elif isinstance(payload, TrialRecord):
             if args.json:
-                print(json.dumps(payload.to_json()), flush=True)
+                print(dumps(payload.to_json()), flush=True)
             else:
                 print(describe_trial(payload, space.metric), file=sys.stderr, flush=True)
         elif payload is None and not args.json and event.message.startswith("Trial ") and " of " in event.message:
@@ -82,7 +82,10 @@ def run(args: argparse.Namespace, config: Any) -> int:
         for number, handler in previous.items():
             signal.signal(number, handler)
     if args.json:
-        print(json.dumps(result.to_json()), flush=True)
+        print(dumps(result.to_json()), flush=True)
+    if result.best is None and result.stopped:  # the user's Ctrl+C: said as stopped, not as a failure
+        print("stopped: no trial finished, so no model was saved.", file=sys.stderr, flush=True)
+        return 130
     if result.best is None:
         raise InputError(f"No trial finished{' (stopped)' if result.stopped else ''}, so no model was saved.",
                          hint="The trials' messages above say why; try a narrower learning-rate range.")

@@ -30,6 +30,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                         help="a suite file (JSON), or the name of a built-in suite: " + ", ".join(_built_in()))
     parser.add_argument("--compare", metavar="SRC2", help="a second model run on the same cases")
     parser.add_argument("--failures", metavar="OUT.csv", help="write the failing cases as labelled rows")
+    parser.add_argument("--overwrite", action="store_true", help="replace an existing --failures file")
     parser.add_argument("--mask-model", metavar="SRC", help="masked LM whose top-k words fill {mask} in templates "
                                                             "(default: the suite's mask_model)")
     parser.add_argument("--mask-top-k", type=int, metavar="K", help="words per {mask} (default: the suite's "
@@ -51,18 +52,23 @@ def _built_in() -> list[str]:
 def run(args: argparse.Namespace) -> int:
     from bertstudio.core.suites.builtin import suite_path
     from bertstudio.core.suites.fix import can_label, failure_rows, write_failures
-    from bertstudio.core.suites.fix_tasks import task_rows, write_task_rows
+    from bertstudio.core.suites.fix_tasks import task_rows, write_task_halves
     from bertstudio.core.suites.jobs import check_job, load_request
     from bertstudio.core.suites.masks import masked_templates, suggestions_job, top_k_of
     from bertstudio.core.suites.suite import parse_suite, read_suite_data
 
     path = suite_path(args.suite)
     data = read_suite_data(path)
+    if args.mask_top_k is not None:
+        top_k_of(data, args.mask_top_k, "--mask-top-k")
+    if args.failures:  # checked before the suite runs: never over a file unasked, never into a missing folder
+        failures_paths(args.failures, path, data, args.overwrite)
     masks = None
     mask_source = args.mask_model or (data.get("mask_model") if isinstance(data, dict) else None)
     if masked_templates(data) and isinstance(mask_source, str) and mask_source:
         parse_suite(data, path.name, str(path), {name: ["x"] for name in masked_templates(data)})  # errors first
-        masks = suggestions_job(mask_source, data, None, stderr_control(), top_k_of(data, args.mask_top_k), args.seed)
+        k = top_k_of(data, args.mask_top_k, "--mask-top-k" if args.mask_top_k is not None else "")
+        masks = suggestions_job(mask_source, data, None, stderr_control(), k, args.seed)
         clear_progress_line()
         if masks.warning:  # the words of an untrained masked-LM head: said, as every task command says it
             print(f"warning: --mask-model {mask_source}: {masks.warning}", file=sys.stderr)
@@ -72,19 +78,23 @@ def run(args: argparse.Namespace) -> int:
     request = load_request(args.model, suite, args.device, args.dtype, args.quantize)
     result = check_job(request, suite, stderr_control(), compare_source(args))
     clear_progress_line()
-    for note in result.a.notes:
-        print(f"note: {note}", file=sys.stderr)
+    print_notes(result.a)
+    if result.b is not None:
+        print_notes(result.b, "B: ")  # as the task commands say B's notes
     if args.failures:
         if can_label(suite.task):
             labelled = failure_rows(result.a, args.seed)
             path, written = write_failures(labelled, args.failures), len(labelled)
-        else:  # NER, QA, multiple choice: the task's own training format (fix_tasks.py)
+            print(f"{written} failing case(s) written to {path}", file=sys.stderr)
+        else:  # NER, QA, multiple choice: the task's own training format (fix_tasks.py), one file per half
             rows, skipped = task_rows(result.a, args.seed)
-            path, written = write_task_rows(suite.task, rows, args.failures), len(rows)
+            for half, where in zip(("train", "measure"), write_task_halves(suite.task, rows, args.failures),
+                                   strict=True):
+                count = sum(r.split == half for r in rows)
+                print(f"{count} failing case(s) of the {half} half written to {where}", file=sys.stderr)
             if skipped:
                 print(f"note: {skipped} failing case(s) could not be labelled (a changed word count, or an answer "
                       "the context does not hold)", file=sys.stderr)
-        print(f"{written} failing case(s) written to {path}", file=sys.stderr)
     if args.json:
         print_json(result.to_json())
         return 0
@@ -98,6 +108,32 @@ def run(args: argparse.Namespace) -> int:
             print(f"  {d.name[:32]:<32} {d.a.failure_rate:7.1%} {d.b.failure_rate:7.1%} {d.difference:+7.1%} "
                   f"{d.fixed:6d} {d.broken:6d}")
     return 0
+
+
+def failures_paths(failures: str, suite: object, data: object, overwrite: bool) -> None:
+    """The --failures file(s) checked before any model loads (core/outputs.py's policy); never the suite."""
+    from pathlib import Path
+
+    from bertstudio.core.errors import InputError
+    from bertstudio.core.outputs import output_file
+    from bertstudio.core.suites.fix import can_label
+    from bertstudio.core.suites.fix_tasks import half_paths
+    from bertstudio.core.suites.suite import suite_task
+
+    target = Path(failures).expanduser()
+    if target.exists() and isinstance(suite, Path) and suite.exists() and target.samefile(suite):
+        raise InputError(f"--failures '{failures}' is the suite file itself.", hint="Give the name of a new file.")
+    task = suite_task(data)
+    paths = [target] if not task or can_label(task) else list(half_paths(task, target))
+    for path in paths:
+        output_file(path, "failures file", overwrite)
+
+
+def print_notes(result: object, prefix: str = "") -> None:
+    """A head never trained for the suite's task as a warning (as every task command says it), the rest as notes."""
+    head = getattr(result, "head_warning", "")
+    for note in getattr(result, "notes", ()):
+        print(f"{'warning' if note == head else 'note'}: {prefix}{note}", file=sys.stderr)
 
 
 def print_tests(result: object) -> None:

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from collections.abc import Callable
 from typing import Any
 
+from bertstudio.core.json_values import dumps
 from bertstudio.core.progress import ProgressEvent, TaskControl
 
 
@@ -44,7 +44,9 @@ def stderr_control() -> TaskControl:
 
 
 def print_json(value: Any) -> None:
-    print(json.dumps(value, ensure_ascii=False, indent=2))
+    """Valid JSON on stdout (core.json_values.dumps: a NaN or infinity is null, with a note)."""
+    print(dumps(value, indent=2))
+
 
 
 def ranking_differences(first: str = "top") -> Callable[[Any], None]:

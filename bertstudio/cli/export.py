@@ -31,6 +31,7 @@ def register(subparsers: Any) -> None:  # argparse's _SubParsersAction (no publi
                         help="the head to export: " + ", ".join(task_names()))
     parser.add_argument("--format", default="onnx", choices=FORMATS, help="file format (default: onnx)")
     parser.add_argument("--output", required=True, metavar="FILE.onnx", help="the file to write (atomically)")
+    parser.add_argument("--overwrite", action="store_true", help="replace an existing FILE.onnx")
     parser.add_argument("--no-speed", dest="speed", action="store_false",
                         help="skip timing onnxruntime vs PyTorch vs int8 (validation still runs)")
     parser.add_argument("--json", action="store_true", help="print machine-readable JSON on stdout")
@@ -42,7 +43,8 @@ def run(args: argparse.Namespace) -> int:
     from bertstudio.core.tasks.spec import spec_for_command
 
     task = spec_for_command(args.task).key
-    result = export_onnx(args.model, task, args.output, stderr_control(), speed=args.speed)
+    result = export_onnx(args.model, task, args.output, stderr_control(), speed=args.speed,
+                         overwrite=args.overwrite)
     if args.json:
         print_json(result.to_json())
     else:

@@ -11,7 +11,6 @@ a second Ctrl+C aborts.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import signal
 import sys
@@ -19,6 +18,7 @@ import threading
 from typing import Any
 
 from bertstudio.cli import _train_lora as train_lora
+from bertstudio.core.json_values import dumps
 from bertstudio.core.progress import ProgressEvent, TaskControl
 
 
@@ -142,7 +142,7 @@ def run(args: argparse.Namespace) -> int:
         return train_lora.merge(args)
     config = config_from_args(args)
     config.validate()  # bad settings are refused before anything is loaded
-    if getattr(args, "search", 0):
+    if getattr(args, "search", None) is not None:  # --search 0 is refused there, never a silent single run
         from bertstudio.cli import _train_search as train_search
 
         return train_search.run(args, config)
@@ -153,13 +153,13 @@ def run(args: argparse.Namespace) -> int:
     def show(event: ProgressEvent) -> None:
         payload = event.payload
         if isinstance(payload, Preparing) and main_rank:  # under torchrun each process tokenizes: rank 0 says so
-            print(json.dumps(payload.to_json()) if args.json else payload.message,
+            print(dumps(payload.to_json()) if args.json else payload.message,
                   file=sys.stdout if args.json else sys.stderr, flush=True)
         if isinstance(payload, TrainingEvent):
             if payload.kind == "plan":
                 planned.set()
             if args.json:
-                print(json.dumps(payload.to_json()), flush=True)
+                print(dumps(payload.to_json()), flush=True)
             else:
                 print(_human(payload), file=sys.stderr, flush=True)
 
@@ -186,7 +186,7 @@ def run(args: argparse.Namespace) -> int:
     if os.environ.get("RANK", "0") != "0":
         return 0  # under torchrun, rank 0 alone reports
     if args.json:
-        print(json.dumps(result.to_json()), flush=True)
+        print(dumps(result.to_json()), flush=True)
     else:
         state = "stopped early" if result.stopped else "finished"
         print(f"{state} at step {result.step}/{result.max_steps}; saved to {result.output_dir}")

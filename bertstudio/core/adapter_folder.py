@@ -7,8 +7,11 @@ not in training/lora.py, so core/models.py can load an adapter without importing
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
+import warnings
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -69,12 +72,24 @@ def head_config(folder: Path, base: Path) -> Any:
 
 
 
+@contextlib.contextmanager
+def peft_quietly() -> Iterator[None]:
+    """peft wrapping a transformers 5 model: peft reads `model.is_gradient_checkpointing`, which
+    transformers deprecated (a FutureWarning on every LoRA command that is not ours to act on); that
+    one warning is silenced, nothing else."""
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message=r".*is_gradient_checkpointing.* is deprecated",
+                                category=FutureWarning)
+        yield
+
+
 def apply(model: Any, folder: Path, merge: bool = True) -> Any:
     """The adapter (and its saved head) on `model`: merged into plain weights, or the PeftModel."""
     from peft import PeftModel
 
     try:
-        peft_model = PeftModel.from_pretrained(model, str(folder))
+        with peft_quietly():
+            peft_model = PeftModel.from_pretrained(model, str(folder))
     except Exception as error:  # noqa: BLE001 - any loader failure is the adapter folder's
         first = (str(error).strip().splitlines() or [type(error).__name__])[0]
         raise ModelSourceError(f"The adapter in '{folder}' does not fit its base model: {first[:200]}",

@@ -58,10 +58,32 @@ def json_depth(value: Any) -> int:
     return deepest
 
 
+class _DuplicateKey(ValueError):
+    def __init__(self, key: str) -> None:
+        super().__init__(key)
+        self.key = key
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """An object whose keys are all different: json keeps the last of two equal keys silently."""
+    found = dict(pairs)
+    if len(found) != len(pairs):
+        seen: set[str] = set()
+        for key, _value in pairs:
+            if key in seen:
+                raise _DuplicateKey(key)
+            seen.add(key)
+    return found
+
+
 def parse_json(text: str, where: str, max_depth: int = MAX_JSON_DEPTH) -> Any:
-    """`text` as JSON nested at most `max_depth` levels; an InputError naming `where` otherwise."""
+    """`text` as JSON nested at most `max_depth` levels, each object's keys different; an InputError
+    naming `where` otherwise."""
     try:
-        value = json.loads(text)
+        value = json.loads(text, object_pairs_hook=_unique_keys)
+    except _DuplicateKey as error:
+        raise InputError(f"{where} has the key '{error.key[:80]}' twice in one object; only one can be meant.",
+                         hint="Remove or rename one of them.") from None
     except json.JSONDecodeError as error:
         raise InputError(f"{where} is not valid JSON (line {error.lineno}: {error.msg}).") from None
     except ValueError:  # a number of more than 4,300 digits (Python's bound on int parsing)

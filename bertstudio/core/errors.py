@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterator
+
 
 class BertStudioError(Exception):
     """An error we expected and can explain. The UI shows it; the CLI prints it and exits 1."""
@@ -45,3 +48,18 @@ class TaskCancelled(BertStudioError):
 
     def __init__(self, message: str = "Cancelled.") -> None:
         super().__init__(message)
+
+
+@contextlib.contextmanager
+def model_b_errors(source: str) -> Iterator[None]:
+    """What goes wrong with the compared model said as model B's, so it is never read as model A's."""
+    try:
+        yield
+    except TaskCancelled:
+        raise
+    except BertStudioError as error:
+        if error.message.startswith("Model B"):
+            raise
+        error.message = f"Model B ({source}): {error.message}"
+        error.args = (error.message,)
+        raise

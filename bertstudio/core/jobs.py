@@ -12,6 +12,7 @@ from typing import Any, Generic, TypeVar
 
 from bertstudio.core import execution
 from bertstudio.core import notes as _notes
+from bertstudio.core.errors import model_b_errors
 from bertstudio.core.heads import HeadSet, format_heads
 from bertstudio.core.models import LoadedModel, LoadRequest, load_model
 from bertstudio.core.notes import Note
@@ -60,10 +61,11 @@ def run_task(
     found = model_notes(loaded) + result_notes(result)
     if not compare_source:
         return Outcome(result, notes=_notes.unique(found))
-    other = load_model(compare_request(request, compare_source), control)
-    control.check()
-    started = perf_counter()
-    second = run(other)
+    with model_b_errors(compare_source):
+        other = load_model(compare_request(request, compare_source), control)
+        control.check()
+        started = perf_counter()
+        second = run(other)
     if loaded.info.quantized or other.info.quantized:  # a quantized variant: size and speed side by side
         found += (_notes.info(size_speed_note(loaded.info, other.info, seconds, perf_counter() - started)),)
     found += tuple(n.prefixed("B: ") for n in model_notes(other) + result_notes(second))

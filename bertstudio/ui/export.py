@@ -18,6 +18,7 @@ from PySide6.QtWidgets import QWidget
 
 from bertstudio.core.errors import InputError
 from bertstudio.core.jobs import outcome_json
+from bertstudio.core.outputs import atomic_path
 from bertstudio.core.tasks.spec import jsonable
 
 FORMATS = {".png": "PNG image", ".svg": "SVG drawing", ".json": "JSON result"}
@@ -76,7 +77,8 @@ def export_png(view: QWidget, path: str | Path) -> None:
 
         exporter = ImageExporter(plot.getPlotItem())
         exporter.parameters()["width"] = max(plot.width() * 2, 800)  # print resolution
-        exporter.export(str(path))
+        with atomic_path(path) as partial:
+            exporter.export(str(partial))
         return
     save_image(view.grab().toImage(), path)
 
@@ -88,8 +90,9 @@ def grab(view: QWidget) -> QImage:
 
 def save_image(image: QImage, path: str | Path, control: Any = None) -> Path:
     """PNG encoding takes ~80 ms for a full view: it runs in a worker (QImage is safe off the GUI thread)."""
-    if not image.save(str(path), "PNG"):  # type: ignore[call-overload]  # the stubs say bytes; str works
-        raise InputError(f"Could not write {path}.")
+    with atomic_path(path) as partial:
+        if not image.save(str(partial), "PNG"):  # type: ignore[call-overload]  # the stubs say bytes; str works
+            raise InputError(f"Could not write {path}.")
     return Path(path)
 
 
@@ -98,8 +101,14 @@ def export_svg(view: QWidget, path: str | Path) -> None:
     if plot is not None:
         from pyqtgraph.exporters import SVGExporter
 
-        SVGExporter(plot.getPlotItem()).export(str(path))
+        with atomic_path(path) as partial:
+            SVGExporter(plot.getPlotItem()).export(str(partial))
         return
+    with atomic_path(path) as partial:
+        _paint_svg(view, partial)
+
+
+def _paint_svg(view: QWidget, path: Path) -> None:
     from PySide6.QtSvg import QSvgGenerator
 
     generator = QSvgGenerator()
@@ -122,9 +131,16 @@ def export_json(data: Any, path: str | Path) -> None:
 
 
 def target(path: str | Path) -> Path:
-    """The path with a known suffix (.png, .svg, .json); none known: .png added."""
+    """The path with a known suffix (.png, .svg, .json); none known: .png added, and then an existing
+    file of that name is refused (the save dialog asked about the name given, not this one). Never a
+    path in BERT Studio's own folder (core/outputs.py)."""
+    from bertstudio.core.outputs import output_file, refuse_inside_package
+
     path = Path(path)
-    return path if path.suffix.lower() in FORMATS else path.with_name(path.name + ".png")
+    refuse_inside_package(path, "export")
+    if path.suffix.lower() in FORMATS:
+        return path
+    return output_file(path.with_name(path.name + ".png"), "export")
 
 
 def export_tab(tab: Any, path: str | Path) -> Path:

@@ -8,7 +8,6 @@ Putting back never blocks: sources and inputs are set at once, but a model is on
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 import tempfile
@@ -20,6 +19,7 @@ from PySide6.QtCore import QByteArray, QObject, QSettings, QStandardPaths, QTime
 from PySide6.QtWidgets import QSplitter
 
 from bertstudio.core import workspace_file
+from bertstudio.core.json_values import dumps
 from bertstudio.core.workspace_file import FORMAT, VERSION
 from bertstudio.ui.tabs.tab_state import TabState
 
@@ -81,7 +81,7 @@ def write(path: str | Path, data: dict[str, Any], default: Callable[[Any], Any] 
     handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         with os.fdopen(handle, "w", encoding="utf-8") as stream:
-            json.dump(data, stream, indent=2, ensure_ascii=False, default=default)
+            stream.write(dumps(data, indent=2, default=default))  # valid JSON: a NaN is null, with a note
             stream.flush()
             os.fsync(stream.fileno())
         os.replace(temporary, path)

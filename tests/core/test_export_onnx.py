@@ -89,7 +89,7 @@ def test_a_failed_validation_keeps_the_users_file(checkpoint_factory, tmp_path: 
     target.write_bytes(b"the user's earlier export")
     with pytest.raises(InputError, match="differs from PyTorch"):
         export_onnx(str(checkpoint_factory("bert", "TokenClassification")), HEAD_TASK["TokenClassification"],
-                    target, tolerance=-1.0, speed=False)
+                    target, tolerance=-1.0, speed=False, overwrite=True)  # asked to replace it, and then failed
     assert target.read_bytes() == b"the user's earlier export"
     assert [p.name for p in tmp_path.iterdir()] == ["m.onnx"]
 

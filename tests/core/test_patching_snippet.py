@@ -61,3 +61,32 @@ def test_tasks_without_a_script_say_so(checkpoint_factory) -> None:  # noqa: ANN
     result = trace(loaded, "qa", texts, ("where does john live ?", "john lives in rome ."))
     with pytest.raises(InputError, match="Fill-mask, Next sentence, NER, Classification"):
         patch_script("m", result, texts, texts, "head", 0, 0)
+
+
+def test_the_script_computes_the_chosen_target_not_the_argmax(real_models, checkpoint_factory,  # noqa: ANN001
+                                                              tmp_path) -> None:  # noqa: ANN001
+    """Issue 40: on the topic model with target "finance" the app showed 0.0012 and the script printed
+    0.872 (the argmax's probability). Now the script reads the chosen label, and a fill-mask script the
+    chosen word, and each prints the app's numbers."""
+    from bertstudio.core.patching.snippet import patch_script
+    from bertstudio.core.patching.trace import trace
+
+    topics = str(real_models["categorium-bert-tiny-topics-en"])
+    loaded = load_uncached(LoadRequest(topics, "classification"))
+    clean, corrupted = ("the stock market fell sharply today",), ("the football match ended sharply today",)
+    result = trace(loaded, "classification", clean, corrupted, "finance")
+    assert result.target == "finance"
+    folder = str(checkpoint_factory("bert", "MaskedLM"))
+    masked = load_uncached(LoadRequest(folder, "fill-mask"))
+    mask = masked.tokenizer.mask_token
+    word_clean, word_corrupted = (f"the cat sat on the {mask} .",), (f"the dog sat on the {mask} .",)
+    word = trace(masked, "fill-mask", word_clean, word_corrupted, "house")
+    printed = run_scripts({
+        "topic": patch_script(topics, result, clean, corrupted, "head", 0, 1),
+        "word": patch_script(folder, word, word_clean, word_corrupted, "head", 1, 0)}, tmp_path, timeout=120)
+    for found, script in ((result, "topic"), (word, "word")):
+        numbers = _numbers(printed[script])
+        assert numbers["clean"] == pytest.approx(found.clean_score, abs=1e-5)
+        assert numbers["corrupted"] == pytest.approx(found.corrupted_score, abs=1e-5)
+        assert numbers["patched"] == pytest.approx(found.heads[int(script == "word")][int(script == "topic")],
+                                                   abs=1e-5)

@@ -214,3 +214,18 @@ def test_a_resumed_run_keeps_both_parts_in_tensorboard_and_in_its_record(
     newest, older = index.list_runs()
     assert (older.status, newest.status) == ("stopped", "finished")
     assert [step for step, _ in newest.curves.loss] == [1, 2, 3, 4]
+
+
+def test_deleting_a_symlinked_run_reports_it_kept_not_removed(runs_folder: Path, tmp_path: Path) -> None:
+    """Issue 40: rmtree refuses a symbolic link, and ignore_errors hid it: the run was reported removed."""
+    from bertstudio.core.training.saving import write_marker
+
+    real = tmp_path / "real"
+    write_marker(real, "model", "text-classification")
+    link = tmp_path / "link"
+    link.symlink_to(real, target_is_directory=True)
+    run = record("r-1", str(link))
+    index.write_record(run)
+    done = delete_run(run, [run])
+    assert done.removed == () and "symbolic link" in done.message()
+    assert link.is_symlink() and real.is_dir()

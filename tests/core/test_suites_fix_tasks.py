@@ -125,4 +125,6 @@ def test_check_failures_writes_conll_for_ner(checkpoint_factory, capfd, tmp_path
     assert done.returncode == 0, done.stderr
     result = run_suite(load_model(LoadRequest(model, "ner")), parse_suite(SUITES["ner"]), TaskControl())
     rows, _ = task_rows(result)
-    assert [(" ".join(s.tokens), s.tags) for s in read_conll(out)] == [(r.parts[0], tuple(r.answer)) for r in rows]
+    for path, half in ((out, "train"), (tmp_path / "failures.measure.conll", "measure")):  # the halves kept apart
+        assert [(" ".join(s.tokens), s.tags) for s in read_conll(path)] == [
+            (r.parts[0], tuple(r.answer)) for r in rows if r.split == half]

@@ -14,6 +14,7 @@ length, padded per batch, Cancel checked between batches); padding never enters 
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -28,6 +29,9 @@ from bertstudio.core.progress import TaskControl
 if TYPE_CHECKING:
     from bertstudio.core.models import LoadedModel
 
+# below 4 rows, centred representations span at most 2 dimensions and any two look alike (3 rows give
+# ~0.99, 1 row 0/0): CKA is undefined there, reported as NaN (null in JSON) with a note, never a number
+MIN_CKA_ROWS = 4
 MAX_CKA_ROWS = 2000  # rows whose hidden states are compared: enough for a stable CKA, a few forwards on a CPU
 
 
@@ -78,12 +82,15 @@ def _centred(x: np.ndarray) -> np.ndarray:
 
 
 def linear_cka(x: np.ndarray, y: np.ndarray) -> float:
-    """Linear CKA of two representations of the same n rows: (n, d_x) and (n, d_y); 0 where either is constant."""
+    """Linear CKA of two representations of the same n rows: (n, d_x) and (n, d_y); NaN (undefined) where
+    either is constant or there are fewer than MIN_CKA_ROWS rows."""
     if x.shape[0] != y.shape[0]:
         raise ValueError("the two representations are not of the same rows")
+    if x.shape[0] < MIN_CKA_ROWS:
+        return math.nan
     x, y = _centred(x), _centred(y)
     norms = np.linalg.norm(x.T @ x) * np.linalg.norm(y.T @ y)
-    return float(np.linalg.norm(y.T @ x) ** 2 / norms) if norms > 0 else 0.0
+    return float(np.linalg.norm(y.T @ x) ** 2 / norms) if norms > 0 else math.nan
 
 
 def cka_matrix(a: np.ndarray, b: np.ndarray, control: TaskControl | None = None) -> np.ndarray:
@@ -93,6 +100,8 @@ def cka_matrix(a: np.ndarray, b: np.ndarray, control: TaskControl | None = None)
     control = control or TaskControl()
     if a.shape[0] != b.shape[0]:
         raise ValueError("the two models' vectors are not of the same rows")
+    if a.shape[0] < MIN_CKA_ROWS:
+        return np.full((a.shape[1], b.shape[1]), np.nan)
     xs = [_centred(a[:, i]) for i in range(a.shape[1])]
     ys = [_centred(b[:, j]) for j in range(b.shape[1])]
     norm_x = [float(np.linalg.norm(x.T @ x)) for x in xs]
@@ -102,10 +111,13 @@ def cka_matrix(a: np.ndarray, b: np.ndarray, control: TaskControl | None = None)
         control.check()
         for j, y in enumerate(ys):
             norms = norm_x[i] * norm_y[j]
-            out[i, j] = float(np.linalg.norm(y.T @ x) ** 2 / norms) if norms > 0 else 0.0
+            out[i, j] = float(np.linalg.norm(y.T @ x) ** 2 / norms) if norms > 0 else np.nan
     return out
 
 
 def best_matches(matrix: np.ndarray) -> list[int]:
-    """For each hidden state of B, the hidden state of A it is most similar to (a student's layer map)."""
-    return [int(i) for i in np.argmax(matrix, axis=0)]
+    """For each hidden state of B, the hidden state of A it is most similar to (a student's layer map);
+    none where CKA is undefined (too few rows)."""
+    if matrix.size == 0 or np.isnan(matrix).all():
+        return []
+    return [int(i) for i in np.argmax(np.nan_to_num(matrix, nan=-1.0), axis=0)]

@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from bertstudio.core import notes as _notes
-from bertstudio.core.compression.cka import MAX_CKA_ROWS, best_matches, cka_matrix, layer_means
+from bertstudio.core.compression.cka import MAX_CKA_ROWS, MIN_CKA_ROWS, best_matches, cka_matrix, layer_means
 from bertstudio.core.compression.salience import SalienceAgreement, salience_agreement
 from bertstudio.core.compression.size_speed import ModelSize, ModelSpeed, model_size, ratio
 from bertstudio.core.errors import InputError
@@ -101,6 +101,11 @@ def compression_report(a: Any, b: Any, comparison: Any, control: TaskControl | N
     means_b = layer_means(b, texts, pairs_or_none, control)
     control.report("Linear CKA…", None)
     matrix = cka_matrix(means_a.vectors, means_b.vectors, control)
+    if len(examples) < MIN_CKA_ROWS:
+        found.append(_notes.info(f"Linear CKA is undefined on {len(examples)} row(s): it needs at least "
+                                 f"{MIN_CKA_ROWS} (with fewer, any two layers look alike); shown as empty."))
+    elif np.isnan(matrix).any():
+        found.append(_notes.info("Linear CKA is undefined where a layer is the same for every row; shown as empty."))
     salience = None
     try:
         salience = salience_agreement(a, b, dataset.task, dataset.examples, control,
@@ -124,5 +129,8 @@ def compression_job(request: Any, comparison: Any, compare_source: str, control:
     from bertstudio.core.quantize import compare_request
 
     a = load_model(request, control)
-    b = load_model(compare_request(request, compare_source), control)
+    from bertstudio.core.errors import model_b_errors
+
+    with model_b_errors(compare_source):
+        b = load_model(compare_request(request, compare_source), control)
     return compression_report(a, b, comparison, control)

@@ -289,8 +289,12 @@ def evaluate_job(request: LoadRequest, evaluation: EvalRequest, control: TaskCon
     result = _with_load_notes(evaluate(loaded, dataset, control, evaluation.options), loaded)
     if not compare_source:
         return result
-    other = load_model(compare_request(request, compare_source), control)  # "SRC [int8]": the int8 variant
-    return compare(result, _with_load_notes(evaluate(other, dataset, control, evaluation.options), other))
+    from bertstudio.core.errors import model_b_errors
+
+    with model_b_errors(compare_source):  # what fails on B is said as B's, never as "the model"'s
+        other = load_model(compare_request(request, compare_source), control)  # "SRC [int8]": the int8 variant
+        second = _with_load_notes(evaluate(other, dataset, control, evaluation.options), other)
+    return compare(result, second)
 
 
 def _with_load_notes(result: Evaluation, loaded: LoadedModel) -> Evaluation:

@@ -123,8 +123,11 @@ def exportable_titles() -> tuple[str, ...]:
     return tuple(spec_for(key).title for key in exportable_tasks())
 
 
-def check_output(output: str | Path) -> Path:
-    """The target file: must end in .onnx and sit in an existing folder; not a folder itself."""
+def check_output(output: str | Path, overwrite: bool = False) -> Path:
+    """The target file: must end in .onnx and sit in an existing folder; not a folder itself; new, or
+    replaced only when asked (`overwrite`: --overwrite, or the window's own "Replace?"); see core/outputs.py."""
+    from bertstudio.core.outputs import output_file
+
     path = Path(output).expanduser()
     if path.suffix.lower() != ".onnx":
         raise InputError(f"'{path}' does not end in .onnx.", hint="Name the output FILE.onnx.")
@@ -132,7 +135,7 @@ def check_output(output: str | Path) -> Path:
         raise InputError(f"'{path}' is a folder.", hint="Name a file, e.g. model.onnx.")
     if not path.parent.is_dir():
         raise InputError(f"The folder '{path.parent}' does not exist.", hint="Create it first, or choose another.")
-    return path
+    return output_file(path, "ONNX file", overwrite)
 
 
 def input_names(model: Any, tokenizer: Any) -> tuple[str, ...]:
@@ -315,10 +318,18 @@ def _export(torch: Any, model: Any, feed: dict[str, Any], names: tuple[str, ...]
 
 
 def export_loaded(loaded: Any, output: str | Path, control: TaskControl | None = None, *,
-                  tolerance: float = TOLERANCE, speed: bool = True) -> ExportResult:
-    """Write `loaded` (a core.models.LoadedModel on the CPU in float32) as ONNX at `output`, validated."""
+                  tolerance: float = TOLERANCE, speed: bool = True, overwrite: bool = False) -> ExportResult:
+    """Write `loaded` (a core.models.LoadedModel on the CPU in float32) as ONNX at `output`, validated;
+    `<output>.lock` is held meanwhile, so a second export to the same file is refused."""
+    from bertstudio.core.outputs import folder_lock
+
     control = control or TaskControl()
-    path = check_output(output)
+    path = check_output(output, overwrite)
+    with folder_lock(path, "export"):
+        return _export_locked(loaded, path, control, tolerance, speed)
+
+
+def _export_locked(loaded: Any, path: Path, control: TaskControl, tolerance: float, speed: bool) -> ExportResult:
     task = loaded.info.request.task
     outputs = outputs_for(task)
     request = loaded.info.request
@@ -367,11 +378,11 @@ def export_loaded(loaded: Any, output: str | Path, control: TaskControl | None =
 
 
 def export_onnx(source: str, task: str, output: str | Path, control: TaskControl | None = None, *,
-                tolerance: float = TOLERANCE, speed: bool = True) -> ExportResult:
+                tolerance: float = TOLERANCE, speed: bool = True, overwrite: bool = False) -> ExportResult:
     """Load `source` for `task` (eager attention, float32, CPU: what traces exactly) and export it."""
     from bertstudio.core.models import LoadRequest, load_model
 
     outputs_for(task)  # an unsupported head is refused before any weights are read
-    check_output(output)
+    check_output(output, overwrite)
     loaded = load_model(LoadRequest(source, task, attn_implementation="eager"), control)
-    return export_loaded(loaded, output, control, tolerance=tolerance, speed=speed)
+    return export_loaded(loaded, output, control, tolerance=tolerance, speed=speed, overwrite=overwrite)

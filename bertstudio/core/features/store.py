@@ -12,7 +12,6 @@ shallow, and every field read is checked for its type.
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -21,6 +20,7 @@ from typing import Any
 import numpy as np
 
 from bertstudio.core.errors import InputError
+from bertstudio.core.json_values import dumps
 
 MAX_JSON_BYTES = 64 * 1024 * 1024
 TASK = "features"  # the run marker's task for every folder written here
@@ -53,8 +53,7 @@ def write_folder(output: Path, kind: str, tensors: Mapping[str, Mapping[str, np.
         for name, arrays in tensors.items():
             save_file({key: np.ascontiguousarray(value) for key, value in arrays.items()}, str(partial / name))
         for name, value in documents.items():
-            (partial / name).write_text(json.dumps(value, ensure_ascii=False, indent=1, allow_nan=False),
-                                        encoding="utf-8")
+            (partial / name).write_text(dumps(value, indent=1), encoding="utf-8")
         saving.write_marker(partial, kind, TASK)
         saving.replace_folder(partial, output)
     return output

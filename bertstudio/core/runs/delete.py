@@ -34,7 +34,9 @@ def planned(record: index.RunRecord, others: list[index.RunRecord]) -> tuple[lis
     for folder in (output, saving.checkpoints_dir(output)):
         if not folder.exists():
             continue
-        if shared:
+        if folder.is_symlink():
+            kept.append(f"{folder} (a symbolic link: neither it nor what it points to is deleted)")
+        elif shared:
             kept.append(f"{folder} (another recorded run wrote it too)")
         elif not saving.is_ours(folder):
             kept.append(f"{folder} (not made by BERT Studio)")

@@ -13,7 +13,6 @@ Every record is read through one border (size, shape, types), and a bad one is s
 
 from __future__ import annotations
 
-import json
 import os
 import secrets
 import time
@@ -22,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from bertstudio.core.files import small_json_or_none
+from bertstudio.core.json_values import dumps
 from bertstudio.core.runs.curves import Curves
 
 RUNS_DIR_ENV = "BERTSTUDIO_RUNS_DIR"
@@ -94,7 +94,8 @@ class RunRecord:
         if not texts["id"] or texts["status"] not in STATUSES or not _safe_id(str(texts["id"])):
             return None
         numbers = {name: value.get(name) for name in ("duration_seconds", "step", "max_steps")}
-        if not all(isinstance(v, int | float) and not isinstance(v, bool) and v >= 0 for v in numbers.values()):
+        if not all(isinstance(v, int | float) and not isinstance(v, bool) and 0 <= v < 2**63
+                   for v in numbers.values()):  # NaN fails the comparison, Infinity the bound
             return None
         config, metrics, open_in = value.get("config"), value.get("metrics"), value.get("open_in")
         if not isinstance(config, dict) or not isinstance(metrics, dict) or not isinstance(open_in, list):
@@ -128,7 +129,7 @@ def write_record(record: RunRecord, folder: Path | None = None) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     temporary = path.with_name(f".{path.name}.{os.getpid()}.partial")
     try:
-        temporary.write_text(json.dumps(record.to_json(), ensure_ascii=False, allow_nan=False), encoding="utf-8")
+        temporary.write_text(dumps(record.to_json()), encoding="utf-8")  # a diverged loss: null and a note
         os.replace(temporary, path)
     finally:
         temporary.unlink(missing_ok=True)

@@ -176,6 +176,29 @@ def write_text(path: Path, text: str) -> None:
         raise
 
 
+def target_folder(data: Path, folder: str | Path | None) -> Path:
+    """Where a file made from the user's data goes: `folder`, else beside the data; never into the
+    installed package (a demo dataset lives there: choose a folder for its copy)."""
+    from bertstudio.core.outputs import refuse_inside_package
+
+    where = Path(folder).expanduser() if folder is not None else data.parent
+    if not where.is_dir():
+        raise InputError(f"The folder '{where}' does not exist.", hint="Choose an existing folder.")
+    refuse_inside_package(where, "folder for the data with the failures")
+    return where
+
+
+def new_beside(data: Path, suffix: str, folder: str | Path | None = None) -> Path:
+    """`<data stem>.with-suite-failures<suffix>` in `target_folder`, numbered past any file already there."""
+    where = target_folder(data, folder)
+    target = where / f"{data.stem}.with-suite-failures{suffix}"
+    number = 2
+    while target.exists() or target.is_symlink():
+        target = where / f"{data.stem}.with-suite-failures-{number}{suffix}"
+        number += 1
+    return target
+
+
 def write_failures(rows: Sequence[TrainingRow], path: str | Path) -> Path:
     """Every failure row with its test, type and half (`--failures OUT.csv`)."""
     path = Path(path).expanduser()
@@ -186,12 +209,14 @@ def write_failures(rows: Sequence[TrainingRow], path: str | Path) -> Path:
     return path
 
 
-def fix_file(data: str | Path, rows: Sequence[TrainingRow]) -> tuple[Path, int]:
+def fix_file(data: str | Path, rows: Sequence[TrainingRow], folder: str | Path | None = None) -> tuple[Path, int]:
     """The user's training data plus the "train" half's rows (`fix_rows`: failures and anchors), written
-    as a new file beside it (never over it, nor over any file already there): (its path, rows added)."""
+    as a new file beside it, or in `folder` (never over any file, never into BERT Studio's own folder):
+    (its path, rows added)."""
     from bertstudio.core.training.data import read_labelled
 
     data = Path(data).expanduser()
+    target_folder(data, folder)
     original = read_labelled(data)
     added = [r for r in rows if r.split == TRAIN]
     if not any(r.kind == "failure" for r in added):
@@ -205,10 +230,6 @@ def fix_file(data: str | Path, rows: Sequence[TrainingRow]) -> tuple[Path, int]:
     records += [[r.text, *([r.pair or ""] if pairs else []), r.label] for r in added]
     header = [original.columns.text, *([original.columns.text_pair or "text_pair"] if pairs else []),
               original.columns.label]
-    target = data.with_name(f"{data.stem}.with-suite-failures.csv")
-    number = 2
-    while target.exists():
-        target = data.with_name(f"{data.stem}.with-suite-failures-{number}.csv")
-        number += 1
+    target = new_beside(data, ".csv", folder)
     write_atomically(target, header, records)
     return target, len(added)

@@ -25,6 +25,8 @@ from bertstudio.core.suites.fix import (
     fix_file,
     fix_rows,
     labelled_failures,
+    new_beside,
+    target_folder,
 )
 from bertstudio.core.suites.runner import SuiteResult
 from bertstudio.core.suites.tasks import adapter
@@ -92,32 +94,44 @@ def write_task_rows(task: str, rows: Sequence[TaskRow], path: str | Path) -> Pat
     return path
 
 
-def task_fix_file(task: str, data: str | Path, rows: Sequence[TaskRow]) -> tuple[Path, int]:
-    """The user's data as training reads it plus the train half's rows, as a new file beside it."""
+def half_paths(task: str, path: str | Path) -> tuple[Path, Path]:
+    """Where `check --failures PATH` writes the train half (PATH itself) and the measure half (beside it,
+    `.measure` before the ending): a CoNLL or SQuAD file has no column for the half."""
+    _fix(task)
+    path = Path(path).expanduser()
+    return path, path.with_name(f"{path.stem}.measure{path.suffix}")
+
+
+def write_task_halves(task: str, rows: Sequence[TaskRow], path: str | Path) -> tuple[Path, Path]:
+    """The train half's rows into `path`, the measure half's beside it (`half_paths`), each in the task's
+    training format, so the fix is trained on one half and judged on the other."""
+    train, measure = half_paths(task, path)
+    write_task_rows(task, [r for r in rows if r.split == TRAIN], train)
+    write_task_rows(task, [r for r in rows if r.split != TRAIN], measure)
+    return train, measure
+
+
+def task_fix_file(task: str, data: str | Path, rows: Sequence[TaskRow],
+                  folder: str | Path | None = None) -> tuple[Path, int]:
+    """The user's data as training reads it plus the train half's rows, as a new file beside it (or in
+    `folder`; never into BERT Studio's own folder)."""
     fix = _fix(task)
     data = Path(data).expanduser()
+    target_folder(data, folder)
     added = [r for r in rows if r.split == TRAIN]
     if not added:
         raise InputError("No failing case of the suite's training half can become a row.",
                          hint="MFT and INV failures are labelled; DIR cases, and answers their context does not "
                               "hold, are not.")
-    target = _beside(data, fix.suffix)
+    target = new_beside(data, fix.suffix, folder)
     fix.extend(data, target, [(r.parts, r.answer) for r in added])
     return target, len(added)
 
 
-def _beside(data: Path, suffix: str) -> Path:
-    target = data.with_name(f"{data.stem}.with-suite-failures{suffix}")
-    number = 2
-    while target.exists():
-        target = data.with_name(f"{data.stem}.with-suite-failures-{number}{suffix}")
-        number += 1
-    return target
-
-
-def write_fix(result: SuiteResult, data: str | Path, seed: int = 0) -> tuple[Path, int]:
+def write_fix(result: SuiteResult, data: str | Path, seed: int = 0,
+              folder: str | Path | None = None) -> tuple[Path, int]:
     """What "Fine-tune on failures" writes for any task: classification's table (failures and their
-    anchors, fix.py), else the task's own format (`spec.suite.fix`)."""
+    anchors, fix.py), else the task's own format (`spec.suite.fix`); beside the data or in `folder`."""
     if can_label(result.suite.task):
-        return fix_file(data, fix_rows(result, seed))
-    return task_fix_file(result.suite.task, data, task_rows(result, seed)[0])
+        return fix_file(data, fix_rows(result, seed), folder)
+    return task_fix_file(result.suite.task, data, task_rows(result, seed)[0], folder)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from bertstudio.core.errors import model_b_errors
 from bertstudio.core.models import LoadRequest, load_model
 from bertstudio.core.progress import TaskControl
 from bertstudio.core.suites.runner import SuiteResult, TestDifference, differences, run_suite
@@ -46,7 +47,9 @@ def check_job(request: LoadRequest, suite: Suite | str, control: TaskControl,
     if not compare_source:
         return CheckResult(a)
     control.report(f"Loading {compare_source}…")
-    return CheckResult(a, run_suite(load_model(compare_request(request, compare_source), control), suite, control))
+    with model_b_errors(compare_source):
+        b = run_suite(load_model(compare_request(request, compare_source), control), suite, control)
+    return CheckResult(a, b)
 
 
 def suite_job(request: LoadRequest, suite: Suite | str, compare_source: str | None,

@@ -51,12 +51,13 @@ def masked_templates(data: Any) -> dict[str, list[str]]:
     return found
 
 
-def top_k_of(data: Any, given: int | None = None) -> int:
-    """The suite's `mask_top_k` (or `given`), checked."""
+def top_k_of(data: Any, given: int | None = None, given_as: str = "") -> int:
+    """The suite's `mask_top_k` (or `given`, named `given_as` in a refusal: "--mask-top-k"), checked."""
     k = given if given is not None else (data.get("mask_top_k", DEFAULT_TOP_K) if isinstance(data, Mapping)
                                          else DEFAULT_TOP_K)
     if isinstance(k, bool) or not isinstance(k, int) or not 1 <= k <= MAX_TOP_K:
-        raise InputError(f"The suite's field 'mask_top_k' is {k!r}, not a whole number from 1 to {MAX_TOP_K}.")
+        what = given_as if given is not None and given_as else "The suite's field 'mask_top_k'"
+        raise InputError(f"{what} is {k!r}, not a whole number from 1 to {MAX_TOP_K}.")
     return k
 
 

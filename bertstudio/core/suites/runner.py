@@ -93,6 +93,7 @@ class SuiteResult:
     model: str
     tests: tuple[TestResult, ...]
     notes: tuple[str, ...] = field(default=())
+    head_warning: str = ""  # the model's head was never trained for the task (also the first note)
 
     @property
     def cases(self) -> int:
@@ -107,7 +108,8 @@ class SuiteResult:
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {"suite": self.suite.name, "task": self.suite.task, "model": self.model,
-                               "tests": [t.to_json() for t in self.tests], "notes": list(self.notes)}
+                               "tests": [t.to_json() for t in self.tests], "notes": list(self.notes),
+                               "warnings": [self.head_warning] if self.head_warning else []}
         if self.suite.masks:
             out["masks"] = {name: list(words) for name, words in self.suite.masks.items()}
         return out
@@ -190,7 +192,7 @@ def run_suite(loaded: LoadedModel, suite: Suite, control: TaskControl, batch_siz
     request = loaded.info.request
     head = loaded.info.head_report.warning(suite.task)  # scored all the same, but said: a head not trained for it
     return SuiteResult(suite, variant_source(request.source, request.quantize), results,
-                       (head,) * bool(head) + tuple(notes))
+                       (head,) * bool(head) + tuple(notes), head)
 
 
 def _judge(task: SuiteAdapter, test: SuiteTest, found: Sequence[Any], index: dict[Case, int]) -> TestResult:

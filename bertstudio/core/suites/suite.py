@@ -15,8 +15,9 @@ from typing import Any
 
 from bertstudio.core.errors import InputError
 from bertstudio.core.suites.perturb import DEFAULT_PART, PERTURBATIONS, perturbed
+from bertstudio.core.suites.sizes import refuse_too_many
 from bertstudio.core.suites.tasks import Case, part_index, suite_specs
-from bertstudio.core.suites.templates import TemplateError, expand, slots
+from bertstudio.core.suites.templates import MAX_INPUT_CHARS, TemplateError, expand, slots
 from bertstudio.core.tasks.spec import SuiteAdapter
 
 TYPES = ("MFT", "INV", "DIR")
@@ -105,6 +106,17 @@ def read_suite_data(path: str | Path) -> Any:
     return data
 
 
+def suite_task(data: Any) -> str:
+    """The task key a suite's JSON value names, or "" (read leniently: parse_suite reports the problem)."""
+    from bertstudio.core.tasks.spec import spec_for_command
+
+    name = data.get("task") if isinstance(data, Mapping) else None
+    try:
+        return spec_for_command(name).key if isinstance(name, str) else ""
+    except ValueError:
+        return ""
+
+
 def parse_suite(data: Any, source: str = "the suite", path: str = "",
                 masks: Mapping[str, Sequence[str]] | None = None) -> Suite:
     """A suite from its JSON value; `source` names it in messages; `masks`: the words of each test's `{mask}`."""
@@ -137,6 +149,7 @@ def parse_suite(data: Any, source: str = "the suite", path: str = "",
         raise InputError(f"{source}: field 'tests' must be a non-empty list of tests.")
     if len(tests) > MAX_TESTS:
         raise InputError(f"{source} has {len(tests)} tests, more than the {MAX_TESTS} a suite may have.")
+    refuse_too_many(tests, source, MAX_CASES, chosen)  # counted from the lists, before a single case is built
     built: list[SuiteTest] = []
     names: set[str] = set()
     total = 0
@@ -186,6 +199,10 @@ def _test(task: SuiteAdapter, raw: Any, where: _Where,
             raise where.error("expect", "an MFT test needs the answer every case should get")
         expect = _expect(task, raw["expect"], where)
         found = _originals(task, raw, where, expect, masks)
+        problem = next((p for case, answer in found if task.expected_in is not None
+                        for p in [task.expected_in(case, answer)] if p), "")
+        if problem:
+            raise where.error("expect", problem)
         return SuiteTest(cases=tuple(TestCase(case, None, answer) for case, answer in found), **common)
     if "expect" in raw:
         raise where.error("expect", f"an {kind} test compares predictions; 'expect' belongs to MFT tests")
@@ -264,6 +281,10 @@ def _case(task: SuiteAdapter, value: Any, where: _Where, field_name: str, positi
         raise where.error(field_name, f"item {position + 1} has a part that is not a string")
     if not parts or not parts[0].strip():
         raise where.error(field_name, f"item {position + 1} is empty")
+    longest = max(len(p) for p in parts)
+    if longest > MAX_INPUT_CHARS:
+        raise where.error(field_name, f"item {position + 1} has a part of {longest:,} characters, more than "
+                                      f"{MAX_INPUT_CHARS:,}", hint="Shorten it: a model reads a few hundred words.")
     if len(parts) < task.min_parts or (task.max_parts is not None and len(parts) > task.max_parts):
         count = f"{task.min_parts}" + ("" if task.max_parts == task.min_parts else
                                        f" to {task.max_parts}" if task.max_parts else " or more")

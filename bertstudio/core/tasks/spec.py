@@ -175,6 +175,9 @@ class SuiteAdapter:
     # MFT's `expect` checked: (value) -> what is wrong with it, "" when nothing. None: one of the model's
     # labels (a non-empty string); then the task is `labelled`.
     expected: Callable[[Any], str] | None = None
+    # MFT's `expect` checked against one case: (case, expect) -> what is wrong ("" when nothing), e.g. a
+    # choice number past the case's choices. None: nothing to check per case.
+    expected_in: Callable[[Case, Any], str] | None = None
     # An input item read the task's own way -> its parts (None: not an input). None: a text, a list of
     # texts or an object by part names (multiple choice reads [prompt, [choices]] and no object).
     read_item: Callable[[Any], list[Any] | None] | None = None

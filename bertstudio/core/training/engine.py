@@ -12,7 +12,6 @@ run scales with `torchrun` because nothing here replaces Trainer's loop.
 from __future__ import annotations
 
 import contextlib
-import json
 import math
 import os
 import threading
@@ -22,6 +21,7 @@ from typing import Any
 
 from bertstudio.core.anatomy.families import max_positions
 from bertstudio.core.errors import DeviceError, InputError
+from bertstudio.core.json_values import dumps
 from bertstudio.core.model_folder import load_pretrained
 from bertstudio.core.progress import TaskControl
 from bertstudio.core.runs import tb_logs
@@ -193,7 +193,7 @@ def _train_locked(config: TrainConfig, output: Path, control: TaskControl, stop_
         if not main:
             return
         with write_lock:
-            log_file.write(json.dumps(event.to_json()) + "\n")
+            log_file.write(dumps(event.to_json()) + "\n")
             log_file.flush()
         fraction = event.step / event.max_steps if event.max_steps else None
         control.report(describe(event), fraction, payload=event)
@@ -236,8 +236,8 @@ def _train_locked(config: TrainConfig, output: Path, control: TaskControl, stop_
             if main:
                 tokenizer.save_pretrained(str(partial))
                 (partial / "training_config.json").write_text(
-                    json.dumps(asdict(config), indent=2, default=str), encoding="utf-8")
-                (partial / "metrics.json").write_text(json.dumps(metrics, indent=2), encoding="utf-8")
+                    dumps(asdict(config), indent=2, default=str), encoding="utf-8")
+                (partial / "metrics.json").write_text(dumps(metrics, indent=2), encoding="utf-8")
                 emit(TrainingEvent("done", step=step, max_steps=total, metrics=metrics, output_dir=str(output),
                                    message="Stopped early; saved what was trained." if callback.stopped
                                    else "Finished."))

@@ -82,9 +82,6 @@ def check_run(config: Any, distils: bool) -> None:
     if getattr(config, "scratch", None) is not None:
         raise InputError("A model pre-trained from scratch cannot train a LoRA adapter (there is no base model).",
                          hint="Set the LoRA rank to 0 or choose a base model.")
-    if getattr(config, "resume", False):
-        raise InputError("Resuming a LoRA run is not supported.",
-                         hint="Start the LoRA run again (--overwrite), or resume a full fine-tune.")
     names = [name.strip() for name in config.lora_targets.split(",")]
     if not config.lora_targets.strip() or any(not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*|all-linear", n) for n in names):
         raise InputError(f"LoRA targets '{config.lora_targets}' are not module names.",
@@ -150,10 +147,17 @@ def wrap(model: Any, settings: LoraSettings, base_source: str) -> Any:
     folder names as its base (the user's Hub id or an absolute folder)."""
     from peft import LoraConfig, get_peft_model
 
+    from bertstudio.core.adapter_folder import peft_quietly
+
+    hidden = getattr(model.config, "hidden_size", None) or getattr(model.config, "dim", None)
+    if isinstance(hidden, int) and settings.rank > hidden:  # a rank past the layers' width adds nothing but size
+        raise InputError(f"LoRA rank {settings.rank} is more than the model's hidden size ({hidden}).",
+                         hint=f"Use a rank of at most {hidden} (4 to 16 is usual).")
     lora = LoraConfig(r=settings.rank, lora_alpha=settings.alpha, lora_dropout=settings.dropout,
                       target_modules=target_pattern(model, settings.targets),
                       modules_to_save=head_modules(model) or None, bias="none")
-    wrapped = get_peft_model(model, lora)
+    with peft_quietly():
+        wrapped = get_peft_model(model, lora)
     wrapped.peft_config["default"].base_model_name_or_path = base_source  # peft would write the loaded path
     return wrapped
 
@@ -206,6 +210,9 @@ def merge_folder(adapter: str, output: str, control: Any = None) -> Path:
 
     control = control or TaskControl()
     folder = Path(adapter).expanduser()
+    if not folder.exists():
+        raise InputError(f"The adapter folder '{adapter}' does not exist.",
+                         hint="Choose the output folder of a LoRA training run.")
     if not is_adapter_folder(folder):
         raise InputError(f"'{adapter}' is not a LoRA adapter folder (it needs adapter_config.json and no config.json).",
                          hint="Choose the output folder of a LoRA training run.")

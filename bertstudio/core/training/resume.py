@@ -141,6 +141,29 @@ def _shown(value: object) -> str:
     return ", ".join(map(str, value)) if isinstance(value, list) else str(value)
 
 
+def check_adapter_checkpoint(checkpoint: Path, model: Any) -> None:
+    """A LoRA checkpoint (adapter_config.json) against the adapter this run wraps: the rank, the layers
+    it adapts and the head it saves must be the same, or its weights would not fit."""
+    from bertstudio.core.adapter_folder import read_json
+
+    saved = read_json(checkpoint / "adapter_config.json", "adapter config")
+    config = getattr(model, "peft_config", {}).get("default")
+    if config is None:
+        raise InputError(f"The checkpoint {checkpoint} holds a LoRA adapter, and this run trains the whole model.",
+                         hint="Resume with the LoRA settings of that run (--lora RANK), or start a new run.")
+    now = {"r": config.r, "target_modules": config.target_modules, "modules_to_save": config.modules_to_save}
+    differ = [f"{name}: {_shown(saved.get(name))} then, {_shown(value)} now" for name, value in now.items()
+              if _comparable(saved.get(name)) != _comparable(value)]
+    if differ:
+        raise InputError(f"The checkpoint {checkpoint} holds another LoRA adapter than this run trains; what "
+                         "differs: " + "; ".join(differ) + ".",
+                         hint="Resume with the LoRA settings of that run, or start a new run (--overwrite).")
+
+
+def _comparable(value: Any) -> Any:
+    return sorted(value) if isinstance(value, list | set | tuple) else value
+
+
 def check_checkpoint_head(checkpoint: Path, model: Any) -> None:
     """The checkpoint's config.json (read as transformers reads it) against the model this run built:
     the head its weights are for."""
@@ -148,6 +171,9 @@ def check_checkpoint_head(checkpoint: Path, model: Any) -> None:
 
     from bertstudio.core.model_folder import load_pretrained
 
+    if (checkpoint / "adapter_config.json").is_file() and not (checkpoint / "config.json").exists():
+        check_adapter_checkpoint(checkpoint, model)
+        return
     saved = load_pretrained(AutoConfig, checkpoint, f"The configuration of {checkpoint} cannot be read, so the "
                             "checkpoint cannot be compared with this run; it is not resumed.",
                             hint="Start a new run (--overwrite, or another output folder).").to_dict()

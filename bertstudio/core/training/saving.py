@@ -60,7 +60,9 @@ def partial_dir(output: Path) -> Path:
 
 
 def lock_path(output: Path) -> Path:
-    return output.with_name(output.name + ".lock")
+    from bertstudio.core.outputs import lock_path as beside
+
+    return beside(output)
 
 
 def _marker_data(folder: Path) -> dict | None:
@@ -132,7 +134,10 @@ def check_output(output_dir: str, replace: bool) -> Path:
 
     `replace`: an earlier BERT Studio run there may be replaced (--overwrite, or --resume of it).
     """
+    from bertstudio.core.outputs import refuse_inside_package
+
     output = resolved(output_dir)
+    refuse_inside_package(output, "output folder")
     cwd, home = Path.cwd().resolve(), Path.home().resolve()
     if output == output.parent or output == home or output in cwd.parents or output == cwd:
         raise InputError(f"'{output}' cannot be the output folder: it holds other files and would be replaced.",
@@ -182,11 +187,12 @@ def replace_folder(partial: Path, final: Path) -> None:
 
 
 def remove_ours(folder: Path) -> bool:
-    """Delete a folder only if it carries our marker; True if it was removed."""
-    if folder.is_dir() and is_ours(folder):
-        shutil.rmtree(folder, ignore_errors=True)
-        return True
-    return False
+    """Delete a folder only if it carries our marker (a symbolic link is never followed); True only if
+    it is gone afterwards."""
+    if folder.is_symlink() or not folder.is_dir() or not is_ours(folder):
+        return False
+    shutil.rmtree(folder, ignore_errors=True)
+    return not folder.exists()
 
 
 def disk_full(error: BaseException, folder: Path | None = None) -> bool:
@@ -270,8 +276,10 @@ def checkpoint_problem(folder: Path) -> str | None:
     from safetensors import safe_open
     from transformers.trainer_pt_utils import safe_globals
 
-    missing = [name for name in CHECKPOINT_FILES if not (folder / name).is_file()]
-    weights = sorted(folder.glob("model*.safetensors"))
+    adapter = (folder / "adapter_config.json").is_file()  # a LoRA run's checkpoint: the adapter, no config.json
+    missing = [name for name in CHECKPOINT_FILES if not (folder / name).is_file()
+               and not (adapter and name == "config.json")]
+    weights = sorted(folder.glob("adapter_model*.safetensors" if adapter else "model*.safetensors"))
     rng = sorted(folder.glob("rng_state*.pth"))
     if missing or not weights or not rng:
         return "missing " + ", ".join(missing + ([] if weights else ["model weights"]) + ([] if rng else ["rng state"]))

@@ -11,7 +11,6 @@ Cancel mid-search ends the running trial, keeps the finished ones and still save
 
 from __future__ import annotations
 
-import json
 import shutil
 import threading
 from dataclasses import dataclass, field, replace
@@ -19,14 +18,16 @@ from pathlib import Path
 from typing import Any
 
 from bertstudio.core.errors import BertStudioError, InputError, TaskCancelled
+from bertstudio.core.json_values import dumps
 from bertstudio.core.progress import TaskControl
 from bertstudio.core.training import saving
 from bertstudio.core.training.config import TrainConfig
 from bertstudio.core.training.events import TrainingEvent
-from bertstudio.core.training.search_space import SearchSpace, default_space
+from bertstudio.core.training.search_space import KNOWN_METRICS, SearchSpace, check_metric, default_space
 
 SEARCH_FILE = "search.json"
 TRIALS_DIR = "trials"
+MAX_TRIALS = 1000  # each trial is a whole training run: more is a typo, not a plan
 EVALS_PER_TRIAL = 4  # when the run sets no evaluation interval: the pruner needs something to compare
 
 
@@ -108,9 +109,9 @@ def study_for(space: SearchSpace, seed: int, trials: int) -> Any:
     )
 
 
-def _prepare_output(config: TrainConfig) -> Path:
-    """The output folder, checked like a run's; made and marked ours so its trials may live inside."""
-    output = saving.check_output(config.output_dir, replace=config.overwrite)
+def _prepare_output(output: Path, config: TrainConfig) -> Path:
+    """The output folder (checked like a run's, and locked): an earlier search's trials removed; made and
+    marked ours so its trials may live inside."""
     trials = output / TRIALS_DIR
     if trials.is_dir():  # an earlier search's (the output is ours: check_output said so)
         for old in trials.iterdir():  # trial folders and their checkpoints; a foreign file stays
@@ -131,15 +132,16 @@ def _trial_config(config: TrainConfig, space: SearchSpace, params: dict[str, Any
 
 def search(config: TrainConfig, trials: int, space: SearchSpace | None = None, control: TaskControl | None = None,
            stop_event: threading.Event | None = None) -> SearchResult:
-    """Run `trials` trials; each finished trial is reported (payload TrialRecord) as it ends."""
-    import optuna
-
-    from bertstudio.core.training.engine import train
-
+    """Run `trials` trials; each finished trial is reported (payload TrialRecord) as it ends. The output
+    folder is locked for the whole search: a second search or run into it is refused, naming this one."""
     control = control or TaskControl()
     space = space or default_space(config)
     if trials < 1:
         raise InputError("A search needs at least one trial.")
+    if trials > MAX_TRIALS:
+        raise InputError(f"A search runs at most {MAX_TRIALS:,} trials (got {trials:,}).",
+                         hint="Each trial is a whole training run; start with 10 to 30.")
+    check_metric(space.metric)
     config.validate()
     if config.resume or config.distill is not None or config.scratch is not None:
         raise InputError("A search fine-tunes a model: resume, distillation and pre-training from scratch are "
@@ -147,7 +149,22 @@ def search(config: TrainConfig, trials: int, space: SearchSpace | None = None, c
     if not config.eval_file and config.eval_share <= 0:
         raise InputError("A search compares trials on validation data, and there is none.",
                          hint="Give a validation file or hold out a share of the training file.")
-    output = _prepare_output(config)
+    output = saving.check_output(config.output_dir, replace=config.overwrite)
+    with saving.run_lock(output, "search"):
+        return _run_trials(config, trials, space, _prepare_output(output, config), control, stop_event)
+
+
+def _unknown_metric(metric: str, reported: list[str]) -> InputError:
+    return InputError(f"The validation metric '{metric}' is not one this task reports.",
+                      hint="Use one of: " + ", ".join(reported) + " (--search-metric, or \"metric\" in the space).")
+
+
+def _run_trials(config: TrainConfig, trials: int, space: SearchSpace, output: Path, control: TaskControl,
+                stop_event: threading.Event | None) -> SearchResult:
+    import optuna
+
+    from bertstudio.core.training.engine import train
+
     study = study_for(space, config.seed, trials)
     records: list[TrialRecord] = []
     stopped = False
@@ -160,11 +177,15 @@ def search(config: TrainConfig, trials: int, space: SearchSpace | None = None, c
         folder = output / TRIALS_DIR / f"trial-{number:02d}"
         halt = threading.Event()
         pruned: list[float] = []
+        reported: list[str] = []  # the metrics the task reports, when the searched one is not among them
 
         def on_event(event: TrainingEvent, trial: Any = trial, halt: threading.Event = halt,
-                     pruned: list[float] = pruned) -> None:
+                     pruned: list[float] = pruned, reported: list[str] = reported) -> None:
             if stop_event is not None and stop_event.is_set():
                 halt.set()  # the user's Stop ends the running trial after this step
+            if event.kind == "eval" and space.metric not in event.metrics:
+                reported.extend(k for k in event.metrics if k in KNOWN_METRICS)
+                halt.set()  # at the first evaluation, not after every trial ran
             value = event.metrics.get(space.metric) if event.kind == "eval" else None
             if value is None or halt.is_set():
                 return
@@ -187,6 +208,10 @@ def search(config: TrainConfig, trials: int, space: SearchSpace | None = None, c
             study.tell(trial, state=optuna.trial.TrialState.FAIL)
             record = TrialRecord(number, "failed", params, message=str(error))
         else:
+            names = _metric_names(result.metrics)  # empty when no evaluation ran (a trial stopped early)
+            if reported or (names and space.metric not in names):
+                _remove_trial(folder)
+                raise _unknown_metric(space.metric, sorted(set(reported) | names))
             value = result.metrics.get(f"eval_{space.metric}")
             if pruned:
                 study.tell(trial, state=optuna.trial.TrialState.PRUNED)
@@ -205,6 +230,10 @@ def search(config: TrainConfig, trials: int, space: SearchSpace | None = None, c
         if stopped:
             break
     return _finish(config, output, space, study, records, stopped)
+
+
+def _metric_names(metrics: dict[str, Any]) -> set[str]:
+    return {k.removeprefix("eval_") for k in metrics if k.startswith("eval_")} & KNOWN_METRICS
 
 
 def _remove_trial(folder: Path) -> None:
@@ -235,7 +264,7 @@ def _finish(config: TrainConfig, output: Path, space: SearchSpace, study: Any, r
         best = pick(finished, key=lambda r: r.value)  # type: ignore[arg-type,return-value]
     result = SearchResult(str(output) if best else "", space.metric, space.direction, tuple(records), best, stopped,
                           importance(study))
-    table = json.dumps({**result.to_json(), "space": space.to_json(), "seed": config.seed}, indent=2)
+    table = dumps({**result.to_json(), "space": space.to_json(), "seed": config.seed}, indent=2)
     if best is None:
         (output / SEARCH_FILE).write_text(table, encoding="utf-8")
         return result

@@ -15,6 +15,7 @@ A space file is one JSON object, e.g.
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -25,12 +26,25 @@ from bertstudio.core.files import read_text
 from bertstudio.core.training.config import TrainConfig
 from bertstudio.core.training.options import options
 
+# A space file names a few ranges: a few hundred bytes; anything near this bound is not one.
+MAX_SPACE_BYTES = 1 << 20
 SEARCHABLE = ("learning_rate", "batch_size", "warmup_ratio", "epochs", "weight_decay", "lora_rank")
 INTEGER = {"batch_size", "lora_rank"}
 # validation metrics where higher is better; anything else (loss, perplexity) is minimised
-# A space file names a few ranges: a few hundred bytes; anything near this bound is not one.
-MAX_SPACE_BYTES = 1 << 20
-MAXIMISED = frozenset({"accuracy", "macro_f1", "f1", "exact_match", "pearson", "spearman"})
+MAXIMISED = frozenset({"accuracy", "macro_f1", "f1", "exact_match", "pearson", "spearman", "precision", "recall",
+                       "mlm_accuracy", "nsp_accuracy"})
+# every validation metric a trainable reports (core/tasks/<task>/train.py) and the loss: a name outside
+# them is a typo, refused before the first trial (the one a task does not report, at its first evaluation)
+KNOWN_METRICS = MAXIMISED | {"loss"}
+
+
+def check_metric(metric: str) -> str:
+    """`metric` if some task reports it (eval_ prefix dropped); an InputError listing them otherwise."""
+    name = metric.removeprefix("eval_")
+    if name not in KNOWN_METRICS:
+        raise InputError(f"'{metric}' is not a validation metric training reports.",
+                         hint="Use one of: " + ", ".join(sorted(KNOWN_METRICS)) + ".")
+    return name
 
 
 @dataclass(frozen=True)
@@ -106,8 +120,9 @@ def default_space(config: TrainConfig) -> SearchSpace:
 
 
 def _number(name: str, key: str, value: Any) -> float:
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        raise InputError(f"In the search space, {name}'s \"{key}\" must be a number, not {json.dumps(value)}.")
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+        raise InputError(f"In the search space, {name}'s \"{key}\" must be a finite number, not "
+                         f"{json.dumps(value, allow_nan=True)}.")
     return float(value)
 
 

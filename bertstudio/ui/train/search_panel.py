@@ -44,14 +44,11 @@ METRICS = ("loss", *sorted(MAXIMISED))
 def search_job(config: TrainConfig, trials: int, space_text: str, metric: str, stop_event: threading.Event,
                control: TaskControl) -> SearchResult:
     """The search, off the GUI thread: the space's JSON read here, so a mistake is one clear error."""
-    from bertstudio.core.errors import InputError
+    from bertstudio.core.datafiles import parse_json
     from bertstudio.core.training.search import search
     from bertstudio.core.training.search_space import parse_space
 
-    try:
-        data = json.loads(space_text)
-    except ValueError as error:
-        raise InputError(f"The search space is not valid JSON ({error}).") from None
+    data = parse_json(space_text, "The search space")  # the file's reader: a key given twice is refused too
     if isinstance(data, dict):
         data = {**data, "metric": metric}
     return search(config, trials, parse_space(data, config), control, stop_event=stop_event)

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import csv
 import html
-import json
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -202,7 +201,9 @@ class AttributionView(QWidget):
                 writer.writerow([i, token, value, e.rows[i], e.special[i]])
 
     def save_json(self, path: str | Path) -> None:
-        Path(path).write_text(json.dumps(self.explanation.to_json(), ensure_ascii=False, indent=2), encoding="utf-8")
+        from bertstudio.core.outputs import write_json
+
+        write_json(path, self.explanation.to_json())  # valid JSON, written atomically
 
     def _export(self, kind: str) -> None:
         if self.explanation is None:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import csv
-import json
 import os
 import stat
 import tempfile
@@ -12,6 +11,7 @@ from pathlib import Path
 import numpy as np
 
 from bertstudio.core.errors import InputError
+from bertstudio.core.json_values import dumps
 from bertstudio.core.progress import TaskControl
 from bertstudio.core.tasks.attention import AttentionComparison, AttentionResult, check_head
 
@@ -217,22 +217,22 @@ def save_json(
     if comparison is not None or layer is not None or head is not None:
         data = (to_json(result, layer, head) if comparison is None
                 else comparison_json(model, result, comparison, layer, head))
-        Path(path).write_text(json.dumps(data, ensure_ascii=False), encoding="utf-8")
+        Path(path).write_text(dumps(data), encoding="utf-8")
         return
     control = control or TaskControl()
-    head_part = json.dumps(to_json_header(result), ensure_ascii=False)
+    head_part = dumps(to_json_header(result))
     with open(path, "w", encoding="utf-8") as handle:
         handle.write(head_part[:-1] + ', "attentions": [')
         for lay in range(result.layers):
             control.check()
             control.report(f"Writing layer {lay}…", lay / result.layers)
-            handle.write((", " if lay else "") + json.dumps(result.attentions[lay].tolist()))
+            handle.write((", " if lay else "") + dumps(result.attentions[lay].tolist()))
         handle.write("]")
         if result.norms is not None:
             handle.write(', "norms": [')
             for lay in range(result.layers):
                 control.check()
-                handle.write((", " if lay else "") + json.dumps(result.norms[lay].tolist()))
+                handle.write((", " if lay else "") + dumps(result.norms[lay].tolist()))
             handle.write("]")
         handle.write("}")
 

@@ -290,6 +290,9 @@ PATCH_READER = (
     '    return outputs.logits.softmax(-1)[0, LABEL]\n'
     '\n'
     '\n'
-    'with torch.no_grad():\n'
-    '    LABEL = int(model(**clean).logits[0].argmax())\n'
+    '\n'
+    '\n'
+    '# the chosen target, as the app reads it: a label name, else a label number\n'
+    'LABELS = {str(name): int(number) for number, name in (model.config.id2label or {}).items()}\n'
+    'LABEL = LABELS[TARGET] if TARGET in LABELS else int(TARGET)\n'
 )

@@ -162,6 +162,18 @@ PATCH_READER = (
     '    return outputs.logits[0, MASK].softmax(-1)[TOKEN]\n'
     '\n'
     '\n'
-    'with torch.no_grad():\n'
-    '    TOKEN = int(model(**clean).logits[0, MASK].argmax())\n'
+    '\n'
+    '\n'
+    'def token_of(word):  # the chosen target word, as the app reads it: a vocabulary entry, else one token\n'
+    '    vocabulary = tokenizer.get_vocab()\n'
+    '    if word in vocabulary:\n'
+    '        return int(vocabulary[word])\n'
+    "    for text in (' ' + word, word):\n"
+    "        ids = tokenizer(text, add_special_tokens=False)['input_ids']\n"
+    '        if len(ids) == 1:\n'
+    '            return int(ids[0])\n'
+    "    raise SystemExit(f'{word!r} is not one token of this model')\n"
+    '\n'
+    '\n'
+    'TOKEN = token_of(TARGET)\n'
 )

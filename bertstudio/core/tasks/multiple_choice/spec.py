@@ -39,6 +39,7 @@ SPEC = TaskSpec(
     ),
     trainables=(MultipleChoice(),),
     suite=SuiteAdapter(parts=("prompt", "choice"), inputs=suite.prompt_and_choices, min_parts=3,
-                       expected=suite.expected_choice, read_item=suite.choice_item, meets=suite.meets_choice,
+                       expected=suite.expected_choice, expected_in=suite.choice_in_case, read_item=suite.choice_item,
+                       meets=suite.meets_choice,
                        fix=SuiteFix(".csv", suite.choice_row, suite.write_rows, suite.extend_data)),
 )

@@ -34,6 +34,14 @@ def expected_choice(value: Any) -> str:
     return ""
 
 
+def choice_in_case(case: tuple[str, ...], value: Any) -> str:
+    """MFT's choice number against one case: it must name one of the case's choices."""
+    choices = len(case) - 1
+    if isinstance(value, int) and not 0 <= value < choices:
+        return f"{value!r} is not a choice of an input with {choices} choices (0 to {choices - 1})"
+    return ""
+
+
 def meets_choice(value: Any, _shown: str, expect: Any) -> bool:
     return bool(int(value) == int(expect))
 
