@@ -78,11 +78,7 @@ KNOWN: tuple[Known, ...] = (
 )
 
 # (reader, special file) of tests/fuzz/test_readers_fuzz.py that still fail: strict xfails.
-KNOWN_READERS: dict[tuple[str, str], str] = {
-    ("lock", "fifo"): "a FIFO where a run's lock goes: locks.acquire preads it, OSError 'Illegal seek' escapes "
-                      "(the CLI says 'error: Illegal seek', no path; the window's worker gets a raw OSError). Fix: "
-                      "fstat the opened lock and refuse what is not a regular file. (h-borders: locks)",
-}
+KNOWN_READERS: dict[tuple[str, str], str] = {}
 
 
 def known_hang(command: str, argv: list[str]) -> bool:

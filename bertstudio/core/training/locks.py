@@ -17,6 +17,7 @@ import errno
 import json
 import os
 import socket
+import stat
 import time
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass
@@ -144,9 +145,14 @@ def _open(path: Path) -> tuple[int, bool]:
         except FileExistsError:
             pass
         try:
-            return os.open(path, flags), True
+            fd = os.open(path, flags | os.O_NONBLOCK)  # a FIFO at the lock's place must not wait for a writer
         except FileNotFoundError:
             continue  # removed between the two calls: try again
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            os.close(fd)
+            raise InputError(f"The lock file '{path}' is not a regular file (a pipe, a device or a folder).",
+                             hint="Remove it or choose another output folder.")
+        return fd, True
     raise InputError(f"The lock file '{path}' keeps appearing and disappearing.", hint="Try again.")
 
 
