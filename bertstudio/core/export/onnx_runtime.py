@@ -70,6 +70,11 @@ def model_folder(file: Path, metadata: dict[str, str]) -> Path:
                                                     "config.json and the tokenizer files).")
 
 
+class NeedsPyTorch(InputError, AttributeError):
+    """A part of the model only PyTorch has (layers, embeddings, hooks, gradients): one line for the user,
+    and still an AttributeError, so `hasattr`/`getattr(..., default)` probes read it as absent."""
+
+
 class OnnxOutputs(dict):  # type: ignore[type-arg]
     """A forward's outputs by name, read as transformers' ModelOutput is: `out.logits` or `out["logits"]`."""
 
@@ -111,6 +116,13 @@ class OnnxModule:
 
     def parameters(self) -> list[Any]:
         return []  # the weights are inside the session; ModelInfo counts them from the config
+
+    def __getattr__(self, name: str) -> Any:
+        """Whatever else a PreTrainedModel has (its layers, embeddings, hooks) is not in the file."""
+        if name.startswith("__") or name.startswith("_"):
+            raise AttributeError(name)
+        raise NeedsPyTorch(f"This needs the PyTorch model ('{name}'); the exported ONNX file runs whole forwards only.",
+                           hint="Load the model folder on PyTorch (device cpu) for this.")
 
     def __call__(self, **inputs: Any) -> OnnxOutputs:
         import numpy as np
