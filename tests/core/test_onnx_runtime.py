@@ -191,3 +191,24 @@ def test_cli_runtime_onnx(exported: Path, tmp_path: Path, capfd) -> None:  # noq
     assert one.returncode == 0 and {s["label"] for s in json.loads(one.stdout)} == {"negative", "positive"}
     refused = run_cli(capfd, "classify", "--model", str(tmp_path), "--runtime", "onnx", "a cat")
     assert refused.returncode == 1 and refused.stderr.startswith("error: ") and "Traceback" not in refused.stderr
+
+
+def test_export_int8_runs_on_onnx_runtime(checkpoint_factory, tmp_path: Path, capfd) -> None:  # noqa: ANN001
+    folder = tmp_path / "model"
+    shutil.copytree(checkpoint_factory("bert", "SequenceClassification"), folder)
+    done = run_cli(capfd, "export", "--model", str(folder), "--task", "classify", "--output",
+                   str(folder / "model.onnx"), "--no-speed", "--int8")
+    assert done.returncode == 0, done.stderr
+    assert (folder / "model-int8.onnx").is_file() and not list(folder.glob("*.partial"))
+    assert (folder / "model-int8.onnx").stat().st_size < (folder / "model.onnx").stat().st_size
+    data = labelled_file(tmp_path, TEXTS)
+    ran = run_cli(capfd, "evaluate", "--model", str(folder / "model-int8.onnx"), "--runtime", "onnx",
+                  "--data", str(data), "--json")
+    assert ran.returncode == 0, ran.stderr
+    assert json.loads(ran.stdout)["n"] == len(TEXTS)
+    again = run_cli(capfd, "export", "--model", str(folder), "--task", "classify", "--output",
+                    str(tmp_path / "model.onnx"), "--no-speed", "--int8")
+    assert again.returncode == 0  # another name: fine
+    refused = run_cli(capfd, "export", "--model", str(folder), "--task", "classify", "--output",
+                      str(tmp_path / "model.onnx"), "--no-speed", "--int8")
+    assert refused.returncode == 1 and "exists already" in refused.stderr
