@@ -1,5 +1,5 @@
 """`evaluate --runtime onnx` (issue 39.6): an exported model through the batch engine on ONNX Runtime,
-float32 and int8 (onnxruntime's dynamic quantization of the exported file), against the same
+float32 and int8 (`export --int8`: onnxruntime's dynamic quantization of the exported file), against the same
 evaluate on PyTorch and transformers' pipeline(batch_size=32), in one run on the same CSV of
 review-like rows (bench_engine's mix, 4-480 words). Target: ONNX Runtime >= 2.5x the pipeline on CPU,
 equal top-1 labels and <= 1e-3 probability difference (float32) against PyTorch.
@@ -49,11 +49,9 @@ def exports(folder: Path) -> tuple[Path, Path]:
     if not fp32.is_file():
         export_onnx(str(folder), "classification", fp32, speed=False)
     if not int8.is_file():
-        from onnxruntime.quantization import QuantType, quantize_dynamic
+        from bertstudio.core.export.onnx_int8 import quantize_onnx
 
-        partial = folder / "model-int8.partial.onnx"
-        quantize_dynamic(fp32, partial, weight_type=QuantType.QInt8)
-        partial.replace(int8)
+        quantize_onnx(fp32)  # what `bertstudio export --int8` writes
     return fp32, int8
 
 

@@ -119,6 +119,9 @@ def size_speed_note(a: Any, b: Any, a_seconds: float, b_seconds: float) -> str:
 
 def refuse_for_gradients(request: Any, what: str) -> None:
     """Explain and head importance follow gradients, which torch's int8 layers do not pass back."""
+    if getattr(request, "runtime", "torch") == "onnx":
+        raise InputError(f"{what} follows gradients and layers; the exported ONNX file runs whole forwards only.",
+                         hint="Load the model folder on PyTorch (device cpu) to explain it.")
     if getattr(request, "quantize", None):
         raise InputError(f"{what} follows gradients, which do not flow through int8 layers.",
                          hint="Choose float32 for this model to explain it; compare the int8 variant's predictions "

@@ -70,9 +70,11 @@ class ModelBar(QWidget):
         index: LocalModelsIndex,
         attn_implementation: str | None = None,
         parent: QWidget | None = None,
+        onnx: bool = False,
     ) -> None:
         super().__init__(parent)
         self._task = task
+        self._onnx = onnx  # the tab runs whole forwards only, so an exported model may run it
         self.attn_implementation = attn_implementation
         self.info: ModelInfo | None = None
         self._settings = settings
@@ -199,7 +201,7 @@ class ModelBar(QWidget):
         from bertstudio.core.export.onnx_runtime import RUNTIME_TASKS, has_export
 
         offered = self.device.findText(ONNX_CHOICE)
-        wanted = self._task in RUNTIME_TASKS and has_export(self.source_text())
+        wanted = self._onnx and self._task in RUNTIME_TASKS and has_export(self.source_text())
         if wanted and offered < 0:
             self.device.addItem(ONNX_CHOICE)
             self.device.setItemData(self.device.count() - 1, "The folder's exported model.onnx, run by ONNX Runtime "

@@ -138,6 +138,12 @@ def test_ner_and_nsp_on_onnx_runtime_equal_pytorch(task: str, head: str, checkpo
     assert done.returncode == 0 and "not supported" not in done.stderr, done.stderr
 
 
+def torch_ids():  # noqa: ANN201
+    import torch
+
+    return torch.tensor([[2, 5, 6, 3]])
+
+
 def test_refusals_say_what_to_do(exported: Path, checkpoint_factory, tmp_path: Path) -> None:  # noqa: ANN001
     plain = checkpoint_factory("bert", "SequenceClassification")
     assert has_export(str(exported)) and not has_export(str(plain)) and not has_export("")
@@ -156,6 +162,17 @@ def test_refusals_say_what_to_do(exported: Path, checkpoint_factory, tmp_path: P
         shutil.copy(exported / "model.onnx", two / name)
     with pytest.raises(InputError, match="holds 2 .onnx files"):
         find_onnx(two)
+    loaded = load_uncached(LoadRequest(str(exported), "classification", runtime="onnx"))
+    assert not hasattr(loaded.model, "get_input_embeddings")  # feature probes read it as absent ...
+    with pytest.raises(InputError, match="needs the PyTorch model"):  # ... a use says what to do
+        loaded.model.get_input_embeddings()
+    with pytest.raises(InputError, match="takes no 'output_hidden_states'"):
+        loaded.model(input_ids=torch_ids(), output_hidden_states=True)
+    from bertstudio.core.explain.jobs import explain_job
+
+    with pytest.raises(InputError, match="whole forwards only"):
+        explain_job(LoadRequest(str(exported), "classification", runtime="onnx"), "classification", ("a text",),
+                    "gradient", None, 8, False, TaskControl())
     with pytest.raises(InputError, match="PyTorch runtime only"):
         run_spec(spec_for("classification"), LoadRequest(str(exported), "classification", runtime="onnx"),
                  ClassificationInput("a text"), TaskControl(), ablate=((0, 0),))
@@ -174,3 +191,24 @@ def test_cli_runtime_onnx(exported: Path, tmp_path: Path, capfd) -> None:  # noq
     assert one.returncode == 0 and {s["label"] for s in json.loads(one.stdout)} == {"negative", "positive"}
     refused = run_cli(capfd, "classify", "--model", str(tmp_path), "--runtime", "onnx", "a cat")
     assert refused.returncode == 1 and refused.stderr.startswith("error: ") and "Traceback" not in refused.stderr
+
+
+def test_export_int8_runs_on_onnx_runtime(checkpoint_factory, tmp_path: Path, capfd) -> None:  # noqa: ANN001
+    folder = tmp_path / "model"
+    shutil.copytree(checkpoint_factory("bert", "SequenceClassification"), folder)
+    done = run_cli(capfd, "export", "--model", str(folder), "--task", "classify", "--output",
+                   str(folder / "model.onnx"), "--no-speed", "--int8")
+    assert done.returncode == 0, done.stderr
+    assert (folder / "model-int8.onnx").is_file() and not list(folder.glob("*.partial"))
+    assert (folder / "model-int8.onnx").stat().st_size < (folder / "model.onnx").stat().st_size
+    data = labelled_file(tmp_path, TEXTS)
+    ran = run_cli(capfd, "evaluate", "--model", str(folder / "model-int8.onnx"), "--runtime", "onnx",
+                  "--data", str(data), "--json")
+    assert ran.returncode == 0, ran.stderr
+    assert json.loads(ran.stdout)["n"] == len(TEXTS)
+    again = run_cli(capfd, "export", "--model", str(folder), "--task", "classify", "--output",
+                    str(tmp_path / "model.onnx"), "--no-speed", "--int8")
+    assert again.returncode == 0  # another name: fine
+    refused = run_cli(capfd, "export", "--model", str(folder), "--task", "classify", "--output",
+                      str(tmp_path / "model.onnx"), "--no-speed", "--int8")
+    assert refused.returncode == 1 and "exists already" in refused.stderr

@@ -52,6 +52,7 @@ def columns_job(path: str, control: TaskControl) -> list[str]:
 
 class ClassificationTab(TaskTab):
     SPEC_KEY = "classification"
+    ONNX_RUNTIME = True  # its runs are whole forwards: an exported model may run them (ONNX Runtime)
     # the workspace binds these by name, in this order (an opened file after the typed lines it replaces)
     BOUND = {"text": "text", "pair": "pair", "lines": "typed_lines", "file": "table_file",
              "column": "table_column", "mode": "mode"}

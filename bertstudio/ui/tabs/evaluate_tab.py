@@ -59,6 +59,7 @@ def _column_combo() -> QComboBox:
 
 class EvaluateTab(ComparingTab):
     TASK = "evaluate"
+    ONNX_RUNTIME = True  # evaluate's predictors are whole forwards through the engine
     TITLE = "Evaluate"
     ORDER = 95
     BOUND = {"task": "task_combo", "data": "data_file", "limit": "limit", "seed": "seed",  # bound by name

@@ -156,10 +156,13 @@ class ModelTab(StudioTab):
     ATTN_IMPLEMENTATION: ClassVar[str | None] = None
     # The task the model bar loads for when it is not TASK (Evaluate: TASK is the tab's own key).
     MODEL_TASK: ClassVar[str] = ""
+    # The tab runs whole forwards only (no layers, hooks or gradients): its device list may offer
+    # "CPU (ONNX Runtime)" for a folder with an exported model (ui/model_bar.py).
+    ONNX_RUNTIME: ClassVar[bool] = False
 
     def _setup(self) -> None:
         self.model_bar = ModelBar(self.MODEL_TASK or self.TASK, self.settings, self.index,
-                                  self.ATTN_IMPLEMENTATION, self)
+                                  self.ATTN_IMPLEMENTATION, self, onnx=self.ONNX_RUNTIME)
         self.model_bar.loaded.connect(self._on_model_loaded)
         self.model_bar.failed.connect(self.failed)
 

@@ -92,6 +92,7 @@ def _item(value: object) -> QTableWidgetItem:
 
 class NerTab(TaskTab):
     SPEC_KEY = "ner"
+    ONNX_RUNTIME = True  # its runs are whole forwards: an exported model may run them (ONNX Runtime)
     BOUND = {"text": "text", "aggregation": "aggregation"}  # the workspace binds these by name
     RUN_LABEL = "Tag"
 

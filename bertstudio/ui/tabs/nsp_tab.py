@@ -29,6 +29,7 @@ def _short(text: str, width: int = 60) -> str:
 
 class NspTab(TaskTab):
     SPEC_KEY = "nsp"
+    ONNX_RUNTIME = True  # its runs are whole forwards: an exported model may run them (ONNX Runtime)
     BOUND = {"rank": "rank_mode", "sentence_a": "sentence_a", "sentence_b": "sentence_b"}  # bound by name
     RUN_LABEL = "Predict"
 

@@ -1,0 +1,122 @@
+"""The target rows of issue 39 for bench/gpu_check.py, each reported with its target and whether it was
+met: in-process evaluate rows/s and dense TFLOP/s against the pipeline and the sorted loop, a first
+pass against a warm one, the whole process against bare scripts, and `--runtime onnx` on the CPU.
+`report(check, **fields)` is gpu_check's (one line a check, gathered into gpu_check.json)."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+Report = Callable[..., None]
+
+
+def dense_tflops(folder: Path, texts: list[str], seconds: float) -> float:
+    """Dense TFLOP/s of the work that counts: every real token through every layer (its linear layers
+    and its attention over its own row), no padding; what the forward of 'rows/s' was worth."""
+    from transformers import AutoConfig, AutoTokenizer
+
+    config = AutoConfig.from_pretrained(folder)
+    tokenizer = AutoTokenizer.from_pretrained(folder)
+    lengths = [len(ids) for ids in tokenizer(texts, truncation=True, max_length=512)["input_ids"]]
+    hidden, ffn = config.hidden_size, config.intermediate_size
+    per_token = 2 * (4 * hidden * hidden + 2 * hidden * ffn)
+    flops = config.num_hidden_layers * sum(n * per_token + 4 * n * n * hidden for n in lengths)
+    return flops / seconds / 1e12
+
+
+def engine_model(quick: bool) -> tuple[str, Path, tuple[str, ...] | None]:
+    from common import MODELS, bert_base, topic_labels
+
+    return ("MiniLM", MODELS / "all-minilm-l6-v2", None) if quick else \
+        ("bert-base-sized", bert_base("SequenceClassification", topic_labels()), topic_labels())
+
+
+def engine_checks(report: Report, device: str, dtypes: list[str], quick: bool, rows: int) -> None:
+    """The batch engine (core/engine.py): evaluate from a CSV vs pipeline(batch_size=32) vs a 25-line sorted
+    loop on the review-like length mix (4-480 words), per number format, on one model object.
+    Targets (GPU): >= 5x the pipeline, >= 2x the sorted loop, >= 150 dense TFLOP/s; CPU: >= 2x the pipeline."""
+    from bench_engine import evaluate_rates, review_texts
+
+    name, folder, labels = engine_model(quick)
+    gpu = device.startswith("cuda")
+    for dtype in dtypes:
+        found = evaluate_rates(folder, rows, device, dtype, labels)
+        ours, pipe, loop = found["ours"], found["pipeline"], found["loop"]
+        tflops = dense_tflops(folder, review_texts(rows), ours)
+        met = pipe / ours >= (5.0 if gpu else 2.0) and (not gpu or (loop / ours >= 2.0 and tflops >= 150))
+        report(f"engine evaluate {name} {rows} review rows {device} {dtype}",
+               ok=found["score_gap"] < (1e-4 if dtype == "float32" else 5e-2),
+               ours_rows_s=round(rows / ours, 1), pipeline_rows_s=round(rows / pipe, 1),
+               loop_rows_s=round(rows / loop, 1), vs_pipeline=round(pipe / ours, 2), vs_loop=round(loop / ours, 2),
+               dense_tflops=round(tflops, 3), score_gap=found["score_gap"],
+               target=("met" if met else "missed") + (": >= 5x pipeline, >= 2x loop, >= 150 TFLOP/s" if gpu
+                                                      else ": >= 2x pipeline"))
+
+
+def first_pass_checks(report: Report, device: str, dtypes: list[str], quick: bool, rows: int) -> None:
+    """A freshly loaded model's first evaluate (new padded widths meet cold kernels) against the same
+    evaluate again, warm, per number format. Target: first <= 1.3x warm."""
+    import torch
+    from bench_engine import BATCH, _write, review_texts
+
+    from bertstudio.core.evaluate.evaluation import evaluate
+    from bertstudio.core.evaluate.predict import EvalOptions
+    from bertstudio.core.evaluate.readers import read_dataset
+    from bertstudio.core.models import MODEL_CACHE, LoadRequest, load_model
+
+    name, folder, labels = engine_model(quick)
+    for dtype in dtypes:
+        MODEL_CACHE.clear()
+        loaded = load_model(LoadRequest(str(folder), "classification", device, dtype))
+        data = _write(review_texts(rows, seed=5), labels or [str(i) for i in range(loaded.model.config.num_labels)])
+        times = []
+        for _ in range(2):
+            if device.startswith("cuda"):
+                torch.cuda.synchronize()
+            started = time.perf_counter()
+            evaluate(loaded, read_dataset("classification", data), options=EvalOptions(batch_size=BATCH))
+            times.append(time.perf_counter() - started)
+        ratio = times[0] / times[1]
+        report(f"first pass vs warm, evaluate {name} {rows} rows {device} {dtype}", ok=True,
+               first_rows_s=round(rows / times[0], 1), warm_rows_s=round(rows / times[1], 1),
+               first_over_warm=round(ratio, 2), target=("met" if ratio <= 1.3 else "missed") + ": <= 1.3x")
+
+
+def whole_process_checks(report: Report, device: str, dtypes: list[str], quick: bool, rows: int) -> None:
+    """`bertstudio evaluate` and `classify "one text"` as whole fresh processes, twice, against bare scripts
+    (bench/bench_whole_process.py) in the number format a GPU user picks (the last given). Target: <= 1.0x."""
+    from bench_engine import _write, review_texts
+    from bench_whole_process import whole_process
+
+    name, folder, labels = engine_model(quick)
+    dtype = dtypes[-1]
+    found = whole_process(folder, _write(review_texts(rows, seed=6), labels or ("LABEL_0", "LABEL_1")), device, dtype)
+    for ours, bare in (("classify", "bare classify"), ("evaluate", "bare sorted loop")):
+        wall, bare_wall = min(w for w, _ in found[ours]), min(w for w, _ in found[bare])
+        report(f"whole process {ours} {name} {rows} rows {device} {dtype}", ok=True,
+               seconds=[round(w, 1) for w, _ in found[ours]], bare_seconds=[round(w, 1) for w, _ in found[bare]],
+               cpu_seconds=[round(c, 1) for _, c in found[ours]],
+               bare_cpu_seconds=[round(c, 1) for _, c in found[bare]], ratio=round(wall / bare_wall, 2),
+               target=("met" if wall <= bare_wall else "missed") + f": <= {bare}")
+
+
+def onnx_checks(report: Report, quick: bool, rows: int) -> None:
+    """`evaluate --runtime onnx` on the CPU, float32 and int8, against PyTorch and the pipeline
+    (bench/bench_onnx_runtime.py). Target: >= 2.5x the pipeline; float32: equal top-1, P within 1e-3."""
+    from bench_onnx_runtime import minilm_classifier, onnx_rates
+    from common import bert_base, topic_labels
+
+    name, folder, labels = ("MiniLM", minilm_classifier(), ("negative", "positive")) if quick else \
+        ("bert-base-sized", bert_base("SequenceClassification", topic_labels()), topic_labels())
+    found = onnx_rates(folder, rows, labels)
+    for runtime in ("onnx", "onnx int8"):
+        speed = found["pipeline"] / found[runtime]
+        exact = found[f"{runtime} same top-1"] == 1.0 and found[f"{runtime} probability gap"] <= 1e-3
+        report(f"evaluate --runtime {runtime} {name} {rows} rows cpu", ok=exact or runtime == "onnx int8",
+               rows_s=round(rows / found[runtime], 1), pipeline_rows_s=round(rows / found["pipeline"], 1),
+               torch_rows_s=round(rows / found["torch"], 1), vs_pipeline=round(speed, 2),
+               vs_torch=round(found["torch"] / found[runtime], 2), same_top1=found[f"{runtime} same top-1"],
+               probability_gap=found[f"{runtime} probability gap"],
+               target=("met" if speed >= 2.5 else "missed") + ": >= 2.5x pipeline")

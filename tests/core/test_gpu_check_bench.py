@@ -1,0 +1,30 @@
+"""bench/gpu_check.py's target rows of issue 39 run on the CPU at a tiny size (what a lent GPU runs at
+full size): a first pass against a warm one, in-process evaluate with its dense TFLOP/s against the
+pipeline and the sorted loop, and `--runtime onnx` (float32 and int8); each row names its target."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_gpu_check_reports_each_target_row_on_the_cpu(tmp_path: Path) -> None:
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "BERTSTUDIO_BENCH_CACHE": str(tmp_path / "cache")}
+    done = subprocess.run([sys.executable, str(ROOT / "bench" / "gpu_check.py"), "--device", "cpu", "--dtypes",
+                           "float32", "--quick", "--rows", "4", "--skip", "tiny,speed,trainer,train,whole",
+                           "--out", str(tmp_path)], capture_output=True, text=True, env=env, timeout=900)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    checks = {row["check"]: row for row in json.loads((tmp_path / "gpu_check.json").read_text(encoding="utf-8"))}
+    first = checks["first pass vs warm, evaluate MiniLM 4 rows cpu float32"]
+    engine = checks["engine evaluate MiniLM 4 review rows cpu float32"]
+    onnx = checks["evaluate --runtime onnx MiniLM 4 rows cpu"]
+    assert first["first_over_warm"] > 0 and engine["dense_tflops"] > 0 and engine["score_gap"] < 1e-4
+    assert onnx["same_top1"] == 1.0 and onnx["probability_gap"] <= 1e-3
+    assert "evaluate --runtime onnx int8 MiniLM 4 rows cpu" in checks
+    for row in (first, engine, onnx):
+        assert row["target"].startswith(("met:", "missed:")), row
