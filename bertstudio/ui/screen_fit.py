@@ -1,0 +1,94 @@
+"""Every window fits the screen it opens on: one rule for the main window and every dialog.
+
+A dialog once asked for 1134x720 (Trace why: at 900x600 its colour bar, last column and Copy as
+Python were off-screen), and a main window saved at 1280x800 came back 1180x780 on a 900x600
+screen with its tabs, Log and status bar out of reach. So:
+
+- `clamp(window)` shrinks a window to the available geometry of its screen and moves it inside;
+- one application event filter clamps every top-level window (dialogs, message boxes, the main
+  window) each time it is shown, so no dialog needs to remember;
+- `scroll_body(dialog)` gives a dialog a scrolling body: whatever its contents ask for, the dialog
+  itself can always be made as small as the screen, and its contents scroll.
+"""
+
+from __future__ import annotations
+
+from PySide6.QtCore import QEvent, QObject, QRect, QSize, Qt
+from PySide6.QtGui import QGuiApplication
+from PySide6.QtWidgets import QApplication, QFrame, QScrollArea, QVBoxLayout, QWidget
+
+_installed: dict[str, QObject] = {}
+
+
+def available_geometry(window: QWidget) -> QRect | None:
+    """The usable area (without panels and docks) of the screen `window` opens on: its own screen,
+    else its parent's, else the primary one."""
+    parent = window.parentWidget()
+    screen = window.screen() or (parent.screen() if parent is not None else None) or QGuiApplication.primaryScreen()
+    return screen.availableGeometry() if screen is not None else None
+
+
+def clamp(window: QWidget, area: QRect | None = None) -> None:
+    """Shrink `window` (frame included) to `area`, its screen's available geometry by default, and
+    move it inside. A maximized or full-screen window is the screen's already."""
+    area = area if area is not None else available_geometry(window)
+    if area is None or area.isEmpty() or window.windowState() & (Qt.WindowState.WindowMaximized
+                                                                  | Qt.WindowState.WindowFullScreen):
+        return
+    frame = window.frameGeometry()
+    extra = QSize(frame.width() - window.width(), frame.height() - window.height())  # title bar, borders
+    width = max(1, min(window.width(), area.width() - extra.width()))
+    height = max(1, min(window.height(), area.height() - extra.height()))
+    if (width, height) != (window.width(), window.height()):
+        window.resize(width, height)
+    frame = window.frameGeometry()
+    left = min(max(frame.left(), area.left()), area.right() + 1 - frame.width())
+    top = min(max(frame.top(), area.top()), area.bottom() + 1 - frame.height())
+    if (left, top) != (frame.left(), frame.top()):
+        window.move(max(left, area.left()), max(top, area.top()))
+
+
+def scroll_body(dialog: QWidget) -> QWidget:
+    """A body for `dialog`'s contents inside a frameless scroll area filling it: lay the contents out
+    on the returned widget. The scroll bars show only when the screen is smaller than the contents."""
+    area = QScrollArea(dialog)
+    area.setWidgetResizable(True)
+    area.setFrameShape(QFrame.Shape.NoFrame)
+    body = QWidget()
+    area.setWidget(body)
+    outer = QVBoxLayout(dialog)
+    outer.setContentsMargins(0, 0, 0, 0)
+    outer.addWidget(area)
+    return body
+
+
+def _is_fitted(obj: QObject) -> bool:
+    """A top-level window a person moves (not a popup, menu or tool tip)."""
+    if not isinstance(obj, QWidget) or not obj.isWindow():
+        return False
+    kind = obj.windowType()
+    return kind in (Qt.WindowType.Window, Qt.WindowType.Dialog, Qt.WindowType.Sheet)
+
+
+class ScreenFit(QObject):
+    """Application event filter: clamps every top-level window when it is shown."""
+
+    def eventFilter(self, obj: QObject, event: QEvent) -> bool:  # noqa: N802 (Qt's name)
+        if event.type() == QEvent.Type.Show and _is_fitted(obj):
+            assert isinstance(obj, QWidget)
+            clamp(obj)
+        return False
+
+
+def install() -> ScreenFit:
+    """Idempotent; call on the GUI thread once the QApplication exists."""
+    fit = _installed.get("fit")
+    if fit is None:
+        app = QApplication.instance()
+        if app is None:
+            raise RuntimeError("screen_fit.install() needs a QApplication")
+        fit = ScreenFit(app)
+        app.installEventFilter(fit)
+        _installed["fit"] = fit
+    assert isinstance(fit, ScreenFit)
+    return fit
