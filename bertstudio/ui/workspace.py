@@ -20,8 +20,8 @@ from PySide6.QtCore import QByteArray, QObject, QSettings, QStandardPaths, QTime
 from PySide6.QtWidgets import QSplitter, QWidget
 
 from bertstudio.core import workspace_file
-from bertstudio.ui import screen_fit
 from bertstudio.core.workspace_file import FORMAT, VERSION
+from bertstudio.ui import screen_fit
 from bertstudio.ui.tabs.tab_state import TabState
 
 if TYPE_CHECKING:

@@ -38,11 +38,24 @@ def error_note(error: BaseException) -> Note:
     return Note("error", f"{text} {hint}".strip(), getattr(error, "details", "") or "")
 
 
+class PageLayout(QVBoxLayout):
+    """A tab page's layout that never asks for its preferred height: given a wrapped label (a note,
+    a refusal), a scroll area sizes its page to the page's whole preferred height, and the Train
+    page grew from 956 to 2136 px on a refused search (the plots stretched to the form's full
+    height, Start and the search controls went below the fold). Without height-for-width the page
+    is the viewport's height, or its least height when that is more: a state change never
+    re-lays it out."""
+
+    def hasHeightForWidth(self) -> bool:  # noqa: N802 - Qt's name
+        return False
+
+
 class StudioTab(QWidget):
     TASK: ClassVar[str]  # the tab's key in the window (a task key, or its own: "evaluate")
     TITLE: ClassVar[str]
     ORDER: ClassVar[int] = 100  # position among the tabs, smaller first
     NOTES_ONE_LINE: ClassVar[bool] = False  # notes elided to one line (a task tab: they never move its result)
+    NOTES_PLACED: ClassVar[bool] = False  # True: build() puts `notes` beside the controls they are about
 
     status = Signal(str)  # a short line for the status bar
     failed = Signal(object)  # an exception for the status bar and the log panel
@@ -75,7 +88,7 @@ class StudioTab(QWidget):
         outer = QVBoxLayout(self)
         outer.setContentsMargins(0, 0, 0, 0)
         outer.addWidget(scroll)
-        return QVBoxLayout(self.page)
+        return PageLayout(self.page)
 
     def _build_layout(self) -> None:
         """The tab's own `body` above the notes; `build()` fills it."""
@@ -84,7 +97,8 @@ class StudioTab(QWidget):
         self._add_header(layout)
         self.body = QVBoxLayout()
         layout.addLayout(self.body, 1)
-        layout.addWidget(self.notes)
+        if not self.NOTES_PLACED:
+            layout.addWidget(self.notes)
         self.build()
 
     def _add_header(self, layout: QVBoxLayout) -> None:
@@ -146,7 +160,17 @@ class StudioTab(QWidget):
         self.failed.emit(error)
 
     def show_message(self, text: str, error: bool = False) -> None:
+        """A note under the tab's controls; a refusal (`error`) goes to the Log too."""
         self.notes.set_notes([Note("error" if error else "warning", text)] if text else [])
+        if error and text:
+            self.log_refusal(text)
+
+    def log_refusal(self, text: str) -> None:
+        """A refusal in the Log and the status bar as well as beside its control: a note alone was
+        easily missed (issue 40: a refused search said so below the fold and nowhere else)."""
+        from bertstudio.core.errors import InputError
+
+        self.failed.emit(InputError(text))
 
     def clear_message(self) -> None:
         self.notes.clear()

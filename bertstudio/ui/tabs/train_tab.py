@@ -59,6 +59,8 @@ class TrainTab(StudioTab):
     TITLE = "Train"
     BOUND = {MERGED: "form", "from_scratch": "from_scratch"}  # the form's fields at the top level (ui/binding.py)
     ORDER = 90
+    NOTES_PLACED = True  # under Start/Stop/Resume: a refusal beside the button that was refused
+    NOTES_ONE_LINE = True  # a note that comes or goes never moves the plots, the search or the result
 
     run_ended = Signal()  # the run fully ended (saved, failed or cancelled): the window may close now
     open_model_requested = Signal(str, str)  # (task key, trained model folder): ui/wiring.py opens it there
@@ -140,17 +142,20 @@ class TrainTab(StudioTab):
         right_layout.addWidget(self.teacher_plot)
         right_layout.addLayout(controls)
         right_layout.addLayout(status)
+        right_layout.addWidget(self.notes)
         # the shown run stays (a record), marked when the form differs
         self.stale_banner = StaleBanner(self.results, action="Start trains a new model with the form as it is now.")
-        right_layout.addWidget(self.stale_banner)
-        right_layout.addWidget(self.results)
-        self.search_panel = SearchPanel(self.config, self.show_message, self)  # Optuna search, collapsed
+        self.search_panel = SearchPanel(self.config, self.log_refusal, self)  # Optuna search, collapsed
         self.search_panel.runner.started.connect(lambda: self.start_button.setEnabled(False))
         self.search_panel.search_ended.connect(lambda: self.start_button.setEnabled(not self.runner.busy))
         self.search_panel.search_ended.connect(self.run_ended)  # its trials are runs: the Runs tab refreshes
         self.runner.started.connect(lambda: self.search_panel.start_button.setEnabled(False))
         self.runner.finished.connect(lambda: self.search_panel.start_button.setEnabled(True))
+        # The search's controls above the run's record: a result shown after Stop grows below them
+        # and moves nothing already on the page.
         right_layout.addWidget(self.search_panel)
+        right_layout.addWidget(self.stale_banner)
+        right_layout.addWidget(self.results)
         splitter = QSplitter()
         splitter.addWidget(pane)
         splitter.addWidget(right)

@@ -31,11 +31,13 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from bertstudio.core.notes import Note
 from bertstudio.core.progress import ProgressEvent, TaskControl
 from bertstudio.core.training.config import TrainConfig
 from bertstudio.core.training.search import SearchResult, TrialProgress, TrialRecord
 from bertstudio.core.training.search_space import MAXIMISED, default_space
 from bertstudio.ui import plot_style
+from bertstudio.ui.widgets.notes_area import NotesArea
 from bertstudio.workers.runner import TaskRunner
 
 METRICS = ("loss", *sorted(MAXIMISED))
@@ -62,10 +64,11 @@ class SearchPanel(QWidget):
 
     search_ended = Signal()  # the worker returned (finished, stopped or failed)
 
-    def __init__(self, config_source: Callable[[], TrainConfig], show_message: Callable[..., None],
+    def __init__(self, config_source: Callable[[], TrainConfig], log_refusal: Callable[[str], None],
                  parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        self.config_source, self.show_message = config_source, show_message
+        self.config_source, self.log_refusal = config_source, log_refusal
+        self.notes = NotesArea(one_line=True)  # under Start search: a refusal beside the button refused
         self.result: SearchResult | None = None
         self.records: list[TrialRecord] = []
         self._stop_event = threading.Event()
@@ -130,6 +133,7 @@ class SearchPanel(QWidget):
         inner.setContentsMargins(0, 0, 0, 0)
         inner.addLayout(settings)
         inner.addLayout(buttons)
+        inner.addWidget(self.notes)
         views = QHBoxLayout()
         views.addWidget(self.table, 1)
         views.addWidget(self.plot, 1)
@@ -145,6 +149,12 @@ class SearchPanel(QWidget):
         self.runner.error.connect(lambda error: self.show_message(getattr(error, "message", str(error)), error=True))
         self.runner.cancelled.connect(lambda: self.show_message("Search cancelled."))
         self.runner.finished.connect(self._on_finished)
+
+    def show_message(self, text: str, error: bool = False) -> None:
+        """A note under the search's buttons; a refusal (`error`) goes to the Log too."""
+        self.notes.set_notes([Note("error" if error else "warning", text)] if text else [])
+        if error and text:
+            self.log_refusal(text)
 
     # -- settings --------------------------------------------------------------------------
     def fill_defaults(self) -> None:
