@@ -21,7 +21,7 @@ from bertstudio.core.models import LoadRequest, ModelInfo
 from bertstudio.core.notes import Note
 from bertstudio.ui.binding import read_bound, write_bound
 from bertstudio.ui.local_models import LocalModelsIndex
-from bertstudio.ui.model_bar import ModelBar
+from bertstudio.ui.model_bar import INT8_CHOICE, ModelBar
 from bertstudio.ui.settings import AppSettings
 from bertstudio.ui.tabs.tab_state import RunState, TabState
 from bertstudio.ui.widgets.compare_panel import CompareSource
@@ -210,8 +210,32 @@ class ModelTab(StudioTab):
         return outcome.first_source or (request.source if request else "A")
 
     def open_model(self, source: str) -> None:
-        """Load `source` here (used by "Open in…" after training, and by an evaluated row)."""
+        """Load `source` here (used by "Open in…" after training, and by an evaluated row): a hand-off,
+        so the options that would make the tab use another model are reset first."""
+        self.reset_for_handoff(source)
         self.model_bar.load(source)
+
+    def reset_for_handoff(self, source: str) -> list[str]:
+        """Untick what would make this tab use a model other than `source`, handed over from another
+        tab (issue 40: Train -> Evaluate… with a Compare box ticked earlier failed, blaming "the
+        model"): the compared model, the int8 number format, heads switched off. Says what it reset
+        in the Log; returns it."""
+        reset = []
+        compare: CompareSource | None = getattr(self, "compare_source", None)
+        if compare is not None and compare.enabled.isChecked():
+            compare.enabled.setChecked(False)
+            reset.append("Compare unticked")
+        dtype = self.model_bar.dtype
+        if dtype.currentText() == INT8_CHOICE:
+            dtype.setCurrentIndex(max(0, dtype.findText("float32")))
+            reset.append("number format back to float32")
+        heads = getattr(self, "heads_off", None)
+        if heads is not None and heads.text().strip():
+            heads.setText("")
+            reset.append("every head switched on")
+        if reset:
+            self.status.emit(f"{self.TITLE}: {source} handed over; {', '.join(reset)}, so it is the model used.")
+        return reset
 
     def show_pending_model(self, source: str) -> None:
         """"Loading <model>…" rather than "No model loaded." while a restore is queued for this tab."""

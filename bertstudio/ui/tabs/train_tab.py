@@ -51,6 +51,9 @@ from bertstudio.ui.widgets.run_controls import StaleBanner
 from bertstudio.workers.runner import TaskRunner
 
 PROGRESS_MIN_WIDTH = 160  # pixels: room for "step 1234 / 5678" beside the bar's fill
+# A hand-off's form settings that belong to an earlier run and would train something else than the
+# handed-over model on the handed-over data (set_training_data resets them to their defaults).
+HANDOFF_RESET = ("eval_file", "max_steps", "lora_rank", "lora_alpha", "lora_dropout", "lora_targets", "teacher")
 ALIASES = {"model": "base_model", "intermediate_size": "ffn", "hidden_size": "hidden"}
 
 
@@ -234,15 +237,27 @@ class TrainTab(StudioTab):
 
     def set_training_data(self, task: str, model: str, train_file: str, output_dir: str = "") -> None:
         """Another tab's hand-off (Tests' "Fine-tune on failures"): task, base model, data and output set;
-        the person checks the plan and presses Start."""
+        the person checks the plan and presses Start. The form's settings of an earlier run that would
+        train something else (its validation file, max steps, LoRA adapter, from scratch) go back to
+        their defaults, and the notes say which (issue 40: they were carried over silently)."""
         index = self.task.findData(task)
         if index >= 0:
             self.task.setCurrentIndex(index)
+        reset = [name for name in HANDOFF_RESET if name in self.form.widgets
+                 and self.form.value(name) != self._bound_defaults.get(name)]
+        self.form.restore({name: self._bound_defaults[name] for name in reset})
+        if self.from_scratch.isChecked():
+            self.from_scratch.setChecked(False)
+            reset.append("from_scratch")
         self.base_model.setText(model)
         self.train_file.setText(train_file)
         if output_dir:
             self.output_dir.setText(output_dir)
         self._settings_changed()
+        if reset:
+            labels = ", ".join(self.form.options[name].label if name in self.form.options else "From scratch"
+                               for name in reset)
+            self.show_message(f"Back to their defaults for this model: {labels}.")
 
     def use_demo_data(self) -> None:
         train, evaluation = self.trainable.demo_files
