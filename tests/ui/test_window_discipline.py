@@ -109,3 +109,15 @@ def test_a_plot_zooms_only_with_ctrl_otherwise_the_wheel_passes_on(qtbot) -> Non
     assert [list(r) for r in box.viewRange()] == before
     QApplication.sendEvent(plot.viewport(), _wheel(plot.viewport(), Qt.KeyboardModifier.ControlModifier))
     assert [list(r) for r in box.viewRange()] != before
+
+
+def test_one_staleness_rule_in_the_base_tab() -> None:
+    """Five tabs had their own `_update_stale`; the banner and the state object could disagree (Train's
+    banner said "validation file and output folder" while its state said "input")."""
+    import re
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2] / "bertstudio" / "ui"
+    defined = [str(path.relative_to(root)) for path in root.rglob("*.py")
+               if re.search(r"^\s+def _update_stale\(", path.read_text(encoding="utf-8"), re.MULTILINE)]
+    assert defined == ["tabs/frame.py"]

@@ -115,6 +115,10 @@ class StudioTab(QWidget):
     # with its own state, or a value property): state()/restore() need no hand-written pair; the
     # order is the restore order.
     BOUND: ClassVar[dict[str, str]] = {}
+    # The shown result's origin fields an Out-of-date mark names, {input field: word} (and "compare":
+    # the compared model's word); {}: the first of model, heads off, compared model, input.
+    ORIGIN_NAMES: ClassVar[dict[str, str]] = {}
+    stale_banner: Any = None  # a tab that shows results sets its Out-of-date banner
 
     def state(self) -> dict[str, Any]:
         """The tab's inputs and options, as JSON values (for a workspace file)."""
@@ -132,7 +136,17 @@ class StudioTab(QWidget):
         """The widgets read into the tab's state object: the one place widgets are read for the
         workspace, staleness, hand-offs and export (each kind of tab adds its own fields)."""
         return TabState(task=self.TASK, view=self.state(), has_model_bar=False, result=self.result_origin(),
-                        now=self.origin_now())
+                        now=self.origin_now(), names=dict(self.ORIGIN_NAMES))
+
+    def stale_reason(self) -> str:
+        """What changed since the shown result was computed, from the state object ("" if current,
+        if none is shown, or while a run is replacing it)."""
+        return "" if self.runner.busy else self.read_state().stale_reason()
+
+    def _update_stale(self, *_args: Any) -> None:
+        """The one Out-of-date rule of every tab: its banner names what `stale_reason` says."""
+        if self.stale_banner is not None:
+            self.stale_banner.show_for(self.stale_reason())
 
     def result_origin(self) -> RunState | None:
         """What the shown result was computed from (model, inputs, heads off, compared model); None

@@ -42,13 +42,15 @@ from bertstudio.ui.tabs.tab_state import RunState, TabState
 from bertstudio.ui.widgets.compare_panel import CompareSource
 from bertstudio.ui.widgets.run_controls import ProgressLine, StaleBanner
 from bertstudio.ui.widgets.suite_masks import SuiteMasks
-from bertstudio.ui.widgets.suite_origin import suite_inputs, suite_origin, what_changed
+from bertstudio.ui.widgets.suite_origin import NAMES as SUITE_FIELDS
+from bertstudio.ui.widgets.suite_origin import suite_inputs, suite_origin
 from bertstudio.ui.widgets.suite_results import SuiteResults
 
 
 class TestsTab(ComparingTab):
     TASK = "tests"
     TITLE = "Tests"
+    ORIGIN_NAMES = {**SUITE_FIELDS, "compare": "compared model"}  # the suite's parts, each named when it differs
     ORDER = 96
     # the workspace binds these by name, in this order (the mask model before the suite that may use it)
     BOUND = {"mask_model": "mask_panel.source", "suite": "chosen_suite", "data": "data_file",
@@ -422,12 +424,6 @@ class TestsTab(ComparingTab):
 
     def origin_now(self) -> RunState | None:
         return suite_origin(self.model_bar.request(), self._inputs_now(), self.compare_source.source())
-
-    def _update_stale(self, *_args: Any) -> None:
-        shown = self.result_origin()
-        now = self.origin_now()
-        busy = self.runner.busy
-        self.stale_banner.show_for("" if shown is None or now is None or busy else what_changed(shown, now))
 
     @property
     def chosen_suite(self) -> str:

@@ -45,7 +45,8 @@ from bertstudio.ui.train.form_pane import FormPane
 from bertstudio.ui.train.jobs import Preview, preview_job, train_job
 from bertstudio.ui.train.lines import NO_PAIR, NO_PLAN, fill_columns
 from bertstudio.ui.train.live import LiveRun
-from bertstudio.ui.train.origin import TrainInputs, inputs_of, origin_line, run_state, what_changed
+from bertstudio.ui.train.origin import NAMES as ORIGIN_FIELDS
+from bertstudio.ui.train.origin import TrainInputs, inputs_of, origin_line, run_state
 from bertstudio.ui.train.search_panel import SearchPanel
 from bertstudio.ui.widgets.run_controls import StaleBanner
 from bertstudio.workers.runner import TaskRunner
@@ -63,6 +64,7 @@ class TrainTab(StudioTab):
     BOUND = {MERGED: "form", "from_scratch": "from_scratch"}  # the form's fields at the top level (ui/binding.py)
     ORDER = 90
     NOTES_PLACED = True  # under Start/Stop/Resume: a refusal beside the button that was refused
+    ORIGIN_NAMES = ORIGIN_FIELDS  # the run's task, base model, files, folder, settings: each named when it differs
     NOTES_ONE_LINE = True  # a note that comes or goes never moves the plots, the search or the result
 
     run_ended = Signal()  # the run fully ended (saved, failed or cancelled): the window may close now
@@ -452,12 +454,6 @@ class TrainTab(StudioTab):
 
     def origin_now(self) -> RunState | None:
         return run_state(self._inputs_now(), self.trainable.open_in[0])
-
-    def _update_stale(self, *_args: Any) -> None:
-        """The shown run stays on screen, marked with what the form now would do differently."""
-        shown = self._shown_inputs
-        busy = self.runner.busy
-        self.stale_banner.show_for("" if shown is None or busy else what_changed(shown, self._inputs_now()))
 
     # -- helpers ---------------------------------------------------------------------------
     def _browse_output(self) -> None:
