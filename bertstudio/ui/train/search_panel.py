@@ -84,9 +84,9 @@ class SearchPanel(QWidget):
         self.trials = QSpinBox()
         self.trials.setRange(1, 500)
         self.trials.setValue(8)
-        self.metric = QComboBox()
-        self.metric.addItems(METRICS)
-        self.metric.setToolTip("validation metric compared (loss is minimised, the others maximised)")
+        self.metric_choice = QComboBox()
+        self.metric_choice.addItems(METRICS)
+        self.metric_choice.setToolTip("validation metric compared (loss is minimised, the others maximised)")
         self.space = QPlainTextEdit()
         self.space.setToolTip("ranges: learning_rate, batch_size, warmup_ratio, epochs, weight_decay, lora_rank; "
                               '{"low", "high", "log"} or {"choices": [...]}')
@@ -120,7 +120,7 @@ class SearchPanel(QWidget):
 
         settings = QFormLayout()
         settings.addRow("Trials", self.trials)
-        settings.addRow("Metric", self.metric)
+        settings.addRow("Metric", self.metric_choice)
         space_row = QHBoxLayout()
         space_row.addWidget(self.space, 1)
         space_row.addWidget(self.defaults_button)
@@ -191,7 +191,7 @@ class SearchPanel(QWidget):
         self.progress.setValue(0)
         self._stop_event = threading.Event()
         self.runner.start(search_job, config, self.trials.value(), self.space.toPlainText(),
-                          self.metric.currentText(), self._stop_event)
+                          self.metric_choice.currentText(), self._stop_event)
         self.start_button.setEnabled(False)
         self.stop_button.setEnabled(True)
 
@@ -234,9 +234,10 @@ class SearchPanel(QWidget):
             xs = np.asarray([r.number + 1 for r in finished], dtype=float)
             ys = np.asarray([r.value for r in finished], dtype=float)
             self.points.setData(xs, ys)
-            better = np.maximum.accumulate if self.metric.currentText() in MAXIMISED else np.minimum.accumulate
+            better = np.maximum.accumulate if self.metric_choice.currentText() in MAXIMISED else np.minimum.accumulate
             self.best_line.setData(xs, better(ys))
-        self.plot.getPlotItem().setLabel("left", self.metric.currentText())
+            self.plot.getPlotItem().enableAutoRange()  # every trial in sight, even after a zoom (Ctrl+wheel)
+        self.plot.getPlotItem().setLabel("left", self.metric_choice.currentText())
 
     def on_result(self, result: SearchResult) -> None:
         self.result = result
@@ -248,8 +249,10 @@ class SearchPanel(QWidget):
             return
         self.progress.setValue(1000)
         self.progress.setFormat("stopped" if result.stopped else "done")
-        self.show_message(f"Best trial {result.best.number + 1}: {result.metric} {result.best.value:.4f}; "
-                          f"model saved to {result.output_dir} (finished trials in its trials folder).")
+        # a success is information, not a warning (issue 40: it carried the warning icon)
+        self.notes.set_notes([Note("info", f"Best trial {result.best.number + 1}: {result.metric} "
+                                           f"{result.best.value:.4f}; model saved to {result.output_dir} "
+                                           "(finished trials in its trials folder).")])
 
     def _on_finished(self) -> None:
         self.start_button.setEnabled(True)

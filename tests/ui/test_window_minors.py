@@ -1,0 +1,66 @@
+"""Issue 40's minor window findings, each with the test that fails on the code before the fix."""
+
+from __future__ import annotations
+
+from PySide6.QtWidgets import QApplication, QMessageBox
+
+from bertstudio.core.errors import InputError
+from bertstudio.core.training.search import SearchResult, TrialRecord
+from bertstudio.ui.log_panel import LogPanel
+
+
+def test_the_log_follows_its_end_in_a_small_window(qtbot) -> None:  # noqa: ANN001
+    log = LogPanel()
+    qtbot.addWidget(log)
+    log.resize(300, 90)
+    log.show()
+    qtbot.waitExposed(log)
+    for number in range(40):
+        log.info(f"line {number}: " + "a long message that wraps in a narrow log " * 3)
+        log.error(InputError(f"refused {number}", hint="a hint on a second line"), "Train")
+    bar = log.view.verticalScrollBar()
+    assert bar.maximum() > 0 and bar.value() == bar.maximum()
+
+
+def test_the_error_details_box_has_the_error_icon(qtbot) -> None:  # noqa: ANN001
+    log = LogPanel()
+    qtbot.addWidget(log)
+    try:
+        raise ValueError("deep")
+    except ValueError as cause:
+        error = InputError("It failed.")
+        error.__cause__ = cause
+        log.error(error, "Train")
+    log.show_details()
+    box = next(w for w in QApplication.topLevelWidgets() if isinstance(w, QMessageBox) and w.isVisible())
+    assert box.icon() == QMessageBox.Icon.Critical
+    box.close()
+
+
+def _record(number: int, value: float) -> TrialRecord:
+    return TrialRecord(number=number, state="finished", params={"learning_rate": 1e-4}, value=value)
+
+
+def test_the_search_plot_rescales_and_its_success_is_no_warning(qtbot) -> None:  # noqa: ANN001
+    from bertstudio.ui.train.search_panel import SearchPanel
+
+    panel = SearchPanel(lambda: None, lambda _text: None)  # type: ignore[arg-type, return-value]
+    qtbot.addWidget(panel)
+    panel.toggle.setChecked(True)
+    panel.show()
+    qtbot.waitExposed(panel)
+    panel.add_record(_record(0, 0.5))
+    panel.plot.getPlotItem().setXRange(0, 2, padding=0)  # a zoom (Ctrl+wheel) switches auto-range off
+    for number in range(1, 12):
+        panel.add_record(_record(number, 0.5 + number / 10))
+    box = panel.plot.getPlotItem().getViewBox()
+
+    def every_trial_in_sight() -> bool:  # pyqtgraph sets an auto range when it next paints
+        (x_low, x_high), (_y_low, y_high) = box.viewRange()
+        return x_low <= 1 and x_high >= 12 and y_high >= 1.6
+
+    qtbot.waitUntil(every_trial_in_sight, timeout=3000)
+    best = panel.records[-1]
+    panel.on_result(SearchResult(output_dir="/x", metric="accuracy", direction="maximize",
+                                 trials=tuple(panel.records), best=best, stopped=False))
+    assert [note.level for note in panel.notes.notes] == ["info"]
