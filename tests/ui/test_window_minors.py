@@ -64,3 +64,18 @@ def test_the_search_plot_rescales_and_its_success_is_no_warning(qtbot) -> None: 
     panel.on_result(SearchResult(output_dir="/x", metric="accuracy", direction="maximize",
                                  trials=tuple(panel.records), best=best, stopped=False))
     assert [note.level for note in panel.notes.notes] == ["info"]
+
+
+def test_a_new_plan_drops_the_previous_runs_actual_learning_rate(qtbot) -> None:  # noqa: ANN001
+    from bertstudio.ui.widgets.training_plots import TrainingPlots
+
+    plots = TrainingPlots()
+    qtbot.addWidget(plots)
+    plots.set_plan([1e-4] * 10)
+    for step in range(1, 11):
+        plots.add_step(step, 0.5, 1e-4)
+    plots.flush()
+    assert len(plots.live_lr.x) == 10
+    plots.set_plan([5e-5] * 40)  # the form changed: the next run's plan
+    plots.flush()
+    assert len(plots.live_lr.x) == 0 and (plots.live_lr.item.xData is None or len(plots.live_lr.item.xData) == 0)
