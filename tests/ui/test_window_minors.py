@@ -79,3 +79,22 @@ def test_a_new_plan_drops_the_previous_runs_actual_learning_rate(qtbot) -> None:
     plots.set_plan([5e-5] * 40)  # the form changed: the next run's plan
     plots.flush()
     assert len(plots.live_lr.x) == 0 and (plots.live_lr.item.xData is None or len(plots.live_lr.item.xData) == 0)
+
+
+def test_checking_its_heads_goes_once_they_are_judged(qtbot, settings) -> None:  # noqa: ANN001
+    from types import SimpleNamespace
+
+    from bertstudio.ui.local_models import LocalModelsIndex
+    from bertstudio.ui.model_bar import ModelBar
+
+    def listed(judged: bool) -> SimpleNamespace:
+        return SimpleNamespace(name="tiny", architecture="BertForSequenceClassification", path="/models/tiny",
+                               tasks=("classification",) if judged else (), judged=judged, problem="", note="")
+
+    bar = ModelBar("classification", settings, LocalModelsIndex(settings))
+    qtbot.addWidget(bar)
+    bar.set_local_models([listed(False)])
+    bar.source.setCurrentIndex(bar.source.findData("/models/tiny"))
+    assert "checking its heads" in bar.source.currentText()
+    bar.set_local_models([listed(True)])  # the index judged its heads
+    assert "checking" not in bar.source.currentText() and bar.source_text() == "/models/tiny"
