@@ -48,9 +48,21 @@ def clamp(window: QWidget, area: QRect | None = None) -> None:
         window.move(max(left, area.left()), max(top, area.top()))
 
 
+class PageLayout(QVBoxLayout):
+    """The layout of a scrolling page (a tab's, a dialog's body) that never asks for its preferred
+    height: given a wrapped label (a note, a refusal, a title), a scroll area sizes its page to the
+    page's whole preferred height, and the Train page grew from 956 to 2136 px on a refused search
+    (the plots stretched to the form's full height, Start and the search controls below the fold).
+    Without height-for-width the page is the viewport's height, or its least height when that is
+    more: a state change never re-lays it out."""
+
+    def hasHeightForWidth(self) -> bool:  # noqa: N802 - Qt's name
+        return False
+
+
 def scroll_body(dialog: QWidget) -> QWidget:
     """A body for `dialog`'s contents inside a frameless scroll area filling it: lay the contents out
-    on the returned widget. The scroll bars show only when the screen is smaller than the contents."""
+    with `PageLayout(body)`. The scroll bars show only when the screen is smaller than the contents."""
     area = QScrollArea(dialog)
     area.setWidgetResizable(True)
     area.setFrameShape(QFrame.Shape.NoFrame)

@@ -31,7 +31,7 @@ def _held_run(config, stop_event, control):  # noqa: ANN001, ANN202
     while not stop_event.wait(0.02):
         control.check()
     return SimpleNamespace(stopped=True, step=0, max_steps=config.max_steps, output_dir=config.output_dir,
-                           metrics={}, checkpoints_dir=None, open_in=("text-classification",))
+                           metrics={}, checkpoints_dir=None, open_in=("classification",))
 
 
 @pytest.mark.parametrize("size", [(1280, 800), (900, 600)])

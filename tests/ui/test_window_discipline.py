@@ -121,3 +121,17 @@ def test_one_staleness_rule_in_the_base_tab() -> None:
     defined = [str(path.relative_to(root)) for path in root.rglob("*.py")
                if re.search(r"^\s+def _update_stale\(", path.read_text(encoding="utf-8"), re.MULTILINE)]
     assert defined == ["tabs/frame.py"]
+
+
+def test_trace_why_scrolls_only_on_a_screen_smaller_than_it(qtbot, monkeypatch) -> None:  # noqa: ANN001
+    """At 1000x720 its wrapped title made the body as tall as the heatmaps' preferred height: it scrolled."""
+    from bertstudio.ui.widgets.patching_view import PatchingPanel
+
+    screen_fit.install()
+    monkeypatch.setattr(screen_fit, "available_geometry", lambda _window: QRect(0, 0, 1280, 800))
+    panel = PatchingPanel(lambda: (None, "", (), (), ""))
+    qtbot.addWidget(panel)
+    panel.show()
+    qtbot.waitExposed(panel)
+    area = panel.findChild(QScrollArea)
+    assert not area.verticalScrollBar().isVisible() and not area.horizontalScrollBar().isVisible()

@@ -22,6 +22,7 @@ from bertstudio.core.notes import Note
 from bertstudio.ui.binding import read_bound, write_bound
 from bertstudio.ui.local_models import LocalModelsIndex
 from bertstudio.ui.model_bar import INT8_CHOICE, ModelBar
+from bertstudio.ui.screen_fit import PageLayout
 from bertstudio.ui.settings import AppSettings
 from bertstudio.ui.tabs.tab_state import RunState, TabState
 from bertstudio.ui.widgets.compare_panel import CompareSource
@@ -36,18 +37,6 @@ def error_note(error: BaseException) -> Note:
     text = getattr(error, "message", None) or f"{type(error).__name__}: {error}"
     hint = getattr(error, "hint", "")
     return Note("error", f"{text} {hint}".strip(), getattr(error, "details", "") or "")
-
-
-class PageLayout(QVBoxLayout):
-    """A tab page's layout that never asks for its preferred height: given a wrapped label (a note,
-    a refusal), a scroll area sizes its page to the page's whole preferred height, and the Train
-    page grew from 956 to 2136 px on a refused search (the plots stretched to the form's full
-    height, Start and the search controls went below the fold). Without height-for-width the page
-    is the viewport's height, or its least height when that is more: a state change never
-    re-lays it out."""
-
-    def hasHeightForWidth(self) -> bool:  # noqa: N802 - Qt's name
-        return False
 
 
 class StudioTab(QWidget):

@@ -24,13 +24,12 @@ from PySide6.QtWidgets import (
     QPushButton,
     QSpinBox,
     QSplitter,
-    QVBoxLayout,
     QWidget,
 )
 
 from bertstudio.core.errors import BertStudioError
 from bertstudio.core.notes import Note
-from bertstudio.ui.screen_fit import scroll_body
+from bertstudio.ui.screen_fit import PageLayout, scroll_body
 from bertstudio.ui.tabs.frame import error_note
 from bertstudio.ui.tabs.run_lifecycle import JobDialog, RunLifecycle
 from bertstudio.ui.widgets.labelled_matrix import LabelledMatrix, short
@@ -186,7 +185,7 @@ class PatchingPanel(JobDialog):
         self.view.setStretchFactor(1, 2)
         self.words = QLabel("Hover a cell to read it in words.")
         self.words.setWordWrap(True)
-        layout = QVBoxLayout(scroll_body(self))  # smaller than its contents on a small screen: they scroll
+        layout = PageLayout(scroll_body(self))  # smaller than its contents on a small screen: they scroll
         layout.addLayout(top)
         layout.addLayout(corrupt)
         layout.addLayout(actions)
