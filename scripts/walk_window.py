@@ -120,7 +120,7 @@ def _refusal_in_place(window: Any, inspector: Any) -> None:
     screenshot.settle(400)  # the plan read again
     before = (top(tab.start_button), tab.plots.height())
     tab.start(resume=True)  # refused: no folder to resume
-    screenshot.settle(100)
+    screenshot.settle(400)  # the scroll area sizes the page a moment later
     note = tab.notes.text()
     if not note:
         inspector.problem("a Start without data was not refused in the notes")

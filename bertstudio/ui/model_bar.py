@@ -81,8 +81,10 @@ class ModelBar(QWidget):
         self.source.setInsertPolicy(QComboBox.InsertPolicy.NoInsert)
         self.source.setMinimumWidth(320)
         self.source.setToolTip("A Hugging Face Hub id (online) or a local model folder")
-        self.source.lineEdit().setPlaceholderText(spec_for(task).default_model)
-        self.source.lineEdit().returnPressed.connect(self.load)
+        editor = self.source.lineEdit()
+        assert editor is not None  # an editable combo box has one
+        editor.setPlaceholderText(spec_for(task).default_model)
+        editor.returnPressed.connect(self.load)
         self.source.setEditText(settings.last_source(task) or spec_for(task).default_model)
         self.open_button = QPushButton("Open folder…")
         self.open_button.clicked.connect(self._choose_folder)

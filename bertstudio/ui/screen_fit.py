@@ -60,6 +60,15 @@ class PageLayout(QVBoxLayout):
         return False
 
 
+def keep_room(widget: QWidget) -> QWidget:
+    """`widget` keeps its room while hidden: a one-line note that comes and goes beside a control
+    never moves what is around it (the Train page's plots shrank by a line on a refusal)."""
+    policy = widget.sizePolicy()
+    policy.setRetainSizeWhenHidden(True)
+    widget.setSizePolicy(policy)
+    return widget
+
+
 def scroll_body(dialog: QWidget) -> QWidget:
     """A body for `dialog`'s contents inside a frameless scroll area filling it: lay the contents out
     with `PageLayout(body)`. The scroll bars show only when the screen is smaller than the contents."""

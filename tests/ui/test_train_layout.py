@@ -53,13 +53,13 @@ def test_stop_and_a_refused_search_leave_the_page_as_it_was(qtbot, window, monke
         tab.start()
     with qtbot.waitSignal(tab.run_ended, timeout=10_000):
         tab.stop()
-    qtbot.wait(50)
-    assert _layout(tab)[:3] == (start, plots, search)
+    settled = (start, plots, search)  # once the scroll area has sized the page (a busy CPU: a moment)
+    qtbot.waitUntil(lambda: _layout(tab)[:3] == settled, timeout=3000)
     tab.search_panel.space.setPlainText("{not json")
-    tab.search_panel.start()
-    qtbot.wait(50)
+    with qtbot.waitSignal(tab.search_panel.runner.finished, timeout=30_000):  # refused by its worker
+        tab.search_panel.start()
+    qtbot.waitUntil(lambda: _layout(tab)[:3] == settled, timeout=3000)
     after = _layout(tab)
-    assert after[:3] == (start, plots, search), (after, (start, plots, search, page))
     assert after[3] < page + 200  # the notes and the result below, not the form's whole height
     # the refusal beside Start search, and in the Log
     notes = tab.search_panel.notes
@@ -70,10 +70,14 @@ def test_stop_and_a_refused_search_leave_the_page_as_it_was(qtbot, window, monke
 
 def test_a_refused_start_shows_under_start_and_in_the_log(qtbot, window) -> None:  # noqa: ANN001
     tab = tab_of(window, TrainTab)
+    window.resize(1280, 800)  # the page as tall as the window: nothing to absorb a note but the plots
     window.tabs.setCurrentWidget(tab)
     tab.base_model.setText("")
     tab.train_file.setText("")
+    qtbot.wait(50)
+    before = (_top(tab, tab.start_button), tab.plots.height())
     tab.start()
+    qtbot.waitUntil(lambda: (_top(tab, tab.start_button), tab.plots.height()) == before, timeout=3000)
     assert tab.notes.text() and not tab.runner.busy
     assert 0 < _top(tab, tab.notes) - _top(tab, tab.start_button) < 120
     assert tab.notes.text().split()[0] in window.log.text()

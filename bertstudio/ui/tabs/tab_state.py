@@ -122,7 +122,7 @@ class TabState:
 
         view = data.get("view")
         sizes = data.get("splitter")
-        pins = {key: data[key] for key in ("pins", "pin") if key in data}
+        pins: dict[str, Any] = {key: data[key] for key in ("pins", "pin") if key in data}
         return cls(task=task, model=text("model"), loaded=text("loaded"), compare=text("compare").strip(),
                    heads_off=text("heads_off"), view=dict(view) if isinstance(view, dict) else {},
                    splitter=[int(s) for s in sizes] if isinstance(sizes, list) and len(sizes) == 2 else [],

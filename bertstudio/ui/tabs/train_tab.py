@@ -21,8 +21,12 @@ from typing import Any
 
 from PySide6.QtCore import QTimer, Signal
 from PySide6.QtWidgets import (
+    QCheckBox,
+    QComboBox,
+    QDoubleSpinBox,
     QFileDialog,
     QHBoxLayout,
+    QLineEdit,
     QPushButton,
     QSplitter,
     QVBoxLayout,
@@ -37,6 +41,7 @@ from bertstudio.core.training.scratch_config import ScratchConfig
 from bertstudio.core.training.trainable import TRAINABLE
 from bertstudio.resources import resource_path
 from bertstudio.ui.binding import MERGED
+from bertstudio.ui.screen_fit import keep_room
 from bertstudio.ui.tabs.frame import StudioTab
 from bertstudio.ui.tabs.tab_state import RunState
 from bertstudio.ui.train import output as output_mod
@@ -66,6 +71,17 @@ class TrainTab(StudioTab):
     NOTES_PLACED = True  # under Start/Stop/Resume: a refusal beside the button that was refused
     ORIGIN_NAMES = ORIGIN_FIELDS  # the run's task, base model, files, folder, settings: each named when it differs
     NOTES_ONE_LINE = True  # a note that comes or goes never moves the plots, the search or the result
+
+    # The form's fields, set by name in build() (ui/train/form.py makes them from TrainConfig).
+    task: QComboBox
+    device: QComboBox
+    scheduler: QComboBox
+    base_model: QLineEdit
+    train_file: QLineEdit
+    eval_file: QLineEdit
+    output_dir: QLineEdit
+    eval_share: QDoubleSpinBox
+    overwrite: QCheckBox
 
     run_ended = Signal()  # the run fully ended (saved, failed or cancelled): the window may close now
     open_model_requested = Signal(str, str)  # (task key, trained model folder): ui/wiring.py opens it there
@@ -147,7 +163,7 @@ class TrainTab(StudioTab):
         right_layout.addWidget(self.teacher_plot)
         right_layout.addLayout(controls)
         right_layout.addLayout(status)
-        right_layout.addWidget(self.notes)
+        right_layout.addWidget(keep_room(self.notes))
         # the shown run stays (a record), marked when the form differs
         self.stale_banner = StaleBanner(self.results, action="Start trains a new model with the form as it is now.")
         self.search_panel = SearchPanel(self.config, self.log_refusal, self)  # Optuna search, collapsed
@@ -344,9 +360,10 @@ class TrainTab(StudioTab):
         except BertStudioError as error:
             self.show_message(f"{error.message} {error.hint}".strip(), error=True)
             return
-        config = self._safe_output(config)
-        if config is None:
+        safe = self._safe_output(config)
+        if safe is None:
             return
+        config = safe
         self.output_dir.setText(config.output_dir)
         self.plan_runner.cancel(emit=False)
         self._stop_event = threading.Event()

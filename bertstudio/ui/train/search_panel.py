@@ -37,6 +37,7 @@ from bertstudio.core.training.config import TrainConfig
 from bertstudio.core.training.search import SearchResult, TrialProgress, TrialRecord
 from bertstudio.core.training.search_space import MAXIMISED, default_space
 from bertstudio.ui import plot_style
+from bertstudio.ui.screen_fit import keep_room
 from bertstudio.ui.widgets.notes_area import NotesArea
 from bertstudio.workers.runner import TaskRunner
 
@@ -133,7 +134,7 @@ class SearchPanel(QWidget):
         inner.setContentsMargins(0, 0, 0, 0)
         inner.addLayout(settings)
         inner.addLayout(buttons)
-        inner.addWidget(self.notes)
+        inner.addWidget(keep_room(self.notes))
         views = QHBoxLayout()
         views.addWidget(self.table, 1)
         views.addWidget(self.plot, 1)

@@ -159,16 +159,20 @@ class PatchingPanel(JobDialog):
         self.progress = ProgressLine()
         self.notes = NotesArea(one_line=True)
         top = QHBoxLayout()  # what to trace, then the actions: two short rows fit a 900 px screen
-        for widget in (QLabel("Method:"), self.method, QLabel("Show:"), self.shown):
+        rows: tuple[tuple[QWidget, ...], ...] = (
+            (QLabel("Method:"), self.method, QLabel("Show:"), self.shown),
+            (self.trace_button, self.cancel_button, self.export_button, self.python_button),
+            (QLabel("Corrupt with:"), self.corruption, self.noise_positions, self.noise_seed, QLabel("Target:"),
+             self.target))
+        for widget in rows[0]:
             top.addWidget(widget)
         top.addStretch(1)
         actions = QHBoxLayout()
-        for widget in (self.trace_button, self.cancel_button, self.export_button, self.python_button):
+        for widget in rows[1]:
             actions.addWidget(widget)
         actions.addWidget(self.progress, 1)
         corrupt = QHBoxLayout()
-        for widget in (QLabel("Corrupt with:"), self.corruption, self.noise_positions, self.noise_seed,
-                       QLabel("Target:"), self.target):
+        for widget in rows[2]:
             corrupt.addWidget(widget)
         corrupt.addStretch(1)
         self.title = QLabel("Clean: the pinned input; corrupted: the edit. Trace to patch.")
