@@ -98,3 +98,12 @@ def test_checking_its_heads_goes_once_they_are_judged(qtbot, settings) -> None: 
     assert "checking its heads" in bar.source.currentText()
     bar.set_local_models([listed(True)])  # the index judged its heads
     assert "checking" not in bar.source.currentText() and bar.source_text() == "/models/tiny"
+
+
+def test_a_disabled_fine_tune_on_failures_says_why(qtbot, settings) -> None:  # noqa: ANN001
+    from bertstudio.ui.local_models import LocalModelsIndex
+    from bertstudio.ui.tabs.tests_tab import TestsTab
+
+    tab = TestsTab(settings, LocalModelsIndex(settings))
+    qtbot.addWidget(tab)
+    assert not tab.fix_button.isEnabled() and "Run the suite first" in tab.fix_button.toolTip()
