@@ -107,3 +107,25 @@ def test_a_disabled_fine_tune_on_failures_says_why(qtbot, settings) -> None:  # 
     tab = TestsTab(settings, LocalModelsIndex(settings))
     qtbot.addWidget(tab)
     assert not tab.fix_button.isEnabled() and "Run the suite first" in tab.fix_button.toolTip()
+
+
+def test_continue_it_with_resume_is_never_cut(qtbot, tmp_path, monkeypatch) -> None:  # noqa: ANN001
+    from types import SimpleNamespace
+
+    from bertstudio.ui.train import output as output_mod
+    from bertstudio.ui.train.result_panel import CHECKPOINT_ACTION, ResultPanel
+
+    folder = tmp_path / ("a-long-folder-name-" * 4) / "run.checkpoints"
+    monkeypatch.setattr(output_mod, "checkpoint_note",
+                        lambda _out: (folder, f"Resumable checkpoint kept in {folder} (1.2 MB)."))
+    panel = ResultPanel()
+    qtbot.addWidget(panel)
+    panel.resize(420, 200)  # the result's column at 900x600
+    panel.show()
+    qtbot.waitExposed(panel)
+    result = SimpleNamespace(stopped=True, step=19, max_steps=40, output_dir=str(tmp_path / "run"), metrics={},
+                             checkpoints_dir=str(tmp_path / "run.checkpoints"), open_in=())
+    panel.show_result(result, lambda _key: False, False)
+    shown = panel.checkpoint_action
+    assert shown.isVisible() and shown.text() == CHECKPOINT_ACTION
+    assert shown.width() >= shown.sizeHint().width()  # the whole sentence in sight
