@@ -467,7 +467,8 @@ class TrainTab(StudioTab):
         """The shown run's origin (base model and task; its files, folder and settings); None: none shown."""
         if self.result is None or self._shown_inputs is None:
             return None
-        return run_state(self._shown_inputs, self.result.open_in[0])
+        opened = tuple(self.result.open_in) or self.trainable.open_in  # a run that offers no tab: the task's
+        return run_state(self._shown_inputs, opened[0])
 
     def origin_now(self) -> RunState | None:
         return run_state(self._inputs_now(), self.trainable.open_in[0])
