@@ -8,23 +8,25 @@ from pathlib import Path
 
 from bertstudio.ui.model_bar import INT8_CHOICE
 from bertstudio.ui.tabs.classification_tab import ClassificationTab
+from bertstudio.ui.tabs.evaluate_tab import EvaluateTab
 from bertstudio.ui.tabs.train_tab import TrainTab
-from tests.ui.conftest import evaluate_tab, only_tabs, tab_of
+from tests.ui.conftest import only_tabs, tab_of, with_tabs
 
 window_tabs = only_tabs("train_tab", "classification_tab")
 DATA = Path(__file__).resolve().parents[1] / "data" / "evaluate"
 
 
+@with_tabs("evaluate_tab")
 def test_evaluate_from_train_unticks_an_old_compare_and_scores_the_handed_model(  # noqa: ANN001
-        qtbot, settings, real_models, checkpoint_factory) -> None:
-    tab = evaluate_tab(qtbot, settings)
+        qtbot, window, real_models, checkpoint_factory) -> None:
+    tab = tab_of(window, EvaluateTab)
     said: list[str] = []
     tab.status.connect(said.append)
     tab.compare_source.set_source(str(checkpoint_factory("bert", "TokenClassification")))  # an NER model, earlier
     assert tab.compare_source.enabled.isChecked()
     trained = real_models["categorium-bert-tiny-topics-en"]
     with qtbot.waitSignal(tab.runner.finished, timeout=120_000):
-        tab.open_evaluation(str(trained), str(DATA / "topics.csv"), "classification")
+        window.open_evaluation(str(trained), str(DATA / "topics.csv"), "classification")  # Train's Evaluate…
     qtbot.waitUntil(lambda: tab.evaluation is not None and not tab.runner.busy, timeout=10_000)
     assert not tab.compare_source.enabled.isChecked()
     assert tab.evaluation.model == str(trained) and tab.comparison is None

@@ -291,7 +291,6 @@ class EvaluateTab(ComparingTab):
     def open_evaluation(self, model_source: str, data_file: str, task_key: str) -> None:
         """Evaluate `model_source` on `data_file` at once (the Train tab's "Evaluate…"); a model trained
         for a task Evaluate does not score is scored as the task its training opens it in."""
-        self.reset_for_handoff(model_source)  # the handed-over model alone, not a comparison with another
         # the checkpoint's own head decides the task before the load: one load, with its head (issue 29)
         index = self.task_combo.findData(load_task(model_source, evaluated_as(task_key)))
         if index >= 0:
