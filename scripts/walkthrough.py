@@ -19,6 +19,9 @@ are loaded and run in every tab, on throw-away settings, light then dark. After 
 - Train -> Evaluate after a restart (scripts/walk_chains.py): a small model trained for real, its
   Evaluate… clicked; Evaluate's model field, loaded model, result origin and metrics and Train's
   result all name the trained folder and its task;
+- the window items (scripts/walk_window.py) at 1280x800 and 900x600: Trace why inside the screen,
+  the wheel passing over a picked combo and a plot, a refused Start beside Start and in the Log
+  with nothing re-laid out; and a restart on a 900x600 screen after a 1280x800 session;
 - no dialog popped up (an internal-error dialog, a message box: recorded and closed), no
   "internal error" in the log, and no crash log was written.
 
@@ -391,6 +394,7 @@ def main(argv: list[str] | None = None) -> int:
     crash_dir = scratch / "state" / "bertstudio" / "crashes"
     import screenshot
     import walk_chains
+    import walk_window
     from PySide6.QtCore import QSettings
     from PySide6.QtWidgets import QApplication
 
@@ -416,6 +420,9 @@ def main(argv: list[str] | None = None) -> int:
         if not wanted or "evaluate" in wanted:
             walk_chains.evaluate_chain(window, inspector, out, mode)
         small_window(window, inspector, out, mode)
+        for size in ((1280, 800), (900, 600)):  # issue 40: dialogs, wheel, refusals in place
+            walk_window.window_items(window, inspector, out, mode, size)
+    walk_window.restart_on_smaller_screen(window, inspector, scratch, out)
     restart_twice(window, inspector, scratch, out, not wanted or bool(wanted & {"train", "evaluate"}))
     inspector.where = "end"
     inspector.check()

@@ -20,6 +20,7 @@ from bertstudio.core.anatomy.families import family_of, max_positions, reads_seg
 from bertstudio.core.errors import BertStudioError, MissingHeadError, ModelSourceError, OutOfMemory
 from bertstudio.core.hub import hub_folder, is_hub_id
 from bertstudio.core.model_folder import TOKENIZER_HINT, check_fields, check_folder, load_pretrained, read_config
+from bertstudio.core.parameters import count_parameters
 from bertstudio.core.progress import TaskControl
 from bertstudio.core.tasks.spec import spec_for
 
@@ -357,7 +358,7 @@ def _build_info(request: LoadRequest, folder: Path, model: Any, tokenizer: Any, 
         folder=str(folder),
         architecture=type(model).__name__,
         model_type=str(config.model_type),
-        parameters=sum(p.numel() for p in model.parameters()),
+        parameters=count_parameters(model),  # unique tensors: the same count for a tied or untied copy
         layers=_count_layers(config),
         heads=_count_heads(config),
         hidden_size=getattr(config, "hidden_size", None) or getattr(config, "dim", None),

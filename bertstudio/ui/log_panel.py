@@ -90,7 +90,17 @@ class LogPanel(QDockWidget):
         self.destroyed.connect(lambda *_: _detach(handler))
 
     def info(self, text: str) -> None:
-        self.view.appendPlainText(f"{time.strftime('%H:%M:%S')}  {text}")
+        self._append(f"{time.strftime('%H:%M:%S')}  {text}")
+
+    def _append(self, text: str) -> None:
+        """Add a line and keep following the end while the person has not scrolled up: Qt only follows
+        when its bar was at the bottom, and in a small window (900x600) wrapped lines moved the bottom
+        after the check, so the Log stopped following."""
+        bar = self.view.verticalScrollBar()
+        following = bar.value() >= bar.maximum() - 1
+        self.view.appendPlainText(text)
+        if following:
+            bar.setValue(bar.maximum())
 
     def error(self, error: BaseException, context: str = "") -> None:
         """One line (and the hint); the details behind "Details…"."""
@@ -108,7 +118,7 @@ class LogPanel(QDockWidget):
             lines.append("    (Details of the last error… shows the full error)")
             self._last = (lines[0], details)
             self.details_button.setEnabled(True)
-        self.view.appendPlainText("\n".join(lines))
+        self._append("\n".join(lines))
 
     @property
     def last_details(self) -> str:
@@ -118,7 +128,7 @@ class LogPanel(QDockWidget):
         line, details = self._last
         if not details:
             return
-        box = QMessageBox(QMessageBox.Icon.Information, "Error details", line.split("  ", 1)[-1], parent=self)
+        box = QMessageBox(QMessageBox.Icon.Critical, "Error details", line.split("  ", 1)[-1], parent=self)
         box.setDetailedText(details)
         box.open()
 

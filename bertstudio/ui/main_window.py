@@ -8,7 +8,7 @@ from PySide6.QtWidgets import QFileDialog, QMainWindow, QMessageBox, QTabWidget
 
 from bertstudio.core.errors import BertStudioError, InputError
 from bertstudio.core.progress import TaskControl
-from bertstudio.ui import gc_guard, menus, theme, wheel_guard, wiring, workspace
+from bertstudio.ui import gc_guard, menus, screen_fit, theme, wheel_guard, wiring, workspace
 from bertstudio.ui.local_models import LocalModelsIndex
 from bertstudio.ui.log_panel import LogPanel
 from bertstudio.ui.settings import AppSettings
@@ -38,8 +38,9 @@ class MainWindow(QMainWindow):
         super().__init__()
         gc_guard.install()  # before any worker can run: Qt objects must die on this thread
         wheel_guard.install()  # before any field exists: the wheel scrolls, it changes only a focused field
+        screen_fit.install()  # every window and dialog fits the screen it opens on
         self.setWindowTitle("BERT Studio")
-        self.resize(1180, 780)
+        self.resize(1180, 780)  # clamped to the screen when shown (screen_fit)
         self.settings = settings or AppSettings()
         self.confirm_close = confirm_close
         theme.manager().restore(self.settings.store)  # light/dark before anything is drawn

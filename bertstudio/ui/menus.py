@@ -173,19 +173,38 @@ def export_model(window: StudioWindow) -> object:
     """The Export to ONNX dialog (one per window, kept between uses) on the current tab's model and task."""
     from bertstudio.ui.widgets.export_dialog import ExportDialog
 
-    tab = window.tabs.currentWidget()
-    bar = getattr(tab, "model_bar", None)
     dialog = window.findChild(ExportDialog)  # type: ignore[attr-defined]  # QMainWindow's own
     if dialog is None:
         dialog = ExportDialog(parent=window)  # type: ignore[arg-type]  # the window is a QWidget
-    if bar is not None and not dialog.runner.busy:
-        dialog.source.setText(bar.source_text())
-        index = dialog.task.findData(getattr(tab, "TASK", None))
+    source, task = export_source(window)
+    if source and not dialog.runner.busy:
+        dialog.source.setText(source)
+        index = dialog.task.findData(task)
         if index >= 0:
             dialog.task.setCurrentIndex(index)
     dialog.show()
     dialog.raise_()
     return dialog
+
+
+def export_source(window: StudioWindow) -> tuple[str, str]:
+    """(model, task) the export dialog opens with (issue 40: it opened with no model on a tab without a
+    model bar, and as Fill-mask for Evaluate's classifier): the current tab's loaded model and the
+    task it was loaded for, else the model its bar names, else Train's shown run, else the model
+    loaded in any other tab; ("", "") when there is none."""
+    current = window.tabs.currentWidget()
+    tabs = [current, *(tab for tab in window.task_tabs.values() if tab is not current)]
+    for tab in tabs:
+        bar = getattr(tab, "model_bar", None)
+        info = bar.info if bar is not None else None
+        if info is not None:
+            return info.request.source, info.request.task
+        if tab is current and bar is not None and bar.source_text():
+            return bar.source_text(), bar.task
+        run = getattr(tab, "result_origin", lambda: None)() if hasattr(tab, "open_result_in") else None
+        if run is not None and run.model is not None:
+            return run.inputs.output_dir, run.model.task
+    return "", ""
 
 
 def export_result(window: StudioWindow, path: str | None = None) -> None:

@@ -86,8 +86,10 @@ class ModelBar(QWidget):
         self.source.setInsertPolicy(QComboBox.InsertPolicy.NoInsert)
         self.source.setMinimumWidth(320)
         self.source.setToolTip("A Hugging Face Hub id (online) or a local model folder")
-        self.source.lineEdit().setPlaceholderText(spec_for(task).default_model)
-        self.source.lineEdit().returnPressed.connect(self.load)
+        editor = self.source.lineEdit()
+        assert editor is not None  # an editable combo box has one
+        editor.setPlaceholderText(spec_for(task).default_model)
+        editor.returnPressed.connect(self.load)
         self.source.setEditText(settings.last_source(task) or spec_for(task).default_model)
         self.source.editTextChanged.connect(lambda _text: self.offer_runtimes())
         self.open_button = QPushButton("Open folder…")
@@ -164,6 +166,7 @@ class ModelBar(QWidget):
     def set_local_models(self, models: list) -> None:
         """List local folders, those whose weights support this task first."""
         text = self.source.currentText()
+        chosen = self.source_text() if self.source.currentIndex() >= 0 else ""  # a listed folder, by path
         self.source.blockSignals(True)
         self.source.clear()
         ranked = sorted(models, key=lambda m: self.task not in m.tasks)
@@ -183,7 +186,13 @@ class ModelBar(QWidget):
             note = getattr(model, "note", "")  # how its heads were judged, or what did not fit
             self.source.setItemData(self.source.count() - 1, f"{model.path}\ntasks: {tasks}"
                                     + (f"\nnote: {note}" if note else ""), Qt.ItemDataRole.ToolTipRole)
-        self.source.setEditText(text)
+        # A listed folder chosen stays chosen under its new line (issue 40: "(checking its heads…)"
+        # stayed in the field after its heads were judged, and the field then named no folder).
+        listed = self.source.findData(chosen) if chosen else -1
+        if listed >= 0:
+            self.source.setCurrentIndex(listed)
+        else:
+            self.source.setEditText(text)
         self.source.blockSignals(False)
 
     def set_devices(self, devices: list[str], dtypes: dict[str, list[str]]) -> None:

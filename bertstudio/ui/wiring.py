@@ -83,6 +83,7 @@ def open_evaluation(tabs: QTabWidget, model_source: str, data_file: str, task_ke
     if target is None:
         return False
     _show(tabs, target)
+    target.reset_for_handoff(model_source)  # the handed-over model alone, not compared with an earlier one
     target.open_evaluation(model_source, data_file, task_key)
     return True
 

@@ -16,11 +16,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QByteArray, QObject, QSettings, QStandardPaths, QTimer, Signal
-from PySide6.QtWidgets import QSplitter
+from PySide6.QtWidgets import QSplitter, QWidget
 
 from bertstudio.core import workspace_file
 from bertstudio.core.json_values import dumps
 from bertstudio.core.workspace_file import FORMAT, VERSION
+from bertstudio.ui import screen_fit
 from bertstudio.ui.tabs.tab_state import TabState
 
 if TYPE_CHECKING:
@@ -229,6 +230,8 @@ class Workspace(QObject):
             self.window.restoreGeometry(QByteArray.fromBase64(layout["geometry"].encode("ascii")))
         if layout.get("state"):
             self.window.restoreState(QByteArray.fromBase64(layout["state"].encode("ascii")))
+        if isinstance(self.window, QWidget):
+            screen_fit.clamp(self.window)  # saved on a larger screen: tabs, Log and status bar stay in reach
 
     def _watch_model_bars(self) -> None:
         """A model asked for explicitly (Open in…, Load, an evaluated row) wins over a pending restore."""

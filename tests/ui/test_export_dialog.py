@@ -7,7 +7,7 @@ from pathlib import Path
 
 from bertstudio.core.tasks.spec import all_specs
 from bertstudio.ui.widgets.export_dialog import ExportDialog
-from tests.ui.conftest import load_model_in, only_tabs
+from tests.ui.conftest import load_model_in, only_tabs, with_tabs
 
 TASK = next(s.key for s in all_specs().values() if s.model_class == "AutoModelForTokenClassification")
 window_tabs = only_tabs("ner_tab")
@@ -61,4 +61,19 @@ def test_file_menu_opens_it_on_the_current_model(qtbot, window, checkpoint_facto
     assert len(window.findChildren(ExportDialog)) == 1
     hint = dialog.sizeHint()
     assert hint.width() <= 900 and hint.height() <= 600  # fits the smallest supported window
+    dialog.close()
+
+
+@with_tabs("ner_tab", "train_tab")
+def test_from_a_tab_without_a_model_bar_it_opens_on_the_loaded_model_and_its_task(  # noqa: ANN001
+        qtbot, window, checkpoint_factory) -> None:
+    """Issue 40: opened from Train (no model bar) it had no model, and the first task (Fill-mask)."""
+    from bertstudio.ui import menus
+
+    folder = str(checkpoint_factory("bert", "TokenClassification"))
+    load_model_in(qtbot, window.task_tabs[TASK], folder)
+    window.tabs.setCurrentWidget(window.task_tabs["pretraining"])
+    dialog = menus.export_model(window)
+    assert isinstance(dialog, ExportDialog)
+    assert dialog.source.text() == folder and dialog.task.currentData() == TASK
     dialog.close()

@@ -81,7 +81,7 @@ def test_selected_runs_overlay_on_shared_axes_and_two_runs_diff(qtbot, window, t
     runs.table.selectAll()
     plots = {id(plot): plot for plot, _item in runs.curves.items}
     assert len(plots) == 3 and len(runs.curves.items) == 6  # each run on each of the three shared plots
-    assert runs.curves.metric.currentText() == "accuracy"
+    assert runs.curves.metric_choice.currentText() == "accuracy"
     metric_view = runs.curves.metric_plot.getPlotItem().getViewBox()
     assert metric_view.viewRange()[1][0] < 0.0 and metric_view.viewRange()[1][1] > 1.0  # the fixed score axis
     shown = {(runs.diff_table.item(r, 0).text(), runs.diff_table.item(r, 1).text(), runs.diff_table.item(r, 2).text())

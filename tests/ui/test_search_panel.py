@@ -29,7 +29,7 @@ def test_defaults_search_table_plot_and_importance(qtbot, window, checkpoint_fac
     assert "learning_rate" in defaults and "epochs" not in defaults  # max steps fix the length
     panel.space.setPlainText(json.dumps(SPACE))
     panel.trials.setValue(2)
-    panel.metric.setCurrentText("accuracy")
+    panel.metric_choice.setCurrentText("accuracy")
     with qtbot.waitSignal(panel.search_ended, timeout=120_000):
         panel.start()
         assert not tab.start_button.isEnabled()  # one run at a time

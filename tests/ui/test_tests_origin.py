@@ -38,7 +38,7 @@ def test_shown_suite_results_keep_their_origin_and_are_marked_when_it_changes(
 
     tab.set_suite(str(other))
     assert tab.stale_banner.reason == "suite" and tab.stale_banner.isVisibleTo(tab)
-    assert tab.read_state().stale_reason() == "input" and tab.result_origin() == shown
+    assert tab.read_state().stale_reason() == "suite" and tab.result_origin() == shown  # as the banner (issue 40)
     assert walkthrough.origin_problems(window) == []  # differs, and says so
     assert tab.results.tests.model().rowCount() == len(SUITE["tests"])  # the record stays, marked
     tab.set_suite(first)

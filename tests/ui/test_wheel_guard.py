@@ -80,7 +80,9 @@ def test_the_wheel_goes_on_to_the_scroll_area(qtbot) -> None:  # noqa: ANN001
 def test_a_focused_field_still_takes_the_wheel(qtbot) -> None:  # noqa: ANN001
     form = _form(qtbot)
     form.scroll.activateWindow()
-    form.spin.setFocus(Qt.FocusReason.MouseFocusReason)
+    qtbot.waitUntil(form.scroll.isActiveWindow)
+    form.spin.clearFocus()  # the window's activation may have focused it already (not to edit it)
+    form.spin.setFocus(Qt.FocusReason.MouseFocusReason)  # a click into its text
     qtbot.waitUntil(form.spin.hasFocus)
     _scroll(form.spin, notches=-1)
     assert form.spin.value() == 0.0

@@ -237,9 +237,6 @@ class TaskTab(PinnedInputs, ModelTab):
             return "model"
         return self.read_state().stale_reason()
 
-    def _update_stale(self) -> None:
-        self.stale_banner.show_for(self.stale_reason())
-
     def redrawn_for(self, change: Callable[[Any], Any]) -> None:
         """A view re-drew its result for changed inputs without a run (NER: another strategy, all
         computed by one run); `change(inputs)` gives the inputs the shown result now belongs to."""

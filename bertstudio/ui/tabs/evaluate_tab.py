@@ -34,7 +34,7 @@ from bertstudio.core.evaluate.jobs import evaluation_job, projection_job
 from bertstudio.core.models import LoadRequest, ModelInfo
 from bertstudio.ui.tabs.frame import ComparingTab, error_note
 from bertstudio.ui.tabs.run_lifecycle import RunLifecycle
-from bertstudio.ui.tabs.tab_state import RunState, changed
+from bertstudio.ui.tabs.tab_state import RunState
 from bertstudio.ui.widgets.cka_heatmap import CompressionPage
 from bertstudio.ui.widgets.compare_panel import CompareSource
 from bertstudio.ui.widgets.erase_page import ErasePage
@@ -200,11 +200,6 @@ class EvaluateTab(ComparingTab):
             request = self.model_bar.request(source)
         return RunState(request, self.data_file.text().strip() if data is None else data, (),
                         self.compare_source.source())
-
-    def _update_stale(self, *_args: Any) -> None:
-        """The Out-of-date mark names what differs between the shown result's origin and now (as TaskTab)."""
-        stale = self._shown is not None and not self.runner.busy
-        self.stale_banner.show_for(changed(self._shown, self._run_state()) if stale and self._shown else "")
 
     def _follow_source(self, source: str) -> None:
         """A checkpoint folder typed, chosen or handed over for a task whose head it lacks: the task it

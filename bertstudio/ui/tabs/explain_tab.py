@@ -307,9 +307,6 @@ class ExplainTab(ModelTab):
             return "model"  # another model is coming
         return self.read_state().stale_reason()
 
-    def _update_stale(self) -> None:
-        self.stale_banner.show_for(self.stale_reason())
-
     def result_view(self) -> QWidget:
         """What File → Export result draws: the pages of results."""
         return self.pages

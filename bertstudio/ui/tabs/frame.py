@@ -21,7 +21,8 @@ from bertstudio.core.models import LoadRequest, ModelInfo
 from bertstudio.core.notes import Note
 from bertstudio.ui.binding import read_bound, write_bound
 from bertstudio.ui.local_models import LocalModelsIndex
-from bertstudio.ui.model_bar import ModelBar
+from bertstudio.ui.model_bar import INT8_CHOICE, ModelBar
+from bertstudio.ui.screen_fit import PageLayout
 from bertstudio.ui.settings import AppSettings
 from bertstudio.ui.tabs.tab_state import RunState, TabState
 from bertstudio.ui.widgets.compare_panel import CompareSource
@@ -43,6 +44,7 @@ class StudioTab(QWidget):
     TITLE: ClassVar[str]
     ORDER: ClassVar[int] = 100  # position among the tabs, smaller first
     NOTES_ONE_LINE: ClassVar[bool] = False  # notes elided to one line (a task tab: they never move its result)
+    NOTES_PLACED: ClassVar[bool] = False  # True: build() puts `notes` beside the controls they are about
 
     status = Signal(str)  # a short line for the status bar
     failed = Signal(object)  # an exception for the status bar and the log panel
@@ -75,7 +77,7 @@ class StudioTab(QWidget):
         outer = QVBoxLayout(self)
         outer.setContentsMargins(0, 0, 0, 0)
         outer.addWidget(scroll)
-        return QVBoxLayout(self.page)
+        return PageLayout(self.page)
 
     def _build_layout(self) -> None:
         """The tab's own `body` above the notes; `build()` fills it."""
@@ -84,7 +86,8 @@ class StudioTab(QWidget):
         self._add_header(layout)
         self.body = QVBoxLayout()
         layout.addLayout(self.body, 1)
-        layout.addWidget(self.notes)
+        if not self.NOTES_PLACED:
+            layout.addWidget(self.notes)
         self.build()
 
     def _add_header(self, layout: QVBoxLayout) -> None:
@@ -101,6 +104,10 @@ class StudioTab(QWidget):
     # with its own state, or a value property): state()/restore() need no hand-written pair; the
     # order is the restore order.
     BOUND: ClassVar[dict[str, str]] = {}
+    # The shown result's origin fields an Out-of-date mark names, {input field: word} (and "compare":
+    # the compared model's word); {}: the first of model, heads off, compared model, input.
+    ORIGIN_NAMES: ClassVar[dict[str, str]] = {}
+    stale_banner: Any = None  # a tab that shows results sets its Out-of-date banner
 
     def state(self) -> dict[str, Any]:
         """The tab's inputs and options, as JSON values (for a workspace file)."""
@@ -118,7 +125,17 @@ class StudioTab(QWidget):
         """The widgets read into the tab's state object: the one place widgets are read for the
         workspace, staleness, hand-offs and export (each kind of tab adds its own fields)."""
         return TabState(task=self.TASK, view=self.state(), has_model_bar=False, result=self.result_origin(),
-                        now=self.origin_now())
+                        now=self.origin_now(), names=dict(self.ORIGIN_NAMES))
+
+    def stale_reason(self) -> str:
+        """What changed since the shown result was computed, from the state object ("" if current,
+        if none is shown, or while a run is replacing it)."""
+        return "" if self.runner.busy else self.read_state().stale_reason()
+
+    def _update_stale(self, *_args: Any) -> None:
+        """The one Out-of-date rule of every tab: its banner names what `stale_reason` says."""
+        if self.stale_banner is not None:
+            self.stale_banner.show_for(self.stale_reason())
 
     def result_origin(self) -> RunState | None:
         """What the shown result was computed from (model, inputs, heads off, compared model); None
@@ -146,7 +163,17 @@ class StudioTab(QWidget):
         self.failed.emit(error)
 
     def show_message(self, text: str, error: bool = False) -> None:
+        """A note under the tab's controls; a refusal (`error`) goes to the Log too."""
         self.notes.set_notes([Note("error" if error else "warning", text)] if text else [])
+        if error and text:
+            self.log_refusal(text)
+
+    def log_refusal(self, text: str) -> None:
+        """A refusal in the Log and the status bar as well as beside its control: a note alone was
+        easily missed (issue 40: a refused search said so below the fold and nowhere else)."""
+        from bertstudio.core.errors import InputError
+
+        self.failed.emit(InputError(text))
 
     def clear_message(self) -> None:
         self.notes.clear()
@@ -189,8 +216,32 @@ class ModelTab(StudioTab):
         return outcome.first_source or (request.source if request else "A")
 
     def open_model(self, source: str) -> None:
-        """Load `source` here (used by "Open in…" after training, and by an evaluated row)."""
+        """Load `source` here (used by "Open in…" after training, and by an evaluated row): a hand-off,
+        so the options that would make the tab use another model are reset first."""
+        self.reset_for_handoff(source)
         self.model_bar.load(source)
+
+    def reset_for_handoff(self, source: str) -> list[str]:
+        """Untick what would make this tab use a model other than `source`, handed over from another
+        tab (issue 40: Train -> Evaluate… with a Compare box ticked earlier failed, blaming "the
+        model"): the compared model, the int8 number format, heads switched off. Says what it reset
+        in the Log; returns it."""
+        reset = []
+        compare: CompareSource | None = getattr(self, "compare_source", None)
+        if compare is not None and compare.enabled.isChecked():
+            compare.enabled.setChecked(False)
+            reset.append("Compare unticked")
+        dtype = self.model_bar.dtype
+        if dtype.currentText() == INT8_CHOICE:
+            dtype.setCurrentIndex(max(0, dtype.findText("float32")))
+            reset.append("number format back to float32")
+        heads = getattr(self, "heads_off", None)
+        if heads is not None and heads.text().strip():
+            heads.setText("")
+            reset.append("every head switched on")
+        if reset:
+            self.status.emit(f"{self.TITLE}: {source} handed over; {', '.join(reset)}, so it is the model used.")
+        return reset
 
     def show_pending_model(self, source: str) -> None:
         """"Loading <model>…" rather than "No model loaded." while a restore is queued for this tab."""

@@ -28,13 +28,36 @@ class RunState(NamedTuple):
 INVALID = object()  # inputs that cannot run: never equal to what a result was computed from
 
 
-def changed(shown: RunState, now: RunState) -> str:
-    """What differs between the state a result was computed from and the state now ("" if nothing)."""
+def changed(shown: RunState, now: RunState, names: dict[str, str] | None = None) -> str:
+    """What differs between the state a result was computed from and the state now ("" if nothing).
+
+    `names`: a tab's declared origin fields (its input's field -> the word for it, and optionally
+    "compare" -> the word for the compared model): every differing part is named ("validation file
+    and output folder"), the model only when no declared field (a base model) names it already.
+    Without them the first differing part: model, heads off, compared model, input."""
+    if names:
+        return " and ".join(_named_parts(shown, now, names))
     for name_of, name in (("model", "model"), ("heads", "heads off"), ("compare", "model compared with"),
                           ("inputs", "input")):
         if getattr(shown, name_of) != getattr(now, name_of):
             return name
     return ""
+
+
+def _named_parts(shown: RunState, now: RunState, names: dict[str, str]) -> list[str]:
+    fields = {key: word for key, word in names.items() if key != "compare"}
+    was, is_ = shown.inputs, now.inputs
+    if all(hasattr(was, key) and hasattr(is_, key) for key in fields):
+        inputs = differing_fields(was, is_, fields)
+    else:
+        inputs = ["input"] if was != is_ else []
+    parts = ["model"] if shown.model != now.model and not inputs else []
+    parts += inputs
+    if shown.heads != now.heads:
+        parts.append("heads off")
+    if shown.compare != now.compare:
+        parts.append(names.get("compare", "model compared with"))
+    return parts
 
 
 def differing_fields(shown: Any, now: Any, names: dict[str, str]) -> list[str]:
@@ -71,6 +94,7 @@ class TabState:
     has_model_bar: bool = True
     has_compare: bool = False
     has_run_options: bool = False  # heads off / splitter / pins: the task template's
+    names: dict[str, str] = field(default_factory=dict)  # the tab's declared origin fields (see `changed`)
 
     # -- workspace JSON (the shape core/workspace_file.py checks) ------------------------------
     def to_json(self) -> dict[str, Any]:
@@ -98,7 +122,7 @@ class TabState:
 
         view = data.get("view")
         sizes = data.get("splitter")
-        pins = {key: data[key] for key in ("pins", "pin") if key in data}
+        pins: dict[str, Any] = {key: data[key] for key in ("pins", "pin") if key in data}
         return cls(task=task, model=text("model"), loaded=text("loaded"), compare=text("compare").strip(),
                    heads_off=text("heads_off"), view=dict(view) if isinstance(view, dict) else {},
                    splitter=[int(s) for s in sizes] if isinstance(sizes, list) and len(sizes) == 2 else [],
@@ -110,7 +134,7 @@ class TabState:
         """What changed since the shown result was computed ("model", "input"...); "" if current or none."""
         if self.result is None or self.now is None:
             return ""
-        return changed(self.result, self.now)
+        return changed(self.result, self.now, self.names)
 
     def result_json(self) -> dict[str, Any]:
         """{"task", "model", "inputs", "settings"} of the shown result (File → Export result's frame)."""

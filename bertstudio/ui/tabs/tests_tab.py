@@ -42,13 +42,15 @@ from bertstudio.ui.tabs.tab_state import RunState, TabState
 from bertstudio.ui.widgets.compare_panel import CompareSource
 from bertstudio.ui.widgets.run_controls import ProgressLine, StaleBanner
 from bertstudio.ui.widgets.suite_masks import SuiteMasks
-from bertstudio.ui.widgets.suite_origin import suite_inputs, suite_origin, what_changed
+from bertstudio.ui.widgets.suite_origin import NAMES as SUITE_FIELDS
+from bertstudio.ui.widgets.suite_origin import suite_inputs, suite_origin
 from bertstudio.ui.widgets.suite_results import SuiteResults
 
 
 class TestsTab(ComparingTab):
     TASK = "tests"
     TITLE = "Tests"
+    ORIGIN_NAMES = {**SUITE_FIELDS, "compare": "compared model"}  # the suite's parts, each named when it differs
     ORDER = 96
     # the workspace binds these by name, in this order (the mask model before the suite that may use it)
     BOUND = {"mask_model": "mask_panel.source", "suite": "chosen_suite", "data": "data_file",
@@ -102,10 +104,8 @@ class TestsTab(ComparingTab):
         data_browse = QPushButton("…")
         data_browse.clicked.connect(self._browse_data)
         self.fix_button = QPushButton("Fine-tune on failures")
-        self.fix_button.setToolTip("Write your data plus the failing cases of each test's training half as a new "
-                                   "file beside it, and open Train with it")
         self.fix_button.clicked.connect(self.fine_tune_on_failures)
-        self.fix_button.setEnabled(False)
+        self._fix_allowed("Run the suite first: the failing cases are what the fine-tune adds to your data.")
         self.held_out_file = QLineEdit()
         self.held_out_file.setPlaceholderText("held-out file (optional): evaluated before and after the fix")
         held_out_browse = QPushButton("…")
@@ -310,7 +310,12 @@ class TestsTab(ComparingTab):
         self.notes.set_notes([error_note(InputError(n)) for n in result.a.notes] if result.a.notes else [])
         from bertstudio.core.suites.fix_tasks import can_fine_tune
 
-        self.fix_button.setEnabled(bool(can_fine_tune(result.a.suite.task)) and result.a.failures > 0)
+        if not can_fine_tune(result.a.suite.task):
+            self._fix_allowed(f"Fine-tuning on failures is not offered for {result.a.suite.task} suites.")
+        elif result.a.failures == 0:
+            self._fix_allowed("No case failed: there is nothing to fine-tune on.")
+        else:
+            self._fix_allowed("")
         if self.model_bar.info is None:  # the run loaded the model itself (through the shared cache)
             self.model_bar.info_label.setText(f"Tested {result.a.model}")
         rate = result.a.failures / max(1, result.a.cases)
@@ -346,6 +351,13 @@ class TestsTab(ComparingTab):
         self.open_row.emit(spec.key, self.result.a.model, spec.evaluate.inputs_of(example))
 
     # -- fix it --------------------------------------------------------------------------------
+    def _fix_allowed(self, why_not: str) -> None:
+        """Fine-tune on failures on, or off with the reason in its tooltip (issue 40: a disabled
+        button said nothing)."""
+        self.fix_button.setEnabled(not why_not)
+        self.fix_button.setToolTip(why_not or "Write your data plus the failing cases of each test's training "
+                                   "half as a new file beside it, and open Train with it")
+
     def fine_tune_on_failures(self) -> None:
         """The user's data plus the training half's failures, beside the data; Train opens with it, and
         its output folder becomes the compared model here (run again for before/after)."""
@@ -422,12 +434,6 @@ class TestsTab(ComparingTab):
 
     def origin_now(self) -> RunState | None:
         return suite_origin(self.model_bar.request(), self._inputs_now(), self.compare_source.source())
-
-    def _update_stale(self, *_args: Any) -> None:
-        shown = self.result_origin()
-        now = self.origin_now()
-        busy = self.runner.busy
-        self.stale_banner.show_for("" if shown is None or now is None or busy else what_changed(shown, now))
 
     @property
     def chosen_suite(self) -> str:

@@ -21,8 +21,12 @@ from typing import Any
 
 from PySide6.QtCore import QTimer, Signal
 from PySide6.QtWidgets import (
+    QCheckBox,
+    QComboBox,
+    QDoubleSpinBox,
     QFileDialog,
     QHBoxLayout,
+    QLineEdit,
     QPushButton,
     QSplitter,
     QVBoxLayout,
@@ -37,6 +41,7 @@ from bertstudio.core.training.scratch_config import ScratchConfig
 from bertstudio.core.training.trainable import TRAINABLE
 from bertstudio.resources import resource_path
 from bertstudio.ui.binding import MERGED
+from bertstudio.ui.screen_fit import keep_room
 from bertstudio.ui.tabs.frame import StudioTab
 from bertstudio.ui.tabs.tab_state import RunState
 from bertstudio.ui.train import output as output_mod
@@ -45,12 +50,16 @@ from bertstudio.ui.train.form_pane import FormPane
 from bertstudio.ui.train.jobs import Preview, preview_job, train_job
 from bertstudio.ui.train.lines import NO_PAIR, NO_PLAN, fill_columns
 from bertstudio.ui.train.live import LiveRun
-from bertstudio.ui.train.origin import TrainInputs, inputs_of, origin_line, run_state, what_changed
+from bertstudio.ui.train.origin import NAMES as ORIGIN_FIELDS
+from bertstudio.ui.train.origin import TrainInputs, inputs_of, origin_line, run_state
 from bertstudio.ui.train.search_panel import SearchPanel
 from bertstudio.ui.widgets.run_controls import StaleBanner
 from bertstudio.workers.runner import TaskRunner
 
 PROGRESS_MIN_WIDTH = 160  # pixels: room for "step 1234 / 5678" beside the bar's fill
+# A hand-off's form settings that belong to an earlier run and would train something else than the
+# handed-over model on the handed-over data (set_training_data resets them to their defaults).
+HANDOFF_RESET = ("eval_file", "max_steps", "lora_rank", "lora_alpha", "lora_dropout", "lora_targets", "teacher")
 ALIASES = {"model": "base_model", "intermediate_size": "ffn", "hidden_size": "hidden"}
 
 
@@ -59,6 +68,20 @@ class TrainTab(StudioTab):
     TITLE = "Train"
     BOUND = {MERGED: "form", "from_scratch": "from_scratch"}  # the form's fields at the top level (ui/binding.py)
     ORDER = 90
+    NOTES_PLACED = True  # under Start/Stop/Resume: a refusal beside the button that was refused
+    ORIGIN_NAMES = ORIGIN_FIELDS  # the run's task, base model, files, folder, settings: each named when it differs
+    NOTES_ONE_LINE = True  # a note that comes or goes never moves the plots, the search or the result
+
+    # The form's fields, set by name in build() (ui/train/form.py makes them from TrainConfig).
+    task: QComboBox
+    device: QComboBox
+    scheduler: QComboBox
+    base_model: QLineEdit
+    train_file: QLineEdit
+    eval_file: QLineEdit
+    output_dir: QLineEdit
+    eval_share: QDoubleSpinBox
+    overwrite: QCheckBox
 
     run_ended = Signal()  # the run fully ended (saved, failed or cancelled): the window may close now
     open_model_requested = Signal(str, str)  # (task key, trained model folder): ui/wiring.py opens it there
@@ -140,17 +163,20 @@ class TrainTab(StudioTab):
         right_layout.addWidget(self.teacher_plot)
         right_layout.addLayout(controls)
         right_layout.addLayout(status)
+        right_layout.addWidget(keep_room(self.notes))
         # the shown run stays (a record), marked when the form differs
         self.stale_banner = StaleBanner(self.results, action="Start trains a new model with the form as it is now.")
-        right_layout.addWidget(self.stale_banner)
-        right_layout.addWidget(self.results)
-        self.search_panel = SearchPanel(self.config, self.show_message, self)  # Optuna search, collapsed
+        self.search_panel = SearchPanel(self.config, self.log_refusal, self)  # Optuna search, collapsed
         self.search_panel.runner.started.connect(lambda: self.start_button.setEnabled(False))
         self.search_panel.search_ended.connect(lambda: self.start_button.setEnabled(not self.runner.busy))
         self.search_panel.search_ended.connect(self.run_ended)  # its trials are runs: the Runs tab refreshes
         self.runner.started.connect(lambda: self.search_panel.start_button.setEnabled(False))
         self.runner.finished.connect(lambda: self.search_panel.start_button.setEnabled(True))
+        # The search's controls above the run's record: a result shown after Stop grows below them
+        # and moves nothing already on the page.
         right_layout.addWidget(self.search_panel)
+        right_layout.addWidget(self.stale_banner)
+        right_layout.addWidget(self.results)
         splitter = QSplitter()
         splitter.addWidget(pane)
         splitter.addWidget(right)
@@ -229,15 +255,27 @@ class TrainTab(StudioTab):
 
     def set_training_data(self, task: str, model: str, train_file: str, output_dir: str = "") -> None:
         """Another tab's hand-off (Tests' "Fine-tune on failures"): task, base model, data and output set;
-        the person checks the plan and presses Start."""
+        the person checks the plan and presses Start. The form's settings of an earlier run that would
+        train something else (its validation file, max steps, LoRA adapter, from scratch) go back to
+        their defaults, and the notes say which (issue 40: they were carried over silently)."""
         index = self.task.findData(task)
         if index >= 0:
             self.task.setCurrentIndex(index)
+        reset = [name for name in HANDOFF_RESET if name in self.form.widgets
+                 and self.form.value(name) != self._bound_defaults.get(name)]
+        self.form.restore({name: self._bound_defaults[name] for name in reset})
+        if self.from_scratch.isChecked():
+            self.from_scratch.setChecked(False)
+            reset.append("from_scratch")
         self.base_model.setText(model)
         self.train_file.setText(train_file)
         if output_dir:
             self.output_dir.setText(output_dir)
         self._settings_changed()
+        if reset:
+            labels = ", ".join(self.form.options[name].label if name in self.form.options else "From scratch"
+                               for name in reset)
+            self.show_message(f"Back to their defaults for this model: {labels}.")
 
     def use_demo_data(self) -> None:
         train, evaluation = self.trainable.demo_files
@@ -322,9 +360,10 @@ class TrainTab(StudioTab):
         except BertStudioError as error:
             self.show_message(f"{error.message} {error.hint}".strip(), error=True)
             return
-        config = self._safe_output(config)
-        if config is None:
+        safe = self._safe_output(config)
+        if safe is None:
             return
+        config = safe
         self.output_dir.setText(config.output_dir)
         self.plan_runner.cancel(emit=False)
         self._stop_event = threading.Event()
@@ -428,16 +467,11 @@ class TrainTab(StudioTab):
         """The shown run's origin (base model and task; its files, folder and settings); None: none shown."""
         if self.result is None or self._shown_inputs is None:
             return None
-        return run_state(self._shown_inputs, self.result.open_in[0])
+        opened = tuple(self.result.open_in) or self.trainable.open_in  # a run that offers no tab: the task's
+        return run_state(self._shown_inputs, opened[0])
 
     def origin_now(self) -> RunState | None:
         return run_state(self._inputs_now(), self.trainable.open_in[0])
-
-    def _update_stale(self, *_args: Any) -> None:
-        """The shown run stays on screen, marked with what the form now would do differently."""
-        shown = self._shown_inputs
-        busy = self.runner.busy
-        self.stale_banner.show_for("" if shown is None or busy else what_changed(shown, self._inputs_now()))
 
     # -- helpers ---------------------------------------------------------------------------
     def _browse_output(self) -> None:

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from bertstudio.core.models import LoadRequest
-from bertstudio.ui.tabs.tab_state import RunState, differing_fields
+from bertstudio.ui.tabs.tab_state import RunState
 
 FROM_SCRATCH = "(from scratch)"  # the base model of a run that built its own vocabulary and weights
 # settings outside `settings`: their own fields, or one-shot choices that do not change what is trained
@@ -57,11 +57,6 @@ def run_state(inputs: TrainInputs | None, app_task: str) -> RunState | None:
         return None
     model = None if inputs.base == FROM_SCRATCH or not inputs.base else LoadRequest(inputs.base, app_task)
     return RunState(model, inputs, (), None)
-
-
-def what_changed(shown: TrainInputs, now: TrainInputs) -> str:
-    """The fields the form now would run differently ("output folder and base model"); "" none."""
-    return " and ".join(differing_fields(shown, now, NAMES))
 
 
 def origin_line(inputs: TrainInputs) -> str:

@@ -28,6 +28,9 @@ def format_metrics(metrics: dict[str, float]) -> str:
     return ", ".join(f"{key} {value:.4f}" for key, value in metrics.items())
 
 
+CHECKPOINT_ACTION = "Continue it with Resume (beside Stop), or delete it."
+
+
 class ResultPanel(QWidget):
     open_in = Signal(str)  # an app task key
     evaluate = Signal()
@@ -39,7 +42,9 @@ class ResultPanel(QWidget):
         self.summary_label = ElidedLabel("")  # where it was saved: a path, one line
         self.metrics_label = QLabel("")
         self.metrics_label.setWordWrap(True)
-        self.checkpoint_label = ElidedLabel("")
+        self.checkpoint_label = ElidedLabel("")  # the folder and its size: a path, one line
+        # what to do with it, on its own line beside Delete: never elided (issue 40: "Continue it with…")
+        self.checkpoint_action = QLabel(CHECKPOINT_ACTION)
         self.delete_checkpoints = QPushButton("Delete checkpoints")
         self.delete_checkpoints.setToolTip("Delete the resumable checkpoint folder this run left (nothing else)")
         self.delete_checkpoints.clicked.connect(self.delete_checkpoint_folder)
@@ -56,13 +61,15 @@ class ResultPanel(QWidget):
         open_row.addWidget(self.evaluate_button)
         open_row.addStretch(1)
         checkpoint_row = QHBoxLayout()
-        checkpoint_row.addWidget(self.checkpoint_label, 1)
+        checkpoint_row.addWidget(self.checkpoint_action)
+        checkpoint_row.addStretch(1)
         checkpoint_row.addWidget(self.delete_checkpoints)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(self.origin_label)
         layout.addWidget(self.summary_label)
         layout.addWidget(self.metrics_label)
+        layout.addWidget(self.checkpoint_label)
         layout.addLayout(checkpoint_row)
         layout.addLayout(open_row)
         self.clear()
@@ -73,6 +80,7 @@ class ResultPanel(QWidget):
         self.summary_label.setText("")
         self.metrics_label.setText("")
         self.checkpoint_label.setText("")
+        self.checkpoint_action.setVisible(False)
         for button in (*self.open_buttons.values(), self.evaluate_button, self.delete_checkpoints):
             button.setVisible(False)
 
@@ -87,7 +95,8 @@ class ResultPanel(QWidget):
         self.summary_label.setText(f"{state} step {result.step}/{result.max_steps}; saved to {result.output_dir}")
         self.metrics_label.setText(format_metrics(result.metrics))
         note = output_mod.checkpoint_note(result.output_dir) if result.checkpoints_dir else None
-        self.checkpoint_label.setText(note[1] + " Continue it with Resume (beside Stop), or delete it." if note else "")
+        self.checkpoint_label.setText(note[1] if note else "")
+        self.checkpoint_action.setVisible(note is not None)
         self.delete_checkpoints.setVisible(note is not None)
         for key, button in self.open_buttons.items():
             button.setVisible(key in result.open_in and can_open(key))
@@ -101,4 +110,5 @@ class ResultPanel(QWidget):
             return
         removed = remove_ours(checkpoints_dir(self.result.output_dir))
         self.checkpoint_label.setText("Checkpoint folder deleted." if removed else "")
+        self.checkpoint_action.setVisible(False)
         self.delete_checkpoints.setVisible(False)

@@ -31,11 +31,14 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from bertstudio.core.notes import Note
 from bertstudio.core.progress import ProgressEvent, TaskControl
 from bertstudio.core.training.config import TrainConfig
 from bertstudio.core.training.search import SearchResult, TrialProgress, TrialRecord
 from bertstudio.core.training.search_space import MAXIMISED, default_space
 from bertstudio.ui import plot_style
+from bertstudio.ui.screen_fit import keep_room
+from bertstudio.ui.widgets.notes_area import NotesArea
 from bertstudio.workers.runner import TaskRunner
 
 METRICS = ("loss", *sorted(MAXIMISED))
@@ -59,10 +62,11 @@ class SearchPanel(QWidget):
 
     search_ended = Signal()  # the worker returned (finished, stopped or failed)
 
-    def __init__(self, config_source: Callable[[], TrainConfig], show_message: Callable[..., None],
+    def __init__(self, config_source: Callable[[], TrainConfig], log_refusal: Callable[[str], None],
                  parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        self.config_source, self.show_message = config_source, show_message
+        self.config_source, self.log_refusal = config_source, log_refusal
+        self.notes = NotesArea(one_line=True)  # under Start search: a refusal beside the button refused
         self.result: SearchResult | None = None
         self.records: list[TrialRecord] = []
         self._stop_event = threading.Event()
@@ -78,9 +82,9 @@ class SearchPanel(QWidget):
         self.trials = QSpinBox()
         self.trials.setRange(1, 500)
         self.trials.setValue(8)
-        self.metric = QComboBox()
-        self.metric.addItems(METRICS)
-        self.metric.setToolTip("validation metric compared (loss is minimised, the others maximised)")
+        self.metric_choice = QComboBox()
+        self.metric_choice.addItems(METRICS)
+        self.metric_choice.setToolTip("validation metric compared (loss is minimised, the others maximised)")
         self.space = QPlainTextEdit()
         self.space.setToolTip("ranges: learning_rate, batch_size, warmup_ratio, epochs, weight_decay, lora_rank; "
                               '{"low", "high", "log"} or {"choices": [...]}')
@@ -114,7 +118,7 @@ class SearchPanel(QWidget):
 
         settings = QFormLayout()
         settings.addRow("Trials", self.trials)
-        settings.addRow("Metric", self.metric)
+        settings.addRow("Metric", self.metric_choice)
         space_row = QHBoxLayout()
         space_row.addWidget(self.space, 1)
         space_row.addWidget(self.defaults_button)
@@ -127,6 +131,7 @@ class SearchPanel(QWidget):
         inner.setContentsMargins(0, 0, 0, 0)
         inner.addLayout(settings)
         inner.addLayout(buttons)
+        inner.addWidget(keep_room(self.notes))
         views = QHBoxLayout()
         views.addWidget(self.table, 1)
         views.addWidget(self.plot, 1)
@@ -142,6 +147,12 @@ class SearchPanel(QWidget):
         self.runner.error.connect(lambda error: self.show_message(getattr(error, "message", str(error)), error=True))
         self.runner.cancelled.connect(lambda: self.show_message("Search cancelled."))
         self.runner.finished.connect(self._on_finished)
+
+    def show_message(self, text: str, error: bool = False) -> None:
+        """A note under the search's buttons; a refusal (`error`) goes to the Log too."""
+        self.notes.set_notes([Note("error" if error else "warning", text)] if text else [])
+        if error and text:
+            self.log_refusal(text)
 
     # -- settings --------------------------------------------------------------------------
     def fill_defaults(self) -> None:
@@ -178,7 +189,7 @@ class SearchPanel(QWidget):
         self.progress.setValue(0)
         self._stop_event = threading.Event()
         self.runner.start(search_job, config, self.trials.value(), self.space.toPlainText(),
-                          self.metric.currentText(), self._stop_event)
+                          self.metric_choice.currentText(), self._stop_event)
         self.start_button.setEnabled(False)
         self.stop_button.setEnabled(True)
 
@@ -221,9 +232,10 @@ class SearchPanel(QWidget):
             xs = np.asarray([r.number + 1 for r in finished], dtype=float)
             ys = np.asarray([r.value for r in finished], dtype=float)
             self.points.setData(xs, ys)
-            better = np.maximum.accumulate if self.metric.currentText() in MAXIMISED else np.minimum.accumulate
+            better = np.maximum.accumulate if self.metric_choice.currentText() in MAXIMISED else np.minimum.accumulate
             self.best_line.setData(xs, better(ys))
-        self.plot.getPlotItem().setLabel("left", self.metric.currentText())
+            self.plot.getPlotItem().enableAutoRange()  # every trial in sight, even after a zoom (Ctrl+wheel)
+        self.plot.getPlotItem().setLabel("left", self.metric_choice.currentText())
 
     def on_result(self, result: SearchResult) -> None:
         self.result = result
@@ -235,8 +247,10 @@ class SearchPanel(QWidget):
             return
         self.progress.setValue(1000)
         self.progress.setFormat("stopped" if result.stopped else "done")
-        self.show_message(f"Best trial {result.best.number + 1}: {result.metric} {result.best.value:.4f}; "
-                          f"model saved to {result.output_dir} (finished trials in its trials folder).")
+        # a success is information, not a warning (issue 40: it carried the warning icon)
+        self.notes.set_notes([Note("info", f"Best trial {result.best.number + 1}: {result.metric} "
+                                           f"{result.best.value:.4f}; model saved to {result.output_dir} "
+                                           "(finished trials in its trials folder).")])
 
     def _on_finished(self) -> None:
         self.start_button.setEnabled(True)

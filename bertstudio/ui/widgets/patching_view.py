@@ -24,12 +24,12 @@ from PySide6.QtWidgets import (
     QPushButton,
     QSpinBox,
     QSplitter,
-    QVBoxLayout,
     QWidget,
 )
 
 from bertstudio.core.errors import BertStudioError
 from bertstudio.core.notes import Note
+from bertstudio.ui.screen_fit import PageLayout, scroll_body
 from bertstudio.ui.tabs.frame import error_note
 from bertstudio.ui.tabs.run_lifecycle import JobDialog, RunLifecycle
 from bertstudio.ui.widgets.labelled_matrix import LabelledMatrix, short
@@ -158,14 +158,21 @@ class PatchingPanel(JobDialog):
             button.setEnabled(False)
         self.progress = ProgressLine()
         self.notes = NotesArea(one_line=True)
-        top = QHBoxLayout()
-        for widget in (QLabel("Method:"), self.method, QLabel("Show:"), self.shown, self.trace_button,
-                       self.cancel_button, self.export_button, self.python_button):
+        top = QHBoxLayout()  # what to trace, then the actions: two short rows fit a 900 px screen
+        rows: tuple[tuple[QWidget, ...], ...] = (
+            (QLabel("Method:"), self.method, QLabel("Show:"), self.shown),
+            (self.trace_button, self.cancel_button, self.export_button, self.python_button),
+            (QLabel("Corrupt with:"), self.corruption, self.noise_positions, self.noise_seed, QLabel("Target:"),
+             self.target))
+        for widget in rows[0]:
             top.addWidget(widget)
-        top.addWidget(self.progress, 1)
+        top.addStretch(1)
+        actions = QHBoxLayout()
+        for widget in rows[1]:
+            actions.addWidget(widget)
+        actions.addWidget(self.progress, 1)
         corrupt = QHBoxLayout()
-        for widget in (QLabel("Corrupt with:"), self.corruption, self.noise_positions, self.noise_seed,
-                       QLabel("Target:"), self.target):
+        for widget in rows[2]:
             corrupt.addWidget(widget)
         corrupt.addStretch(1)
         self.title = QLabel("Clean: the pinned input; corrupted: the edit. Trace to patch.")
@@ -182,9 +189,10 @@ class PatchingPanel(JobDialog):
         self.view.setStretchFactor(1, 2)
         self.words = QLabel("Hover a cell to read it in words.")
         self.words.setWordWrap(True)
-        layout = QVBoxLayout(self)
+        layout = PageLayout(scroll_body(self))  # smaller than its contents on a small screen: they scroll
         layout.addLayout(top)
         layout.addLayout(corrupt)
+        layout.addLayout(actions)
         layout.addWidget(self.title)
         layout.addWidget(self.view, 1)
         layout.addWidget(self.words)

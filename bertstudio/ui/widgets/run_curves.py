@@ -57,16 +57,16 @@ class RunCurves(QWidget):
         self.metric_plot = _plot("score (0-1)")
         for plot in (self.lr_plot, self.metric_plot):
             plot.setXLink(self.loss_plot)
-        self.metric = QComboBox()
-        self.metric.setToolTip("The validation metric drawn for every selected run")
-        self.metric.currentTextChanged.connect(lambda _name: self._draw())
+        self.metric_choice = QComboBox()
+        self.metric_choice.setToolTip("The validation metric drawn for every selected run")
+        self.metric_choice.currentTextChanged.connect(lambda _name: self._draw())
         self.runs: list[Any] = []
         self.items: list[tuple[pg.PlotWidget, pg.PlotDataItem]] = []
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         row = QHBoxLayout()
         row.addWidget(QLabel("Validation metric:"))
-        row.addWidget(self.metric)
+        row.addWidget(self.metric_choice)
         row.addStretch(1)
         layout.addWidget(self.loss_plot, 3)
         layout.addWidget(self.lr_plot, 2)
@@ -86,26 +86,26 @@ class RunCurves(QWidget):
     def show_runs(self, runs: Sequence[Any]) -> None:
         """Draw these runs (in this order: colours follow it); the metric choice is kept if it is there."""
         self.runs = list(runs)
-        chosen = self.metric.currentText()
+        chosen = self.metric_choice.currentText()
         names = metric_names(self.runs)
-        self.metric.blockSignals(True)
-        self.metric.clear()
-        self.metric.addItems(names)
+        self.metric_choice.blockSignals(True)
+        self.metric_choice.clear()
+        self.metric_choice.addItems(names)
         if chosen in names:
-            self.metric.setCurrentText(chosen)
+            self.metric_choice.setCurrentText(chosen)
         else:
             preferred = [n for n in ("accuracy", "f1", "exact_match", "pearson") if n in names]
             if preferred:
-                self.metric.setCurrentText(preferred[0])
-        self.metric.blockSignals(False)
-        self.metric.setEnabled(bool(names))
+                self.metric_choice.setCurrentText(preferred[0])
+        self.metric_choice.blockSignals(False)
+        self.metric_choice.setEnabled(bool(names))
         self._draw()
 
     def _draw(self) -> None:
         for plot, item in self.items:
             plot.removeItem(item)
         self.items = []
-        metric = self.metric.currentText()
+        metric = self.metric_choice.currentText()
         values: list[float] = []
         for index, run in enumerate(self.runs):
             pen = pg.mkPen(self.colour(index), width=1.5)

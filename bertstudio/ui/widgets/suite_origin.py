@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from bertstudio.core.models import LoadRequest
-from bertstudio.ui.tabs.tab_state import RunState, differing_fields
+from bertstudio.ui.tabs.tab_state import RunState
 
 NAMES = {"suite": "suite", "masks": "{mask} words", "data": "data file", "held_apart": "held-apart setting",
          "held_out": "held-out file"}  # what the Out-of-date mark calls each field of SuiteInputs
@@ -36,18 +36,3 @@ def suite_inputs(suite: str, ticked: dict[str, list[str]], data: str, held_apart
 
 def suite_origin(model: LoadRequest | None, inputs: SuiteInputs, compare: str | None) -> RunState:
     return RunState(model, inputs, (), compare or None)
-
-
-def what_changed(shown: RunState, now: RunState) -> str:
-    """The parts that differ ("suite and compared model"); "" when the shown results are current."""
-    names: list[str] = []
-    if shown.model != now.model:
-        names.append("model")
-    was, is_ = shown.inputs, now.inputs
-    if isinstance(was, SuiteInputs) and isinstance(is_, SuiteInputs):
-        names += differing_fields(was, is_, NAMES)
-    elif was != is_:
-        names.append("input")
-    if shown.compare != now.compare:
-        names.append("compared model")
-    return " and ".join(names)

@@ -131,8 +131,10 @@ class TrainingPlots(QWidget):
 
     # -- data in ---------------------------------------------------------------------------
     def set_plan(self, lrs: Sequence[float] | np.ndarray) -> None:
-        """The planned learning rate for steps 1..N, drawn whole: it is the preview before Start."""
+        """The planned learning rate for steps 1..N, drawn whole: it is the preview before Start. An
+        earlier run's actual rates followed its own plan, not this one: they go (issue 40)."""
         values = np.asarray(lrs, dtype=float)
+        self.live_lr.clear()
         self.planned_lr.setData(np.arange(1, len(values) + 1, dtype=float), values)
         item = self.lr_plot.getPlotItem()
         if len(values):
