@@ -392,9 +392,6 @@ def load_uncached(request: LoadRequest, control: TaskControl | None = None) -> L
     if adapter:  # a LoRA adapter: the base rebuilt with the trained model's labels and head
         config = adapter_folder.head_config(adapter, folder)
     _check_task_supported(request.task, config)
-    check_config = spec_for(request.task).check_config
-    if check_config is not None:  # a head of the wrong shape for the task (QA with 5 labels)
-        check_config(config, request.source)
     judged = None if adapter else judge_heads(folder)  # the models list's judgement, before any weight is read
     device = devices.normalise_device(request.device)
     dtype = devices.torch_dtype(device, request.dtype)
@@ -436,6 +433,9 @@ def load_uncached(request: LoadRequest, control: TaskControl | None = None) -> L
             raise _head_refused(request.source, request.task, judged, error) from error
         raise ModelSourceError(f"Loading '{request.source}' failed: {error}", details=repr(error)) from error
     model.eval()
+    check_config = spec_for(request.task).check_config
+    if check_config is not None:  # a head the task cannot read (BERT's QA class takes 5 labels; DistilBERT's refuses)
+        check_config(model.config, request.source)
     report = _head_report(loading_info, request.task, config, judged)
     info = _build_info(request, adapter or folder, model, tokenizer, report)
     from bertstudio.core.quantize import quantize_int8, state_mb

@@ -141,17 +141,22 @@ def _usage_error(outcome: Outcome) -> bool:
 
 
 def _strict_json(text: str) -> bool:
-    """One JSON document, without NaN or Infinity (which json.loads takes but JSON does not allow)."""
+    """One JSON document, or one per line (train's events), without NaN or Infinity (which json.loads
+    takes but JSON does not allow)."""
     import json
 
     def refuse(constant: str) -> None:
         raise ValueError(constant)
 
-    try:
-        json.loads(text, parse_constant=refuse)
-    except ValueError:
-        return False
-    return True
+    def valid(document: str) -> bool:
+        try:
+            json.loads(document, parse_constant=refuse)
+        except ValueError:
+            return False
+        return True
+
+    lines = [line for line in text.splitlines() if line.strip()]
+    return valid(text) or (len(lines) > 1 and all(valid(line) for line in lines))
 
 
 def problems(outcome: Outcome) -> list[str]:

@@ -69,7 +69,7 @@ def test_a_fuzzed_command_line_ends_cleanly(name: str, inputs: Inputs, capfd: py
     (inputs.inputs / "cwd").mkdir(exist_ok=True)
     command = COMMANDS[name]
 
-    @settings(max_examples=harness.examples(1 if name in HEAVY else 3), deadline=None, derandomize=True,
+    @settings(max_examples=harness.examples(1 if name in HEAVY else 4), deadline=None, derandomize=True,
               database=None, suppress_health_check=list(HealthCheck), print_blob=False)
     @given(data=st.data())
     def case(data: st.DataObject) -> None:

@@ -64,3 +64,11 @@ def test_only_declared_outputs_may_change_and_only_when_asked(tmp_path: Path) ->
     assert disk_problems([*argv, "--overwrite"], before, after) == []
     changed = {str(tmp_path / "data.csv"): ("file", 3, "2:c")}
     assert disk_problems([*argv, "--overwrite"], before, changed) == [f"disk: changed {tmp_path / 'data.csv'}"]
+
+
+@pytest.mark.parametrize(("out", "valid"), [
+    ('{"a": 1}\n', True), ('{"step": 1}\n{"step": 2}\n', True), ('[{"d": Infinity}]', False),
+    ('{"a": NaN}\n{"b": 1}\n', False), ("Loaded.\n{}", False), ("", False)])
+def test_json_output_must_be_strict_json_or_json_lines(out: str, valid: bool) -> None:
+    found = harness.problems(harness.Outcome(["runs", "--json"], 0, out, ""))
+    assert found == ([] if valid else ["invalid JSON on stdout"])

@@ -176,7 +176,7 @@ def test_a_fuzzed_file_is_read_or_refused_in_one_message(name: str, tmp_path: Pa
     file_name, reader = READERS[name]
     seed = _seed(name, file_name)
 
-    @settings(max_examples=harness.examples(25), deadline=None, derandomize=True, database=None,
+    @settings(max_examples=harness.examples(15), deadline=None, derandomize=True, database=None,
               suppress_health_check=list(HealthCheck), print_blob=False)
     @given(raw=contents(seed))
     def case(raw: bytes) -> None:

@@ -233,7 +233,7 @@ class TaskSpec:
     # `probability(outputs)`, P(target) as Explain reads it; "" where no script is written.
     patch_reader: str = ""
     # (config, source) -> None, raising MissingHeadError where the checkpoint's head cannot serve the task
-    # (QA's span head needs 2 labels): core/models.py asks it before any weight is read.
+    # (QA's span head needs 2 labels): core/models.py asks it once the model is built, before anything runs it.
     check_config: Callable[[Any, str], None] | None = None
 
     @property

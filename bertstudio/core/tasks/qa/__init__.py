@@ -316,7 +316,7 @@ def _window_chars(features: Features) -> tuple[tuple[int, int], ...]:
 def check_span_config(config: Any, source: str) -> None:
     """A QA head gives two numbers per token (start, end); a checkpoint configured with other
     labels (a token classifier) would fail deep inside the model's forward, in every consumer
-    (answer, explain, head importance, export): refused when loading, before any weight is read."""
+    (answer, explain, head importance, export): refused by the loader, for all of them."""
     labels = getattr(config, "num_labels", 2)
     if labels != 2:
         raise MissingHeadError(
