@@ -63,3 +63,18 @@ def test_a_training_output_inside_the_package_is_refused() -> None:
     with pytest.raises(InputError, match="BERT Studio's own folder"):
         check_output(str(resource_path("datasets", "ner_train-model")), replace=False)
 
+
+
+def test_a_pipe_as_the_training_output_is_refused_and_left_where_it_is(tmp_path) -> None:  # noqa: ANN001
+    """A FIFO (or socket, or device) at --output was moved aside to <output>.old-PID and a folder written
+    there (as root, --output /dev/null would move /dev/null itself): anything not a folder is refused."""
+    import os
+    import stat
+
+    from bertstudio.core.training.saving import check_output
+
+    fifo = tmp_path / "out"
+    os.mkfifo(fifo)
+    with pytest.raises(InputError, match="not a folder"):
+        check_output(str(fifo), replace=True)
+    assert stat.S_ISFIFO(os.lstat(fifo).st_mode) and sorted(p.name for p in tmp_path.iterdir()) == ["out"]

@@ -144,6 +144,9 @@ def check_output(output_dir: str, replace: bool) -> Path:
                          hint="Choose a new folder for the model, e.g. a sub-folder of it.")
     if output.is_file():
         raise InputError(f"The output '{output}' is a file.", hint="Choose a folder for the trained model.")
+    if output.exists() and not output.is_dir():  # a pipe, a socket, a device: never moved aside
+        raise InputError(f"The output '{output}' is not a folder (a pipe, a socket or a device).",
+                         hint="Choose a folder for the trained model.")
     suggestion = output / "bertstudio-model"
     if output.is_dir() and any(output.iterdir()):
         if not is_ours(output):
