@@ -77,3 +77,21 @@ def test_from_a_tab_without_a_model_bar_it_opens_on_the_loaded_model_and_its_tas
     assert isinstance(dialog, ExportDialog)
     assert dialog.source.text() == folder and dialog.task.currentData() == TASK
     dialog.close()
+
+
+def test_an_existing_file_is_replaced_only_when_the_user_says_so(qtbot, checkpoint_factory, tmp_path: Path,
+                                                                  monkeypatch) -> None:  # noqa: ANN001
+    """The output policy refuses an existing .onnx unasked: the dialog asks, and says so if the answer is No."""
+    dialog = ExportDialog(str(checkpoint_factory("bert", "TokenClassification")), TASK)
+    qtbot.addWidget(dialog)
+    target = tmp_path / "ner.onnx"
+    target.write_bytes(b"the user's earlier file")
+    dialog.output.setText(str(target))
+    monkeypatch.setattr(dialog, "confirm_replace", lambda _output: False)
+    dialog.start()
+    assert not dialog.runner.busy and "Nothing was written" in dialog.status.text()
+    assert target.read_bytes() == b"the user's earlier file"
+    monkeypatch.setattr(dialog, "confirm_replace", lambda _output: True)
+    with qtbot.waitSignal(dialog.runner.finished, timeout=120_000):
+        dialog.start()
+    assert dialog.result is not None and target.read_bytes()[:4] != b"the "

@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
@@ -12,6 +14,7 @@ from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
     QLineEdit,
+    QMessageBox,
     QPlainTextEdit,
     QProgressBar,
     QPushButton,
@@ -87,11 +90,23 @@ class ExportDialog(QDialog):
         if not source or not output:
             self.status.setText("Choose a model and an output file first.")
             return
+        overwrite = Path(output).expanduser().exists()
+        if overwrite and not self.confirm_replace(output):
+            self.status.setText("Nothing was written: choose another output file.")
+            return
         self.result = None
         self.report.clear()
         self.progress.setValue(0)
         self._set_busy(True)
-        self.runner.start(export_onnx, source, self.task.currentData(), output, speed=self.speed.isChecked())
+        self.runner.start(export_onnx, source, self.task.currentData(), output, speed=self.speed.isChecked(),
+                          overwrite=overwrite)
+
+    def confirm_replace(self, output: str) -> bool:
+        """The export replaces an existing file only when the user says so (the output policy)."""
+        answer = QMessageBox.question(self, "Replace the file?", f"'{output}' exists. Replace it with the export?",
+                                      QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No,
+                                      QMessageBox.StandardButton.No)
+        return answer == QMessageBox.StandardButton.Yes
 
     def _set_busy(self, busy: bool) -> None:
         for widget in (self.source, self.task, self.output, self.speed, self.export_button):
