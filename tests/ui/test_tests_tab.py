@@ -238,3 +238,28 @@ def test_a_real_fix_run_reruns_the_suite_when_training_ends(qtbot, window, check
                     timeout=120_000)
     assert tab.result.b.model == train.result.output_dir and window.tabs.currentWidget() is tab
     assert "never saw" in tab.fix_summary.text()
+
+
+def test_fixing_on_a_demo_file_asks_for_a_folder_and_never_writes_into_bertstudio(
+        qtbot, window, checkpoint_factory, tmp_path: Path, monkeypatch) -> None:  # noqa: ANN001
+    """Issue 40: Fine-tune on failures wrote a copy of a demo dataset into the app's own resources/."""
+    from bertstudio.resources import resource_path
+
+    tab = tab_of(window, TestsTab)
+    tab.set_suite(str(_suite(tmp_path)))
+    tab.model_bar.source.setEditText(str(checkpoint_factory("bert", "SequenceClassification")))
+    _run(qtbot, tab)
+    demo = resource_path("datasets", "reviews_train.csv")
+    before = sorted(p.name for p in demo.parent.iterdir())
+    tab.data_file.setText(str(demo))
+    monkeypatch.setattr(tab, "choose_fix_folder", lambda: "")  # the folder dialog cancelled
+    tab.fix_button.click()
+    assert "choose a folder" in tab.notes.text().lower()
+    assert window.tabs.currentWidget() is not window.task_tabs["pretraining"]  # Train not opened
+    chosen = tmp_path / "fixes"
+    chosen.mkdir()
+    monkeypatch.setattr(tab, "choose_fix_folder", lambda: str(chosen))
+    tab.fix_button.click()
+    written = Path(window.task_tabs["pretraining"].train_file.text())
+    assert written.parent == chosen and written.is_file()
+    assert sorted(p.name for p in demo.parent.iterdir()) == before

@@ -361,6 +361,7 @@ class TestsTab(ComparingTab):
     def fine_tune_on_failures(self) -> None:
         """The user's data plus the training half's failures, beside the data; Train opens with it, and
         its output folder becomes the compared model here (run again for before/after)."""
+        from bertstudio.core.outputs import inside_package
         from bertstudio.core.suites.fix_tasks import write_fix
 
         if self.result is None:
@@ -369,7 +370,12 @@ class TestsTab(ComparingTab):
             data = self.data_file.text().strip()
             if not data:
                 raise InputError("Choose your training data: the failures are added to a copy of it.")
-            path, added = write_fix(self.result.a, data, self.fix_seed)
+            folder = None
+            if inside_package(data):  # a demo file: the copy goes where the user says, never beside it
+                folder = self.choose_fix_folder()
+                if not folder:
+                    raise InputError("The data is one of BERT Studio's own files: choose a folder for the copy.")
+            path, added = write_fix(self.result.a, data, self.fix_seed, folder)
         except BertStudioError as error:
             self.notes.set_notes([error_note(error)])
             return
@@ -388,6 +394,10 @@ class TestsTab(ComparingTab):
         from bertstudio.core.suites.fix_tasks import can_fine_tune
 
         self.fine_tune_requested.emit(can_fine_tune(self.result.a.suite.task), base, str(path), output)
+
+    def choose_fix_folder(self) -> str:
+        """Where the data-plus-failures copy goes when the data is inside BERT Studio ('' if cancelled)."""
+        return QFileDialog.getExistingDirectory(self, "Folder for the data plus the failures", str(Path.home()))
 
     def training_finished(self, output_dir: str) -> bool:
         """A training run ended (ui/wiring.py): if it is the fix asked for here, the suite and the
