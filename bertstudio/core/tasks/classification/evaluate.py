@@ -14,7 +14,7 @@ from bertstudio.core.evaluate.predict import Checked, EvalOptions, Prediction
 from bertstudio.core.evaluate.readers import Dataset, EvalColumns, Example, extra_fields, finish_dataset
 from bertstudio.core.models import LoadedModel
 from bertstudio.core.progress import TaskControl
-from bertstudio.core.tasks.classification import ClassificationInput, steps
+from bertstudio.core.tasks.classification import ClassificationInput, evaluate_multilabel, steps
 
 
 def read_file(path: Path, columns: EvalColumns, control: TaskControl | None = None) -> Dataset:
@@ -44,7 +44,10 @@ def model_labels(loaded: LoadedModel) -> list[str]:
 
 
 def prepare(loaded: LoadedModel, dataset: Dataset) -> Checked:
-    """The model's labels as the file names them (generic LABEL_n matched to numbers), before any row runs."""
+    """The model's labels as the file names them (generic LABEL_n matched to numbers), before any row runs;
+    a multi-label head reads each gold cell as a label set (evaluate_multilabel.py)."""
+    if evaluate_multilabel.is_multi_label(loaded):
+        return evaluate_multilabel.prepare(loaded, dataset)
     rename, note = label_problem(loaded, dataset)
     return [rename.get(label, label) for label in model_labels(loaded)], [note] if note else [], {"rename": rename}
 
@@ -66,12 +69,15 @@ def label_problem(loaded: LoadedModel, dataset: Dataset) -> tuple[dict[str, str]
 
 
 def predict(loaded: LoadedModel, examples: Sequence[Example], control: TaskControl,
-            options: EvalOptions, rename: dict[str, str] | None = None) -> tuple[list[Prediction], list[Any]]:
+            options: EvalOptions, rename: dict[str, str] | None = None,
+            multi_label: bool = False) -> tuple[list[Prediction], list[Any]]:
     """Every row through the batch engine (core/engine.py: sorted by length, a token budget, at most
     `options.batch_size` rows per forward), read as the text-classification pipeline reads a row:
     its top label and score, and every class's probability for curves and thresholds."""
     from bertstudio.core import engine
 
+    if multi_label:
+        return evaluate_multilabel.predict(loaded, examples, control, options)
     rename = rename or {}
     encoded = steps.encode(loaded, [x.inputs for x in examples], control)
     logits = engine.run_logits(loaded, encoded, control, max_rows=options.batch_size, verb="Classified")
