@@ -38,7 +38,8 @@ def check_settings(config: Any, trainable: Any) -> None:
                                    ("--class-weights balanced", config.class_weights != "none"),
                                    ("--loss focal", config.loss != "cross-entropy")) if on]
     if asked and not weighted:
-        raise InputError(f"{' and '.join(asked)} go with text classification (--task classify), not with "
+        verb = "go" if len(asked) > 1 else "goes"
+        raise InputError(f"{' and '.join(asked)} {verb} with text classification (--task classify), not with "
                          f"--task {getattr(trainable, 'cli_name', config.task)}.")
 
 
