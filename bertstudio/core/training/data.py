@@ -106,19 +106,21 @@ def file_columns(path: str | Path) -> tuple[list[str], Columns]:
     return header, detect_columns(header)
 
 
-def read_labelled(path: str | Path, columns: Columns | None = None, multi_label: bool = False) -> LabelledData:
+def read_labelled(path: str | Path, columns: Columns | None = None, multi_label: bool = False,
+                  empty_labels: bool = False) -> LabelledData:
     """Every row of a CSV/TSV/JSONL file checked: a text (and pair) and a label, or its line is reported.
     `multi_label`: a cell holds several labels separated by `|` and an empty one is a row with no label
     (core/tasks/classification/multilabel.py reads the cells)."""
     path = Path(path)
     header, rows = read_table(path)
-    return labelled_rows(path, header, rows, columns, multi_label=multi_label)
+    return labelled_rows(path, header, rows, columns, multi_label=multi_label, empty_labels=empty_labels)
 
 
 def labelled_rows(path: Path, header: Sequence[str], rows: Sequence[TableRow],
                   columns: Columns | None = None, control: TaskControl | None = None,
-                  multi_label: bool = False) -> LabelledData:
-    """`read_labelled` on a table already read (evaluation reads a file once)."""
+                  multi_label: bool = False, empty_labels: bool = False) -> LabelledData:
+    """`read_labelled` on a table already read (evaluation reads a file once, before it knows whether the
+    model is multi-label: `empty_labels` keeps an empty cell for the model's own check)."""
     columns = columns or detect_columns(header)
     for name in (columns.text, columns.label, columns.text_pair):
         if name is not None and name not in header:
@@ -136,7 +138,7 @@ def labelled_rows(path: Path, header: Sequence[str], rows: Sequence[TableRow],
         pair = str(row.get(columns.text_pair) or "").strip() if columns.text_pair else None
         if not text:
             issues.append(RowIssue(number, f"empty text in column '{columns.text}'"))
-        elif not label and not multi_label:
+        elif not label and not (multi_label or empty_labels):
             issues.append(RowIssue(number, f"empty label in column '{columns.label}'"))
         elif columns.text_pair and not pair:
             issues.append(RowIssue(number, f"empty second text in column '{columns.text_pair}'"))

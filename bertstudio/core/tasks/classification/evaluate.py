@@ -27,7 +27,7 @@ def read_file(path: Path, columns: EvalColumns, control: TaskControl | None = No
         guess = detect_columns(header)
         chosen = Columns(text=columns.text or guess.text, label=columns.label or guess.label,
                          text_pair=columns.pair or (guess.text_pair if not columns.text else None))
-    data = labelled_rows(path, header, table, chosen, control)
+    data = labelled_rows(path, header, table, chosen, control, empty_labels=True)  # a multi-label row may have none
     by_line = {line: row for line, row, _ in table if row is not None}
     used = (data.columns.text, data.columns.label, data.columns.text_pair)
     examples = []
@@ -56,6 +56,10 @@ def label_problem(loaded: LoadedModel, dataset: Dataset) -> tuple[dict[str, str]
     """Model label -> file label map, and a note when generic LABEL_n names were matched to numbers.
     A gold label the model does not know is an error naming it and its line."""
     known = model_labels(loaded)
+    empty = next((x for x in dataset.examples if not str(x.gold)), None)
+    if empty is not None:
+        raise InputError(f"Line {empty.line} has an empty label.",
+                         hint="Give every row its label (only a multi-label model reads an empty cell as none).")
     golds = {str(x.gold) for x in dataset.examples}
     if golds <= set(known):
         return {}, ""

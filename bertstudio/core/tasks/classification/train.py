@@ -47,11 +47,15 @@ class TextClassification(TrainableTask):
 
     def read(self, config: Config, nsp: bool = True) -> Data:
         multi = bool(getattr(config, "multi_label", False))
-        train = data_mod.read_labelled(config.train_file, config.columns, multi_label=multi)
-        evaluation = (data_mod.read_labelled(config.eval_file, train.columns, multi_label=multi)
-                      if config.eval_file else None)
+        # a single-label file is read with its empty cells first, so `a|b` cells are said to be multi-label
+        train = data_mod.read_labelled(config.train_file, config.columns, multi_label=multi, empty_labels=True)
         if not multi:
             multilabel.refuse_separator(config.train_file, train.labels, train.lines)
+            data_mod.raise_issues(Path(config.train_file), [
+                data_mod.RowIssue(line, f"empty label in column '{train.columns.label}'")
+                for label, line in zip(train.labels, train.lines, strict=True) if not label])
+        evaluation = (data_mod.read_labelled(config.eval_file, train.columns, multi_label=multi)
+                      if config.eval_file else None)
         counts = multilabel.label_counts(train.labels, multi)
         multilabel.refuse_single_examples(config.train_file, counts)
         share = 0.0 if config.eval_file else config.eval_share
