@@ -82,6 +82,28 @@ def metrics(golds: Sequence[Any], predictions: Sequence[Any], labels: Sequence[s
 
 def at_thresholds(probabilities: Any, classes: Sequence[str], golds: Sequence[Any],
                   thresholds: float | Sequence[float]) -> dict[str, float]:
-    """The multi-label metrics again at other (per-label) thresholds: Evaluate's threshold view."""
+    """The multi-label metrics again at other (per-label) thresholds."""
     gold, _ = multilabel.binarize([str(g) for g in golds], classes)
     return multilabel.multilabel_scores(gold, multilabel.predicted_matrix(probabilities, thresholds))
+
+
+class LabelThresholds:
+    """One threshold per label over a multi-label evaluation (Evaluate's threshold view tunes each
+    label's on its curves) and the evaluation's metrics again at all of them."""
+
+    def __init__(self, evaluation: Any, start: float = multilabel.DEFAULT_THRESHOLD) -> None:
+        self.classes = [str(c) for c in evaluation.classes]
+        self.probabilities = evaluation.probabilities
+        self.gold, _ = multilabel.binarize([str(g) for g in evaluation.golds], self.classes)
+        self.values = dict.fromkeys(self.classes, float(start))
+
+    def of(self, label: str) -> float:
+        return self.values.get(label, multilabel.DEFAULT_THRESHOLD)
+
+    def set(self, label: str, value: float) -> None:
+        if label in self.values:
+            self.values[label] = float(value)
+
+    def metrics(self) -> dict[str, float]:
+        thresholds = [self.values[c] for c in self.classes]
+        return multilabel.multilabel_scores(self.gold, multilabel.predicted_matrix(self.probabilities, thresholds))
