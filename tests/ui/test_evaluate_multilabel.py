@@ -3,8 +3,6 @@ page, and the Curves page's threshold view keeping one threshold per label."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
 from bertstudio.ui.tabs.evaluate_tab import EvaluateTab

@@ -321,7 +321,7 @@ def training_arguments(config: TrainConfig, total: int, warmup: int, output_dir:
     """TrainingArguments for the run (also used by the benchmark's plain Trainer)."""
     from transformers import TrainingArguments
 
-    arguments = dict(
+    arguments: dict[str, Any] = dict(
         output_dir=str(output_dir), max_steps=total, per_device_train_batch_size=config.batch_size,
         per_device_eval_batch_size=config.batch_size * 2, gradient_accumulation_steps=config.grad_accum,
         learning_rate=config.learning_rate, weight_decay=config.weight_decay, lr_scheduler_type=config.scheduler,

@@ -64,8 +64,8 @@ class CardFacts:
             eval_file=Path(config.eval_file).name if config.eval_file else None,
             hyperparameters={name: getattr(config, name) for name in HYPERPARAMETERS if hasattr(config, name)},
             metrics={k: float(v) for k, v in metrics.items()},
-            distribution={name: _counts(rows, multi) for name, rows in (("train", data.train), ("validation", data.eval))
-                          if rows is not None and _counts(rows, multi)},
+            distribution={name: counts for name, rows in (("train", data.train), ("validation", data.eval))
+                          if rows is not None and (counts := _counts(rows, multi))},
             multi_label=multi,
         )
 
@@ -140,7 +140,7 @@ def _label_issues_section(facts: CardFacts) -> list[str]:
     issues = list(facts.label_issues)
     rows = [(i.get("row", ""), i.get("given", ""), i.get("suggested", ""), i.get("self_confidence", ""))
             for i in issues[:SHOWN_ISSUES]]
-    more = [f"", f"({len(issues) - SHOWN_ISSUES} more not shown.)"] if len(issues) > SHOWN_ISSUES else []
+    more = ["", f"({len(issues) - SHOWN_ISSUES} more not shown.)"] if len(issues) > SHOWN_ISSUES else []
     return ["## Label issues found", "", f"cleanlab flagged {len(issues)} training row(s) whose label looks wrong.",
             "", *(_table(("row", "given", "suggested", "self-confidence"), rows) if rows else []), *more, ""]
 

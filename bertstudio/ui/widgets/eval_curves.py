@@ -151,7 +151,6 @@ class CurvesPage(QWidget):
     def set_result(self, result: Any) -> None:
         """A new evaluation: its classes in the picker (those in the gold), the curves of the first."""
         from bertstudio.core.evaluate.curves import default_positive, has_probabilities, present_classes
-
         from bertstudio.core.tasks.classification.evaluate_multilabel import LabelThresholds, is_multi_label_result
 
         self.result = result if result is not None and has_probabilities(result) else None

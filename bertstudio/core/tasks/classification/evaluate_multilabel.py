@@ -22,12 +22,12 @@ from bertstudio.core.tasks.classification import multilabel, steps
 
 def is_multi_label(loaded: LoadedModel) -> bool:
     config = loaded.model.config
-    return getattr(config, "problem_type", None) == multilabel.PROBLEM_TYPE and int(config.num_labels) >= 2
+    return getattr(config, "problem_type", None) == multilabel.PROBLEM_TYPE and int(config.num_labels or 0) >= 2
 
 
 def is_multi_label_result(evaluation: Any) -> bool:
     """Whether an Evaluation scored a multi-label head (its predictions are label sets)."""
-    predictions = getattr(evaluation, "predictions", ())
+    predictions: Sequence[Any] = getattr(evaluation, "predictions", ())
     return bool(predictions) and isinstance(predictions[0], multilabel.LabelSet)
 
 

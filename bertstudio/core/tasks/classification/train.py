@@ -15,6 +15,7 @@ from bertstudio.core.tasks.classification import imbalance, multilabel
 from bertstudio.core.training import data as data_mod
 from bertstudio.core.training import metrics
 from bertstudio.core.training.base import Config, Data, TrainableTask, load_model_class
+from bertstudio.core.training.metrics import Metrics
 
 
 def class_metrics(labels: Sequence[str]) -> metrics.Metrics:
@@ -111,7 +112,7 @@ class TextClassification(TrainableTask):
     def metrics(self, labels: list[str], nsp: bool) -> metrics.Metrics:
         return class_metrics(labels)
 
-    def evaluation(self, data: Data, eval_rows: list[dict[str, Any]], nsp: bool) -> tuple[metrics.Metrics, Any]:
+    def evaluation(self, data: Data, eval_rows: list[dict[str, Any]], nsp: bool) -> tuple[Metrics, Any]:
         """Multi-label rows keep their logits (sigmoid per label); single-label ones are reduced to argmax."""
         if eval_rows and isinstance(eval_rows[0]["labels"], list):
             return multilabel.training_metrics, None
