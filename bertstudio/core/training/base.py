@@ -137,6 +137,10 @@ class TrainableTask:
         """How many training rows the plan counts steps for (QA: one per window of a long context)."""
         return len(data.train)
 
+    def label_counts(self, rows: Any) -> dict[str, int]:
+        """Rows per label of one split (the model card's distribution); none for a task without row labels."""
+        return {}
+
     def opens_in(self, nsp: bool) -> tuple[str, ...]:
         """The task specs that can load the model this run saved."""
         return self.open_in

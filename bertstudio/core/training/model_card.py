@@ -12,7 +12,6 @@ never replaced.
 from __future__ import annotations
 
 import json
-from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -65,7 +64,7 @@ class CardFacts:
             hyperparameters={name: getattr(config, name) for name in HYPERPARAMETERS if hasattr(config, name)},
             metrics={k: float(v) for k, v in metrics.items()},
             distribution={name: counts for name, rows in (("train", data.train), ("validation", data.eval))
-                          if rows is not None and (counts := _counts(rows, multi))},
+                          if rows is not None and (counts := trainable.label_counts(rows))},
             multi_label=multi,
         )
 
@@ -76,17 +75,6 @@ def _base_name(model: str) -> str:
         return ""
     path = Path(model).expanduser()
     return path.name if path.is_absolute() or path.exists() else model
-
-
-def _counts(rows: Any, multi_label: bool) -> dict[str, int]:
-    labels = getattr(rows, "labels", None)
-    if not isinstance(labels, Sequence) or not all(isinstance(x, str) for x in labels):
-        return {}
-    if multi_label:
-        from bertstudio.core.tasks.classification.multilabel import label_counts
-
-        return dict(sorted(label_counts(labels, True).items()))
-    return dict(sorted(Counter(labels).items()))
 
 
 def card_metadata(facts: CardFacts) -> Any:

@@ -121,3 +121,7 @@ class TextClassification(TrainableTask):
     def trainer_class(self, base: type) -> type:
         return imbalance.loss_trainer(base)
 
+    def label_counts(self, rows: Any) -> dict[str, int]:
+        """A multi-label row counts once for each of its labels."""
+        return dict(sorted(multilabel.label_counts(rows.labels, rows.multi_label).items()))
+
