@@ -174,3 +174,18 @@ def test_bad_input_is_one_clear_line(tmp_path: Path, capfd, checkpoint_factory) 
                                    "balanced"))
     assert "--class-weights balanced goes with text classification" in line
     assert not (tmp_path / "out").exists()
+
+
+def test_classify_shows_independent_sigmoid_probabilities(trained: tuple[Path, Path], capfd) -> None:  # noqa: ANN001
+    import torch
+    from transformers import AutoModelForSequenceClassification, AutoTokenizer
+
+    folder, _data = trained
+    done = run_cli(capfd, "classify", "--model", str(folder), "the dog is good", "--json")
+    assert done.returncode == 0, done.stderr
+    shown = {item["label"]: item["score"] for item in json.loads(done.stdout)}
+    model = AutoModelForSequenceClassification.from_pretrained(folder).eval()
+    with torch.no_grad():
+        logits = model(**AutoTokenizer.from_pretrained(folder)("the dog is good", return_tensors="pt")).logits[0]
+    expected = {model.config.id2label[i]: float(p) for i, p in enumerate(logits.sigmoid())}
+    assert shown == pytest.approx(expected, abs=1e-5)

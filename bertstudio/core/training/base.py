@@ -81,6 +81,9 @@ class TrainableTask:
     # The Auto classes whose heads the saved model carries (default: `auto_class`), the first one
     # first: Evaluate scores the result as the first task it opens in.
     heads: ClassVar[tuple[str, ...]] = ()
+    # The validation metric early stopping watches and the best model is chosen by: (name, higher is better).
+    best_metric: ClassVar[tuple[str, bool]] = ("loss", False)
+    weighted_loss: ClassVar[bool] = False  # a classifier's loss: --multi-label, --class-weights, --loss focal
 
     @property
     def cli_name(self) -> str:

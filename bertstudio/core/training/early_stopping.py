@@ -23,7 +23,7 @@ BEST_EVENT = "best"  # the TrainingEvent kind: the best step and where the run s
 
 def best_metric(trainable: Any) -> tuple[str, bool]:
     """(validation metric, higher is better) the task is judged by; the loss where it names none."""
-    return getattr(trainable, "best_metric", ("loss", False))
+    return trainable.best_metric
 
 
 def check_settings(config: Any, trainable: Any) -> None:
@@ -33,7 +33,7 @@ def check_settings(config: Any, trainable: Any) -> None:
     if config.early_stopping > 0 and not has_validation:
         raise InputError("Early stopping needs validation data: give a validation file (--eval FILE) or hold out "
                          "a share of the training file (--eval-share > 0).")
-    weighted = bool(getattr(trainable, "weighted_loss", False))
+    weighted = trainable is not None and trainable.weighted_loss
     asked = [flag for flag, on in (("--multi-label", config.multi_label),
                                    ("--class-weights balanced", config.class_weights != "none"),
                                    ("--loss focal", config.loss != "cross-entropy")) if on]
