@@ -4,6 +4,7 @@ and the model card (item 8)."""
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -132,8 +133,6 @@ def _facts() -> model_card.CardFacts:
 
 
 def test_model_card_hooks_and_never_replacing_the_users_readme(tmp_path: Path) -> None:
-    from dataclasses import replace
-
     from huggingface_hub import ModelCard
 
     assert model_card.write_card(tmp_path, _facts())
@@ -163,3 +162,17 @@ def test_card_facts_of_a_run_name_a_local_base_by_its_folder(tmp_path: Path) -> 
     facts = model_card.CardFacts.of_run(config, TRAINABLE["text-classification"].read(config), {"eval_loss": 1.0})
     assert facts.base_model == tmp_path.name and facts.distribution["train"] and facts.distribution["validation"]
     assert json.loads(json.dumps(facts.hyperparameters))["class_weights"] == "none"
+
+
+def test_each_task_stops_on_a_metric_its_validation_reports() -> None:
+    from bertstudio.core.training import early_stopping
+    from bertstudio.core.training.trainable import TRAINABLE
+
+    config = TrainConfig(task="classify", model="m", train_file="t.csv", output_dir="o", early_stopping=2,
+                         eval_steps=5)
+    chosen = {key: early_stopping.arguments(config, task, 100, True)["metric_for_best_model"]
+              for key, task in TRAINABLE.items()}
+    assert chosen["text-classification"] == "macro_f1" and chosen["distill"] == "accuracy"
+    assert chosen["token-classification"] == "loss"
+    assert early_stopping.arguments(config, TRAINABLE["distill"], 100, False) == {}  # nothing validated
+    assert early_stopping.interval(replace(config, eval_steps=0, epochs=4.0), 100) == 25  # once per epoch
