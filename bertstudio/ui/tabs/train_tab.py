@@ -117,6 +117,7 @@ class TrainTab(StudioTab):
         self.resume_button.clicked.connect(lambda: self.start(resume=True))
         self.form.layouts["Hardware"].setRowVisible(self.form.rows["resume"], False)
         self.overwrite.setText("Replace an earlier run here")  # the whole sentence (tooltip) set the form width
+        self.multi_label.setText("Multi-label (several labels per row, separated by '|')")
         self.export_button = QPushButton("Export PNG…")
         self.export_button.clicked.connect(self._export)
         self.results.open_in.connect(self.open_result_in)
