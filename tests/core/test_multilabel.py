@@ -45,6 +45,15 @@ def trained(tmp_path_factory: pytest.TempPathFactory, checkpoint_factory) -> tup
     return Path(result.output_dir), data
 
 
+def test_a_single_label_run_only_notes_a_label_on_one_row(tmp_path: Path) -> None:
+    from bertstudio.core.training.trainable import TRAINABLE
+
+    single = tmp_path / "single.csv"
+    single.write_text("text,label\na,x\nb,x\nc,y\n", encoding="utf-8")
+    data = TRAINABLE["text-classification"].read(TrainConfig(train_file=str(single), output_dir="o", eval_share=0))
+    assert data.labels == ["x", "y"] and any("'y' appear on only one row" in note for note in data.notes)
+
+
 def test_cells_binarize_with_sorted_names_and_empty_rows(tmp_path: Path) -> None:
     matrix, names = multilabel.binarize(["b|a", "", "c", " a | c "])
     assert names == ["a", "b", "c"]
@@ -164,7 +173,8 @@ def test_bad_input_is_one_clear_line(tmp_path: Path, capfd, checkpoint_factory) 
     assert "'y', 'z' appear on only one row" in line
     single = tmp_path / "single.csv"
     single.write_text("text,label\na,x\nb,x\nc,y\n", encoding="utf-8")
-    assert "'y' appear on only one row" in _one_error_line(run_cli(capfd, *base, "--train", str(single)))
+    line = _one_error_line(run_cli(capfd, *base, "--train", str(single), "--class-weights", "balanced"))
+    assert "'y' appear on only one row" in line
     line = _one_error_line(run_cli(capfd, *base, "--train", str(data), "--multi-label", "--early-stopping", "2",
                                    "--eval-share", "0"))
     assert "Early stopping needs validation data" in line

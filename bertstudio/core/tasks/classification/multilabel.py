@@ -95,9 +95,14 @@ def refuse_separator(path: str | Path, cells: Sequence[str], lines: Sequence[int
                          "to train a multi-label classifier.")
 
 
-def refuse_single_examples(path: str | Path, counts: Mapping[str, int]) -> None:
-    """A label on one row only can neither be learned nor validated: refused, naming it."""
-    once = sorted(label for label, count in counts.items() if count < 2)
+def single_examples(counts: Mapping[str, int]) -> list[str]:
+    """The labels on one row only, sorted."""
+    return sorted(label for label, count in counts.items() if count < 2)
+
+
+def refuse_single_examples(path: str | Path, once: Sequence[str]) -> None:
+    """A label on one row only can neither be learned as a label set nor weighted: refused, naming it
+    (a multi-label run, class weights or the focal loss; a plain single-label run gets a plan note)."""
     if once:
         shown = ", ".join(repr(label) for label in once[:5]) + (f" (+{len(once) - 5} more)" if len(once) > 5 else "")
         raise InputError(f"{Path(path).name}: the label(s) {shown} appear on only one row; every label needs at "

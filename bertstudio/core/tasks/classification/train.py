@@ -58,7 +58,9 @@ class TextClassification(TrainableTask):
         evaluation = (data_mod.read_labelled(config.eval_file, train.columns, multi_label=multi)
                       if config.eval_file else None)
         counts = multilabel.label_counts(train.labels, multi)
-        multilabel.refuse_single_examples(config.train_file, counts)
+        once = multilabel.single_examples(counts)
+        if once and (multi or config.class_weights != "none" or config.loss != "cross-entropy"):
+            multilabel.refuse_single_examples(config.train_file, once)  # a weight or a label from one row
         share = 0.0 if config.eval_file else config.eval_share
         if evaluation is None and share > 0 and len(train) > 1:
             keep, held = data_mod.split_indices(len(train), share, config.seed)
@@ -76,6 +78,8 @@ class TextClassification(TrainableTask):
         if train.merged_labels and not multi:
             notes = (f"Numeric labels were normalised: {', '.join(repr(x) for x in train.merged_labels)} "
                      f"count as the same class as their plain number.",)
+        if once:
+            notes += (f"The label(s) {', '.join(repr(x) for x in once[:5])} appear on only one row.",)
         return Data(train, evaluation, labels, notes)
 
     def load(self, folder: Path, config: Config, labels: list[str], tokenizer: Any) -> tuple[Any, bool]:
