@@ -176,3 +176,22 @@ def test_each_task_stops_on_a_metric_its_validation_reports() -> None:
     assert chosen["token-classification"] == "loss"
     assert early_stopping.arguments(config, TRAINABLE["distill"], 100, False) == {}  # nothing validated
     assert early_stopping.interval(replace(config, eval_steps=0, epochs=4.0), 100) == 25  # once per epoch
+
+
+def test_the_best_event_says_why_the_run_ended() -> None:
+    from types import SimpleNamespace
+
+    from bertstudio.core.training import early_stopping
+    from bertstudio.core.training.trainable import TRAINABLE
+
+    config = TrainConfig(task="classify", model="m", train_file="t.csv", output_dir="o", early_stopping=2)
+    task = TRAINABLE["text-classification"]
+    state = SimpleNamespace(best_global_step=20, global_step=40, max_steps=60, best_metric=0.75)
+    event = early_stopping.best_event(config, task, state)
+    assert event is not None and event.kind == "best" and event.step == 20
+    assert event.metrics == {"best_step": 20.0, "stopped_step": 40.0, "best_macro_f1": 0.75}
+    assert "after 2 evaluation(s) without a better one" in event.message
+    assert "you stopped it at step 40" in early_stopping.best_event(config, task, state, by_user=True).message
+    state.global_step = 60
+    assert "went to its last step" in early_stopping.best_event(config, task, state).message
+    assert early_stopping.best_event(replace(config, early_stopping=0), task, state) is None

@@ -70,17 +70,22 @@ def callbacks(config: Any, evaluate: bool) -> list[Any]:
     return [EarlyStoppingCallback(early_stopping_patience=int(config.early_stopping))]
 
 
-def best_event(config: Any, trainable: Any, state: Any) -> TrainingEvent | None:
-    """Where the best evaluation was and where the run stopped (None without early stopping)."""
+def best_event(config: Any, trainable: Any, state: Any, by_user: bool = False) -> TrainingEvent | None:
+    """Where the best evaluation was and where the run stopped (None without early stopping).
+    `by_user`: Stop (or Ctrl+C) ended it, not the patience."""
     if config.early_stopping <= 0 or state.best_global_step is None:
         return None
     name, _higher = best_metric(trainable)
     best, stopped = int(state.best_global_step), int(state.global_step)
     early = stopped < int(state.max_steps)
     said = f"{name} {state.best_metric:.4f}" if state.best_metric is not None else name
-    message = (f"Early stopping: the best validation {said} was at step {best}; "
-               + (f"stopped at step {stopped} after {config.early_stopping} evaluation(s) without a better one. "
-                  if early else "the run went to its last step. ")
+    if by_user:
+        end = f"you stopped it at step {stopped}. "
+    elif early:
+        end = f"stopped at step {stopped} after {config.early_stopping} evaluation(s) without a better one. "
+    else:
+        end = "the run went to its last step. "
+    message = (f"Early stopping: the best validation {said} was at step {best}; " + end
                + f"The model of step {best} is kept.")
     metrics = {"best_step": float(best), "stopped_step": float(stopped)}
     if state.best_metric is not None:

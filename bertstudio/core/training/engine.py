@@ -219,7 +219,7 @@ def _train_locked(config: TrainConfig, output: Path, control: TaskControl, stop_
         control.report("Training…", 0.0)
         output_metrics = _fit(trainer, resume_from, ckpt_dir)
         _refuse_diverged(callback.diverged, trainer)
-        best = early_stopping.best_event(config, task, trainer.state)
+        best = early_stopping.best_event(config, task, trainer.state, by_user=callback.stopped)
         if best is not None and main:
             emit(best)
         metrics = _final_metrics(trainer, bool(eval_rows), output_metrics, control, best is not None)
