@@ -6,7 +6,9 @@ Scores a model on a whole labelled file. With --json, stdout is one object:
 costs: "linear_cka" (layers_A + 1) x (layers_B + 1), "salience_agreement", "size", "speed". A task with class
 probabilities (classification, NSP) adds "curves": {"average_precision": {class: AP}, "roc_auc":
 {class: AUC}} (one-vs-rest, scikit-learn; "micro" too with more than two classes); --threshold T
-adds "threshold": the positive class's precision, recall, F1, accuracy and confusion at T.
+adds "threshold": the positive class's precision, recall, F1, accuracy and confusion at T. A multi-label
+model (train --multi-label) reports micro_f1, macro_f1, samples_f1, subset_accuracy and hamming_loss under
+"metrics" and "per_class" precision/recall/F1, with every label on at probability >= --threshold (0.5).
 """
 
 from __future__ import annotations
@@ -64,7 +66,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                         help="rows per forward at most; batches are sized by a token budget (default 32)")
     parser.add_argument("--seed", type=int, default=0, help="masked LM: which tokens are masked (default 0)")
     parser.add_argument("--threshold", type=float, metavar="T",
-                        help="classification: metrics when a row is the positive class at probability >= T (0-1)")
+                        help="classification: metrics when a row is the positive class at probability >= T (0-1); "
+                             "a multi-label model: a label is predicted where its probability is >= T "
+                             "(default 0.5)")
     parser.add_argument("--positive", metavar="CLASS",
                         help="the class --threshold applies to (default: a binary model's second class; "
                              "required with more than two classes: that class against the rest)")
@@ -93,7 +97,9 @@ def request_from_args(args: argparse.Namespace) -> tuple[Any, Any]:
         text=args.text_column, pair=args.pair_column, label=args.label_column, question=args.question_column,
         context=args.context_column, answer=args.answer_column, prompt=args.prompt_column,
         choices=tuple(c.strip() for c in (args.choice_columns or "").split(",") if c.strip()))
-    evaluation = EvalRequest(args.data, columns, args.limit, EvalOptions(batch_size=args.batch_size, seed=args.seed))
+    threshold = args.threshold if args.threshold is not None else EvalOptions.threshold
+    evaluation = EvalRequest(args.data, columns, args.limit,
+                             EvalOptions(batch_size=args.batch_size, seed=args.seed, threshold=threshold))
     return LoadRequest(args.model, spec.key, args.device, args.dtype, spec.attn_implementation,
                        args.quantize, args.runtime), evaluation
 
@@ -171,9 +177,10 @@ def threshold_of(result: Any, args: argparse.Namespace) -> Any:
     """The metrics at --threshold for the positive class (None without --threshold)."""
     from bertstudio.core.errors import InputError
     from bertstudio.core.evaluate.curves import default_positive, has_probabilities, threshold_table
+    from bertstudio.core.tasks.classification.evaluate_multilabel import is_multi_label_result
 
-    if args.threshold is None:
-        return None
+    if args.threshold is None or is_multi_label_result(result):
+        return None  # a multi-label head's metrics are already at --threshold (every label's)
     if not has_probabilities(result):
         raise InputError("--threshold needs class probabilities, which this task's evaluation does not give.",
                          hint="Use it with a classification model.")

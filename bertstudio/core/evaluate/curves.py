@@ -136,8 +136,13 @@ def one_vs_rest(probabilities: Any, classes: Sequence[str], golds: Sequence[Any]
     values = _checked(probabilities, classes, golds)
     if label not in classes:
         raise InputError(f"The model has no class '{label}'.", hint=f"Its classes: {', '.join(classes)}.")
-    truth = np.fromiter((str(g) == label for g in golds), dtype=bool, count=len(golds))
+    truth = np.fromiter((label in gold_labels(g) for g in golds), dtype=bool, count=len(golds))
     return truth, values[:, list(classes).index(label)]
+
+
+def gold_labels(gold: Any) -> frozenset[str]:
+    """The classes a gold value is: one (single-label), or a multi-label row's set (a frozenset)."""
+    return frozenset(gold) if isinstance(gold, frozenset) else frozenset((str(gold),))
 
 
 def negative_name(classes: Sequence[str], label: str) -> str:
@@ -183,9 +188,9 @@ def micro_curves(probabilities: Any, classes: Sequence[str], golds: Sequence[Any
     index = {c: i for i, c in enumerate(classes)}
     truth = np.zeros(values.shape, dtype=bool)
     for row, gold in enumerate(golds):
-        column = index.get(str(gold))
-        if column is not None:
-            truth[row, column] = True
+        for label in gold_labels(gold):
+            if label in index:
+                truth[row, index[label]] = True
     return _curves(MICRO, truth.ravel(), values.ravel())
 
 
@@ -202,7 +207,7 @@ def _table(label: str, negative: str, truth: np.ndarray, scores: np.ndarray) -> 
 
 def present_classes(classes: Sequence[str], golds: Sequence[Any]) -> list[str]:
     """The model's classes that occur in the gold labels, in the model's order (the curves' classes)."""
-    seen = {str(g) for g in golds}
+    seen = {label for g in golds for label in gold_labels(g)}
     return [c for c in classes if c in seen]
 
 

@@ -190,6 +190,7 @@ def evaluate(loaded: LoadedModel, dataset: Dataset, control: TaskControl | None 
     labels, keywords = list(adapter.labels), dict[str, Any]()
     if adapter.prepare is not None:  # a label or tag the model does not know: refused before any row runs
         labels, ready, keywords = adapter.prepare(loaded, dataset)
+        dataset = keywords.pop("dataset", dataset)  # the gold read anew for this model (multi-label: label sets)
         found += [_notes.info(text) for text in ready]
     predicted, extra = adapter.predict(loaded, dataset.examples, control, options, **keywords)
     found += [_as_note(item) for item in extra]

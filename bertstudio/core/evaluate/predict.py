@@ -24,6 +24,7 @@ class EvalOptions:
     batch_size: int = BATCH_SIZE
     seed: int = 0  # the masked LM's masking
     mask_share: float = 0.15  # share of a text's tokens that are masked (at least one)
+    threshold: float = 0.5  # multi-label heads: a label is predicted where its probability is >= this
 
 
 @dataclass(frozen=True)

@@ -81,6 +81,9 @@ class TrainableTask:
     # The Auto classes whose heads the saved model carries (default: `auto_class`), the first one
     # first: Evaluate scores the result as the first task it opens in.
     heads: ClassVar[tuple[str, ...]] = ()
+    # The validation metric early stopping watches and the best model is chosen by: (name, higher is better).
+    best_metric: ClassVar[tuple[str, bool]] = ("loss", False)
+    weighted_loss: ClassVar[bool] = False  # a classifier's loss: --multi-label, --class-weights, --loss focal
 
     @property
     def cli_name(self) -> str:
@@ -136,6 +139,10 @@ class TrainableTask:
     def planned_examples(self, config: Config, data: Data) -> int:
         """How many training rows the plan counts steps for (QA: one per window of a long context)."""
         return len(data.train)
+
+    def label_counts(self, rows: Any) -> dict[str, int]:
+        """Rows per label of one split (the model card's distribution); none for a task without row labels."""
+        return {}
 
     def opens_in(self, nsp: bool) -> tuple[str, ...]:
         """The task specs that can load the model this run saved."""

@@ -25,6 +25,8 @@ def task_key(name: str) -> str:
     """A task by either spelling, short (`classify`, as `evaluate --task` says) or long, as its key."""
     return TASK_ALIASES.get(name, name)
 PRECISIONS = ("no", "fp16", "bf16")
+CLASS_WEIGHTS = ("none", "balanced")
+LOSSES = ("cross-entropy", "focal")
 
 
 @dataclass(frozen=True)
@@ -49,6 +51,9 @@ class TrainConfig:
                             high_open=True, decimals=2, step=0.05, group="Data",
                             help="share of the training file held out when there is no validation file "
                                  "(0 = none; default 0.1)")
+    multi_label: bool = opt(False, flag="--multi-label", label="Multi-label", widget="check", group="Data",
+                            help="multi-label: a label cell holds several labels separated by '|' (empty = none); "
+                                 "sigmoid per label and binary cross-entropy")
     columns: Columns | None = None  # text classification: None means detected
     scratch: ScratchConfig | None = None  # pre-training from scratch
     distill: DistillConfig | None = None  # distillation: teacher, student size, temperature, mix
@@ -80,6 +85,20 @@ class TrainConfig:
                           group="Schedule", help="evaluate every N steps (default 0: at the end)")
     save_steps: int = opt(0, flag="--save-steps", label="Checkpoint every", widget="int", low=0, high=10_000_000,
                           group="Schedule", help="resumable checkpoint every N steps (0: only when stopped)")
+    class_weights: str = opt("none", flag="--class-weights", label="Class weights", widget="choice",
+                             choices=CLASS_WEIGHTS, group="Loss and stopping",
+                             help="balanced: weigh each class by n / (classes x its count) (scikit-learn's "
+                                  "compute_class_weight; multi-label: a positive weight per label)")
+    loss: str = opt("cross-entropy", flag="--loss", label="Loss", widget="choice", choices=LOSSES,
+                    group="Loss and stopping", help="classification loss: cross-entropy, or focal (down-weighs "
+                                                    "easy examples; see --focal-gamma)")
+    focal_gamma: float = opt(2.0, flag="--focal-gamma", label="Focal gamma", widget="float", low=0.0, high=100.0,
+                             decimals=2, step=0.5, group="Loss and stopping",
+                             help="focal loss: how much easy examples are down-weighed (0 = plain cross-entropy)")
+    early_stopping: int = opt(0, flag="--early-stopping", label="Early stopping", widget="int", low=0, high=10_000,
+                              group="Loss and stopping", metavar="PATIENCE",
+                              help="stop after this many evaluations without a better validation score and keep "
+                                   "the best model (needs validation data; default 0: off)")
     precision: str = opt("no", flag="--precision", label="Precision", widget="choice", choices=PRECISIONS,
                          group="Hardware", help="mixed precision (GPU only)")
     device: str = opt("cpu", flag="--device", label="Device", widget="device", group="Hardware",
@@ -126,6 +145,9 @@ class TrainConfig:
         from bertstudio.core.training.lora import check_run
 
         check_run(self, bool(getattr(trainable, "distils", False)))
+        from bertstudio.core.training.early_stopping import check_settings
+
+        check_settings(self, trainable)
         if self.precision != "no" and self.device.startswith("cpu"):
             raise DeviceError(f"{self.precision} training needs a GPU.", hint="Choose a CUDA device or full precision.")
 

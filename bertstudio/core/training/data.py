@@ -71,6 +71,7 @@ class LabelledData:
     lines: tuple[int, ...]  # the line each example came from, for messages
     columns: Columns
     merged_labels: tuple[str, ...] = ()  # numeric spellings normalised ('1.0' became '1')
+    multi_label: bool = False  # each label cell is `a|b` (or empty): several labels per row
 
     def __len__(self) -> int:
         return len(self.texts)
@@ -83,6 +84,7 @@ class LabelledData:
             tuple(self.lines[i] for i in indices),
             self.columns,
             self.merged_labels,
+            self.multi_label,
         )
 
 
@@ -104,16 +106,21 @@ def file_columns(path: str | Path) -> tuple[list[str], Columns]:
     return header, detect_columns(header)
 
 
-def read_labelled(path: str | Path, columns: Columns | None = None) -> LabelledData:
-    """Every row of a CSV/TSV/JSONL file checked: a text (and pair) and a label, or its line is reported."""
+def read_labelled(path: str | Path, columns: Columns | None = None, multi_label: bool = False,
+                  empty_labels: bool = False) -> LabelledData:
+    """Every row of a CSV/TSV/JSONL file checked: a text (and pair) and a label, or its line is reported.
+    `multi_label`: a cell holds several labels separated by `|` and an empty one is a row with no label
+    (core/tasks/classification/multilabel.py reads the cells)."""
     path = Path(path)
     header, rows = read_table(path)
-    return labelled_rows(path, header, rows, columns)
+    return labelled_rows(path, header, rows, columns, multi_label=multi_label, empty_labels=empty_labels)
 
 
 def labelled_rows(path: Path, header: Sequence[str], rows: Sequence[TableRow],
-                  columns: Columns | None = None, control: TaskControl | None = None) -> LabelledData:
-    """`read_labelled` on a table already read (evaluation reads a file once)."""
+                  columns: Columns | None = None, control: TaskControl | None = None,
+                  multi_label: bool = False, empty_labels: bool = False) -> LabelledData:
+    """`read_labelled` on a table already read (evaluation reads a file once, before it knows whether the
+    model is multi-label: `empty_labels` keeps an empty cell for the model's own check)."""
     columns = columns or detect_columns(header)
     for name in (columns.text, columns.label, columns.text_pair):
         if name is not None and name not in header:
@@ -131,7 +138,7 @@ def labelled_rows(path: Path, header: Sequence[str], rows: Sequence[TableRow],
         pair = str(row.get(columns.text_pair) or "").strip() if columns.text_pair else None
         if not text:
             issues.append(RowIssue(number, f"empty text in column '{columns.text}'"))
-        elif not label:
+        elif not label and not (multi_label or empty_labels):
             issues.append(RowIssue(number, f"empty label in column '{columns.label}'"))
         elif columns.text_pair and not pair:
             issues.append(RowIssue(number, f"empty second text in column '{columns.text_pair}'"))
@@ -143,9 +150,10 @@ def labelled_rows(path: Path, header: Sequence[str], rows: Sequence[TableRow],
     raise_issues(path, issues)
     if not texts:
         raise InputError(f"{path.name} has no examples.", hint="Add rows under the header.")
-    labels, merged = normalise_labels(labels)
+    labels, merged = normalise_labels(labels) if not multi_label else (labels, ())
     return LabelledData(
-        tuple(texts), tuple(pairs) if columns.text_pair else None, tuple(labels), tuple(lines), columns, merged
+        tuple(texts), tuple(pairs) if columns.text_pair else None, tuple(labels), tuple(lines), columns, merged,
+        multi_label,
     )
 
 

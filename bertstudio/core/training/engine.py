@@ -27,7 +27,7 @@ from bertstudio.core.progress import TaskControl
 from bertstudio.core.runs import tb_logs
 from bertstudio.core.runs.recorder import RunRecorder
 from bertstudio.core.training import data as data_mod
-from bertstudio.core.training import lora, resume, saving
+from bertstudio.core.training import early_stopping, lora, model_card, resume, saving
 from bertstudio.core.training.callback import EvaluationStopped, event_callback
 from bertstudio.core.training.config import TrainConfig
 from bertstudio.core.training.events import EVENTS_FILE, Plan, TrainingEvent, TrainResult, describe, preparing
@@ -219,7 +219,10 @@ def _train_locked(config: TrainConfig, output: Path, control: TaskControl, stop_
         control.report("Training…", 0.0)
         output_metrics = _fit(trainer, resume_from, ckpt_dir)
         _refuse_diverged(callback.diverged, trainer)
-        metrics = _final_metrics(trainer, bool(eval_rows), output_metrics, control)
+        best = early_stopping.best_event(config, task, trainer.state, by_user=callback.stopped)
+        if best is not None and main:
+            emit(best)
+        metrics = _final_metrics(trainer, bool(eval_rows), output_metrics, control, best is not None)
         tb_logs.close_writers(trainer)  # a final evaluate() reopened one
         step = trainer.state.global_step
         partial = saving.partial_dir(output)
@@ -238,6 +241,7 @@ def _train_locked(config: TrainConfig, output: Path, control: TaskControl, stop_
                 (partial / "training_config.json").write_text(
                     dumps(asdict(config), indent=2, default=str), encoding="utf-8")
                 (partial / "metrics.json").write_text(dumps(metrics, indent=2), encoding="utf-8")
+                model_card.write_card(partial, model_card.CardFacts.of_run(config, data, metrics), replace_foreign=True)
                 emit(TrainingEvent("done", step=step, max_steps=total, metrics=metrics, output_dir=str(output),
                                    message="Stopped early; saved what was trained." if callback.stopped
                                    else "Finished."))
@@ -289,13 +293,14 @@ def _fit(trainer: Any, resume_from: str | None, ckpt_dir: Path) -> dict[str, flo
 
 
 def _final_metrics(trainer: Any, evaluate: bool, output_metrics: dict[str, float],
-                   control: TaskControl) -> dict[str, float]:
-    """The last validation (run now unless the final step already had one) and the last training loss."""
+                   control: TaskControl, best_kept: bool = False) -> dict[str, float]:
+    """The last validation (run now unless the final step already had one; always when early stopping
+    kept an earlier step's model) and the last training loss."""
     metrics: dict[str, float] = {}
     if evaluate:
         evals = [h for h in trainer.state.log_history if "eval_loss" in h]
         last = evals[-1] if evals else {}
-        if last.get("step") != trainer.state.global_step:  # the final step had no evaluation yet
+        if best_kept or last.get("step") != trainer.state.global_step:  # the final step had no evaluation yet
             control.report("Evaluating…")
             try:
                 last = trainer.evaluate()
@@ -316,7 +321,7 @@ def training_arguments(config: TrainConfig, total: int, warmup: int, output_dir:
     """TrainingArguments for the run (also used by the benchmark's plain Trainer)."""
     from transformers import TrainingArguments
 
-    return TrainingArguments(
+    arguments: dict[str, Any] = dict(
         output_dir=str(output_dir), max_steps=total, per_device_train_batch_size=config.batch_size,
         per_device_eval_batch_size=config.batch_size * 2, gradient_accumulation_steps=config.grad_accum,
         learning_rate=config.learning_rate, weight_decay=config.weight_decay, lr_scheduler_type=config.scheduler,
@@ -331,6 +336,8 @@ def training_arguments(config: TrainConfig, total: int, warmup: int, output_dir:
         dataloader_num_workers=0, optim="adamw_torch",
         logging_nan_inf_filter=False,  # a NaN or infinite loss is shown (and stops the run), never hidden as 0
     )
+    arguments.update(early_stopping.arguments(config, TRAINABLE[config.task], total, evaluate))
+    return TrainingArguments(**arguments)
 
 
 def _trainer(config: TrainConfig, model: Any, tokenizer: Any, train_rows: list, eval_rows: list | None,
@@ -345,6 +352,7 @@ def _trainer(config: TrainConfig, model: Any, tokenizer: Any, train_rows: list, 
         model=model, args=args, train_dataset=train_rows, eval_dataset=eval_rows or None,
         data_collator=task.collator(tokenizer), processing_class=tokenizer,
         compute_metrics=compute, preprocess_logits_for_metrics=reduce,
+        callbacks=early_stopping.callbacks(config, bool(eval_rows)),
     )
     # stdout stays pure for `--json`: events come out through our callback only
     trainer.remove_callback(PrinterCallback)

@@ -48,6 +48,7 @@ from bertstudio.ui.train import output as output_mod
 from bertstudio.ui.train.distill_panel import distill_settings
 from bertstudio.ui.train.form_pane import FormPane
 from bertstudio.ui.train.jobs import Preview, preview_job, train_job
+from bertstudio.ui.train.label_box import LabelBox, on_preview, show_loss_rows
 from bertstudio.ui.train.lines import NO_PAIR, NO_PLAN, fill_columns
 from bertstudio.ui.train.live import LiveRun
 from bertstudio.ui.train.origin import NAMES as ORIGIN_FIELDS
@@ -115,6 +116,8 @@ class TrainTab(StudioTab):
         self.form, self.demo_button, self.from_scratch = pane.form, pane.demo_button, pane.from_scratch
         self.scratch_box, self.distill_box, self.lora_box = pane.scratch_box, pane.distill_box, pane.lora_box
         self.columns_box = pane.columns_box
+        self.label_box = LabelBox()  # the label distribution and multi-label proposal (issue 41)
+        self.form.layouts["Data"].addRow(self.label_box)
         self.text_column, self.pair_column, self.label_column = pane.text_column, pane.pair_column, pane.label_column
         for name, widget in self.form.widgets.items():
             setattr(self, ALIASES.get(name, name), widget)
@@ -137,6 +140,7 @@ class TrainTab(StudioTab):
         self.resume_button.clicked.connect(lambda: self.start(resume=True))
         self.form.layouts["Hardware"].setRowVisible(self.form.rows["resume"], False)
         self.overwrite.setText("Replace an earlier run here")  # the whole sentence (tooltip) set the form width
+        self.multi_label.setText("Multi-label (several labels per row, separated by '|')")
         self.export_button = QPushButton("Export PNG…")
         self.export_button.clicked.connect(self._export)
         self.results.open_in.connect(self.open_result_in)
@@ -225,6 +229,7 @@ class TrainTab(StudioTab):
         self.scratch_box.setVisible(scratch)
         self.base_model.setEnabled(not scratch)
         self.columns_box.setVisible(self.trainable.columns)
+        show_loss_rows(self.form, self.trainable)
         distils = bool(getattr(self.trainable, "distils", False))
         self.distill_box.setVisible(distils)
         self.live.show_task(distils)
@@ -340,6 +345,10 @@ class TrainTab(StudioTab):
         if preview.header is not None and preview.path != self._columns_path:
             fill_columns(self.text_column, self.pair_column, self.label_column, preview.header, preview.detected)
             self._columns_path = preview.path
+        instead = on_preview(self.label_box, self.multi_label, preview)  # labels with `|`: multi-label proposed
+        if instead is not None:
+            self._clear_plan(instead)
+            return
         self.plan_result = (preview.plan, preview.lrs)
         self.live.show_plan(preview, self.scheduler.currentText())
 

@@ -19,8 +19,9 @@ class Preview:
     path: str
     header: list[str] | None
     detected: Any
-    plan: Any
+    plan: Any  # None: the labels hold `|` but Multi-label is off (the tab proposes it)
     lrs: Any
+    distribution: Any = None  # a text classifier's label counts (core/tasks/classification/imbalance.py)
 
 
 def preview_job(config: TrainConfig, want_columns: bool, control: TaskControl) -> Preview:
@@ -38,10 +39,23 @@ def preview_job(config: TrainConfig, want_columns: bool, control: TaskControl) -
         if config.columns is None:
             config = replace(config, columns=detected)
     control.check()
+    distribution = _label_distribution(config)
+    if distribution is not None and distribution.multi_label and not config.multi_label:
+        return Preview(config.train_file, header, detected, None, None, distribution)
     steps = plan(config)
     control.check()
     lrs = planned_lr(config.scheduler, config.learning_rate, steps.total_steps, steps.warmup_steps)
-    return Preview(config.train_file, header, detected, steps, lrs)
+    return Preview(config.train_file, header, detected, steps, lrs, distribution)
+
+
+def _label_distribution(config: TrainConfig) -> Any:
+    """The training file's label counts, for a task whose loss class weights change (else None)."""
+    from bertstudio.core.tasks.classification.imbalance import label_distribution
+    from bertstudio.core.training.trainable import TRAINABLE
+
+    if not getattr(TRAINABLE.get(config.task), "weighted_loss", False):
+        return None
+    return label_distribution(config.train_file, config.columns, True if config.multi_label else None)
 
 
 @dataclass(frozen=True)

@@ -40,6 +40,7 @@ class LiveRun:
         self.rate_label = ElidedLabel("")
         self.results = ResultPanel()
         self.distils = False
+        self.best_marked = False  # early stopping's best step was drawn: the evaluation after it is the kept model's
 
     def show_task(self, distils: bool) -> None:
         """Teacher vs student replaces the validation plot for a task that distils."""
@@ -70,11 +71,13 @@ class LiveRun:
     # -- a run -----------------------------------------------------------------------------
     def clear_run(self) -> None:
         self.plots.clear_run()
+        self.best_marked = False
         self.teacher_plot.clear_run()
         self.results.clear()
         self.rate_label.setText("")
 
     def on_progress(self, event: ProgressEvent) -> None:
+        from bertstudio.core.training.early_stopping import BEST_EVENT
         from bertstudio.core.training.events import TrainingEvent
 
         payload = event.payload
@@ -97,6 +100,12 @@ class LiveRun:
             self.plots.add_step(payload.step, payload.loss, payload.learning_rate)
             self.progress.setValue(payload.step)
             self.rate_label.setText(rate_text(payload))
+        elif payload.kind == BEST_EVENT:  # early stopping: where the kept model was, where it stopped
+            self.plots.mark_stop(payload.step, int(payload.metrics.get("stopped_step", payload.step)))
+            self.results.show_note(payload.message)
+            self.best_marked = True
+        elif payload.kind == "eval" and self.best_marked:  # the kept model's own evaluation: not a new point
+            self.results.show_eval(payload.step, payload.metrics)
         elif payload.kind == "eval":
             self.plots.add_eval(payload.step, self._for_plots(payload.metrics))
             if self.distils:

@@ -45,6 +45,7 @@ class ResultPanel(QWidget):
         self.checkpoint_label = ElidedLabel("")  # the folder and its size: a path, one line
         # what to do with it, on its own line beside Delete: never elided (issue 40: "Continue it with…")
         self.checkpoint_action = QLabel(CHECKPOINT_ACTION)
+        self.note_label = ElidedLabel("")  # what the run itself said at the end (early stopping's best step)
         self.delete_checkpoints = QPushButton("Delete checkpoints")
         self.delete_checkpoints.setToolTip("Delete the resumable checkpoint folder this run left (nothing else)")
         self.delete_checkpoints.clicked.connect(self.delete_checkpoint_folder)
@@ -69,6 +70,7 @@ class ResultPanel(QWidget):
         layout.addWidget(self.origin_label)
         layout.addWidget(self.summary_label)
         layout.addWidget(self.metrics_label)
+        layout.addWidget(self.note_label)
         layout.addWidget(self.checkpoint_label)
         layout.addLayout(checkpoint_row)
         layout.addLayout(open_row)
@@ -79,6 +81,7 @@ class ResultPanel(QWidget):
         self.origin_label.setText("")
         self.summary_label.setText("")
         self.metrics_label.setText("")
+        self.note_label.setText("")
         self.checkpoint_label.setText("")
         self.checkpoint_action.setVisible(False)
         for button in (*self.open_buttons.values(), self.evaluate_button, self.delete_checkpoints):
@@ -86,6 +89,9 @@ class ResultPanel(QWidget):
 
     def show_eval(self, step: int, metrics: dict[str, float]) -> None:
         self.metrics_label.setText(f"Validation at step {step}: " + format_metrics(metrics))
+
+    def show_note(self, text: str) -> None:
+        self.note_label.setText(text)
 
     def show_result(self, result: Any, can_open: Callable[[str], bool], can_evaluate: bool, origin: str = "") -> None:
         """`origin`: the line that says which run the result belongs to (issue 29)."""

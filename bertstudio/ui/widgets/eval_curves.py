@@ -81,6 +81,7 @@ class CurvesPage(QWidget):
         super().__init__(parent)
         self.result: Any = None
         self.view: Any = None  # curves.ClassView of the picked class
+        self.per_label: Any = None  # a multi-label evaluation: each label's own threshold (LabelThresholds)
         self.runner = TaskRunner(self)
         self.runner.result.connect(self.show_view)
         self.runner.error.connect(lambda error: self.status.setText(getattr(error, "message", None) or str(error)))
@@ -150,8 +151,10 @@ class CurvesPage(QWidget):
     def set_result(self, result: Any) -> None:
         """A new evaluation: its classes in the picker (those in the gold), the curves of the first."""
         from bertstudio.core.evaluate.curves import default_positive, has_probabilities, present_classes
+        from bertstudio.core.tasks.classification.evaluate_multilabel import LabelThresholds, is_multi_label_result
 
         self.result = result if result is not None and has_probabilities(result) else None
+        self.per_label = LabelThresholds(self.result) if is_multi_label_result(self.result) else None
         self.view = None
         self._draw()
         self.class_combo.blockSignals(True)
@@ -186,7 +189,7 @@ class CurvesPage(QWidget):
         self.status.setText(f"{curves.label}: {curves.positives} of {curves.positives + curves.negatives} rows, "
                             f"average precision {ap}, ROC AUC {auc}")
         self._draw()
-        self.set_threshold(self.spin.value())
+        self.set_threshold(self.per_label.of(curves.label) if self.per_label is not None else self.spin.value())
 
     # -- the threshold -----------------------------------------------------------------------
     def set_threshold(self, value: float) -> None:
@@ -203,10 +206,16 @@ class CurvesPage(QWidget):
         self.matrix.set_matrix(at.labels, at.matrix)
         self.rule.setText(f"A row is '{at.label}' when its probability of '{at.label}' is at least {value:.3f}: "
                           f"{at.tp + at.fp} of {at.n} rows.")
-        self.metrics.set_records([("precision", at.precision), ("recall", at.recall), ("F1", at.f1),
-                                  ("accuracy", at.accuracy), ("false positive rate", at.fpr),
-                                  ("true positives", at.tp), ("false positives", at.fp),
-                                  ("false negatives", at.fn), ("true negatives", at.tn)])
+        records: list[tuple[str, Any]] = [
+            ("precision", at.precision), ("recall", at.recall), ("F1", at.f1), ("accuracy", at.accuracy),
+            ("false positive rate", at.fpr), ("true positives", at.tp), ("false positives", at.fp),
+            ("false negatives", at.fn), ("true negatives", at.tn)]
+        if self.per_label is not None:  # multi-label: this label's threshold kept, all labels scored at theirs
+            self.per_label.set(at.label, value)
+            self.rule.setText(f"A row has '{at.label}' when its probability of it is at least {value:.3f}: "
+                              f"{at.tp + at.fp} of {at.n} rows (each label keeps its own threshold).")
+            records += [(f"all labels: {name}", score) for name, score in self.per_label.metrics().items()]
+        self.metrics.set_records(records)
 
     @property
     def at(self) -> Any:

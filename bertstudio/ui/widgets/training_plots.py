@@ -97,6 +97,7 @@ class TrainingPlots(QWidget):
         self.planned_lr = lr.plot()
         self.live_lr = _Series(lr.plot())
         self.metrics: dict[str, _Series] = {}
+        self.stop_marks: list[tuple[pg.PlotWidget, pg.InfiniteLine]] = []  # early stopping: best, stopped
         self._smoothed: float | None = None
         self._dirty = False
         self._timer = QTimer(self)
@@ -179,6 +180,27 @@ class TrainingPlots(QWidget):
             self.metrics[name].add(step, value)
         self._touch()
 
+    def mark_stop(self, best_step: int, stopped_step: int) -> None:
+        """Early stopping: a line at the best evaluation's step (the model kept) and one where the run
+        stopped, on the loss and validation plots."""
+        self.clear_marks()
+        colors = theme.colors()
+        marks = [(best_step, "best", colors.foreground, Qt.PenStyle.SolidLine)]
+        if stopped_step != best_step:
+            marks.append((stopped_step, "stopped", colors.muted, Qt.PenStyle.DashLine))
+        for plot in (self.loss_plot, self.metric_plot):
+            for step, text, colour, style in marks:
+                line = pg.InfiniteLine(pos=step, angle=90, pen=pg.mkPen(colour, width=1.5, style=style), label=text,
+                                       labelOpts={"position": 0.92, "color": colour})
+                line.setToolTip(f"{text}: step {step}")
+                plot.getPlotItem().addItem(line)
+                self.stop_marks.append((plot, line))
+
+    def clear_marks(self) -> None:
+        for plot, line in self.stop_marks:
+            plot.getPlotItem().removeItem(line)
+        self.stop_marks.clear()
+
     def _set_score_range(self, low: float) -> None:
         """The fixed score axis: 0-1, or -1..1 for correlations; it never zooms in on a small change."""
         self._score_low = low
@@ -196,6 +218,7 @@ class TrainingPlots(QWidget):
         for series in self.metrics.values():
             self.metric_plot.getPlotItem().removeItem(series.item)
         self.metrics.clear()
+        self.clear_marks()
         self._set_score_range(0.0)
         self._update_metric_title()
         self._smoothed = None

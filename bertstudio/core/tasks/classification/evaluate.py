@@ -14,7 +14,7 @@ from bertstudio.core.evaluate.predict import Checked, EvalOptions, Prediction
 from bertstudio.core.evaluate.readers import Dataset, EvalColumns, Example, extra_fields, finish_dataset
 from bertstudio.core.models import LoadedModel
 from bertstudio.core.progress import TaskControl
-from bertstudio.core.tasks.classification import ClassificationInput, steps
+from bertstudio.core.tasks.classification import ClassificationInput, evaluate_multilabel, steps
 
 
 def read_file(path: Path, columns: EvalColumns, control: TaskControl | None = None) -> Dataset:
@@ -27,7 +27,7 @@ def read_file(path: Path, columns: EvalColumns, control: TaskControl | None = No
         guess = detect_columns(header)
         chosen = Columns(text=columns.text or guess.text, label=columns.label or guess.label,
                          text_pair=columns.pair or (guess.text_pair if not columns.text else None))
-    data = labelled_rows(path, header, table, chosen, control)
+    data = labelled_rows(path, header, table, chosen, control, empty_labels=True)  # a multi-label row may have none
     by_line = {line: row for line, row, _ in table if row is not None}
     used = (data.columns.text, data.columns.label, data.columns.text_pair)
     examples = []
@@ -44,7 +44,10 @@ def model_labels(loaded: LoadedModel) -> list[str]:
 
 
 def prepare(loaded: LoadedModel, dataset: Dataset) -> Checked:
-    """The model's labels as the file names them (generic LABEL_n matched to numbers), before any row runs."""
+    """The model's labels as the file names them (generic LABEL_n matched to numbers), before any row runs;
+    a multi-label head reads each gold cell as a label set (evaluate_multilabel.py)."""
+    if evaluate_multilabel.is_multi_label(loaded):
+        return evaluate_multilabel.prepare(loaded, dataset)
     rename, note = label_problem(loaded, dataset)
     return [rename.get(label, label) for label in model_labels(loaded)], [note] if note else [], {"rename": rename}
 
@@ -53,6 +56,10 @@ def label_problem(loaded: LoadedModel, dataset: Dataset) -> tuple[dict[str, str]
     """Model label -> file label map, and a note when generic LABEL_n names were matched to numbers.
     A gold label the model does not know is an error naming it and its line."""
     known = model_labels(loaded)
+    empty = next((x for x in dataset.examples if not str(x.gold)), None)
+    if empty is not None:
+        raise InputError(f"Line {empty.line} has an empty label.",
+                         hint="Give every row its label (only a multi-label model reads an empty cell as none).")
     golds = {str(x.gold) for x in dataset.examples}
     if golds <= set(known):
         return {}, ""
@@ -66,12 +73,15 @@ def label_problem(loaded: LoadedModel, dataset: Dataset) -> tuple[dict[str, str]
 
 
 def predict(loaded: LoadedModel, examples: Sequence[Example], control: TaskControl,
-            options: EvalOptions, rename: dict[str, str] | None = None) -> tuple[list[Prediction], list[Any]]:
+            options: EvalOptions, rename: dict[str, str] | None = None,
+            multi_label: bool = False) -> tuple[list[Prediction], list[Any]]:
     """Every row through the batch engine (core/engine.py: sorted by length, a token budget, at most
     `options.batch_size` rows per forward), read as the text-classification pipeline reads a row:
     its top label and score, and every class's probability for curves and thresholds."""
     from bertstudio.core import engine
 
+    if multi_label:
+        return evaluate_multilabel.predict(loaded, examples, control, options)
     rename = rename or {}
     encoded = steps.encode(loaded, [x.inputs for x in examples], control)
     logits = engine.run_logits(loaded, encoded, control, max_rows=options.batch_size, verb="Classified")

@@ -21,7 +21,8 @@ from bertstudio.core.evaluate.predict import Checked, EvalOptions, Prediction
 from bertstudio.core.evaluate.readers import Dataset, Example
 from bertstudio.core.models import LoadedModel
 from bertstudio.core.progress import TaskControl
-from bertstudio.core.tasks.classification import evaluate, steps
+from bertstudio.core.tasks.classification import evaluate, evaluate_multilabel, steps
+from bertstudio.core.tasks.classification.multilabel import LabelSet
 from bertstudio.core.tasks.classification.steps import score_kind
 
 
@@ -72,6 +73,8 @@ def _regression(value: Any) -> bool:
 
 def metrics(golds: Sequence[Any], predictions: Sequence[Any], labels: Sequence[str] = ()) -> Scores:
     """Correlations and errors of a regression head; classification's metrics for other models."""
+    if predictions and isinstance(predictions[0], LabelSet):
+        return evaluate_multilabel.metrics(golds, predictions, labels)
     if not predictions or not _regression(predictions[0]):
         return label_metrics(golds, predictions, labels)
     gold = [float(g) for g in golds]

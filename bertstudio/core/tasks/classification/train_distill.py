@@ -126,6 +126,8 @@ class Distillation(TextClassification):
     command = ""  # its own name, not the classifier's it builds on
     title = "Distillation: a smaller student of a classifier (CSV / TSV / JSONL)"
     demo_files = ("reviews_train.csv", "reviews_eval.csv")
+    weighted_loss = False  # the distillation loss is its own (no class weights, focal or multi-label)
+    best_metric = ("accuracy", True)  # the student's (teacher_student_metrics has no macro F1)
     distils = True  # has a teacher: DistillConfig settings, teacher vs student in the Train tab
 
     def read(self, config: TrainConfig, nsp: bool = True) -> Data:
