@@ -66,6 +66,7 @@ def held_out_metrics(labels: list[str], probabilities: np.ndarray, classes: tupl
 
     index = {name: i for i, name in enumerate(classes)}
     gold = np.asarray([index[label] for label in labels])
+    probabilities = probabilities / probabilities.sum(axis=1, keepdims=True)  # float32 softmax sums drift
     predicted = probabilities.argmax(axis=1)
     every = list(range(len(classes)))
     return {"accuracy": float(accuracy_score(gold, predicted)),

@@ -5,6 +5,7 @@ label the model suggests and the given label's self-confidence."""
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -52,7 +53,9 @@ def _multi_label_issues(given: Sequence[str], probabilities: np.ndarray, classes
     index = {name: i for i, name in enumerate(classes)}
     labels = [[index[name] for name in label.split(SEPARATOR) if name] for label in given]
     probs = np.asarray(probabilities, dtype=np.float64)
-    flagged = find_label_issues(labels, probs, multi_label=True, return_indices_ranked_by="self_confidence")
+    with warnings.catch_warnings():  # cleanlab 2.9 points to multilabel_classification.filter, which this calls
+        warnings.simplefilter("ignore", DeprecationWarning)
+        flagged = find_label_issues(labels, probs, multi_label=True, return_indices_ranked_by="self_confidence")
     quality = get_label_quality_scores(labels, probs)
     return [LabelIssue(int(row), given[row], SEPARATOR.join(classes[j] for j in np.flatnonzero(probs[row] >= 0.5)),
                        float(quality[row])) for row in flagged]

@@ -70,7 +70,7 @@ def suggest(learning_rates: list[float], smoothed: list[float]) -> float | None:
     if lowest - SKIP_START < 2:
         return None
     lrs, losses = np.log(learning_rates[SKIP_START:lowest + 1]), np.asarray(smoothed[SKIP_START:lowest + 1])
-    slope = np.gradient(losses, lrs)
+    slope = np.gradient(losses, lrs)[:-1]  # not the lowest point itself: its one-sided slope is no descent
     if slope.min() >= 0:
         return None
     return float(learning_rates[SKIP_START + int(slope.argmin())])
