@@ -27,6 +27,7 @@ from bertstudio.core.training.data import LabelledData, read_labelled
 
 CV_TASKS = ("text-classification",)
 OOF_NAME = "oof.csv"
+Scored = tuple[np.ndarray, tuple[str, ...]]  # (rows, classes) probabilities and the class of each column
 SUMMARY_NAME = "cv.json"
 
 
@@ -122,7 +123,7 @@ def cross_validate(config: TrainConfig, k: int, control: TaskControl | None = No
     return outcome
 
 
-def fold_probabilities_in(found: tuple[np.ndarray, tuple[str, ...]], model_dir: Path,
+def fold_probabilities_in(found: Scored, model_dir: Path,
                           classes: tuple[str, ...]) -> np.ndarray:
     """The fold model's probability columns in the data's class order (a fold may order them its way)."""
     values, names = found
@@ -141,7 +142,7 @@ def _prepare_output(config: TrainConfig) -> Path:
 
 
 def _run_fold(config: TrainConfig, data: LabelledData, folds: np.ndarray, fold: int, output: Path,
-              control: TaskControl, stop_event: threading.Event | None) -> tuple[tuple[np.ndarray, tuple[str, ...]], Path]:
+              control: TaskControl, stop_event: threading.Event | None) -> tuple[Scored, Path]:
     """Train on every other fold, then score the held-out rows with the saved fold model."""
     from bertstudio.core.curation.probabilities import class_probabilities, load_classifier
     from bertstudio.core.training.engine import train

@@ -53,7 +53,8 @@ def read_oof(path: str | Path) -> OutOfFold:
         row = _row_number(path, line, record.get("row"))
         if row in found:
             raise InputError(f"{path.name} line {line}: row {row} appears twice.")
-        found[row] = (str(record.get("given") or "").strip(), [_probability(path, line, record.get(c)) for c in classes])
+        values = [_probability(path, line, record.get(name)) for name in classes]
+        found[row] = (str(record.get("given") or "").strip(), values)
     if sorted(found) != list(range(len(found))):
         missing = next(i for i in range(len(found)) if i not in found)
         raise InputError(f"{path.name} has no row {missing}: its rows must be 0 to {len(found) - 1}.")

@@ -39,6 +39,7 @@ from bertstudio.resources import resource_path
 from bertstudio.ui.binding import MERGED
 from bertstudio.ui.tabs.frame import StudioTab
 from bertstudio.ui.tabs.tab_state import RunState
+from bertstudio.ui.train import curation_wiring
 from bertstudio.ui.train import output as output_mod
 from bertstudio.ui.train.distill_panel import distill_settings
 from bertstudio.ui.train.form_pane import FormPane
@@ -151,6 +152,7 @@ class TrainTab(StudioTab):
         self.runner.started.connect(lambda: self.search_panel.start_button.setEnabled(False))
         self.runner.finished.connect(lambda: self.search_panel.start_button.setEnabled(True))
         right_layout.addWidget(self.search_panel)
+        curation_wiring.add_to(self, right_layout)  # Find LR, cross-validation and label issues, labelling
         splitter = QSplitter()
         splitter.addWidget(pane)
         splitter.addWidget(right)
