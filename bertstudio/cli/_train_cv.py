@@ -34,9 +34,9 @@ def wanted(args: argparse.Namespace) -> bool:
 
     if args.label_issues and args.cv is None:
         raise InputError("--label-issues goes with --cv K (or use `bertstudio label-issues`).")
-    if args.find_lr and (args.cv is not None or getattr(args, "search", 0)):
+    if args.find_lr and (args.cv is not None or bool(getattr(args, "search", 0))):
         raise InputError("--find-lr runs alone: leave out --cv and --search.")
-    if args.cv is not None and getattr(args, "search", 0):
+    if args.cv is not None and bool(getattr(args, "search", 0)):
         raise InputError("--cv and --search cannot be combined.")
     return args.cv is not None or bool(args.find_lr)
 

@@ -57,7 +57,7 @@ def _multi_label_issues(given: Sequence[str], probabilities: np.ndarray, classes
         warnings.simplefilter("ignore", DeprecationWarning)
         flagged = find_label_issues(labels, probs, multi_label=True, return_indices_ranked_by="self_confidence")
     quality = get_label_quality_scores(labels, probs)
-    return [LabelIssue(int(row), given[row], SEPARATOR.join(classes[j] for j in np.flatnonzero(probs[row] >= 0.5)),
+    return [LabelIssue(int(row), given[row], SEPARATOR.join(classes[int(j)] for j in np.flatnonzero(probs[row] >= 0.5)),
                        float(quality[row])) for row in flagged]
 
 
