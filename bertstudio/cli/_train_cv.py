@@ -76,11 +76,12 @@ def _cross_validate(args: argparse.Namespace, config: Any) -> int:
     from bertstudio.core.curation.label_issues import find_issues
     from bertstudio.core.curation.oof import read_oof
 
-    result = cross_validate(config, args.cv, _printer(args))
+    multi_label = bool(getattr(config, "multi_label", False))  # the multi-label run's setting, where it has one
+    result = cross_validate(config, args.cv, _printer(args), multi_label=multi_label)
     issues = []
     if args.label_issues:
         oof = read_oof(result.oof_file)
-        issues = find_issues(oof.given, oof.probabilities, oof.classes)
+        issues = find_issues(oof.given, oof.probabilities, oof.classes, multi_label)
     if args.json:
         extra = {"issues": [issue.to_json() for issue in issues]} if args.label_issues else {}
         print(json.dumps({**result.to_json(), **extra}), flush=True)

@@ -73,6 +73,21 @@ def test_iterative_stratification_beats_chance_on_rare_labels() -> None:
     assert sorted(folds[matrix[:, 2]]) == [0, 1, 2, 3, 4]
 
 
+def test_multi_label_cells_are_folded_by_iterative_stratification() -> None:
+    from bertstudio.core.curation.crossval import class_names, multi_label_metrics
+    from bertstudio.core.curation.stratify import fold_assignments, label_matrix
+
+    cells = ["sports|finance", "sports", "", "tech", "finance|tech", "sports", "tech", "finance"] * 3
+    classes = class_names(tuple(cells), multi_label=True)
+    assert classes == ("finance", "sports", "tech")
+    matrix = label_matrix([[n for n in c.split("|") if n] for c in cells], classes)
+    assert np.array_equal(fold_assignments(cells, 3, 5, multi_label=True), iterative_folds(matrix, 3, 5))
+    probs = np.where(matrix, 0.9, 0.1)
+    probs[0] = [0.2, 0.9, 0.1]  # one row misses finance
+    metrics = multi_label_metrics(cells, probs, classes)
+    assert metrics["subset_accuracy"] == pytest.approx(23 / 24) and 0.9 < metrics["micro_f1"] < 1.0
+
+
 # -- label issues ---------------------------------------------------------------------------------
 def _noisy(seed: int, rows: int = 120, classes: int = 3) -> tuple[list[str], np.ndarray, list[str]]:
     rng = np.random.default_rng(seed)

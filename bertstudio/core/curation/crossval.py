@@ -75,6 +75,20 @@ def held_out_metrics(labels: list[str], probabilities: np.ndarray, classes: tupl
             "log_loss": float(log_loss(gold, np.clip(probabilities, 1e-12, 1.0), labels=every))}
 
 
+def multi_label_metrics(labels: list[str], probabilities: np.ndarray, classes: tuple[str, ...],
+                        threshold: float = 0.5) -> dict[str, float]:
+    """Micro, macro and samples F1 and subset accuracy of `a|b` rows at the threshold (scikit-learn's)."""
+    from sklearn.metrics import accuracy_score, f1_score
+
+    from bertstudio.core.curation.stratify import label_matrix
+
+    gold = label_matrix([[n for n in label.split(oof_file.SEPARATOR) if n] for label in labels], classes)
+    predicted = probabilities >= threshold
+    scores = {f"{kind}_f1": float(f1_score(gold, predicted, average=kind, zero_division=0))
+              for kind in ("micro", "macro", "samples")}
+    return {**scores, "subset_accuracy": float(accuracy_score(gold, predicted))}
+
+
 def summarise(folds: list[FoldResult]) -> tuple[dict[str, float], dict[str, float]]:
     """Mean and sample standard deviation (ddof 1) of each metric over the folds."""
     names = list(folds[0].metrics) if folds else []
@@ -87,20 +101,20 @@ def cross_validate(config: TrainConfig, k: int, control: TaskControl | None = No
                    stop_event: threading.Event | None = None, multi_label: bool = False,
                    assignments: np.ndarray | None = None) -> CrossValidation:
     """Train K models, each on K-1 folds, and score each on its held-out fold. `assignments` (each
-    row's fold) repeats an earlier run's folds, e.g. on a corrected copy of the file."""
+    row's fold) repeats an earlier run's folds, e.g. on a corrected copy of the file. `multi_label`:
+    `a|b` cells, iterative stratification and multi-label metrics (the fold runs train multi-label
+    heads when `config` says so)."""
     control = control or TaskControl()
     config.validate()
     if config.task not in CV_TASKS:
         raise InputError("--cv works with --task classify.", hint="Train other tasks without --cv.")
-    if multi_label:
-        raise InputError("Cross-validation of multi-label files is not connected yet.")  # see stratify.iterative_folds
     data = read_labelled(config.train_file, config.columns)
     folds = fold_assignments(data.labels, k, config.seed) if assignments is None else np.asarray(assignments)
     if len(folds) != len(data):
         raise InputError(f"The saved folds cover {len(folds)} rows but the file has {len(data)}.")
     k = int(folds.max()) + 1
     output = _prepare_output(config)
-    classes = tuple(sorted(set(data.labels)))
+    classes = class_names(data.labels, multi_label)
     probabilities = np.full((len(data), len(classes)), np.nan)
     results: list[FoldResult] = []
     for fold in range(k):
@@ -109,7 +123,8 @@ def cross_validate(config: TrainConfig, k: int, control: TaskControl | None = No
         held = np.flatnonzero(folds == fold)
         fold_probabilities, model_dir = _run_fold(config, data, folds, fold, output, control, stop_event)
         probabilities[held] = fold_probabilities_in(fold_probabilities, model_dir, classes)
-        metrics = held_out_metrics([data.labels[i] for i in held], probabilities[held], classes)
+        score = multi_label_metrics if multi_label else held_out_metrics
+        metrics = score([data.labels[i] for i in held], probabilities[held], classes)
         result = FoldResult(fold, k, len(data) - len(held), len(held), metrics, str(model_dir))
         results.append(result)
         control.report(f"Fold {fold + 1} of {k}: " + ", ".join(f"{n} {v:.4f}" for n, v in metrics.items()),
@@ -121,6 +136,13 @@ def cross_validate(config: TrainConfig, k: int, control: TaskControl | None = No
     summary = {**outcome.to_json(), "assignments": list(outcome.assignments), "classes": list(classes)}
     (output / SUMMARY_NAME).write_text(json.dumps(summary, indent=2), encoding="utf-8")
     return outcome
+
+
+def class_names(labels: tuple[str, ...], multi_label: bool) -> tuple[str, ...]:
+    """The classes in column order: every label, or every name in `a|b` cells."""
+    if not multi_label:
+        return tuple(sorted(set(labels)))
+    return tuple(sorted({name for label in labels for name in label.split(oof_file.SEPARATOR) if name}))
 
 
 def fold_probabilities_in(found: Scored, model_dir: Path,

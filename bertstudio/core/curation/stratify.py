@@ -93,6 +93,8 @@ def fold_assignments(labels: Sequence[str], k: int, seed: int, multi_label: bool
     """Folds for a label column: stratified for single labels, iterative for `a|b` multi-label cells."""
     if not multi_label:
         return stratified_folds(labels, k, seed)
+    if k < 2:
+        raise InputError(f"--cv takes 2 folds or more, not {k}.", hint="Try --cv 5.")
     split = [[part for part in label.split(separator) if part] for label in labels]
     classes = sorted({name for names in split for name in names})
     return iterative_folds(label_matrix(split, classes), k, seed)

@@ -56,10 +56,11 @@ def cv_job(config: TrainConfig, k: int, assignments: tuple[int, ...] | None, sto
     from bertstudio.core.training.data import read_labelled
 
     folds = np.asarray(assignments) if assignments is not None else None
-    cv = cross_validate(config, k, control, stop_event=stop_event, assignments=folds)
+    multi_label = bool(getattr(config, "multi_label", False))  # the multi-label run's setting, where it has one
+    cv = cross_validate(config, k, control, stop_event=stop_event, multi_label=multi_label, assignments=folds)
     found = read_oof(cv.oof_file)
     data = read_labelled(config.train_file, config.columns)
-    issues = find_issues(found.given, found.probabilities, found.classes)
+    issues = find_issues(found.given, found.probabilities, found.classes, multi_label)
     return Curated(cv, tuple(issues), data.texts, config.train_file, data.columns.label)
 
 
