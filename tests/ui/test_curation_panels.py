@@ -26,13 +26,15 @@ def test_find_lr_plots_the_sweep_and_uses_its_suggestion(qtbot, window, checkpoi
     tab = _tab(window, checkpoint_factory, tmp_path)
     panel = tab.find_lr_panel
     assert panel.body.isHidden()
-    with qtbot.waitSignal(panel.sweep_ended, timeout=120_000):
+    panel.steps.setValue(24)  # a shorter sweep: the same code, fewer steps
+    with qtbot.waitSignal(panel.sweep_ended, timeout=240_000):
         tab.find_lr_button.click()
         assert not panel.body.isHidden() and not tab.start_button.isEnabled()  # one job at a time
     result = panel.result
     assert result is not None and result.suggested is not None, result
     xs, ys = panel.curve.getData()
-    assert len(xs) == len(result.learning_rates) and list(ys) == pytest.approx(list(result.smoothed))
+    assert len(result.learning_rates) <= 24 and len(xs) == len(result.learning_rates)
+    assert list(ys) == pytest.approx(list(result.smoothed))
     assert panel.marker.isVisible() and panel.use_button.isEnabled()
     panel.use_button.click()
     assert tab.learning_rate.value() == pytest.approx(result.suggested, rel=1e-3, abs=1e-7)

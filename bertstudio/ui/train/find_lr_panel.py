@@ -11,19 +11,28 @@ from collections.abc import Callable
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import Signal
-from PySide6.QtWidgets import QHBoxLayout, QLabel, QProgressBar, QPushButton, QToolButton, QVBoxLayout, QWidget
+from PySide6.QtWidgets import (
+    QHBoxLayout,
+    QLabel,
+    QProgressBar,
+    QPushButton,
+    QSpinBox,
+    QToolButton,
+    QVBoxLayout,
+    QWidget,
+)
 
 from bertstudio.core.progress import ProgressEvent
 from bertstudio.core.training.config import TrainConfig
-from bertstudio.core.training.find_lr import LrPoint, LrRange
+from bertstudio.core.training.find_lr import STEPS, LrPoint, LrRange
 from bertstudio.ui import plot_style
 from bertstudio.workers.runner import TaskRunner
 
 
-def find_lr_job(config: TrainConfig, control) -> LrRange:  # noqa: ANN001 - the runner's TaskControl
+def find_lr_job(config: TrainConfig, steps: int, control) -> LrRange:  # noqa: ANN001 - the runner's TaskControl
     from bertstudio.core.training.find_lr import find_lr
 
-    return find_lr(config, control)
+    return find_lr(config, control, steps)
 
 
 class FindLrPanel(QWidget):
@@ -45,6 +54,11 @@ class FindLrPanel(QWidget):
         self.body = QWidget()
         self.toggle.toggled.connect(self.body.setVisible)
         self.body.setVisible(False)
+        self.steps = QSpinBox()
+        self.steps.setRange(10, 1000)
+        self.steps.setValue(STEPS)
+        self.steps.setSuffix(" steps")
+        self.steps.setToolTip("Training steps in the sweep from 1e-7 to 1 (it stops early once the loss explodes)")
         self.start_button, self.cancel_button = QPushButton("Find LR"), QPushButton("Cancel")
         self.cancel_button.setEnabled(False)
         self.use_button = QPushButton("Use this LR")
@@ -71,7 +85,7 @@ class FindLrPanel(QWidget):
         item.addItem(self.marker)
         plot_style.style_plot(self.plot)
         buttons = QHBoxLayout()
-        for widget in (self.start_button, self.cancel_button):
+        for widget in (self.steps, self.start_button, self.cancel_button):
             buttons.addWidget(widget)
         buttons.addWidget(self.progress, 1)
         chosen = QHBoxLayout()
@@ -112,7 +126,7 @@ class FindLrPanel(QWidget):
         self.suggestion.setText("")
         self.use_button.setEnabled(False)
         self.progress.setValue(0)
-        self.runner.start(find_lr_job, config)
+        self.runner.start(find_lr_job, config, self.steps.value())
         self.start_button.setEnabled(False)
         self.cancel_button.setEnabled(True)
 
