@@ -207,6 +207,7 @@ class CurationPanel(QWidget):
                 item = self.table.item(line, 5)
                 if item is not None:
                     item.setText(shown)
+            self.table.resizeColumnToContents(5)
         self.write_button.setEnabled(bool(self.changes) and not self.runner.busy)
 
     def write_and_rerun(self) -> None:

@@ -70,6 +70,7 @@ class FindLrPanel(QWidget):
         self.progress = QProgressBar()
         self.progress.setRange(0, 1000)
         self.suggestion = QLabel("")
+        self.suggestion.setWordWrap(True)  # a long reason never widens the page
         self.plot = pg.PlotWidget()
         self.plot.setMinimumHeight(110)
         self.plot.setMaximumHeight(200)
