@@ -71,20 +71,7 @@ class FindLrPanel(QWidget):
         self.progress.setRange(0, 1000)
         self.suggestion = QLabel("")
         self.suggestion.setWordWrap(True)  # a long reason never widens the page
-        self.plot = pg.PlotWidget()
-        self.plot.setMinimumHeight(110)
-        self.plot.setMaximumHeight(200)
-        item = self.plot.getPlotItem()
-        item.setLogMode(x=True, y=False)
-        item.setLabel("bottom", "learning rate (log scale)")
-        item.setLabel("left", "training loss")
-        item.showGrid(x=True, y=True, alpha=0.2)
-        self.raw = item.plot(pen=None, symbol="o", symbolSize=4, symbolBrush="#94a3b8")
-        self.curve = item.plot(pen=pg.mkPen("#3b82f6", width=2))
-        self.marker = pg.InfiniteLine(angle=90, pen=pg.mkPen("#2a9d5c", width=2))
-        self.marker.setVisible(False)
-        item.addItem(self.marker)
-        plot_style.style_plot(self.plot)
+        self.plot, self.raw, self.curve, self.marker = self._build_plot()
         buttons = QHBoxLayout()
         for widget in (self.steps, self.start_button, self.cancel_button):
             buttons.addWidget(widget)
@@ -106,6 +93,25 @@ class FindLrPanel(QWidget):
         self.runner.error.connect(lambda error: self.show_message(getattr(error, "message", str(error)), error=True))
         self.runner.cancelled.connect(lambda: self.show_message("Learning-rate sweep cancelled."))
         self.runner.finished.connect(self._on_finished)
+
+    @staticmethod
+    def _build_plot() -> tuple[pg.PlotWidget, pg.PlotDataItem, pg.PlotDataItem, pg.InfiniteLine]:
+        """Loss (points) and smoothed loss (line) against the learning rate on a log axis, and the suggestion."""
+        plot = pg.PlotWidget()
+        plot.setMinimumHeight(110)
+        plot.setMaximumHeight(200)
+        item = plot.getPlotItem()
+        item.setLogMode(x=True, y=False)
+        item.setLabel("bottom", "learning rate (log scale)")
+        item.setLabel("left", "training loss")
+        item.showGrid(x=True, y=True, alpha=0.2)
+        raw = item.plot(pen=None, symbol="o", symbolSize=4, symbolBrush="#94a3b8")
+        curve = item.plot(pen=pg.mkPen("#3b82f6", width=2))
+        marker = pg.InfiniteLine(angle=90, pen=pg.mkPen("#2a9d5c", width=2))
+        marker.setVisible(False)
+        item.addItem(marker)
+        plot_style.style_plot(plot)
+        return plot, raw, curve, marker
 
     def is_running(self) -> bool:
         return self.runner.busy
