@@ -42,7 +42,7 @@ def build_parser() -> argparse.ArgumentParser:
 # Arguments that name files or folders: any bytes are fine there (Linux paths need not be UTF-8).
 PATH_ARGUMENTS = frozenset({"model", "compare", "out", "file", "context_file", "train", "eval", "output",
                             "models_dir", "models_dir_sub", "corpus", "suite", "failures", "runs_dir",
-                            "sae", "concept", "data", "tuned_lens"})
+                            "sae", "concept", "data", "tuned_lens", "pool", "probabilities"})
 
 
 def _not_utf8(args: argparse.Namespace) -> tuple[str, str] | None:

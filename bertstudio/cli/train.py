@@ -17,6 +17,7 @@ import sys
 import threading
 from typing import Any
 
+from bertstudio.cli import _train_cv as train_cv
 from bertstudio.cli import _train_lora as train_lora
 from bertstudio.core.json_values import dumps
 from bertstudio.core.progress import ProgressEvent, TaskControl
@@ -84,6 +85,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
     train_search.add_arguments(parser)  # --search TRIALS [--search-space FILE]
     train_lora.add_merge(parser)
+    train_cv.add_arguments(parser)  # --cv K [--label-issues], --find-lr
     parser.set_defaults(func=run)
 
 
@@ -142,6 +144,8 @@ def run(args: argparse.Namespace) -> int:
         return train_lora.merge(args)
     config = config_from_args(args)
     config.validate()  # bad settings are refused before anything is loaded
+    if train_cv.wanted(args):
+        return train_cv.run(args, config)
     if getattr(args, "search", None) is not None:  # --search 0 is refused there, never a silent single run
         from bertstudio.cli import _train_search as train_search
 

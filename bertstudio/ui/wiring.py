@@ -105,6 +105,16 @@ def fine_tune(tabs: QTabWidget, task: str, model: str, train_file: str, output_d
         target.set_training_data(task, model, train_file, output_dir)
 
 
+def label_rows(tabs: QTabWidget, rows: list[tuple[str, str, str]]) -> None:
+    """The Tests tab's failures in Train's labelling table, each proposed with its expected label."""
+    from bertstudio.ui.train.label_panel import ToLabel
+
+    target = next((tabs.widget(i) for i in range(tabs.count()) if hasattr(tabs.widget(i), "label_panel")), None)
+    if target is not None:
+        _show(tabs, target)
+        target.label_panel.add_rows([ToLabel(text, label, f"test: {test}") for text, label, test in rows])
+
+
 def refresh_runs(tabs: QTabWidget) -> None:
     """A training run ended: the Runs page reads the runs index again (now with that run)."""
     target = _tab_with(tabs, "refresh_runs")
@@ -143,6 +153,8 @@ def connect_tab(tabs: QTabWidget, task_tabs: dict[str, Any], tab: QWidget) -> No
         tab.open_row.connect(lambda key, source, inputs: open_row(tabs, task_tabs, key, source, inputs))
     if hasattr(tab, "fine_tune_requested"):
         tab.fine_tune_requested.connect(lambda *args: fine_tune(tabs, *args))
+    if hasattr(tab, "label_requested"):
+        tab.label_requested.connect(lambda rows: label_rows(tabs, rows))
     if hasattr(tab, "open_model_requested"):
         tab.open_model_requested.connect(lambda task, folder: open_model_in(tabs, task_tabs, task, folder))
         tab.can_open = task_tabs.__contains__  # "Open in …" only for tabs this build has

@@ -59,6 +59,7 @@ class TestsTab(ComparingTab):
 
     open_row = Signal(str, str, object)  # spec key, model source, the task's input dataclass
     fine_tune_requested = Signal(str, str, str, str)  # (Train task key, base model, training file, output folder)
+    label_requested = Signal(object)  # failures for Train's labelling table: [(text, expected label, test name)]
 
     def _setup(self) -> None:
         from bertstudio.core.suites.tasks import suite_specs
@@ -106,6 +107,11 @@ class TestsTab(ComparingTab):
         self.fix_button = QPushButton("Fine-tune on failures")
         self.fix_button.clicked.connect(self.fine_tune_on_failures)
         self._fix_allowed("Run the suite first: the failing cases are what the fine-tune adds to your data.")
+        self.label_button = QPushButton("Label failures…")
+        self.label_button.setToolTip("Send the failing cases to Train's labelling table, to check each label "
+                                     "before they are added to a copy of your data")
+        self.label_button.clicked.connect(self.label_failures)
+        self.label_button.setEnabled(False)
         self.held_out_file = QLineEdit()
         self.held_out_file.setPlaceholderText("held-out file (optional): evaluated before and after the fix")
         held_out_browse = QPushButton("…")
@@ -127,7 +133,8 @@ class TestsTab(ComparingTab):
         run_row.addWidget(self.run_button)
         run_row.addWidget(self.cancel_button)
         fix_row = QHBoxLayout()
-        for widget in (QLabel("Fix it:"), self.data_file, data_browse, self.fix_button, self.held_apart):
+        for widget in (QLabel("Fix it:"), self.data_file, data_browse, self.fix_button, self.label_button,
+                       self.held_apart):
             fix_row.addWidget(widget, 1 if widget is self.data_file else 0)
         self.body.addLayout(suite_row)
         self.body.addWidget(self.suite_info)
@@ -316,6 +323,7 @@ class TestsTab(ComparingTab):
             self._fix_allowed("No case failed: there is nothing to fine-tune on.")
         else:
             self._fix_allowed("")
+        self.label_button.setEnabled(self.fix_button.isEnabled())
         if self.model_bar.info is None:  # the run loaded the model itself (through the shared cache)
             self.model_bar.info_label.setText(f"Tested {result.a.model}")
         rate = result.a.failures / max(1, result.a.cases)
@@ -398,6 +406,14 @@ class TestsTab(ComparingTab):
     def choose_fix_folder(self) -> str:
         """Where the data-plus-failures copy goes when the data is inside BERT Studio ('' if cancelled)."""
         return QFileDialog.getExistingDirectory(self, "Folder for the data plus the failures", str(Path.home()))
+
+    def label_failures(self) -> None:
+        """Every failing single-text case with its expected label, to Train's labelling table (issue 41)."""
+        from bertstudio.core.suites.fix import failure_rows
+
+        if self.result is not None:
+            self.label_requested.emit([(row.text, row.label, row.test) for row in failure_rows(self.result.a)
+                                       if not row.pair])
 
     def training_finished(self, output_dir: str) -> bool:
         """A training run ended (ui/wiring.py): if it is the fix asked for here, the suite and the

@@ -44,6 +44,7 @@ from bertstudio.ui.binding import MERGED
 from bertstudio.ui.screen_fit import keep_room
 from bertstudio.ui.tabs.frame import StudioTab
 from bertstudio.ui.tabs.tab_state import RunState
+from bertstudio.ui.train import curation_wiring
 from bertstudio.ui.train import output as output_mod
 from bertstudio.ui.train.distill_panel import distill_settings
 from bertstudio.ui.train.form_pane import FormPane
@@ -179,6 +180,7 @@ class TrainTab(StudioTab):
         # The search's controls above the run's record: a result shown after Stop grows below them
         # and moves nothing already on the page.
         right_layout.addWidget(self.search_panel)
+        curation_wiring.add_to(self, right_layout)  # Find LR, cross-validation and label issues, labelling
         right_layout.addWidget(self.stale_banner)
         right_layout.addWidget(self.results)
         splitter = QSplitter()

@@ -1,0 +1,171 @@
+"""The Train tab's learning-rate finder: the form's run swept from 1e-7 to 1 in a worker
+(core/training/find_lr.py), loss against learning rate drawn as it comes (log x), the suggested rate
+marked, and "Use this LR" puts it in the form. Cancel ends the sweep at the next step; nothing is
+saved either way. Collapsed until the form's "Find LR" opens it."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6.QtCore import Signal
+from PySide6.QtWidgets import (
+    QHBoxLayout,
+    QLabel,
+    QProgressBar,
+    QPushButton,
+    QSpinBox,
+    QToolButton,
+    QVBoxLayout,
+    QWidget,
+)
+
+from bertstudio.core.progress import ProgressEvent
+from bertstudio.core.training.config import TrainConfig
+from bertstudio.core.training.find_lr import STEPS, LrPoint, LrRange
+from bertstudio.ui import plot_style
+from bertstudio.workers.runner import TaskRunner
+
+
+def find_lr_job(config: TrainConfig, steps: int, control) -> LrRange:  # noqa: ANN001 - the runner's TaskControl
+    from bertstudio.core.training.find_lr import find_lr
+
+    return find_lr(config, control, steps)
+
+
+class FindLrPanel(QWidget):
+    """Find LR / Cancel, progress, the loss-vs-LR plot and the suggestion with "Use this LR"."""
+
+    sweep_ended = Signal()
+
+    def __init__(self, config_source: Callable[[], TrainConfig], use_lr: Callable[[float], None],
+                 show_message: Callable[..., None], parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.config_source, self.use_lr, self.show_message = config_source, use_lr, show_message
+        self.result: LrRange | None = None
+        self.points: list[LrPoint] = []
+        self.runner = TaskRunner(self)
+        self.toggle = QToolButton()
+        self.toggle.setText("Learning-rate finder")
+        self.toggle.setCheckable(True)
+        self.toggle.setToolTip("A short sweep of the learning rate from 1e-7 to 1; nothing is saved")
+        self.body = QWidget()
+        self.toggle.toggled.connect(self.body.setVisible)
+        self.body.setVisible(False)
+        self.steps = QSpinBox()
+        self.steps.setRange(10, 1000)
+        self.steps.setValue(STEPS)
+        self.steps.setSuffix(" steps")
+        self.steps.setToolTip("Training steps in the sweep from 1e-7 to 1 (it stops early once the loss explodes)")
+        self.start_button, self.cancel_button = QPushButton("Find LR"), QPushButton("Cancel")
+        self.cancel_button.setEnabled(False)
+        self.use_button = QPushButton("Use this LR")
+        self.use_button.setEnabled(False)
+        self.use_button.setToolTip("Put the suggested learning rate in the form")
+        self.start_button.clicked.connect(self.start)
+        self.cancel_button.clicked.connect(lambda: self.runner.cancel())
+        self.use_button.clicked.connect(self._use)
+        self.progress = QProgressBar()
+        self.progress.setRange(0, 1000)
+        self.suggestion = QLabel("")
+        self.suggestion.setWordWrap(True)  # a long reason never widens the page
+        self.plot, self.raw, self.curve, self.marker = self._build_plot()
+        buttons = QHBoxLayout()
+        for widget in (self.steps, self.start_button, self.cancel_button):
+            buttons.addWidget(widget)
+        buttons.addWidget(self.progress, 1)
+        chosen = QHBoxLayout()
+        chosen.addWidget(self.suggestion, 1)
+        chosen.addWidget(self.use_button)
+        inner = QVBoxLayout(self.body)
+        inner.setContentsMargins(0, 0, 0, 0)
+        inner.addLayout(buttons)
+        inner.addWidget(self.plot)
+        inner.addLayout(chosen)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(self.toggle)
+        layout.addWidget(self.body)
+        self.runner.progress.connect(self.on_progress)
+        self.runner.result.connect(self.on_result)
+        self.runner.error.connect(lambda error: self.show_message(getattr(error, "message", str(error)), error=True))
+        self.runner.cancelled.connect(lambda: self.show_message("Learning-rate sweep cancelled."))
+        self.runner.finished.connect(self._on_finished)
+
+    @staticmethod
+    def _build_plot() -> tuple[pg.PlotWidget, pg.PlotDataItem, pg.PlotDataItem, pg.InfiniteLine]:
+        """Loss (points) and smoothed loss (line) against the learning rate on a log axis, and the suggestion."""
+        plot = pg.PlotWidget()
+        plot.setMinimumHeight(110)
+        plot.setMaximumHeight(200)
+        item = plot.getPlotItem()
+        item.setLogMode(x=True, y=False)
+        item.setLabel("bottom", "learning rate (log scale)")
+        item.setLabel("left", "training loss")
+        item.showGrid(x=True, y=True, alpha=0.2)
+        raw = item.plot(pen=None, symbol="o", symbolSize=4, symbolBrush="#94a3b8")
+        curve = item.plot(pen=pg.mkPen("#3b82f6", width=2))
+        marker = pg.InfiniteLine(angle=90, pen=pg.mkPen("#2a9d5c", width=2))
+        marker.setVisible(False)
+        item.addItem(marker)
+        plot_style.style_plot(plot)
+        return plot, raw, curve, marker
+
+    def is_running(self) -> bool:
+        return self.runner.busy
+
+    def start(self) -> None:
+        from bertstudio.core.errors import BertStudioError
+
+        self.toggle.setChecked(True)
+        try:
+            config = self.config_source()
+            config.validate()
+        except BertStudioError as error:
+            self.show_message(f"{error.message} {error.hint}".strip(), error=True)
+            return
+        self.result, self.points = None, []
+        self.raw.setData([], [])
+        self.curve.setData([], [])
+        self.marker.setVisible(False)
+        self.suggestion.setText("")
+        self.use_button.setEnabled(False)
+        self.progress.setValue(0)
+        self.runner.start(find_lr_job, config, self.steps.value())
+        self.start_button.setEnabled(False)
+        self.cancel_button.setEnabled(True)
+
+    def on_progress(self, event: ProgressEvent) -> None:
+        if isinstance(event.payload, LrPoint):
+            self.points.append(event.payload)
+            lrs = np.asarray([p.learning_rate for p in self.points])
+            self.raw.setData(lrs, np.asarray([p.loss for p in self.points]))
+            self.curve.setData(lrs, np.asarray([p.smoothed for p in self.points]))
+        if event.fraction is not None:
+            self.progress.setValue(int(1000 * event.fraction))
+        self.progress.setFormat(event.message[:60])
+
+    def on_result(self, result: LrRange) -> None:
+        self.result = result
+        self.progress.setValue(1000)
+        self.progress.setFormat("done")
+        if result.suggested is None:
+            self.suggestion.setText(f"No suggestion: the loss never fell ({result.stopped_because}).")
+            return
+        self.marker.setValue(math.log10(result.suggested))  # log mode: the axis holds log10 values
+        self.marker.setVisible(True)
+        self.suggestion.setText(f"Suggested {result.suggested:.2g}: steepest descent of the smoothed loss "
+                                f"({result.stopped_because}).")
+        self.use_button.setEnabled(True)
+
+    def _use(self) -> None:
+        if self.result is not None and self.result.suggested is not None:
+            self.use_lr(self.result.suggested)
+            self.show_message(f"Learning rate set to {self.result.suggested:.2g}.")
+
+    def _on_finished(self) -> None:
+        self.start_button.setEnabled(True)
+        self.cancel_button.setEnabled(False)
+        self.sweep_ended.emit()
