@@ -11,10 +11,10 @@ line: the folds' training events (with "fold") and {"event": "fold"}s, then {"ev
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from typing import Any
 
+from bertstudio.core.json_values import dumps
 from bertstudio.core.progress import ProgressEvent, TaskControl
 
 
@@ -62,29 +62,32 @@ def _printer(args: argparse.Namespace) -> TaskControl:
                 print(event.message, file=sys.stderr, flush=True)
         elif isinstance(payload, FoldResult):
             if args.json:
-                print(json.dumps(payload.to_json()), flush=True)
+                print(dumps(payload.to_json()), flush=True)
             else:
                 print(event.message, file=sys.stderr, flush=True)
         elif isinstance(payload, TrainingEvent) and args.json:
-            print(json.dumps({**payload.to_json(), "fold": fold[0]}), flush=True)
+            print(dumps({**payload.to_json(), "fold": fold[0]}), flush=True)
 
     return TaskControl(on_progress=show)
 
 
 def _cross_validate(args: argparse.Namespace, config: Any) -> int:
     from bertstudio.core.curation.crossval import cross_validate
+    from bertstudio.core.curation.cv_card import write_cv_card
     from bertstudio.core.curation.label_issues import find_issues
     from bertstudio.core.curation.oof import read_oof
+    from bertstudio.core.training.data import read_labelled
 
-    multi_label = bool(getattr(config, "multi_label", False))  # the multi-label run's setting, where it has one
-    result = cross_validate(config, args.cv, _printer(args), multi_label=multi_label)
+    result = cross_validate(config, args.cv, _printer(args))
     issues = []
     if args.label_issues:
         oof = read_oof(result.oof_file)
-        issues = find_issues(oof.given, oof.probabilities, oof.classes, multi_label)
+        issues = find_issues(oof.given, oof.probabilities, oof.classes, config.multi_label)
+        write_cv_card(config, read_labelled(config.train_file, config.columns, multi_label=config.multi_label),
+                      oof.classes, result, issues)
     if args.json:
         extra = {"issues": [issue.to_json() for issue in issues]} if args.label_issues else {}
-        print(json.dumps({**result.to_json(), **extra}), flush=True)
+        print(dumps({**result.to_json(), **extra}), flush=True)
         return 0
     print(f"{len(result.folds)}-fold cross-validation; out-of-fold probabilities in {result.oof_file}")
     for name, mean in result.mean.items():
@@ -105,7 +108,7 @@ def _find_lr(args: argparse.Namespace, config: Any) -> int:
     result = find_lr(config, stderr_control())
     clear_progress_line()
     if args.json:
-        print(json.dumps(result.to_json()), flush=True)
+        print(dumps(result.to_json()), flush=True)
         return 0
     print(f"swept {len(result.learning_rates)} learning rates from {result.learning_rates[0]:.3g} to "
           f"{result.learning_rates[-1]:.3g} ({result.stopped_because})")

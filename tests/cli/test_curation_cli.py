@@ -57,6 +57,30 @@ def test_cv_writes_every_rows_out_of_fold_probabilities(tmp_path: Path, checkpoi
     assert json.loads(again.stdout)["issues"] == final["issues"]
 
 
+def test_multi_label_cv_uses_iterative_folds_and_one_column_per_label(tmp_path: Path, checkpoint_factory,
+                                                                        capfd) -> None:  # noqa: ANN001
+    """`train --multi-label --cv K`: `a|b` cells are folded by iterative stratification (not as classes of
+    their own: a combination seen once must not refuse K folds), and oof.csv has a column per label."""
+    from bertstudio.core.curation.stratify import fold_assignments
+
+    cells = ["sports|finance", "sports", "finance", "", "music|sports", "music"] * 5 + ["music|finance"]
+    data = tmp_path / "multi.csv"
+    data.write_text("text,label\n" + "".join(f"row {i} about {c or 'nothing'},{c}\n" for i, c in enumerate(cells)),
+                    encoding="utf-8")
+    done = run_cli(capfd, "train", "--model", str(checkpoint_factory("bert", "Model")), "--task", "classify",
+                   "--multi-label", "--train", str(data), "--output", str(tmp_path / "cv"), "--max-steps", "2",
+                   "--batch-size", "8", "--max-length", "16", "--seed", "3", "--cv", "3", "--label-issues",
+                   "--json")
+    assert done.returncode == 0, done.stderr
+    final = json.loads(done.stdout.splitlines()[-1])
+    found = read_oof(final["oof_file"])
+    assert found.classes == ("finance", "music", "sports") and found.given == tuple(cells)
+    summary = json.loads(Path(final["output_dir"], "cv.json").read_text(encoding="utf-8"))
+    assert summary["assignments"] == fold_assignments(cells, 3, 3, multi_label=True).tolist()
+    card = Path(final["output_dir"], "README.md").read_text(encoding="utf-8")  # the run's model card
+    assert "Cross-validat" in card and "abel issues" in card and "multi-label" in card
+
+
 @pytest.mark.parametrize(("extra", "said"), [
     (("--cv", "1"), "error: --cv takes 2 folds or more, not 1."),
     (("--cv", "19"), "error: 19 folds need at least 19 rows of every class, but 'negative' has 18."),

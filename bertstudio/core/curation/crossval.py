@@ -9,7 +9,6 @@ data and model, as a search keeps its trials)."""
 
 from __future__ import annotations
 
-import json
 import threading
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
@@ -18,8 +17,10 @@ from typing import Any
 import numpy as np
 
 from bertstudio.core.curation import oof as oof_file
+from bertstudio.core.curation.cv_card import write_cv_card
 from bertstudio.core.curation.stratify import fold_assignments
 from bertstudio.core.errors import InputError
+from bertstudio.core.json_values import dumps
 from bertstudio.core.progress import TaskControl
 from bertstudio.core.training import saving
 from bertstudio.core.training.config import TrainConfig
@@ -98,18 +99,21 @@ def summarise(folds: list[FoldResult]) -> tuple[dict[str, float], dict[str, floa
 
 
 def cross_validate(config: TrainConfig, k: int, control: TaskControl | None = None,
-                   stop_event: threading.Event | None = None, multi_label: bool = False,
+                   stop_event: threading.Event | None = None,
                    assignments: np.ndarray | None = None) -> CrossValidation:
     """Train K models, each on K-1 folds, and score each on its held-out fold. `assignments` (each
-    row's fold) repeats an earlier run's folds, e.g. on a corrected copy of the file. `multi_label`:
-    `a|b` cells, iterative stratification and multi-label metrics (the fold runs train multi-label
-    heads when `config` says so)."""
+    row's fold) repeats an earlier run's folds, e.g. on a corrected copy of the file. A multi-label
+    run (config.multi_label): `a|b` cells, iterative stratification, multi-label heads and metrics."""
     control = control or TaskControl()
     config.validate()
+    multi_label = config.multi_label
     if config.task not in CV_TASKS:
         raise InputError("--cv works with --task classify.", hint="Train other tasks without --cv.")
-    data = read_labelled(config.train_file, config.columns)
-    folds = fold_assignments(data.labels, k, config.seed) if assignments is None else np.asarray(assignments)
+    data = read_labelled(config.train_file, config.columns, multi_label=config.multi_label)
+    if assignments is None:
+        folds = fold_assignments(data.labels, k, config.seed, multi_label)
+    else:
+        folds = np.asarray(assignments)
     if len(folds) != len(data):
         raise InputError(f"The saved folds cover {len(folds)} rows but the file has {len(data)}.")
     k = int(folds.max()) + 1
@@ -134,7 +138,8 @@ def cross_validate(config: TrainConfig, k: int, control: TaskControl | None = No
     outcome = CrossValidation(str(output), tuple(results), mean, sd, str(output / OOF_NAME),
                               tuple(int(f) for f in folds))
     summary = {**outcome.to_json(), "assignments": list(outcome.assignments), "classes": list(classes)}
-    (output / SUMMARY_NAME).write_text(json.dumps(summary, indent=2), encoding="utf-8")
+    (output / SUMMARY_NAME).write_text(dumps(summary, indent=2), encoding="utf-8")
+    write_cv_card(config, data, classes, outcome)
     return outcome
 
 

@@ -51,16 +51,17 @@ def cv_job(config: TrainConfig, k: int, assignments: tuple[int, ...] | None, sto
            control: TaskControl) -> Curated:
     """Cross-validate (on given folds when re-running a corrected copy), then cleanlab's label issues."""
     from bertstudio.core.curation.crossval import cross_validate
+    from bertstudio.core.curation.cv_card import write_cv_card
     from bertstudio.core.curation.label_issues import find_issues
     from bertstudio.core.curation.oof import read_oof
     from bertstudio.core.training.data import read_labelled
 
     folds = np.asarray(assignments) if assignments is not None else None
-    multi_label = bool(getattr(config, "multi_label", False))  # the multi-label run's setting, where it has one
-    cv = cross_validate(config, k, control, stop_event=stop_event, multi_label=multi_label, assignments=folds)
+    cv = cross_validate(config, k, control, stop_event=stop_event, assignments=folds)
     found = read_oof(cv.oof_file)
-    data = read_labelled(config.train_file, config.columns)
-    issues = find_issues(found.given, found.probabilities, found.classes, multi_label)
+    data = read_labelled(config.train_file, config.columns, multi_label=config.multi_label)
+    issues = find_issues(found.given, found.probabilities, found.classes, config.multi_label)
+    write_cv_card(config, data, found.classes, cv, issues)
     return Curated(cv, tuple(issues), data.texts, config.train_file, data.columns.label)
 
 
