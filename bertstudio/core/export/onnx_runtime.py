@@ -117,6 +117,9 @@ class OnnxModule:
     def parameters(self) -> list[Any]:
         return []  # the weights are inside the session; ModelInfo counts them from the config
 
+    def modules(self) -> list[Any]:
+        return []  # no torch modules: nothing to walk (core/parameters.py asks)
+
     def __getattr__(self, name: str) -> Any:
         """Whatever else a PreTrainedModel has (its layers, embeddings, hooks) is not in the file."""
         if name.startswith("__") or name.startswith("_"):
