@@ -54,8 +54,14 @@ def test_runs_a_suite_compares_opens_a_failure_and_hands_failures_to_train(
     assert tab.model_bar.task == "classification" and "4 tests" in tab.suite_info.text()
     tab.model_bar.source.setEditText(a)
     tab.compare_source.set_source(b)
+    said: list[str] = []
+    tab.status.connect(said.append)
     _run(qtbot, tab)
     assert tab.result is not None and tab.result.b is not None
+    r = tab.result  # issue 40: the Log said model A's count alone after a comparison
+    assert said[-1] == (f"Tests: A (bert-SequenceClassification) {r.a.failures} of {r.a.cases} cases failed "
+                        f"({r.a.failures / r.a.cases:.1%}); B (distilbert-SequenceClassification) {r.b.failures} "
+                        f"of {r.b.cases} cases failed ({r.b.failures / r.b.cases:.1%})")
     expected = run_suite(load_model(LoadRequest(a, "classification")), read_suite(_suite(tmp_path)), TaskControl())
     other = run_suite(load_model(LoadRequest(b, "classification")), read_suite(_suite(tmp_path)), TaskControl())
     shown = tab.results.tests.source_model.records

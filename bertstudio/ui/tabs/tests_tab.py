@@ -326,8 +326,7 @@ class TestsTab(ComparingTab):
         self.label_button.setEnabled(self.fix_button.isEnabled())
         if self.model_bar.info is None:  # the run loaded the model itself (through the shared cache)
             self.model_bar.info_label.setText(f"Tested {result.a.model}")
-        rate = result.a.failures / max(1, result.a.cases)
-        self.status.emit(f"Tests: {result.a.failures} of {result.a.cases} cases failed ({rate:.1%})")
+        self.status.emit(status_text(result))
 
     def _redraw(self, *_args: Any) -> None:
         if self.result is None:
@@ -493,3 +492,14 @@ def fix_summary(report: Any) -> str:
     else:
         text += " Give a held-out file to see its accuracy before and after."
     return text
+
+
+def status_text(result: Any) -> str:
+    """The Log's line for a run: each model's own count (issue 40: a comparison repeated A's count)."""
+    def count(run: Any) -> str:
+        return f"{run.failures} of {run.cases} cases failed ({run.failures / max(1, run.cases):.1%})"
+
+    if result.b is None:
+        return f"Tests: {count(result.a)}"
+    a, b = Path(result.a.model).name, Path(result.b.model).name
+    return f"Tests: A ({a}) {count(result.a)}; B ({b}) {count(result.b)}"
