@@ -114,3 +114,22 @@ def test_delete_asks_first_and_removes_only_what_bert_studio_made(
         runs.delete_selected()
     assert not ours.exists() and (theirs / "keep.txt").is_file() and index.list_runs() == []
     assert runs.table.rowCount() == 0 and "Kept" in runs.message.text()
+
+
+def test_a_stopped_run_resumed_later_says_so_and_legends_say_lora_or_full(qtbot, window, tmp_path: Path) -> None:  # noqa: ANN001
+    """Issue 40: Runs kept a stopped entry pointing at the folder its resume now holds, and the curves'
+    legends did not tell a LoRA run from a full fine-tune."""
+    stopped = record("20261126-100000-0000000a", tmp_path / "a", 1e-3, 0.6, status="stopped")
+    resumed = record("20261126-110000-0000000b", tmp_path / "a", 1e-3, 0.75, started="2026-11-26T11:00:00",
+                     config={"learning_rate": 1e-3, "lora_rank": 8})
+    other = record("20261126-120000-0000000c", tmp_path / "c", 1e-3, 0.7, started="2026-11-26T12:00:00",
+                   status="stopped")
+    for run in (stopped, resumed, other):
+        index.write_record(run)
+    runs = show_page(qtbot, window)
+    status = {runs.table.item(row, 0).text(): runs.table.item(row, 1).text() for row in range(3)}
+    assert status == {"2026-11-26 10:00:00": "stopped, resumed later", "2026-11-26 11:00:00": "finished",
+                      "2026-11-26 12:00:00": "stopped"}
+    runs.table.selectAll()
+    title = runs.curves.loss_plot.getPlotItem().titleLabel.text
+    assert "(000b, LoRA r=8)" in title and "(000a, full)" in title

@@ -112,6 +112,24 @@ class RunRecord:
         )
 
 
+def training_kind(run: RunRecord) -> str:
+    """'LoRA r=8' for an adapter run, 'full' for a full fine-tune (legends and the table tell them apart)."""
+    rank = run.config.get("lora_rank")
+    return f"LoRA r={rank}" if isinstance(rank, int) and not isinstance(rank, bool) and rank > 0 else "full"
+
+
+def resumed_later(runs: list[RunRecord]) -> dict[str, str]:
+    """Stopped run id -> the id of a later run into the same folder (a resume): the folder now holds
+    that run's model, not the stopped one's. `runs` newest first, as list_runs gives them."""
+    newest: dict[str, str] = {}
+    later: dict[str, str] = {}
+    for run in runs:
+        if run.status == "stopped" and run.output_dir in newest:
+            later[run.id] = newest[run.output_dir]
+        newest.setdefault(run.output_dir, run.id)
+    return later
+
+
 def _safe_id(run_id: str) -> bool:
     """An id names a file in the runs folder: letters, digits and dashes only (never a path)."""
     return 0 < len(run_id) <= 64 and all(c.isascii() and (c.isalnum() or c == "-") for c in run_id)

@@ -156,13 +156,16 @@ class RunsTab(StudioTab):
         self.table.blockSignals(True)
         self.table.clearSelection()
         self.table.setRowCount(len(runs))
+        later = index.resumed_later(self.runs)
         for row, run in enumerate(runs):
             steps = f"{run.step} / {run.max_steps}" if run.max_steps else ""
-            cells = (run.started.replace("T", " "), run.status, run.task, run.model, headline(run),
-                     duration_text(run.duration_seconds), run.device, steps, run.output_dir)
+            status = f"{run.status}, resumed later" if run.id in later else run.status
+            cells = (run.started.replace("T", " "), status, run.task, f"{run.model} ({index.training_kind(run)})",
+                     headline(run), duration_text(run.duration_seconds), run.device, steps, run.output_dir)
             for column, text in enumerate(cells):
                 item = QTableWidgetItem(text)
-                item.setToolTip(text)
+                item.setToolTip(text if run.id not in later or column != 1 else
+                                "Resumed by a later run into the same folder: the folder now holds that run's model")
                 item.setData(Qt.ItemDataRole.UserRole, run.id)
                 self.table.setItem(row, column, item)
         self.table.resizeColumnsToContents()

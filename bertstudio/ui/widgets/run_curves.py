@@ -131,8 +131,11 @@ class RunCurves(QWidget):
 
     @staticmethod
     def label(run: Any) -> str:
-        """A run's short name in a legend: its start time and the id's random tail (ids are unique)."""
-        return f"{run.started[5:16].replace('T', ' ')} ({run.id[-4:]})"
+        """A run's short name in a legend: its start time, the id's random tail (ids are unique) and
+        whether it trained the whole model or a LoRA adapter."""
+        from bertstudio.core.runs.index import training_kind
+
+        return f"{run.started[5:16].replace('T', ' ')} ({run.id[-4:]}, {training_kind(run)})"
 
     def _metric_axis(self, metric: str, values: list[float]) -> None:
         item = self.metric_plot.getPlotItem()
