@@ -21,6 +21,7 @@ from bertstudio.core.tasks.spec import spec_for
 from bertstudio.ui import theme
 from bertstudio.ui.local_models import LocalModelsIndex
 from bertstudio.ui.settings import AppSettings
+from bertstudio.ui.widgets.elided_label import ElidedLabel
 from bertstudio.ui.widgets.run_controls import show_fraction
 from bertstudio.workers.runner import TaskRunner
 
@@ -114,7 +115,9 @@ class ModelBar(QWidget):
         self.progress = QProgressBar()
         self.progress.setMaximumWidth(160)
         self.progress.setVisible(False)
-        self.info_label = QLabel("No model loaded.")
+        # one line, elided to the bar's width (the whole text in its tooltip): a long description
+        # ("… 22.7 M parameters … 90.9 MB") made the page scroll sideways at 900 px (issue 40)
+        self.info_label = ElidedLabel("No model loaded.")
         self.info_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.warning_label = QLabel()
         self.warning_label.setWordWrap(True)
