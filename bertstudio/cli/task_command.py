@@ -37,7 +37,7 @@ class Command:
     json_differences: Callable[[Any, argparse.Namespace], Any] | None = None
     # called with the Outcome before anything is printed (attention writes --out here)
     after_run: Callable[[Any, argparse.Namespace], None] | None = None
-    onnx: bool = False  # --runtime onnx: the task runs an exported model (core/export/onnx_runtime.RUNTIME_TASKS)
+    onnx: bool = False  # --runtime onnx: the task runs an exported model (the spec's onnx_runtime)
 
 
 def register_command(subparsers: argparse._SubParsersAction, command: Command) -> argparse.ArgumentParser:

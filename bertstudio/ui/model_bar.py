@@ -210,10 +210,10 @@ class ModelBar(QWidget):
     def offer_runtimes(self) -> None:
         """"CPU (ONNX Runtime)" among the devices while the source has an exported model the task runs;
         taken away (back to the CPU) when it has none."""
-        from bertstudio.core.export.onnx_runtime import RUNTIME_TASKS, has_export
+        from bertstudio.core.export.onnx_runtime import has_export, runtime_tasks
 
         offered = self.device.findText(ONNX_CHOICE)
-        wanted = self._onnx and self._task in RUNTIME_TASKS and has_export(self.source_text())
+        wanted = self._onnx and self._task in runtime_tasks() and has_export(self.source_text())
         if wanted and offered < 0:
             self.device.addItem(ONNX_CHOICE)
             self.device.setItemData(self.device.count() - 1, "The folder's exported model.onnx, run by ONNX Runtime "

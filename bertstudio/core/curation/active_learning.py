@@ -16,6 +16,7 @@ import numpy as np
 
 from bertstudio.core.errors import InputError
 from bertstudio.core.progress import TaskControl
+from bertstudio.core.tasks.classification.spec import SPEC as CLASSIFICATION  # curation is for classifiers
 
 STRATEGIES = ("entropy", "margin", "least-confidence")
 
@@ -87,7 +88,7 @@ def select(model: str, pool: str | Path, count: int, strategy: str, device: str 
     if strategy not in STRATEGIES:
         raise InputError(f"Unknown strategy '{strategy}'.", hint=f"Choose one of {', '.join(STRATEGIES)}.")
     texts, _column = pool_rows(pool, text_column)
-    loaded = load_model(LoadRequest(model, "classification", device), control)
+    loaded = load_model(LoadRequest(model, CLASSIFICATION.key, device), control)
     probabilities, classes = class_probabilities(loaded, [(text, None) for text in texts], control)
     multi = score_kind(loaded.model.config) == "multi-label"
     scores = uncertainty(probabilities, strategy, multi)

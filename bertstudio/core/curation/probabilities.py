@@ -9,6 +9,7 @@ import numpy as np
 
 from bertstudio.core.models import LoadedModel
 from bertstudio.core.progress import TaskControl
+from bertstudio.core.tasks.classification.spec import SPEC as CLASSIFICATION  # curation is for classifiers
 
 
 def class_probabilities(loaded: LoadedModel, rows: Sequence[tuple[str, str | None]],
@@ -35,4 +36,4 @@ def load_classifier(source: str, device: str = "cpu", control: TaskControl | Non
     """A saved classifier, loaded afresh (a fold's model is used once, then its folder removed)."""
     from bertstudio.core.models import LoadRequest, load_uncached
 
-    return load_uncached(LoadRequest(source, "classification", device), control)
+    return load_uncached(LoadRequest(source, CLASSIFICATION.key, device), control)

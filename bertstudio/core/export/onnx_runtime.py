@@ -8,7 +8,7 @@ The source is the .onnx file itself, or a folder holding one (model.onnx, onnx/m
 only .onnx file). The tokenizer and config.json come from the folder the file is in when it has a
 config.json, otherwise from the folder its export recorded (export/onnx.py writes it in the file's
 metadata). Only the heads the exporter writes and whose readers need nothing but the outputs run
-here (RUNTIME_TASKS); anything else is refused in one line.
+here (the specs with onnx_runtime, runtime_tasks()); anything else is refused in one line.
 
 Nothing here imports torch at module level: the window lists exported folders before torch loads.
 """
@@ -22,13 +22,16 @@ from typing import Any
 from bertstudio.core.errors import InputError
 from bertstudio.core.export.ort_model import read_metadata, session_for
 from bertstudio.core.progress import TaskControl
-from bertstudio.core.tasks.spec import spec_for
+from bertstudio.core.tasks.spec import all_specs, spec_for
 
 RUNTIMES = ("torch", "onnx")
-# Heads whose Evaluate predictor and single-input run read only the model's outputs (tests run each).
-RUNTIME_TASKS = ("classification", "ner", "nsp")
 FILE_NAMES = ("model.onnx", "onnx/model.onnx")  # ours, and optimum's layout
 EXPORT_HINT = "Export it first: bertstudio export --model FOLDER --task TASK --output FOLDER/model.onnx."
+
+
+def runtime_tasks() -> tuple[str, ...]:
+    """The task keys an exported model runs on ONNX Runtime (their specs say so; tests run each)."""
+    return tuple(key for key, spec in all_specs().items() if spec.onnx_runtime)
 
 
 def find_onnx(source: str | Path) -> Path | None:
@@ -156,9 +159,9 @@ class OpenedOnnx:
 
 
 def check_request(task: str, device: str, dtype: str, quantize: str | None) -> None:
-    """ONNX Runtime here runs float32 (or an int8-exported file) on the CPU, for RUNTIME_TASKS."""
-    if task not in RUNTIME_TASKS:
-        runs = ", ".join(spec_for(key).title for key in RUNTIME_TASKS)
+    """ONNX Runtime here runs float32 (or an int8-exported file) on the CPU, for runtime_tasks()."""
+    if task not in runtime_tasks():
+        runs = ", ".join(spec_for(key).title for key in runtime_tasks())
         raise InputError(f"{spec_for(task).title} does not run on ONNX Runtime here.",
                          hint=f"Use the PyTorch runtime; ONNX Runtime runs: {runs}.")
     if not (device or "cpu").lower().startswith("cpu") or dtype != "float32" or quantize:
@@ -172,7 +175,7 @@ def _check_head(file: Path, task: str, metadata: dict[str, str], outputs: tuple[
     if recorded and recorded != task:
         raise InputError(f"'{file.name}' holds a {spec_for(recorded).title} head, not {spec_for(task).title}.",
                          hint="Choose the task it was exported for, or export this model for the task.")
-    if "logits" not in outputs:  # what every task in RUNTIME_TASKS reads
+    if "logits" not in outputs:  # what every task in runtime_tasks() reads
         raise InputError(f"'{file.name}' gives {', '.join(outputs)}; {spec_for(task).title} reads logits.",
                          hint="Export the model for this task with bertstudio export.")
 

@@ -235,6 +235,9 @@ class TaskSpec:
     # (config, source) -> None, raising MissingHeadError where the checkpoint's head cannot serve the task
     # (QA's span head needs 2 labels): core/models.py asks it once the model is built, before anything runs it.
     check_config: Callable[[Any, str], None] | None = None
+    # Its Evaluate predictor and single-input run read only the model's outputs, so an exported .onnx
+    # runs it on ONNX Runtime (core/export/onnx_runtime.py; --runtime onnx, the device picker).
+    onnx_runtime: bool = False
 
     @property
     def cli_name(self) -> str:

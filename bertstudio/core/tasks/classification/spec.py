@@ -57,4 +57,5 @@ SPEC = TaskSpec(
     patch_reader=PATCH_READER,
     trainables=(TextClassification(), Regression(), Distillation()),
     suite=SuiteAdapter(parts=("text", "pair"), inputs=suite.text_and_pair, max_parts=2),
+    onnx_runtime=True,
 )

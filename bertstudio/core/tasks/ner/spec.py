@@ -31,4 +31,5 @@ SPEC = TaskSpec(
     suite=SuiteAdapter(parts=("text",), inputs=suite.words, max_parts=1, expected=suite.expected_tags,
                        meets=suite.meets_tags,
                        fix=SuiteFix(".conll", suite.tagged_row, suite.write_rows, suite.extend_data)),
+    onnx_runtime=True,
 )

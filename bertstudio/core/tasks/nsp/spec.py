@@ -38,4 +38,5 @@ SPEC = TaskSpec(
     patch_reader=PATCH_READER,
     suite=SuiteAdapter(parts=("first", "second"), inputs=suite.sentence_pair, min_parts=2, max_parts=2,
                        labels=suite.nsp_labels),
+    onnx_runtime=True,
 )
