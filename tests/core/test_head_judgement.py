@@ -378,7 +378,7 @@ def test_check_warns_about_a_mask_model_and_a_model_not_trained_for_the_suite(ch
                                             "expect": "LABEL_1"}]}
     path.write_text(json.dumps(plain), encoding="utf-8")
     assert main(["check", "--model", str(mlm), "--suite", str(path)]) == 0
-    assert "note: This checkpoint has no trained classification head" in capsys.readouterr().err
+    assert "warning: This checkpoint has no trained classification head" in capsys.readouterr().err
 
 
 if __name__ == "__main__":  # rewrite known_types.py from the installed transformers
