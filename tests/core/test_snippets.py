@@ -75,8 +75,13 @@ def test_snippets_print_our_numbers(checkpoint_factory, tmp_path: Path) -> None:
 
     ours_fill = predict(load_model(LoadRequest(mlm, "fill-mask")), fill_input.text, fill_input.top_k)
     expected = [(f"mask {n}", c.token, c.score) for n, m in enumerate(ours_fill.masks, 1) for c in m.candidates]
-    assert [(m, t) for m, t, _ in printed["fill"]] == [(m, t) for m, t, _ in expected]
     assert [float(s) for _, _, s in printed["fill"]] == pytest.approx([s for _, _, s in expected], abs=1e-5)
+    assert [m for m, _, _ in printed["fill"]] == [m for m, _, _ in expected]
+    for (mask, token, score), (_, ours, _) in zip(printed["fill"], expected, strict=True):
+        # the same word at each rank; two words of a random head whose scores tie to 1e-5 may swap
+        # (another process, another kernel: the last digits differ), never words of different scores
+        tied = {t for m, t, s in expected if m == mask and abs(s - float(score)) <= 1e-5}
+        assert token == ours or {token, ours} <= tied, (mask, token, ours)
 
     loaded = load_model(LoadRequest(classifier, "classification"))
     for name, pair in (("single", None), ("pair", "a good film")):
