@@ -21,7 +21,6 @@ from PySide6.QtWidgets import (
     QSpinBox,
     QTableWidget,
     QTableWidgetItem,
-    QToolButton,
     QVBoxLayout,
     QWidget,
 )
@@ -30,6 +29,7 @@ from bertstudio.core.curation.crossval import CrossValidation
 from bertstudio.core.curation.label_issues import LabelIssue
 from bertstudio.core.progress import ProgressEvent, TaskControl
 from bertstudio.core.training.config import TrainConfig
+from bertstudio.ui.widgets.collapsible import collapsible
 from bertstudio.workers.runner import TaskRunner
 
 DROP = None  # a pending change that removes the row
@@ -83,13 +83,9 @@ class CurationPanel(QWidget):
         self.changes: dict[int, str | None] = {}  # data row -> new label, or DROP
         self._stop_event = threading.Event()
         self.runner = TaskRunner(self)
-        self.toggle = QToolButton()
-        self.toggle.setText("Cross-validation and label issues")
-        self.toggle.setCheckable(True)
-        self.toggle.setToolTip("K-fold cross-validation; cleanlab lists the rows whose label looks wrong")
-        self.body = QWidget()
-        self.toggle.toggled.connect(self.body.setVisible)
-        self.body.setVisible(False)
+        self.toggle, self.body = collapsible(
+            "Cross-validation and label issues",
+            "K-fold cross-validation; cleanlab lists the rows whose label looks wrong")
         self.folds = QSpinBox()
         self.folds.setRange(2, 20)
         self.folds.setValue(5)

@@ -17,7 +17,6 @@ from PySide6.QtWidgets import (
     QProgressBar,
     QPushButton,
     QSpinBox,
-    QToolButton,
     QVBoxLayout,
     QWidget,
 )
@@ -26,6 +25,7 @@ from bertstudio.core.progress import ProgressEvent
 from bertstudio.core.training.config import TrainConfig
 from bertstudio.core.training.find_lr import STEPS, LrPoint, LrRange
 from bertstudio.ui import plot_style
+from bertstudio.ui.widgets.collapsible import collapsible
 from bertstudio.workers.runner import TaskRunner
 
 
@@ -47,13 +47,9 @@ class FindLrPanel(QWidget):
         self.result: LrRange | None = None
         self.points: list[LrPoint] = []
         self.runner = TaskRunner(self)
-        self.toggle = QToolButton()
-        self.toggle.setText("Learning-rate finder")
-        self.toggle.setCheckable(True)
-        self.toggle.setToolTip("A short sweep of the learning rate from 1e-7 to 1; nothing is saved")
-        self.body = QWidget()
-        self.toggle.toggled.connect(self.body.setVisible)
-        self.body.setVisible(False)
+        self.toggle, self.body = collapsible(
+            "Learning-rate finder",
+            "A short sweep of the learning rate from 1e-7 to 1; nothing is saved")
         self.steps = QSpinBox()
         self.steps.setRange(10, 1000)
         self.steps.setValue(STEPS)

@@ -19,7 +19,6 @@ from PySide6.QtWidgets import (
     QSpinBox,
     QTableWidget,
     QTableWidgetItem,
-    QToolButton,
     QVBoxLayout,
     QWidget,
 )
@@ -27,6 +26,7 @@ from PySide6.QtWidgets import (
 from bertstudio.core.curation.active_learning import STRATEGIES, Chosen
 from bertstudio.core.progress import ProgressEvent, TaskControl
 from bertstudio.core.training.config import TrainConfig
+from bertstudio.ui.widgets.collapsible import collapsible
 from bertstudio.workers.runner import TaskRunner
 
 SKIP = "(not labelled)"
@@ -59,12 +59,7 @@ class LabelPanel(QWidget):
         self.retrain, self.show_message = retrain, show_message
         self.rows: list[ToLabel] = []
         self.runner = TaskRunner(self)
-        self.toggle = QToolButton()
-        self.toggle.setText("Label next (active learning)")
-        self.toggle.setCheckable(True)
-        self.body = QWidget()
-        self.toggle.toggled.connect(self.body.setVisible)
-        self.body.setVisible(False)
+        self.toggle, self.body = collapsible("Label next (active learning)")
         self.pool = QLineEdit()
         self.pool.setPlaceholderText("unlabelled texts (CSV/TSV/JSONL with a text column)")
         browse = QPushButton("Browse…")

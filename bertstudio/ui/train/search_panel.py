@@ -26,7 +26,6 @@ from PySide6.QtWidgets import (
     QSpinBox,
     QTableWidget,
     QTableWidgetItem,
-    QToolButton,
     QVBoxLayout,
     QWidget,
 )
@@ -38,6 +37,7 @@ from bertstudio.core.training.search import SearchResult, TrialProgress, TrialRe
 from bertstudio.core.training.search_space import MAXIMISED, default_space
 from bertstudio.ui import plot_style
 from bertstudio.ui.screen_fit import keep_room
+from bertstudio.ui.widgets.collapsible import collapsible
 from bertstudio.ui.widgets.notes_area import NotesArea
 from bertstudio.workers.runner import TaskRunner
 
@@ -71,13 +71,9 @@ class SearchPanel(QWidget):
         self.records: list[TrialRecord] = []
         self._stop_event = threading.Event()
         self.runner = TaskRunner(self)
-        self.toggle = QToolButton()
-        self.toggle.setText("Hyperparameter search")
-        self.toggle.setCheckable(True)
-        self.toggle.setToolTip("Optuna: several runs with settings from a seeded sampler; bad trials are pruned")
-        self.body = QWidget()
-        self.toggle.toggled.connect(self.body.setVisible)
-        self.body.setVisible(False)
+        self.toggle, self.body = collapsible(
+            "Hyperparameter search",
+            "Optuna: several runs with settings from a seeded sampler; bad trials are pruned")
 
         self.trials = QSpinBox()
         self.trials.setRange(1, 500)
