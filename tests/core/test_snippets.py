@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from bertstudio.core.models import LoadRequest, load_model
+from bertstudio.core.models import LoadRequest, load_model, load_uncached
 from bertstudio.core.snippets import python_snippet
 from bertstudio.core.tasks.spec import all_specs, spec_for
 
@@ -73,15 +73,12 @@ def test_snippets_print_our_numbers(checkpoint_factory, tmp_path: Path) -> None:
     }
     printed = _run_all(scripts, tmp_path)
 
-    ours_fill = predict(load_model(LoadRequest(mlm, "fill-mask")), fill_input.text, fill_input.top_k)
+    # a fresh load: under two test workers the shared cache's copy, after an earlier module, scored one
+    # word 4e-5 away (closing note of 2026-11-28: which module leaves it so is not found yet)
+    ours_fill = predict(load_uncached(LoadRequest(mlm, "fill-mask")), fill_input.text, fill_input.top_k)
     expected = [(f"mask {n}", c.token, c.score) for n, m in enumerate(ours_fill.masks, 1) for c in m.candidates]
+    assert [(m, t) for m, t, _ in printed["fill"]] == [(m, t) for m, t, _ in expected]
     assert [float(s) for _, _, s in printed["fill"]] == pytest.approx([s for _, _, s in expected], abs=1e-5)
-    assert [m for m, _, _ in printed["fill"]] == [m for m, _, _ in expected]
-    for (mask, token, score), (_, ours, _) in zip(printed["fill"], expected, strict=True):
-        # the same word at each rank; two words of a random head whose scores tie to 1e-5 may swap
-        # (another process, another kernel: the last digits differ), never words of different scores
-        tied = {t for m, t, s in expected if m == mask and abs(s - float(score)) <= 1e-5}
-        assert token == ours or {token, ours} <= tied, (mask, token, ours)
 
     loaded = load_model(LoadRequest(classifier, "classification"))
     for name, pair in (("single", None), ("pair", "a good film")):
