@@ -6,13 +6,14 @@ from __future__ import annotations
 import pytest
 import torch
 
-from bertstudio.core.models import LoadRequest, in_memory, load_model
+from bertstudio.core.models import LoadRequest, in_memory, load_uncached
 from bertstudio.core.parameters import count_parameters
 
 
 @pytest.fixture
 def masked_lm(checkpoint_factory):  # noqa: ANN001, ANN201
-    return load_model(LoadRequest(str(checkpoint_factory("bert", "MaskedLM")), "fill-mask"))
+    """A private copy: quantize_int8 works in place, and the shared cache's model is every later test's."""
+    return load_uncached(LoadRequest(str(checkpoint_factory("bert", "MaskedLM")), "fill-mask"))
 
 
 def test_an_untied_copy_of_tied_embeddings_counts_once(masked_lm) -> None:  # noqa: ANN001
