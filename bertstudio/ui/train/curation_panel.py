@@ -21,7 +21,6 @@ from PySide6.QtWidgets import (
     QSpinBox,
     QTableWidget,
     QTableWidgetItem,
-    QVBoxLayout,
     QWidget,
 )
 
@@ -29,7 +28,7 @@ from bertstudio.core.curation.crossval import CrossValidation
 from bertstudio.core.curation.label_issues import LabelIssue
 from bertstudio.core.progress import ProgressEvent, TaskControl
 from bertstudio.core.training.config import TrainConfig
-from bertstudio.ui.widgets.collapsible import collapsible
+from bertstudio.ui.widgets.collapsible import collapsible, say_failures, stack
 from bertstudio.workers.runner import TaskRunner
 
 DROP = None  # a pending change that removes the row
@@ -110,20 +109,10 @@ class CurationPanel(QWidget):
         for widget in (self.folds, self.run_button, self.cancel_button):
             controls.addWidget(widget)
         controls.addWidget(self.progress, 1)
-        inner = QVBoxLayout(self.body)
-        inner.setContentsMargins(0, 0, 0, 0)
-        inner.addLayout(controls)
-        inner.addWidget(self.summary)
-        inner.addWidget(self.table)
-        inner.addWidget(self.write_button)
-        layout = QVBoxLayout(self)
-        layout.setContentsMargins(0, 0, 0, 0)
-        layout.addWidget(self.toggle)
-        layout.addWidget(self.body)
+        stack(self, self.toggle, self.body, controls, self.summary, self.table, self.write_button)
         self.runner.progress.connect(self.on_progress)
         self.runner.result.connect(self.on_result)
-        self.runner.error.connect(lambda error: self.show_message(getattr(error, "message", str(error)), error=True))
-        self.runner.cancelled.connect(lambda: self.show_message("Cross-validation cancelled."))
+        say_failures(self, "Cross-validation cancelled.")
         self.runner.finished.connect(self._on_finished)
 
     def is_running(self) -> bool:

@@ -17,7 +17,6 @@ from PySide6.QtWidgets import (
     QProgressBar,
     QPushButton,
     QSpinBox,
-    QVBoxLayout,
     QWidget,
 )
 
@@ -25,7 +24,7 @@ from bertstudio.core.progress import ProgressEvent
 from bertstudio.core.training.config import TrainConfig
 from bertstudio.core.training.find_lr import STEPS, LrPoint, LrRange
 from bertstudio.ui import plot_style
-from bertstudio.ui.widgets.collapsible import collapsible
+from bertstudio.ui.widgets.collapsible import collapsible, say_failures, stack
 from bertstudio.workers.runner import TaskRunner
 
 
@@ -75,19 +74,10 @@ class FindLrPanel(QWidget):
         chosen = QHBoxLayout()
         chosen.addWidget(self.suggestion, 1)
         chosen.addWidget(self.use_button)
-        inner = QVBoxLayout(self.body)
-        inner.setContentsMargins(0, 0, 0, 0)
-        inner.addLayout(buttons)
-        inner.addWidget(self.plot)
-        inner.addLayout(chosen)
-        layout = QVBoxLayout(self)
-        layout.setContentsMargins(0, 0, 0, 0)
-        layout.addWidget(self.toggle)
-        layout.addWidget(self.body)
+        stack(self, self.toggle, self.body, buttons, self.plot, chosen)
         self.runner.progress.connect(self.on_progress)
         self.runner.result.connect(self.on_result)
-        self.runner.error.connect(lambda error: self.show_message(getattr(error, "message", str(error)), error=True))
-        self.runner.cancelled.connect(lambda: self.show_message("Learning-rate sweep cancelled."))
+        say_failures(self, "Learning-rate sweep cancelled.")
         self.runner.finished.connect(self._on_finished)
 
     @staticmethod

@@ -19,14 +19,13 @@ from PySide6.QtWidgets import (
     QSpinBox,
     QTableWidget,
     QTableWidgetItem,
-    QVBoxLayout,
     QWidget,
 )
 
 from bertstudio.core.curation.active_learning import STRATEGIES, Chosen
 from bertstudio.core.progress import ProgressEvent, TaskControl
 from bertstudio.core.training.config import TrainConfig
-from bertstudio.ui.widgets.collapsible import collapsible
+from bertstudio.ui.widgets.collapsible import collapsible, say_failures, stack
 from bertstudio.workers.runner import TaskRunner
 
 SKIP = "(not labelled)"
@@ -87,19 +86,10 @@ class LabelPanel(QWidget):
         for widget in (self.count, self.strategy, self.choose_button):
             run_row.addWidget(widget)
         run_row.addWidget(self.progress, 1)
-        inner = QVBoxLayout(self.body)
-        inner.setContentsMargins(0, 0, 0, 0)
-        inner.addLayout(pool_row)
-        inner.addLayout(run_row)
-        inner.addWidget(self.table)
-        inner.addWidget(self.append_button)
-        layout = QVBoxLayout(self)
-        layout.setContentsMargins(0, 0, 0, 0)
-        layout.addWidget(self.toggle)
-        layout.addWidget(self.body)
+        stack(self, self.toggle, self.body, pool_row, run_row, self.table, self.append_button)
         self.runner.progress.connect(self._on_progress)
         self.runner.result.connect(self._on_chosen)
-        self.runner.error.connect(lambda error: self.show_message(getattr(error, "message", str(error)), error=True))
+        say_failures(self)
         self.runner.finished.connect(lambda: self.choose_button.setEnabled(True))
 
     def is_running(self) -> bool:

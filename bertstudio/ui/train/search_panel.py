@@ -26,7 +26,6 @@ from PySide6.QtWidgets import (
     QSpinBox,
     QTableWidget,
     QTableWidgetItem,
-    QVBoxLayout,
     QWidget,
 )
 
@@ -37,7 +36,7 @@ from bertstudio.core.training.search import SearchResult, TrialProgress, TrialRe
 from bertstudio.core.training.search_space import MAXIMISED, default_space
 from bertstudio.ui import plot_style
 from bertstudio.ui.screen_fit import keep_room
-from bertstudio.ui.widgets.collapsible import collapsible
+from bertstudio.ui.widgets.collapsible import collapsible, say_failures, stack
 from bertstudio.ui.widgets.notes_area import NotesArea
 from bertstudio.workers.runner import TaskRunner
 
@@ -123,25 +122,14 @@ class SearchPanel(QWidget):
         for widget in (self.start_button, self.stop_button):
             buttons.addWidget(widget)
         buttons.addWidget(self.progress, 1)
-        inner = QVBoxLayout(self.body)
-        inner.setContentsMargins(0, 0, 0, 0)
-        inner.addLayout(settings)
-        inner.addLayout(buttons)
-        inner.addWidget(keep_room(self.notes))
         views = QHBoxLayout()
         views.addWidget(self.table, 1)
         views.addWidget(self.plot, 1)
-        inner.addLayout(views)
-        inner.addWidget(self.importance)
-        layout = QVBoxLayout(self)
-        layout.setContentsMargins(0, 0, 0, 0)
-        layout.addWidget(self.toggle)
-        layout.addWidget(self.body)
+        stack(self, self.toggle, self.body, settings, buttons, keep_room(self.notes), views, self.importance)
 
         self.runner.progress.connect(self.on_progress)
         self.runner.result.connect(self.on_result)
-        self.runner.error.connect(lambda error: self.show_message(getattr(error, "message", str(error)), error=True))
-        self.runner.cancelled.connect(lambda: self.show_message("Search cancelled."))
+        say_failures(self, "Search cancelled.")
         self.runner.finished.connect(self._on_finished)
 
     def show_message(self, text: str, error: bool = False) -> None:
