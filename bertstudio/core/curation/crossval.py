@@ -20,7 +20,7 @@ from bertstudio.core.curation import oof as oof_file
 from bertstudio.core.curation.cv_card import write_cv_card
 from bertstudio.core.curation.stratify import fold_assignments
 from bertstudio.core.errors import InputError
-from bertstudio.core.json_values import dumps
+from bertstudio.core.outputs import write_json
 from bertstudio.core.progress import TaskControl
 from bertstudio.core.training import saving
 from bertstudio.core.training.config import TrainConfig
@@ -138,7 +138,7 @@ def cross_validate(config: TrainConfig, k: int, control: TaskControl | None = No
     outcome = CrossValidation(str(output), tuple(results), mean, sd, str(output / OOF_NAME),
                               tuple(int(f) for f in folds))
     summary = {**outcome.to_json(), "assignments": list(outcome.assignments), "classes": list(classes)}
-    (output / SUMMARY_NAME).write_text(dumps(summary, indent=2), encoding="utf-8")
+    write_json(output / SUMMARY_NAME, summary)
     write_cv_card(config, data, classes, outcome)
     return outcome
 

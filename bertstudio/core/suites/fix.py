@@ -163,19 +163,6 @@ def write_atomically(path: Path, header: Sequence[str], records: Sequence[Sequen
         raise InputError(f"Cannot write '{path}': {error.strerror}.") from error
 
 
-def write_text(path: Path, text: str) -> None:
-    """`text` written to a temporary file beside `path`, then moved over it in one step (a task's own
-    training format: CoNLL, SQuAD JSON)."""
-    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".part")
-    try:
-        with os.fdopen(handle, "w", encoding="utf-8") as out:
-            out.write(text)
-        os.replace(temporary, path)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise
-
-
 def target_folder(data: Path, folder: str | Path | None) -> Path:
     """Where a file made from the user's data goes: `folder`, else beside the data; never into the
     installed package (a demo dataset lives there: choose a folder for its copy)."""

@@ -174,13 +174,12 @@ def card_text(facts: CardFacts) -> str:
 def write_card(folder: Path, facts: CardFacts, replace_foreign: bool = False) -> bool:
     """Write README.md atomically; False (nothing written) where a README.md that is not ours is there.
     `replace_foreign`: the folder is being built by this run (a library's own card may be replaced)."""
-    from bertstudio.core.corpus.cache import write_atomically
+    from bertstudio.core.outputs import write_text
 
     path = Path(folder) / CARD_FILE
     if path.exists() and not replace_foreign and not is_our_card(path):
         return False
-    text = card_text(facts).encode("utf-8")
-    write_atomically(path, lambda stream: stream.write(text))
+    write_text(path, card_text(facts))
     return True
 
 

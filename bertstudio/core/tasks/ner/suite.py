@@ -42,14 +42,14 @@ def conll(sentences: Sequence[tuple[Sequence[str], Sequence[str]]]) -> str:
 
 def write_rows(path: Path, rows: Sequence[FixRow]) -> None:
     """The rows alone as CoNLL (core/suites' writer imported here: suites are not read with the specs)."""
-    from bertstudio.core.suites.fix import write_text
+    from bertstudio.core.outputs import write_text
 
     write_text(path, conll([(parts[0].split(), answer) for parts, answer in rows]))
 
 
 def extend_data(data: Path, target: Path, rows: Sequence[FixRow]) -> None:
     """The user's CoNLL as training reads it, then the rows, into `target`."""
-    from bertstudio.core.suites.fix import write_text
+    from bertstudio.core.outputs import write_text
 
     sentences = [(s.tokens, s.tags) for s in read_conll(data)]
     write_text(target, conll([*sentences, *((parts[0].split(), answer) for parts, answer in rows)]))

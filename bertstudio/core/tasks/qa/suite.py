@@ -66,14 +66,14 @@ def squad(groups: Sequence[tuple[str, Sequence[tuple[str, str, tuple[str, int] |
 
 def write_rows(path: Path, rows: Sequence[FixRow]) -> None:
     """The rows alone as SQuAD JSON (core/suites' writer imported here: suites are not read with the specs)."""
-    from bertstudio.core.suites.fix import write_text
+    from bertstudio.core.outputs import write_text
 
     write_text(path, squad([("suite failures", [(parts[0], parts[1], answer) for parts, answer in rows])]))
 
 
 def extend_data(data: Path, target: Path, rows: Sequence[FixRow]) -> None:
     """The user's questions as training reads them (read_qa), then the rows, into `target`."""
-    from bertstudio.core.suites.fix import write_text
+    from bertstudio.core.outputs import write_text
 
     mine = [(x.question, x.context, (x.answers[0], x.start) if x.answers else None) for x in read_qa(data)]
     write_text(target, squad([(data.stem, mine),
