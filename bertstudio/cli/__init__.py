@@ -56,6 +56,18 @@ def _not_utf8(args: argparse.Namespace) -> tuple[str, str] | None:
     return None
 
 
+def _swallowed_value(argv: list[str]) -> str:
+    """The option written `--name=--` before any bare `--`, or "": argparse drops that '--' and hands the
+    command an empty list where it expects one value (an internal error later on)."""
+    for item in argv:
+        if item == "--":
+            break
+        name, equals, value = item.partition("=")
+        if equals and value == "--" and name.startswith("--"):
+            return name
+    return ""
+
+
 def crash_dir() -> Path:
     """Where crash logs go: $XDG_STATE_HOME/bertstudio/crashes (default ~/.local/state/...)."""
     state = os.environ.get("XDG_STATE_HOME") or str(Path.home() / ".local" / "state")
@@ -113,6 +125,7 @@ def main(argv: list[str] | None = None, open_window: Callable[[str | None], int]
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
     argv = list(sys.argv[1:] if argv is None else argv)
     try:
+        swallowed = _swallowed_value(argv)
         args = build_parser().parse_args(argv)
         if args.command is None:
             if open_window is None:
@@ -122,6 +135,9 @@ def main(argv: list[str] | None = None, open_window: Callable[[str | None], int]
         from bertstudio.core.errors import BertStudioError, InputError, TaskCancelled
 
         try:
+            if swallowed:
+                raise InputError(f"{swallowed}=-- gives {swallowed} no value: '--' ends the options.",
+                                 hint=f"Give {swallowed} a value of its own (a path like ./--).")
             bad = _not_utf8(args)
             if bad is not None:
                 shown = bad[1].encode("utf-8", "surrogateescape").decode("utf-8", "replace")

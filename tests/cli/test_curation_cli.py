@@ -141,3 +141,15 @@ def test_select_equals_a_hand_computation(tmp_path: Path, checkpoint_factory, ca
     order = sorted(range(len(texts)), key=lambda i: -hand[i])
     assert [r["score"] for r in rows] == pytest.approx([hand[i] for i in order[:5]], abs=1e-5)
     assert all(r["text"] == texts[r["row"]] and r["score"] == pytest.approx(hand[r["row"]], abs=1e-5) for r in rows)
+
+
+@pytest.mark.parametrize("argv", [("select", "--model", "m", "--pool=--", "--count", "1"),
+                                  ("label-issues", "--data=--", "--probabilities", "p.csv")])
+def test_an_option_given_a_bare_double_dash_is_one_line(capfd, argv: tuple[str, ...]) -> None:  # noqa: ANN001
+    """Found by the fuzz harness: `--pool=--` reached the command as an empty list (argparse drops the
+    '--'), an internal error; every command now refuses it in one line before anything runs."""
+    done = run_cli(capfd, *argv)
+    option = next(a for a in argv if a.endswith("=--")).split("=")[0]
+    assert done.returncode == 1 and done.stderr.splitlines()[0] == (
+        f"error: {option}=-- gives {option} no value: '--' ends the options."), done.stderr
+    assert "internal error" not in done.stderr
