@@ -27,7 +27,7 @@ torch is imported inside the functions: nothing here runs before the window show
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -265,6 +265,41 @@ def run(loaded: LoadedModel, encoded: Encoded, forward: Callable[[Batch], Any], 
                 control.report(f"{verb} {done:,} of {total:,} {unit}", done / total)
     control.check()
     return results
+
+
+# -- single inputs (one forward each) -----------------------------------------------------------
+@contextmanager
+def exclusive(loaded: LoadedModel) -> Iterator[Any]:
+    """The loaded model for this job alone, with autograd off; yields the model. Re-entrant (the lock
+    is an RLock), so a task may hold it across preprocess and forward and call helpers that take it."""
+    import torch
+
+    with loaded.lock, torch.inference_mode():
+        yield loaded.model
+
+
+def on_device(model: Any, inputs: Mapping[str, Any]) -> dict[str, Any]:
+    """Encoded inputs (tensors, or numpy arrays of windows) as tensors on the model's device."""
+    import torch
+
+    device = model.device
+    return {name: torch.as_tensor(value).to(device) for name, value in inputs.items()}
+
+
+def forward(model: Any, inputs: Mapping[str, Any], **kwargs: Any) -> Any:
+    """The model's output on `inputs`, moved to its device, under inference mode. The caller holds
+    `exclusive(loaded)` where the model is shared (every task does)."""
+    import torch
+
+    with torch.inference_mode():
+        return model(**on_device(model, inputs), **kwargs)
+
+
+def run_pipeline(loaded: LoadedModel, task: str, *args: Any, **kwargs: Any) -> Any:
+    """transformers' pipeline for `task` on this model, called under the lock (the pipeline holds its
+    own inference context and moves its inputs itself)."""
+    with exclusive(loaded):
+        return loaded.pipeline(task)(*args, **kwargs)
 
 
 def logits(batch: Batch, model: Any) -> Any:

@@ -8,18 +8,15 @@ thread-safe and torch already uses every core), `torch.inference_mode()`, the de
 encoded inputs, and the one way to say whether a text fits the model and what was cut. A task
 module names none of these itself (tests/core/test_execution.py reads them to be sure).
 
-Batch work (evaluate, corpus indexing, counterfactual scoring, the task tabs' batch runs) goes
-through core/engine.py, the one implementation of batching, which takes the same lock and
-inference mode around a whole run; `exclusive` and `forward` here are for single-input task runs
-(one forward each), which may keep them until they move to the engine too.
+Every forward goes through core/engine.py: batches through `engine.run`, single inputs through
+`engine.exclusive` and `engine.forward` (the model lock and inference mode are taken there only).
 
 torch is imported inside the functions: every spec is read before the window shows.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from bertstudio.core import notes
@@ -31,40 +28,6 @@ if TYPE_CHECKING:
     from bertstudio.core.models import LoadedModel
 
 LENGTH_CHUNK = 1024  # texts per tokenizer call when checking lengths; a cancel check between chunks
-
-
-@contextmanager
-def exclusive(loaded: LoadedModel) -> Iterator[Any]:
-    """The loaded model for this job alone, with autograd off; yields the model. Re-entrant (the lock
-    is an RLock), so a task may hold it across preprocess and forward and call helpers that take it."""
-    import torch
-
-    with loaded.lock, torch.inference_mode():
-        yield loaded.model
-
-
-def on_device(model: Any, inputs: Mapping[str, Any]) -> dict[str, Any]:
-    """Encoded inputs (tensors, or numpy arrays of windows) as tensors on the model's device."""
-    import torch
-
-    device = model.device
-    return {name: torch.as_tensor(value).to(device) for name, value in inputs.items()}
-
-
-def forward(model: Any, inputs: Mapping[str, Any], **kwargs: Any) -> Any:
-    """The model's output on `inputs`, moved to its device, under inference mode. The caller holds
-    `exclusive(loaded)` where the model is shared (every task does)."""
-    import torch
-
-    with torch.inference_mode():
-        return model(**on_device(model, inputs), **kwargs)
-
-
-def run_pipeline(loaded: LoadedModel, task: str, *args: Any, **kwargs: Any) -> Any:
-    """transformers' pipeline for `task` on this model, called under the lock (the pipeline holds its
-    own inference context and moves its inputs itself)."""
-    with exclusive(loaded):
-        return loaded.pipeline(task)(*args, **kwargs)
 
 
 # -- what fits the model ----------------------------------------------------------------------------

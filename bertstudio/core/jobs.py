@@ -10,7 +10,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
-from bertstudio.core import execution
+from bertstudio.core import engine
 from bertstudio.core import notes as _notes
 from bertstudio.core.errors import model_b_errors
 from bertstudio.core.heads import HeadSet, format_heads
@@ -102,7 +102,7 @@ def run_spec(
             return run(loaded, own, control)
         from bertstudio.core.explain.ablation import heads_switched_off
 
-        with execution.exclusive(loaded) as model, heads_switched_off(model, heads):
+        with engine.exclusive(loaded) as model, heads_switched_off(model, heads):
             return run(loaded, own, control)
 
     if not compare_ablated:

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from bertstudio.core import execution
+from bertstudio.core import engine, execution
 from bertstudio.core.errors import TaskCancelled
 from bertstudio.core.models import LoadRequest, load_model
 from bertstudio.core.progress import TaskControl
@@ -96,12 +96,12 @@ def test_exclusive_holds_the_lock_and_inference_mode(loaded) -> None:  # noqa: A
     import torch
 
     seen: list[bool] = []
-    with execution.exclusive(loaded) as model:
+    with engine.exclusive(loaded) as model:
         assert model is loaded.model and torch.is_inference_mode_enabled()
         other = threading.Thread(target=lambda: seen.append(loaded.lock.acquire(timeout=0.05)))
         other.start()
         other.join()
-        with execution.exclusive(loaded):  # re-entrant: a helper inside a task takes it again
+        with engine.exclusive(loaded):  # re-entrant: a helper inside a task takes it again
             pass
     assert seen == [False]
     assert not torch.is_inference_mode_enabled()
@@ -112,7 +112,7 @@ def test_forward_moves_numpy_windows_and_equals_the_model(loaded) -> None:  # no
     import torch
 
     encoding = loaded.tokenizer(["the cat sat", "a dog"], padding=True, return_tensors="np")
-    output = execution.forward(loaded.model, dict(encoding))
+    output = engine.forward(loaded.model, dict(encoding))
     with torch.no_grad():
         expected = loaded.model(**{k: torch.from_numpy(np.asarray(v)) for k, v in encoding.items()}).logits
     assert torch.equal(output.logits, expected)

@@ -166,7 +166,7 @@ def intervene(request: LoadRequest, found: SaeFolder, feature: Any, scale: Any, 
     an Outcome whose second result is the edited one, with the task's own differences."""
     import torch
 
-    from bertstudio.core import execution
+    from bertstudio.core import engine
     from bertstudio.core.features.edit import editing, feature_change
     from bertstudio.core.jobs import Outcome, model_notes
     from bertstudio.core.models import load_model
@@ -185,7 +185,7 @@ def intervene(request: LoadRequest, found: SaeFolder, feature: Any, scale: Any, 
     weights = [torch.as_tensor(a, device=parameter.device) for a in
                (found.sae.W_enc, found.sae.b_enc, found.sae.W_dec, found.sae.b_dec)]
     change = feature_change(weights[0], weights[1], weights[2], weights[3], found.sae.k, number, factor)
-    with execution.exclusive(loaded) as model, editing(model, found.info.layer, change):
+    with engine.exclusive(loaded) as model, editing(model, found.info.layer, change):
         edited = spec.run(loaded, own, control)
     label = f"feature {number} ×{factor:g}" if factor else f"feature {number} ablated"
     diff = spec.compare(intact, edited) if spec.compare else None

@@ -17,8 +17,8 @@ import difflib
 from typing import Any
 
 from bertstudio.core import notes
+from bertstudio.core.engine import exclusive
 from bertstudio.core.errors import BertStudioError, InputError
-from bertstudio.core.execution import exclusive
 from bertstudio.core.explain.targets import Prepared, prepare
 from bertstudio.core.models import LoadedModel
 from bertstudio.core.patching.attribution import AGREEMENT_SEED, estimate, spearman

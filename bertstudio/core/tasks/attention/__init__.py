@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
-from bertstudio.core import execution
+from bertstudio.core import engine, execution
 from bertstudio.core import notes as _notes
 from bertstudio.core.errors import InputError, MissingHeadError
 from bertstudio.core.models import LoadedModel
@@ -208,12 +208,12 @@ def compute(
     control.check()
     control.report("Running the model…", None)
     seen: Captured | None = None
-    with execution.exclusive(loaded):
+    with engine.exclusive(loaded):
         if qk or norms:
             with capture(model, vectors=qk, values=norms) as seen:
-                outputs = execution.forward(model, inputs, output_attentions=True)
+                outputs = engine.forward(model, inputs, output_attentions=True)
         else:
-            outputs = execution.forward(model, inputs, output_attentions=True)
+            outputs = engine.forward(model, inputs, output_attentions=True)
     control.check()
     attentions = outputs.attentions
     if not attentions:

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from bertstudio.core import execution
+from bertstudio.core import engine, execution
 from bertstudio.core import notes as _notes
 from bertstudio.core.errors import InputError
 from bertstudio.core.models import LoadedModel
@@ -118,7 +118,7 @@ def classify(loaded: LoadedModel, text: str, pair: str | None = None) -> Classif
     text-classification pipeline's scores (top_k=None), its one forward run by the batch engine."""
     require_text(text)
     kind = score_kind(loaded.model.config)
-    with execution.exclusive(loaded):
+    with engine.exclusive(loaded):
         if pair is None or not pair.strip():
             read, truncation = (text, None) if execution.surely_fits(loaded, text) else execution.fit(loaded, text)
             row = _row(read, None, _scores_of_one(loaded, read, None), truncation is not None)

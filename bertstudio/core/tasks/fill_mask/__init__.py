@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from bertstudio.core import execution
+from bertstudio.core import engine, execution
 from bertstudio.core.errors import InputError, MissingHeadError
 from bertstudio.core.models import LoadedModel
 from bertstudio.core.notes import Note
@@ -107,7 +107,7 @@ def predict(loaded: LoadedModel, text: str, top_k: int = 5) -> FillMaskResult:
             else f"The text has no mask token. Put {tokenizer.mask_token} where a word should be predicted.",
             hint=truncation.message if lost and truncation else "Use “Insert mask” or type the token yourself.",
         )
-    raw = execution.run_pipeline(loaded, "fill-mask", read, top_k=top_k)
+    raw = engine.run_pipeline(loaded, "fill-mask", read, top_k=top_k)
     per_mask = [raw] if len(spans) == 1 else raw
     masks = tuple(
         MaskPrediction(

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from bertstudio.core import execution
+from bertstudio.core import engine, execution
 from bertstudio.core import notes as _notes
 from bertstudio.core.errors import InputError
 from bertstudio.core.models import LoadedModel
@@ -82,7 +82,7 @@ def preprocess(loaded: LoadedModel, prompt: str, choices: Sequence[str]) -> tupl
         prompts, list(choices), padding=True, truncation=True if truncated else False,
         max_length=limit if truncated else None, return_tensors="pt",
     )
-    return execution.on_device(loaded.model, {name: tensor.unsqueeze(0) for name, tensor in encoded.items()}), truncated
+    return engine.on_device(loaded.model, {name: tensor.unsqueeze(0) for name, tensor in encoded.items()}), truncated
 
 
 def predict(loaded: LoadedModel, prompt: str, choices: Sequence[str]) -> ChoiceResult:

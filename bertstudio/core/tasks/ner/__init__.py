@@ -14,7 +14,7 @@ import warnings
 from dataclasses import dataclass
 from typing import Any
 
-from bertstudio.core import execution
+from bertstudio.core import engine, execution
 from bertstudio.core import notes as _notes
 from bertstudio.core.errors import InputError
 from bertstudio.core.models import LoadedModel
@@ -132,7 +132,7 @@ def tag(loaded: LoadedModel, text: str, aggregation: str = DEFAULT_STRATEGY, vie
     if not has_word_boundaries(tokenizer) and tokenizer.is_fast:
         notes.append(_notes.info("This tokenizer does not mark where words continue, so 'first', 'average' and "
                                  "'max' guess word boundaries from spaces."))
-    with execution.exclusive(loaded):  # the pipeline's own steps: one forward, a postprocess per strategy
+    with engine.exclusive(loaded):  # the pipeline's own steps: one forward, a postprocess per strategy
         pipe = loaded.pipeline("token-classification")
         preprocess, _, _ = pipe._sanitize_parameters()
         outputs = [pipe.forward(inputs) for inputs in pipe.preprocess(read, **preprocess)]

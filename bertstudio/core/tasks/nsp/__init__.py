@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from bertstudio.core import execution, notes
+from bertstudio.core import engine, execution, notes
 from bertstudio.core.errors import InputError, MissingHeadError
 from bertstudio.core.models import LoadedModel
 from bertstudio.core.notes import Note
@@ -104,11 +104,11 @@ def _score(loaded: LoadedModel, sentence_a: str, candidates: list[str]) -> list[
     tokenizer = loaded.tokenizer
     limit = loaded.info.max_length
     firsts = [sentence_a] * len(candidates)
-    with execution.exclusive(loaded) as model:
+    with engine.exclusive(loaded) as model:
         cut = execution.too_long(loaded, firsts, candidates)
         encoding = tokenizer(firsts, candidates, return_tensors="pt", padding=True, truncation="longest_first",
                              max_length=limit)
-        logits = execution.forward(model, encoding).logits.float()
+        logits = engine.forward(model, encoding).logits.float()
         probabilities = steps.read(loaded, logits).cpu().tolist()
         logits_list = logits.cpu().tolist()
     return [

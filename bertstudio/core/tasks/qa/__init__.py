@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from bertstudio.core import execution
+from bertstudio.core import engine
 from bertstudio.core import notes as _notes
 from bertstudio.core.errors import InputError, MissingHeadError
 from bertstudio.core.models import LoadedModel
@@ -219,7 +219,7 @@ def forward(model: Any, features: Features, control: TaskControl | None = None) 
     starts, ends = [], []
     for first in range(0, features.windows, WINDOW_BATCH):
         control.check()
-        output = execution.forward(model, {k: v[first:first + WINDOW_BATCH] for k, v in features.inputs.items()})
+        output = engine.forward(model, {k: v[first:first + WINDOW_BATCH] for k, v in features.inputs.items()})
         starts.append(output.start_logits.float().cpu().numpy())
         ends.append(output.end_logits.float().cpu().numpy())
         if features.windows > WINDOW_BATCH:
@@ -342,7 +342,7 @@ def answer(
     options = options or QAOptions()
     control = control or TaskControl()
     require_span_head(loaded)
-    with execution.exclusive(loaded) as model:
+    with engine.exclusive(loaded) as model:
         features = preprocess(loaded.tokenizer, question, context, options, loaded.info.max_length)
         control.check()
         start_logits, end_logits = forward(model, features, control)
