@@ -28,7 +28,7 @@ torch is imported inside the functions: nothing here runs before the window show
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -197,12 +197,13 @@ def _to_device(arrays: dict[str, np.ndarray], device: Any) -> dict[str, Any]:
 
 
 def to_host(value: Any) -> Any:
-    """Tensors (alone, in a tuple or list) as numpy on the CPU; floating ones widened to float32."""
+    """Tensors (alone, in a tuple or list) as numpy on the CPU; half precision widened to float32
+    (float64 stays: exact references in tests)."""
     import torch
 
     if isinstance(value, torch.Tensor):
         value = value.detach()
-        return (value.float() if value.is_floating_point() else value).cpu().numpy()
+        return (value.float() if value.is_floating_point() and value.element_size() < 4 else value).cpu().numpy()
     if isinstance(value, tuple | list):
         return type(value)(to_host(v) for v in value)
     return value
@@ -216,13 +217,14 @@ def split_rows(batch: Batch, value: Any) -> list[Any]:
 
 
 @contextmanager
-def attention_for(model: Any, weights: bool) -> Iterator[None]:
+def attention_for(model: Any, weights: bool | None) -> Iterator[None]:
     """The model with sdpa for the duration (eager where `weights`: sdpa returns no attention weights),
-    where it supports switching; set back afterwards. The caller holds the model lock."""
+    where it supports switching; set back afterwards; `weights=None`: the model's own kernel, as loaded.
+    The caller holds the model lock."""
     config = getattr(model, "config", None)
     current = getattr(config, "_attn_implementation", None)
     wanted = "eager" if weights else "sdpa"
-    switch = (current in {"eager", "sdpa"} and current != wanted and getattr(model, "_supports_sdpa", False)
+    switch = (weights is not None and current in {"eager", "sdpa"} and current != wanted and getattr(model, "_supports_sdpa", False)
               and hasattr(model, "set_attn_implementation") and model._can_set_attn_implementation())
     if not switch:
         yield
@@ -235,7 +237,7 @@ def attention_for(model: Any, weights: bool) -> Iterator[None]:
 
 
 def run(loaded: LoadedModel, encoded: Encoded, forward: Callable[[Batch], Any], control: TaskControl | None = None,
-        *, budget: int | None = None, max_rows: int = MAX_ROWS, weights: bool = False, verb: str = "Scored",
+        *, budget: int | None = None, max_rows: int = MAX_ROWS, weights: bool | None = False, verb: str = "Scored",
         unit: str = "rows", progress: bool = True,
         rows_of: Callable[[Batch, Any], Sequence[Any]] = split_rows) -> list[Any]:
     """`forward` over every row in batches under `budget` padded tokens; one result per row, in input
@@ -269,12 +271,15 @@ def run(loaded: LoadedModel, encoded: Encoded, forward: Callable[[Batch], Any], 
 
 # -- single inputs (one forward each) -----------------------------------------------------------
 @contextmanager
-def exclusive(loaded: LoadedModel) -> Iterator[Any]:
+def exclusive(loaded: LoadedModel, *, grad: bool = False) -> Iterator[Any]:
     """The loaded model for this job alone, with autograd off; yields the model. Re-entrant (the lock
-    is an RLock), so a task may hold it across preprocess and forward and call helpers that take it."""
+    is an RLock), so a task may hold it across preprocess and forward and call helpers that take it.
+    `grad=True`: autograd on (outside inference mode), for code that differentiates through the model
+    (captum's gradient methods, head gates, a tuned lens trained through the head) or keeps a hook on
+    it across engine runs; the batches it runs still go through `run` (inference mode inside)."""
     import torch
 
-    with loaded.lock, torch.inference_mode():
+    with loaded.lock, torch.inference_mode(not grad), torch.enable_grad() if grad else nullcontext():
         yield loaded.model
 
 
@@ -324,3 +329,12 @@ def cut_note(loaded: LoadedModel, encoded: Encoded, lines: Sequence[int] | None 
         where = f" (lines {named})"
     return [f"{len(encoded.cut)} row(s) were longer than the {encoded.max_length} tokens the model reads and "
             f"were cut{where}."]
+
+
+# -- pre-built rows (explain, patching, features) ------------------------------------------------
+def rows(ids: Sequence[Sequence[int]], max_length: int | None = None) -> Encoded:
+    """Token id rows the caller built (perturbed or shortened copies of one input, flattened where it
+    holds several sequences) as an `Encoded` for `run`; the forward may read its own inputs by
+    `batch.rows`."""
+    found = [list(row) for row in ids]
+    return Encoded(found, None, (), max_length or max((len(row) for row in found), default=0))

@@ -91,6 +91,7 @@ def promoted_tokens(loaded: LoadedModel, found: SaeFolder, feature: int,
     pre-LN model has one and the layer is not the last, as the per-layer view reads layers)."""
     import torch
 
+    from bertstudio.core import engine
     from bertstudio.core.anatomy.modules import anatomy, masked_lm_head
     from bertstudio.core.features.states import levels
 
@@ -102,7 +103,7 @@ def promoted_tokens(loaded: LoadedModel, found: SaeFolder, feature: int,
     size = size if size > 0 else 1.0
     model = loaded.model
     final_norm = anatomy(model).final_norm
-    with loaded.lock, torch.inference_mode():
+    with engine.exclusive(loaded):  # the head on two states
         parameter = next(model.parameters())
         base = torch.as_tensor(sae.b_dec, device=parameter.device, dtype=parameter.dtype)
         pushed = base + size * torch.as_tensor(sae.W_dec[feature], device=parameter.device, dtype=parameter.dtype)

@@ -101,7 +101,7 @@ def erase_states(eraser: Any, x: np.ndarray) -> np.ndarray:
     """The eraser applied to states (N, d), float32 out."""
     import torch
 
-    with torch.inference_mode():
+    with torch.no_grad():  # the eraser's own tensors, no model
         return eraser(torch.as_tensor(np.asarray(x, np.float64))).float().numpy()
 
 
@@ -252,12 +252,13 @@ def metrics_with_erasure(loaded: LoadedModel, dataset: Any, layer: int, eraser: 
     """The task's evaluation of `dataset` intact (a) and with the concept erased at `layer` (b)."""
     from dataclasses import replace
 
+    from bertstudio.core import engine
     from bertstudio.core.evaluate.evaluation import compare, evaluate
 
     control.report("Scoring the data intact", None)
     intact = evaluate(loaded, dataset, control)
     control.report(f"Scoring the data with the concept erased at layer {layer}", None)
-    with loaded.lock, erasing(loaded, layer, eraser, positions):
+    with engine.exclusive(loaded), erasing(loaded, layer, eraser, positions):  # the hook for this job alone
         erased = evaluate(loaded, dataset, control)
     source = loaded.info.request.source
     return compare(replace(intact, model=source), replace(erased, model=f"{source} (concept erased at layer {layer})"))

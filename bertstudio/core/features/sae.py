@@ -112,12 +112,11 @@ def encode(sae: Sae, states: np.ndarray) -> Codes:
 
     w_enc, b_enc, _, b_dec = _torch_weights(sae)
     ids, values = [], []
-    with torch.inference_mode():
-        for start in range(0, states.shape[0], ENCODE_ROWS):
-            x = torch.as_tensor(np.asarray(states[start:start + ENCODE_ROWS], np.float32))
-            v, i = encode_torch(x, w_enc, b_enc, b_dec, sae.k)
-            ids.append(i.numpy())
-            values.append(v.numpy())
+    for start in range(0, states.shape[0], ENCODE_ROWS):  # numpy weights: no autograd, no model
+        x = torch.as_tensor(np.asarray(states[start:start + ENCODE_ROWS], np.float32))
+        v, i = encode_torch(x, w_enc, b_enc, b_dec, sae.k)
+        ids.append(i.numpy())
+        values.append(v.numpy())
     if not ids:
         return Codes(np.zeros((0, sae.k), np.int64), np.zeros((0, sae.k), np.float32))
     return Codes(np.concatenate(ids), np.concatenate(values))

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from bertstudio.core import engine
 from bertstudio.core.errors import InputError, MissingHeadError
 from bertstudio.core.features import store
 from bertstudio.core.limits import check_count
@@ -116,8 +117,6 @@ def masked_states(loaded: LoadedModel, texts: list[str], seed: int, control: Tas
     (MASK_SHARE of each text's non-special tokens, at least one, seeded per text); the count of texts read."""
     import torch
 
-    from bertstudio.core import engine
-
     tokenizer = loaded.tokenizer
     if tokenizer.mask_token_id is None:
         raise MissingHeadError("This tokenizer has no mask token, so a tuned lens cannot be trained.")
@@ -150,20 +149,20 @@ def masked_states(loaded: LoadedModel, texts: list[str], seed: int, control: Tas
 
 def kl_per_level(read: Callable[[int, Any], Any], states: Any, lens: TunedLens | None = None,
                  batch: int = 512) -> np.ndarray:
-    """The mean KL(p_final || p_level) over the positions, for each level (the last is 0)."""
+    """The mean KL(p_final || p_level) over the positions, for each level (the last is 0); the caller
+    holds the model (`engine.exclusive`)."""
     import torch
 
     levels = states.shape[0]
     total = np.zeros(levels, np.float64)
     count = states.shape[1]
-    with torch.inference_mode():
-        for start in range(0, count, batch):
-            chunk = torch.as_tensor(states[:, start:start + batch])
-            target = torch.log_softmax(read(levels - 1, chunk[-1]).float(), -1)
-            for level in range(levels):
-                hidden = lens.translate(level, chunk[level]) if lens is not None else chunk[level]
-                found = torch.log_softmax(read(level, hidden).float(), -1)
-                total[level] += float((target.exp() * (target - found)).sum(-1).clamp_min(0).sum())
+    for start in range(0, count, batch):
+        chunk = torch.as_tensor(states[:, start:start + batch])
+        target = torch.log_softmax(read(levels - 1, chunk[-1]).float(), -1)
+        for level in range(levels):
+            hidden = lens.translate(level, chunk[level]) if lens is not None else chunk[level]
+            found = torch.log_softmax(read(level, hidden).float(), -1)
+            total[level] += float((target.exp() * (target - found)).sum(-1).clamp_min(0).sum())
     return total / max(1, count)
 
 
@@ -181,7 +180,7 @@ def train(loaded: LoadedModel, states: np.ndarray, epochs: int, seed: int, contr
     bias = torch.zeros(levels, d, device=device, requires_grad=True)
     optimiser = torch.optim.Adam([weight, bias], lr=lr)
     steps = max(1, math.ceil(count / BATCH) * epochs)
-    with loaded.lock, frozen(loaded.model), torch.enable_grad():
+    with engine.exclusive(loaded, grad=True), frozen(loaded.model):
         for step in range(steps):
             control.check()
             rows = torch.randint(0, count, (min(BATCH, count),), generator=generator).to(device)
@@ -241,7 +240,7 @@ def train_lens(loaded: LoadedModel, corpus: str | Path, output: str | Path, cont
                               "held_out_positions": int(held_states.shape[1]), "epochs": epochs, "seed": seed,
                               "mask_share": MASK_SHARE, "seconds": round(seconds, 3)}
     lens = TunedLens(weight, bias, record)
-    with loaded.lock:
+    with engine.exclusive(loaded):
         record["kl_logit_lens"] = [round(float(v), 6) for v in kl_per_level(read, held_states)]
         record["kl_tuned_lens"] = [round(float(v), 6) for v in kl_per_level(read, held_states, lens)]
     store.write_folder(target, KIND, {WEIGHTS: {"weight": weight, "bias": bias}}, {INFO: record})
