@@ -17,15 +17,13 @@ THE_ONE = {"core/engine.py"}
 # whole job or run their own loops.
 REMAINING = {
     "cli/_per_layer.py", "cli/explain.py", "core/corpus/index.py", "core/corpus/query.py",
-    "core/evaluate/projector.py", "core/explain/attribution.py", "core/explain/faithfulness.py",
-    "core/explain/importance.py", "core/explain/perturbation.py", "core/explain/targets.py", "core/export/onnx.py",
-    "core/patching/attribution.py", "core/patching/trace.py", "core/suites/masks.py",
-    "core/tasks/attention/norms.py", "core/tasks/fill_mask/layers.py", "core/whatif/generators.py",
-    "core/whatif/search.py",
+    "core/evaluate/projector.py", "core/export/onnx.py", "core/suites/masks.py", "core/tasks/attention/norms.py",
+    "core/tasks/fill_mask/layers.py", "core/whatif/generators.py", "core/whatif/search.py",
 }
 # Hold `engine.exclusive` for one input's forward (several rows of one input count as a batch).
 SINGLE_INPUT = {
-    "core/jobs.py", "core/features/card.py", "core/patching/trace.py", "core/tasks/attention/__init__.py",
+    "core/jobs.py", "core/explain/targets.py", "core/features/card.py", "core/patching/trace.py",
+    "core/tasks/attention/__init__.py",
     "core/tasks/classification/__init__.py", "core/tasks/ner/__init__.py", "core/tasks/nsp/__init__.py",
     "core/tasks/qa/__init__.py",
 }
@@ -33,8 +31,12 @@ SINGLE_INPUT = {
 
 # Hold `engine.exclusive` across a job of their own (their batches still go through `engine.run`): why.
 HOLDS = {
+    "core/explain/attribution.py": "captum's gradients of F (grad=True); the perturbed copies go through engine.run",
+    "core/explain/importance.py": "|d loss / d gate| per input, summed (grad=True): no batch",
     "core/features/erase.py": "the concept-erasing hook stays on the model while a data set is evaluated",
-    "core/features/tuned_lens.py": "the lens trains through the frozen head (grad=True), then the head reads stored states",
+    "core/patching/attribution.py": "one forward and backward pass through the corrupted run (grad=True)",
+    "core/patching/trace.py": "both inputs prepared outside inference mode: attribution patching differentiates",
+    "core/features/tuned_lens.py": "the lens trains through the frozen head (grad=True); the head reads stored states",
 }
 
 

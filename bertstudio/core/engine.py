@@ -224,8 +224,9 @@ def attention_for(model: Any, weights: bool | None) -> Iterator[None]:
     config = getattr(model, "config", None)
     current = getattr(config, "_attn_implementation", None)
     wanted = "eager" if weights else "sdpa"
-    switch = (weights is not None and current in {"eager", "sdpa"} and current != wanted and getattr(model, "_supports_sdpa", False)
-              and hasattr(model, "set_attn_implementation") and model._can_set_attn_implementation())
+    switch = (weights is not None and current in {"eager", "sdpa"} and current != wanted
+              and getattr(model, "_supports_sdpa", False) and hasattr(model, "set_attn_implementation")
+              and model._can_set_attn_implementation())
     if not switch:
         yield
         return

@@ -18,20 +18,21 @@ samples, seed, baseline, faithfulness)` -> Explanation; the Evaluate tab and the
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any
 
-from bertstudio.core import notes
+from bertstudio.core import engine, notes
 from bertstudio.core.errors import InputError
 from bertstudio.core.explain.faithfulness import Faithfulness
-from bertstudio.core.explain.forward import baseline_ids, forward_of, steps_per_batch, zero_baseline
+from bertstudio.core.explain.forward import Path, path_of, steps_per_batch
 from bertstudio.core.explain.methods import (
     BASELINES,
     DEFAULT_SAMPLES,
     DEFAULT_SEED,
+    GRAD_X_INPUT,
     INTEGRATED_GRADIENTS,
     METHODS,
+    OCCLUSION,
     PERTURBATION,
     check_samples,
     check_seed,
@@ -108,28 +109,25 @@ def _per_token(method: str, attributions: Any) -> list[float]:
     return [float(v) for v in values.detach().cpu()]
 
 
-def _scores(forward: Callable[..., Any], ids: Any, baseline: Any, extra: tuple[Any, ...]) -> tuple[float, float]:
+def _scores(path: Path) -> tuple[float, float]:
+    """F(input), F(baseline): one forward of both."""
     import torch
 
     with torch.no_grad():
-        both = forward(torch.cat([ids, baseline]), *(torch.cat([e, e]) for e in extra))
+        both = path.forward(torch.cat([path.inputs, path.start]), *(torch.cat([e, e]) for e in path.extra))
     return float(both[0]), float(both[1])
 
 
-def integrated_gradients(
-    loaded: LoadedModel, prepared: Prepared, steps: int, control: TaskControl, batch_steps: int | None = None,
-    ends: list[float] | None = None, baseline: str = "pad",
-) -> Any:
+def integrated_gradients(loaded: LoadedModel, prepared: Prepared, path: Path, steps: int, control: TaskControl,
+                         zero: bool = False, ends: list[float] | None = None) -> Any:
     """captum's LayerIntegratedGradients (Gauss-Legendre) over the word embeddings from the [PAD]
-    baseline, or its IntegratedGradients over them from the zero baseline; control.check() and
+    baseline, or its IntegratedGradients over them from the `zero` baseline; control.check() and
     progress between the internal batches (each batch is one call of the forward). captum's
     first two layer calls run the input and the baseline whole: `ends` receives F(input), F(baseline)."""
     from captum.attr import IntegratedGradients, LayerIntegratedGradients
 
-    zero = baseline == "zero"
-    forward, extra = forward_of(loaded, prepared, embedded=zero)
     rows = prepared.sequences  # captum's internal batch counts rows of the flattened input
-    per_batch = batch_steps or steps_per_batch(prepared, steps)
+    per_batch = steps_per_batch(prepared, steps)
     total = (0 if zero else 2) + math.ceil(steps / per_batch)
     done = [0]
 
@@ -137,27 +135,23 @@ def integrated_gradients(
         control.check()
         control.report(f"Integrated Gradients, {steps} steps: pass {done[0] + 1} of {total}", done[0] / total)
         done[0] += 1
-        output = forward(*args)
+        output = path.forward(*args)
         if ends is not None and not zero and done[0] <= 2:
             ends.append(float(output.detach()[0]))
         return output
 
-    if zero:
-        embedded, start = zero_baseline(loaded, prepared)
-        return IntegratedGradients(checked).attribute(embedded, baselines=start, additional_forward_args=extra,
-                                                      n_steps=steps, internal_batch_size=per_batch * rows)
-    ig = LayerIntegratedGradients(checked, loaded.model.get_input_embeddings())
-    return ig.attribute(prepared.inputs["input_ids"], baselines=baseline_ids(loaded, prepared),
-                        additional_forward_args=extra, n_steps=steps, internal_batch_size=per_batch * rows)
+    embeddings = loaded.model.get_input_embeddings()
+    method = IntegratedGradients(checked) if zero else LayerIntegratedGradients(checked, embeddings)
+    return method.attribute(path.inputs, baselines=path.start, additional_forward_args=path.extra, n_steps=steps,
+                            internal_batch_size=per_batch * rows)
 
 
-def gradients(loaded: LoadedModel, prepared: Prepared, times_input: bool) -> Any:
+def gradients(loaded: LoadedModel, path: Path, times_input: bool) -> Any:
     """dF/d(word embeddings), or its product with the embeddings (captum's LayerGradientXActivation)."""
     from captum.attr import LayerGradientXActivation
 
-    forward, extra = forward_of(loaded, prepared)
-    method = LayerGradientXActivation(forward, loaded.model.get_input_embeddings(), multiply_by_inputs=times_input)
-    return method.attribute(prepared.inputs["input_ids"], additional_forward_args=extra)
+    method = LayerGradientXActivation(path.forward, loaded.model.get_input_embeddings(), multiply_by_inputs=times_input)
+    return method.attribute(path.inputs, additional_forward_args=path.extra)
 
 
 def check_method(method: str, baseline: str = "pad") -> None:
@@ -186,9 +180,8 @@ def explain(
     faithfulness: bool = False,
 ) -> Explanation:
     """Attributions of F = P(target) to every token of the input (see module docstring); with
-    `faithfulness`, ERASER's comprehensiveness and sufficiency of them (faithfulness.py)."""
-    import torch
-
+    `faithfulness`, ERASER's comprehensiveness and sufficiency of them (faithfulness.py). The input,
+    F and the baseline are built first (`prepare`, `path_of`), then the one method runs on them."""
     control = control or TaskControl()
     check_method(method, baseline)
     steps = check_steps(steps)
@@ -196,18 +189,16 @@ def explain(
     outer = control
     if faithfulness:  # the method takes the first 80% of the bar, its faithfulness the rest
         control = Share(outer, 0.0, 0.8)
-    with loaded.lock, torch.inference_mode(False), torch.enable_grad():
+    with engine.exclusive(loaded, grad=True):
         prepared = prepare(loaded, task, tuple(texts), target)
+        path = path_of(loaded, prepared, method, baseline)
         if method in PERTURBATION:
-            result = _perturbed(loaded, prepared, method, samples, seed, control)
+            result = _perturbed(loaded, prepared, path, method, samples, seed, control)
         elif method != INTEGRATED_GRADIENTS:
-            forward, extra = forward_of(loaded, prepared)
-            ids = prepared.inputs["input_ids"]
-            raw = gradients(loaded, prepared, times_input=method == "grad-x-input")
-            score, _ = _scores(forward, ids, ids, extra)
-            result = _result(prepared, method, raw, score, notes=())
+            raw = gradients(loaded, path, times_input=method == GRAD_X_INPUT)
+            result = _result(prepared, method, raw, _scores(path)[0])
         else:
-            result = _integrated(loaded, prepared, steps, converge, baseline, control)
+            result = _integrated(loaded, prepared, path, steps, converge, baseline, control)
         if faithfulness:
             from bertstudio.core.explain.faithfulness import measure
 
@@ -217,34 +208,25 @@ def explain(
         return result
 
 
-def _perturbed(loaded: LoadedModel, prepared: Prepared, method: str, samples: int, seed: int,
+def _perturbed(loaded: LoadedModel, prepared: Prepared, path: Path, method: str, samples: int, seed: int,
                control: TaskControl) -> Explanation:
-    import torch
-
     from bertstudio.core.explain.perturbation import occlusion, sampled
 
-    with torch.inference_mode():  # forward passes only
-        if method == "occlusion":
-            raw, score = occlusion(loaded, prepared, control)
-            return _result(prepared, method, raw.tolist(), score)
-        raw, score = sampled(loaded, prepared, method, samples, seed, control)
+    if method == OCCLUSION:
+        raw, score = occlusion(loaded, prepared, path, control)
+        return _result(prepared, method, raw.tolist(), score)
+    raw, score = sampled(loaded, prepared, path, method, samples, seed, control)
     return replace(_result(prepared, method, raw.tolist(), score), samples=samples, seed=seed)
 
 
-def _integrated(loaded: LoadedModel, prepared: Prepared, steps: int, converge: bool, baseline: str,
+def _integrated(loaded: LoadedModel, prepared: Prepared, path: Path, steps: int, converge: bool, baseline: str,
                 control: TaskControl) -> Explanation:
     """Integrated Gradients at `steps`, or doubling them until the completeness gap is within 1%."""
-    zero = baseline == "zero"
-    forward, extra = forward_of(loaded, prepared, embedded=zero)
-    if zero:
-        inputs, start = zero_baseline(loaded, prepared)
-    else:
-        inputs, start = prepared.inputs["input_ids"], baseline_ids(loaded, prepared)
     found: list[Note] = []
     for count in converge_steps(steps) if converge else [steps]:
         ends: list[float] = []
-        raw = integrated_gradients(loaded, prepared, count, control, ends=ends, baseline=baseline)
-        score, base = ends if len(ends) == 2 else _scores(forward, inputs, start, extra)
+        raw = integrated_gradients(loaded, prepared, path, count, control, baseline == "zero", ends)
+        score, base = ends if len(ends) == 2 else _scores(path)
         gap = abs(score - base)
         delta = float(raw.sum()) - (score - base)
         if abs(delta) <= max(TOLERANCE * gap, 1e-6):

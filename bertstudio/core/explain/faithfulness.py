@@ -13,7 +13,9 @@ outputs are put back at the original positions (a deleted position gets -inf, so
 candidate of QA's span softmax) before F is read. Multiple choice deletes from every choice and
 pads the shorter choices (attention mask 0). Similarity's F (a cosine of A's pooled states)
 reads no position: a shortened A is pooled as it is. A value that is not a number (the model's
-output on a shortened input) is undefined: None (JSON null) with a note, never a silent NaN.
+output on a shortened input) is undefined: None (JSON null) with a note, never a silent NaN. The
+full and shortened inputs run through `engine.run`, one input per forward (no padding: the same
+numbers as each input alone).
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from bertstudio.core import notes
+from bertstudio.core import engine, notes
 from bertstudio.core.explain.methods import FAITHFULNESS_BINS
 from bertstudio.core.explain.targets import Prepared
 from bertstudio.core.models import LoadedModel
@@ -100,9 +102,10 @@ def without(loaded: LoadedModel, prepared: Prepared, dropped: set[int]) -> tuple
     return shortened, kept
 
 
-def restored(outputs: Any, reference: Any, kept: list[int], width: int) -> Any:
-    """Token-level outputs of a shortened single sequence put back at the original positions
-    (-inf where a token was deleted), so F reads the same position as on the full input."""
+def restored(outputs: Any, kept: list[int], width: int) -> Any:
+    """Token-level outputs (a token's logits, QA's start and end: one value per position, where F is
+    read at a position) of a shortened single sequence put back at the original positions (-inf where
+    a token was deleted), so F reads the same position as on the full input."""
     import torch
 
     short = len(kept)
@@ -110,9 +113,7 @@ def restored(outputs: Any, reference: Any, kept: list[int], width: int) -> Any:
         return outputs
     fields = {}
     for name, value in outputs.items():
-        full = reference.get(name) if hasattr(reference, "get") else None
-        if (isinstance(value, torch.Tensor) and isinstance(full, torch.Tensor) and value.dim() >= 2
-                and value.shape[1] == short and full.shape[1] == width):
+        if isinstance(value, torch.Tensor) and value.dim() >= 2 and value.shape[1] == short:
             back = torch.full((value.shape[0], width, *value.shape[2:]), float("-inf"), dtype=value.dtype,
                               device=value.device)
             back[:, kept] = value
@@ -126,34 +127,27 @@ def measure(loaded: LoadedModel, prepared: Prepared, attributions: Sequence[floa
             bins: Sequence[int] = FAITHFULNESS_BINS) -> tuple[Faithfulness | None, tuple[Note, ...]]:
     """Comprehensiveness and sufficiency of `attributions` (see the module docstring); None and a
     note where no token can be deleted."""
-    import torch
-
     order = ranked(prepared, attributions)
     n = len(order)
     if n == 0:
         return None, (notes.info("Faithfulness needs at least one token besides the special and target tokens."),)
     ids = prepared.inputs["input_ids"]
     width = ids.shape[-1]
-    one_sequence = ids.numel() == width
+    restore = ids.numel() == width and bool(prepared.fixed)  # one sequence, F read at a position
+    tops = [set(order[:top_count(k, n)]) for k in bins]
+    # the full input (its own inputs: none dropped), then per bin: without the top tokens, only them
+    variants = [(prepared.inputs, []), *(without(loaded, prepared, d) for top in tops for d in (top, set(order) - top))]
 
-    def score(dropped: set[int], reference: Any = None) -> tuple[float, Any]:
-        control.check()
-        inputs, kept = without(loaded, prepared, dropped)
-        with torch.inference_mode():
-            outputs = loaded.model(**inputs)
-        if reference is not None and one_sequence and prepared.fixed:  # F is read at a position
-            outputs = restored(outputs, reference, kept, width)
-        return float(prepared.probability(outputs)[0]), outputs
+    def forward(batch: engine.Batch) -> Any:
+        inputs, kept = variants[int(batch.rows[0])]
+        outputs = loaded.model(**inputs)
+        return prepared.probability(restored(outputs, kept, width) if restore and kept else outputs)[:1]
 
-    with torch.inference_mode():
-        reference = loaded.model(**prepared.inputs)
-    full = float(prepared.probability(reference)[0])
-    comprehensiveness, sufficiency = [], []
-    for done, k in enumerate(bins):
-        control.report(f"Faithfulness: {k}% of {n} tokens", done / len(bins))
-        top = set(order[:top_count(k, n)])
-        comprehensiveness.append(_defined(full - score(top, reference)[0]))
-        sufficiency.append(_defined(full - score(set(order) - top, reference)[0]))
+    ran = engine.run(loaded, engine.rows([v[0]["input_ids"].reshape(-1).tolist() for v in variants]), forward, control,
+                     max_rows=1, weights=None, verb=f"Faithfulness of {n} tokens: ran", unit="inputs")
+    full = float(ran[0])
+    comprehensiveness = [_defined(full - float(v)) for v in ran[1::2]]
+    sufficiency = [_defined(full - float(v)) for v in ran[2::2]]
     found: tuple[Note, ...] = ()
     if None in (*comprehensiveness, *sufficiency):
         found += (notes.warning(f"Some faithfulness values are undefined (shown as –, null in JSON): "

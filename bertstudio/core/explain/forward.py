@@ -1,14 +1,16 @@
 """The explained function F and its baselines, shared by the gradient methods (attribution.py)
 and the perturbation methods (perturbation.py): F(input_ids, *extra) -> (batch,) probabilities of
 the explained target, the input with its words replaced by the pad token, and how many perturbed
-or interpolated inputs go through the model at once."""
+or interpolated inputs go through the model at once. `path_of` builds them once per explanation."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from bertstudio.core.errors import InputError
+from bertstudio.core.explain.methods import GRAD_X_INPUT, GRADIENT
 from bertstudio.core.explain.targets import Prepared
 from bertstudio.core.models import LoadedModel
 
@@ -64,3 +66,22 @@ def steps_per_batch(prepared: Prepared, steps: int) -> int:
     ids = prepared.inputs["input_ids"]
     rows, width = max(1, ids.numel() // ids.shape[-1]), ids.shape[-1]
     return max(1, min(steps, ATTENTION_BUDGET // (rows * width * width), TOKEN_BUDGET // (rows * width)))
+
+
+@dataclass(frozen=True)
+class Path:
+    """What a method reads, built once: F, its extra inputs, the input (the ids, or the word embeddings
+    for the zero baseline) and the baseline (the gradient methods have none: the input itself)."""
+
+    forward: Callable[..., Any]
+    extra: tuple[Any, ...]
+    inputs: Any
+    start: Any
+
+
+def path_of(loaded: LoadedModel, prepared: Prepared, method: str, baseline: str = "pad") -> Path:
+    forward, extra = forward_of(loaded, prepared, embedded=baseline == "zero")
+    if baseline == "zero":
+        return Path(forward, extra, *zero_baseline(loaded, prepared))
+    ids = prepared.inputs["input_ids"]
+    return Path(forward, extra, ids, ids if method in (GRADIENT, GRAD_X_INPUT) else baseline_ids(loaded, prepared))

@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from bertstudio.core import engine
 from bertstudio.core.errors import InputError
 from bertstudio.core.explain.ablation import head_gates, head_layout
 from bertstudio.core.explain.targets import Prepared, prepare
@@ -70,7 +71,7 @@ def head_importance(
     total = torch.zeros(layout.layers, layout.heads, device=model.device)
     gold = any(e.label is not None for e in examples)
     loss_name = "cross-entropy against the gold labels" if gold else ""
-    with loaded.lock, torch.inference_mode(False), torch.enable_grad():
+    with engine.exclusive(loaded, grad=True):  # one input at a time: |d loss / d gate| is summed per input
         gates = torch.ones(layout.layers, layout.heads, device=model.device, requires_grad=True)
         for number, example in enumerate(examples, start=1):
             control.check()

@@ -14,7 +14,8 @@ ids, see `forward.forward_of`). Structural special tokens ([CLS], [SEP], the mas
   Kernel SHAP is captum's own. Sampling draws from torch's generator only, seeded in a fork of it
   so the caller's random state is left as it was.
 
-Every forward call checks Cancel and reports progress; batches follow the IG budget.
+Every forward runs through `engine.run` (the perturbed copies as id rows), which checks Cancel and
+reports progress; batches follow the IG budget (captum's calls: one batch each).
 """
 
 from __future__ import annotations
@@ -23,7 +24,10 @@ import math
 from collections.abc import Callable
 from typing import Any
 
-from bertstudio.core.explain.forward import baseline_ids, forward_of, steps_per_batch
+import numpy as np
+
+from bertstudio.core import engine
+from bertstudio.core.explain.forward import Path, steps_per_batch
 from bertstudio.core.explain.targets import Prepared
 from bertstudio.core.models import LoadedModel
 from bertstudio.core.progress import TaskControl
@@ -43,51 +47,53 @@ def rows_per_batch(prepared: Prepared, wanted: int) -> int:
 class Presence:
     """F of the input with some non-special tokens replaced by the pad token, batched.
 
-    `forward(present)` takes a (batch, n) tensor of token ids for the n candidate positions (the
-    original id where the token is present, the pad id where it is absent) and returns (batch,) F."""
+    `scores(present)` takes a (batch, n) tensor of token ids for the n candidate positions (the
+    original id where the token is present, the pad id where it is absent) and returns (batch,) F;
+    `forward` is the same for captum, one batch per call, with its own progress."""
 
-    def __init__(self, loaded: LoadedModel, prepared: Prepared, control: TaskControl, what: str,
-                 total: int) -> None:
-        self.model_forward, self.extra = forward_of(loaded, prepared)
-        self.ids = prepared.inputs["input_ids"]
+    def __init__(self, loaded: LoadedModel, prepared: Prepared, path: Path, control: TaskControl, what: str = "",
+                 total: int = 1) -> None:
+        self.loaded, self.path, self.ids = loaded, path, prepared.inputs["input_ids"]
         self.positions = candidates(prepared)
-        flat = self.ids.reshape(-1)
-        self.present = flat[self.positions].unsqueeze(0)  # (1, n)
-        self.absent = baseline_ids(loaded, prepared).reshape(-1)[self.positions].unsqueeze(0)
+        self.present = self.ids.reshape(-1)[self.positions].unsqueeze(0)  # (1, n)
+        self.absent = path.start.reshape(-1)[self.positions].unsqueeze(0)
         self.control, self.what, self.total, self.calls = control, what, max(1, total), 0
 
-    def forward(self, present: Any) -> Any:
+    def _forward(self, batch: engine.Batch) -> Any:
+        count = len(batch.rows)
+        extra = tuple(e.expand(count, *e.shape[1:]).contiguous() for e in self.path.extra)  # the model views them
+        return self.path.forward(batch.inputs["input_ids"].reshape(count, *self.ids.shape[1:]), *extra)
+
+    def scores(self, present: Any, per_batch: int, **options: Any) -> Any:
         import torch
 
+        full = self.ids.reshape(1, -1).repeat(present.shape[0], 1)
+        full[:, self.positions] = present.to(full.dtype)
+        found = engine.run(self.loaded, engine.rows(full.tolist()), self._forward, self.control, weights=None,
+                           budget=per_batch * full.shape[1], max_rows=per_batch, **options)
+        return torch.as_tensor(np.asarray(found), device=present.device)
+
+    def forward(self, present: Any) -> Any:
         self.control.check()
         self.control.report(f"{self.what}: pass {self.calls + 1} of {self.total}", min(1.0, self.calls / self.total))
         self.calls += 1
-        batch = present.shape[0]
-        full = self.ids.reshape(1, -1).repeat(batch, 1)
-        full[:, self.positions] = present.to(full.dtype)
-        full = full.reshape(batch, *self.ids.shape[1:])
-        extra = tuple(e.expand(batch, *e.shape[1:]).contiguous() for e in self.extra)  # the model views them
-        with torch.inference_mode():
-            return self.model_forward(full, *extra)
+        return self.scores(present, present.shape[0], progress=False)
 
 
-def occlusion(loaded: LoadedModel, prepared: Prepared, control: TaskControl) -> tuple[Any, float]:
+def occlusion(loaded: LoadedModel, prepared: Prepared, path: Path, control: TaskControl) -> tuple[Any, float]:
     """Per flat position: F(x) - F(x with that token absent); 0 for special tokens. And F(x)."""
     import torch
 
-    positions = candidates(prepared)
-    per_batch = rows_per_batch(prepared, len(positions) + 1)
-    passes = math.ceil((len(positions) + 1) / per_batch)
-    presence = Presence(loaded, prepared, control, f"Occlusion of {len(positions)} tokens", passes)
-    n = len(positions)
+    presence = Presence(loaded, prepared, path, control)
+    n = len(presence.positions)
     copies = presence.present.repeat(n + 1, 1)  # row 0 the input, row j+1 token j absent
     index = torch.arange(n, device=copies.device)
     copies[index + 1, index] = presence.absent[0, index]
-    scores = torch.cat([presence.forward(copies[start:start + per_batch])
-                        for start in range(0, n + 1, per_batch)])
+    scores = presence.scores(copies, rows_per_batch(prepared, n + 1), verb=f"Occlusion of {n} tokens: ran",
+                             unit="copies")
     score = scores[0]
     values = torch.zeros(prepared.inputs["input_ids"].numel(), dtype=scores.dtype, device=scores.device)
-    values[positions] = score - scores[1:]
+    values[presence.positions] = score - scores[1:]
     return values, float(score)
 
 
@@ -107,7 +113,7 @@ def lime_explainer(forward: Callable[..., Any]) -> Any:
     return Lime(forward, interpretable_model=SkLearnRidge(alpha=1.0), similarity_func=lime_kernel)
 
 
-def sampled(loaded: LoadedModel, prepared: Prepared, method: str, samples: int, seed: int,
+def sampled(loaded: LoadedModel, prepared: Prepared, path: Path, method: str, samples: int, seed: int,
             control: TaskControl) -> tuple[Any, float]:
     """LIME or Kernel SHAP (captum) over token presence: per flat position its coefficient, and F(x)."""
     import torch
@@ -116,7 +122,7 @@ def sampled(loaded: LoadedModel, prepared: Prepared, method: str, samples: int, 
     positions = candidates(prepared)
     per_batch = rows_per_batch(prepared, samples)
     title = "LIME" if method == "lime" else "Kernel SHAP"
-    presence = Presence(loaded, prepared, control, f"{title}, {samples} samples",
+    presence = Presence(loaded, prepared, path, control, f"{title}, {samples} samples",
                         1 + math.ceil(samples / per_batch))
     score = float(presence.forward(presence.present)[0])
     values = torch.zeros(prepared.inputs["input_ids"].numel(), dtype=torch.float64)

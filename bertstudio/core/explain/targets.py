@@ -91,10 +91,10 @@ def encode(loaded: LoadedModel, first: str, second: str | None = None) -> dict[s
 
 
 def outputs_of(loaded: LoadedModel, inputs: dict[str, Any]) -> Any:
-    import torch
+    from bertstudio.core import engine
 
-    with torch.inference_mode():
-        return loaded.model(**inputs)
+    with engine.exclusive(loaded) as model:
+        return model(**inputs)
 
 
 def whole_number(target: str) -> int | None:

@@ -12,6 +12,7 @@ from __future__ import annotations
 from contextlib import nullcontext
 from typing import TYPE_CHECKING, Any
 
+from bertstudio.core import engine
 from bertstudio.core.patching.hooks import noised, recording, sites
 
 if TYPE_CHECKING:
@@ -25,8 +26,7 @@ def _gradients(loaded: LoadedModel, setup: Setup) -> tuple[list[Any], list[Any],
     """States and contexts of the corrupted run, and the target's gradient at each."""
     import torch
 
-    model = loaded.model
-    with torch.inference_mode(False), torch.enable_grad():
+    with engine.exclusive(loaded, grad=True) as model:
         inputs = {name: value.clone() for name, value in setup.corrupted_inputs.items()}
         noise = setup.noise.clone() if setup.noise is not None else None
         with (noised(model, noise) if noise is not None else nullcontext()), recording(model, keep_graph=True) as seen:
@@ -53,21 +53,20 @@ def estimate(loaded: LoadedModel, setup: Setup) -> tuple[Any, Any, Any]:
     dst_rows = torch.tensor([d // other for _, d in pairs], device=device)
     dst_pos = torch.tensor([d % other for _, d in pairs], device=device)
     base = setup.corrupted_score
-    with torch.inference_mode():
-        state_rows = []
-        for level in range(found.levels):
-            delta = setup.recording.states[level][src_rows, src_pos].float() - states[level][dst_rows, dst_pos].float()
-            effect = (delta * state_grads[level][dst_rows, dst_pos].float()).sum(-1).cpu().tolist()
-            by_clean = {s: base + e for (s, _), e in zip(pairs, effect, strict=True)}
-            state_rows.append(tuple(by_clean.get(p) for p in setup.columns))
-        head_rows, layers = [], []
-        for layer in range(found.layers):
-            delta = (setup.recording.contexts[layer][src_rows, src_pos].float()
-                     - contexts[layer][dst_rows, dst_pos].float())
-            product = delta * context_grads[layer][dst_rows, dst_pos].float()
-            per_head = product.view(len(pairs), found.heads, -1).sum(dim=(0, 2))
-            head_rows.append(tuple(base + float(v) for v in per_head.cpu()))
-            layers.append(base + float(per_head.sum()))
+    state_rows = []
+    for level in range(found.levels):
+        delta = setup.recording.states[level][src_rows, src_pos].float() - states[level][dst_rows, dst_pos].float()
+        effect = (delta * state_grads[level][dst_rows, dst_pos].float()).sum(-1).cpu().tolist()
+        by_clean = {s: base + e for (s, _), e in zip(pairs, effect, strict=True)}
+        state_rows.append(tuple(by_clean.get(p) for p in setup.columns))
+    head_rows, layers = [], []
+    for layer in range(found.layers):
+        delta = (setup.recording.contexts[layer][src_rows, src_pos].float()
+                 - contexts[layer][dst_rows, dst_pos].float())
+        product = delta * context_grads[layer][dst_rows, dst_pos].float()
+        per_head = product.view(len(pairs), found.heads, -1).sum(dim=(0, 2))
+        head_rows.append(tuple(base + float(v) for v in per_head.cpu()))
+        layers.append(base + float(per_head.sum()))
     return tuple(state_rows), tuple(head_rows), tuple(layers)
 
 

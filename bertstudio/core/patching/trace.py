@@ -3,9 +3,9 @@
 The clean and corrupted inputs are encoded by the task's own `prepare` (explain.targets), so the
 target probability is the one `explain` uses. Patched runs are copies of the corrupted input in one
 batch, each with one activation from the clean run (TransformerLens' `generic_activation_patch`,
-batched); one heatmap row is one batch (or a few, under a token budget), with progress and Cancel
-between them. Inputs of the same token length are patched position by position. When the lengths
-differ there is no position-by-position counterpart: the states heatmap is left out, the heads and
+batched); one heatmap row is one batch (or a few, under a token budget) through `engine.run`, with
+progress and Cancel between them. Inputs of the same token length are patched position by position.
+When the lengths differ there is no position-by-position counterpart: the states heatmap is left out, the heads and
 whole attention layers are patched at the positions the two inputs share (matched by their tokens:
 the common beginning and end), and a target read at a token position (a mask, an NER token, a QA
 start) is refused rather than read somewhere else.
@@ -14,11 +14,13 @@ start) is refused rather than read somewhere else.
 from __future__ import annotations
 
 import difflib
+from collections.abc import Callable, Sequence
 from typing import Any
 
-from bertstudio.core import notes
+from bertstudio.core import engine, notes
 from bertstudio.core.engine import exclusive
 from bertstudio.core.errors import BertStudioError, InputError
+from bertstudio.core.explain.share import Share
 from bertstudio.core.explain.targets import Prepared, prepare
 from bertstudio.core.models import LoadedModel
 from bertstudio.core.patching.attribution import AGREEMENT_SEED, estimate, spearman
@@ -83,22 +85,36 @@ def _rows(inputs: dict[str, Any], copies: int) -> dict[str, Any]:
     return {name: value.repeat(copies, *[1] * (value.dim() - 1)) for name, value in inputs.items()}
 
 
-def _run(loaded: LoadedModel, setup: Setup, copies: list[list[Copy]], heads: int) -> list[float]:
+def _run(model: Any, setup: Setup, copies: list[list[Copy]], heads: int) -> Any:
     """The target probability of each corrupted copy with its own list of copies applied (one pass)."""
     from contextlib import nullcontext
 
     import torch
 
     flat: list[Copy] = [item for group in copies for item in group]
-    model = loaded.model
     # one sequence per input: the copies share the corrupted run below their first patch, so that part
     # runs once and is widened into the batch there (a context patch of layer l: at layer l's input)
     widen = min((item.level for item in flat), default=0) if setup.sequences == 1 and len(copies) > 1 else None
     inputs = setup.corrupted_inputs if widen is not None else _rows(setup.corrupted_inputs, len(copies))
-    with exclusive(loaded), (noised(model, setup.noise) if setup.noise is not None else nullcontext()), \
+    with (noised(model, setup.noise) if setup.noise is not None else nullcontext()), \
             patched(model, setup.recording, flat, heads, widen, len(copies)):
-        outputs = model(**inputs)
-        return [float(v) for v in torch.as_tensor(setup.read(outputs)).float().cpu()]
+        return torch.as_tensor(setup.read(model(**inputs))).float()
+
+
+def _patched(loaded: LoadedModel, setup: Setup, cells: Sequence[Any], copy: Callable[[int, Any], Copy],
+             control: TaskControl, per_batch: int | None = None, verb: str | None = None) -> list[float]:
+    """Per cell, the target probability of a corrupted copy with `copy(i, cell)` applied (i: its row in
+    the batch), through `engine.run`: one id row per copy, `per_batch` copies to a forward."""
+    ids = setup.corrupted_inputs["input_ids"].reshape(-1).tolist()
+    per_batch = per_batch or _per_batch(setup)
+    model, heads = loaded.model, sites(loaded.model).heads
+
+    def forward(batch: engine.Batch) -> Any:
+        return _run(model, setup, [[copy(i, cells[r])] for i, r in enumerate(batch.rows.tolist())], heads)
+
+    found = engine.run(loaded, engine.rows([ids] * len(cells)), forward, control, budget=per_batch * len(ids),
+                       max_rows=per_batch, weights=None, progress=verb is not None, verb=verb or "", unit="cells")
+    return [float(v) for v in found]
 
 
 def _index(values: list[int], device: Any) -> Any:
@@ -196,7 +212,6 @@ def states_heatmap(loaded: LoadedModel, setup: Setup, control: TaskControl, shar
     device = loaded.model.device
     counterpart = dict(setup.pairs)
     columns = [p for p in setup.columns if p in counterpart]
-    per_batch = _per_batch(setup) if batched else 1
     rows = []
     for level in range(found.levels):
         control.check()
@@ -205,10 +220,8 @@ def states_heatmap(loaded: LoadedModel, setup: Setup, control: TaskControl, shar
         values = {p: setup.corrupted_score for p in columns
                   if batched and _unchanged(setup, level, p, counterpart[p])}
         changed = [p for p in columns if p not in values]
-        for start in range(0, len(changed), per_batch):
-            chunk = changed[start:start + per_batch]
-            copies = [[state_copy(setup, i, level, (p, counterpart[p]), device)] for i, p in enumerate(chunk)]
-            values.update(zip(chunk, _run(loaded, setup, copies, found.heads), strict=True))
+        values.update(zip(changed, _patched(loaded, setup, changed, lambda i, p, level=level: state_copy(
+            setup, i, level, (p, counterpart[p]), device), control, None if batched else 1), strict=True))
         rows.append(tuple(values.get(p) for p in setup.columns))
     return tuple(rows)
 
@@ -231,24 +244,16 @@ def heads_heatmap(loaded: LoadedModel, setup: Setup, control: TaskControl,
     """Every (layer, head), then every whole attention layer (all heads at once)."""
     found = sites(loaded.model)
     device = loaded.model.device
-    per_batch = _per_batch(setup)
     rows = []
     for layer in range(found.layers):
         control.check()
         control.report(f"Patching the heads of layer {layer} of {found.layers - 1}",
                        share[0] + (share[1] - share[0]) * layer / (found.layers + 1))
-        row: list[float] = []
-        for start in range(0, found.heads, per_batch):
-            heads = range(start, min(found.heads, start + per_batch))
-            row += _run(loaded, setup, [[context_copy(setup, i, layer, h, device)] for i, h in enumerate(heads)],
-                        found.heads)
-        rows.append(tuple(row))
+        rows.append(tuple(_patched(loaded, setup, range(found.heads), lambda i, h, layer=layer: context_copy(
+            setup, i, layer, h, device), control)))
     control.check()
-    layers: list[float] = []
-    for start in range(0, found.layers, per_batch):
-        chosen = range(start, min(found.layers, start + per_batch))
-        layers += _run(loaded, setup, [[context_copy(setup, i, layer, None, device)] for i, layer in enumerate(chosen)],
-                       found.heads)
+    layers = _patched(loaded, setup, range(found.layers), lambda i, layer: context_copy(setup, i, layer, None, device),
+                      control)
     return tuple(rows), tuple(layers)
 
 
@@ -278,7 +283,7 @@ def trace(loaded: LoadedModel, task: str, clean_texts: tuple[str, ...],
         raise InputError(f"Unknown patching method {method!r}.", hint="Use exact or attribution.")
     if not 0 <= sample <= MAX_SAMPLE:
         raise InputError(f"The sample of cells checked must be 0-{MAX_SAMPLE}, not {sample}.")
-    with loaded.lock:
+    with exclusive(loaded, grad=True):  # the inputs prepared outside inference mode: attribution differentiates
         control.report("Running the clean and corrupted inputs", 0.0)
         setup = set_up(loaded, task, tuple(clean_texts), corrupted_texts, target, noise)
         clean = setup.clean
@@ -330,16 +335,12 @@ def rank_agreement(loaded: LoadedModel, setup: Setup, states: Any, sample: int,
     drawn = np.random.default_rng(AGREEMENT_SEED).permutation(rest)[: sample - len(top)]
     chosen = [cells[int(i)] for i in [*top, *drawn]]
     device = loaded.model.device
-    heads = sites(loaded.model).heads
-    exact: list[float] = []
-    per_batch = _per_batch(setup)
-    for start in range(0, len(chosen), per_batch):
-        control.check()
-        control.report(f"Checking the estimate: {start} of {len(chosen)} cells patched exactly",
-                       0.5 + 0.5 * start / len(chosen))
-        batch = chosen[start:start + per_batch]
-        copies = [[state_copy(setup, i, level, (setup.columns[column], counterpart[setup.columns[column]]), device)]
-                  for i, (level, column) in enumerate(batch)]
-        exact += _run(loaded, setup, copies, heads)
+
+    def copy(i: int, cell: tuple[int, int]) -> Copy:
+        source = setup.columns[cell[1]]
+        return state_copy(setup, i, cell[0], (source, counterpart[source]), device)
+
+    exact = _patched(loaded, setup, chosen, copy, Share(control, 0.5, 1.0, "Checking the estimate: "),
+                     verb="patched exactly")
     estimated = [states[level][column] for level, column in chosen]
     return spearman(estimated, exact), len(chosen)
