@@ -275,9 +275,7 @@ def run(loaded: LoadedModel, encoded: Encoded, forward: Callable[[Batch], Any], 
 def exclusive(loaded: LoadedModel, *, grad: bool = False) -> Iterator[Any]:
     """The loaded model for this job alone, with autograd off; yields the model. Re-entrant (the lock
     is an RLock), so a task may hold it across preprocess and forward and call helpers that take it.
-    `grad=True`: autograd on (outside inference mode), for code that differentiates through the model
-    (captum's gradient methods, head gates, a tuned lens trained through the head) or keeps a hook on
-    it across engine runs; the batches it runs still go through `run` (inference mode inside)."""
+    `grad=True`: autograd on, for code that differentiates through the model (captum, head gates)."""
     import torch
 
     with loaded.lock, torch.inference_mode(not grad), torch.enable_grad() if grad else nullcontext():
@@ -334,8 +332,7 @@ def cut_note(loaded: LoadedModel, encoded: Encoded, lines: Sequence[int] | None 
 
 # -- pre-built rows (explain, patching, features) ------------------------------------------------
 def rows(ids: Sequence[Sequence[int]], max_length: int | None = None) -> Encoded:
-    """Token id rows the caller built (perturbed or shortened copies of one input, flattened where it
-    holds several sequences) as an `Encoded` for `run`; the forward may read its own inputs by
-    `batch.rows`."""
+    """Token id rows the caller built (perturbed or shortened copies of one input, flattened) for `run`;
+    a forward may read its own inputs by `batch.rows`."""
     found = [list(row) for row in ids]
     return Encoded(found, None, (), max_length or max((len(row) for row in found), default=0))

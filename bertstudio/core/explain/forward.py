@@ -6,8 +6,7 @@ or interpolated inputs go through the model at once. `path_of` builds them once 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from bertstudio.core.errors import InputError
 from bertstudio.core.explain.methods import GRAD_X_INPUT, GRADIENT
@@ -68,8 +67,7 @@ def steps_per_batch(prepared: Prepared, steps: int) -> int:
     return max(1, min(steps, ATTENTION_BUDGET // (rows * width * width), TOKEN_BUDGET // (rows * width)))
 
 
-@dataclass(frozen=True)
-class Path:
+class Path(NamedTuple):
     """What a method reads, built once: F, its extra inputs, the input (the ids, or the word embeddings
     for the zero baseline) and the baseline (the gradient methods have none: the input itself)."""
 

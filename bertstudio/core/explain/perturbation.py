@@ -40,10 +40,6 @@ def candidates(prepared: Prepared) -> list[int]:
     return [i for i in prepared.keep if not prepared.special[i]]
 
 
-def rows_per_batch(prepared: Prepared, wanted: int) -> int:
-    return steps_per_batch(prepared, max(1, wanted))
-
-
 class Presence:
     """F of the input with some non-special tokens replaced by the pad token, batched.
 
@@ -89,7 +85,7 @@ def occlusion(loaded: LoadedModel, prepared: Prepared, path: Path, control: Task
     copies = presence.present.repeat(n + 1, 1)  # row 0 the input, row j+1 token j absent
     index = torch.arange(n, device=copies.device)
     copies[index + 1, index] = presence.absent[0, index]
-    scores = presence.scores(copies, rows_per_batch(prepared, n + 1), verb=f"Occlusion of {n} tokens: ran",
+    scores = presence.scores(copies, steps_per_batch(prepared, n + 1), verb=f"Occlusion of {n} tokens: ran",
                              unit="copies")
     score = scores[0]
     values = torch.zeros(prepared.inputs["input_ids"].numel(), dtype=scores.dtype, device=scores.device)
@@ -119,11 +115,11 @@ def sampled(loaded: LoadedModel, prepared: Prepared, path: Path, method: str, sa
     import torch
     from captum.attr import KernelShap
 
-    positions = candidates(prepared)
-    per_batch = rows_per_batch(prepared, samples)
+    per_batch = steps_per_batch(prepared, samples)
     title = "LIME" if method == "lime" else "Kernel SHAP"
     presence = Presence(loaded, prepared, path, control, f"{title}, {samples} samples",
                         1 + math.ceil(samples / per_batch))
+    positions = presence.positions
     score = float(presence.forward(presence.present)[0])
     values = torch.zeros(prepared.inputs["input_ids"].numel(), dtype=torch.float64)
     if not positions:  # nothing but special tokens ("[MASK]" alone): nothing to perturb

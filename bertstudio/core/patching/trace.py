@@ -14,7 +14,7 @@ start) is refused rather than read somewhere else.
 from __future__ import annotations
 
 import difflib
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 from bertstudio.core import engine, notes
@@ -32,11 +32,6 @@ from bertstudio.core.progress import TaskControl
 BATCH_TOKENS = 16_384  # tokens per patched forward pass (copies x sequences x length)
 MAX_NOISE_SEED = 2**31 - 1
 MAX_SAMPLE = 1024  # cells attribution patching is checked on (each one exact patched run)
-
-
-def _positional(prepared: Prepared) -> bool:
-    """Whether the target is read at a token position (a mask, an NER token, a QA start or end)."""
-    return bool(prepared.fixed)
 
 
 def _prepare_corrupted(loaded: LoadedModel, task: str, texts: tuple[str, ...], target: str | None) -> Prepared:
@@ -85,34 +80,32 @@ def _rows(inputs: dict[str, Any], copies: int) -> dict[str, Any]:
     return {name: value.repeat(copies, *[1] * (value.dim() - 1)) for name, value in inputs.items()}
 
 
-def _run(model: Any, setup: Setup, copies: list[list[Copy]], heads: int) -> Any:
-    """The target probability of each corrupted copy with its own list of copies applied (one pass)."""
+def _run(loaded: LoadedModel, setup: Setup, copies: Sequence[list[Copy]], heads: int,
+         control: TaskControl | None = None, per_batch: int | None = None, verb: str | None = None) -> list[float]:
+    """The target probability of each corrupted copy with its own list of copies applied (each built
+    for row 0: moved to its row of the batch here), through `engine.run`: one id row per copy,
+    `per_batch` copies to a forward (one pass each)."""
     from contextlib import nullcontext
+    from dataclasses import replace
 
     import torch
 
-    flat: list[Copy] = [item for group in copies for item in group]
-    # one sequence per input: the copies share the corrupted run below their first patch, so that part
-    # runs once and is widened into the batch there (a context patch of layer l: at layer l's input)
-    widen = min((item.level for item in flat), default=0) if setup.sequences == 1 and len(copies) > 1 else None
-    inputs = setup.corrupted_inputs if widen is not None else _rows(setup.corrupted_inputs, len(copies))
-    with (noised(model, setup.noise) if setup.noise is not None else nullcontext()), \
-            patched(model, setup.recording, flat, heads, widen, len(copies)):
-        return torch.as_tensor(setup.read(model(**inputs))).float()
-
-
-def _patched(loaded: LoadedModel, setup: Setup, cells: Sequence[Any], copy: Callable[[int, Any], Copy],
-             control: TaskControl, per_batch: int | None = None, verb: str | None = None) -> list[float]:
-    """Per cell, the target probability of a corrupted copy with `copy(i, cell)` applied (i: its row in
-    the batch), through `engine.run`: one id row per copy, `per_batch` copies to a forward."""
-    ids = setup.corrupted_inputs["input_ids"].reshape(-1).tolist()
+    ids, model = setup.corrupted_inputs["input_ids"].reshape(-1).tolist(), loaded.model
     per_batch = per_batch or _per_batch(setup)
-    model, heads = loaded.model, sites(loaded.model).heads
 
     def forward(batch: engine.Batch) -> Any:
-        return _run(model, setup, [[copy(i, cells[r])] for i, r in enumerate(batch.rows.tolist())], heads)
+        count = len(batch.rows)
+        flat = [replace(item, destination_rows=item.destination_rows + i * setup.sequences)
+                for i, r in enumerate(batch.rows.tolist()) for item in copies[r]]
+        # one sequence per input: the copies share the corrupted run below their first patch, so that part
+        # runs once and is widened into the batch there (a context patch of layer l: at layer l's input)
+        widen = min((item.level for item in flat), default=0) if setup.sequences == 1 and count > 1 else None
+        inputs = setup.corrupted_inputs if widen is not None else _rows(setup.corrupted_inputs, count)
+        with (noised(model, setup.noise) if setup.noise is not None else nullcontext()), \
+                patched(model, setup.recording, flat, heads, widen, count):
+            return torch.as_tensor(setup.read(model(**inputs))).float()
 
-    found = engine.run(loaded, engine.rows([ids] * len(cells)), forward, control, budget=per_batch * len(ids),
+    found = engine.run(loaded, engine.rows([ids] * len(copies)), forward, control, budget=per_batch * len(ids),
                        max_rows=per_batch, weights=None, progress=verb is not None, verb=verb or "", unit="cells")
     return [float(v) for v in found]
 
@@ -166,7 +159,7 @@ def set_up(loaded: LoadedModel, task: str, clean_texts: tuple[str, ...], corrupt
     else:
         assert corrupted_texts is not None
         noise_tensor = None
-        other_target = target if target is not None else (None if _positional(clean) else str(clean.target))
+        other_target = target if target is not None else (None if clean.fixed else str(clean.target))
         corrupted = _prepare_corrupted(loaded, task, tuple(corrupted_texts), other_target)
         same = tuple(corrupted.inputs["input_ids"].shape) == tuple(ids.shape) and corrupted.keep == clean.keep
         if same:
@@ -176,7 +169,7 @@ def set_up(loaded: LoadedModel, task: str, clean_texts: tuple[str, ...], corrupt
             flat_clean = ids.reshape(-1).tolist()
             differing = tuple(i for i, p in enumerate(columns) if flat_clean[p] != flat_other[p])
         else:
-            if _positional(clean):
+            if clean.fixed:  # the target is read at a token position (a mask, an NER token, a QA start)
                 raise InputError(
                     f"The two inputs have different token lengths ({len(clean.keep)} vs {len(corrupted.keep)}), "
                     f"and {clean.target_label} is read at one token position, which has no well-defined "
@@ -220,8 +213,9 @@ def states_heatmap(loaded: LoadedModel, setup: Setup, control: TaskControl, shar
         values = {p: setup.corrupted_score for p in columns
                   if batched and _unchanged(setup, level, p, counterpart[p])}
         changed = [p for p in columns if p not in values]
-        values.update(zip(changed, _patched(loaded, setup, changed, lambda i, p, level=level: state_copy(
-            setup, i, level, (p, counterpart[p]), device), control, None if batched else 1), strict=True))
+        copies = [[state_copy(setup, 0, level, (p, counterpart[p]), device)] for p in changed]
+        values.update(zip(changed, _run(loaded, setup, copies, found.heads, control, None if batched else 1),
+                          strict=True))
         rows.append(tuple(values.get(p) for p in setup.columns))
     return tuple(rows)
 
@@ -249,11 +243,11 @@ def heads_heatmap(loaded: LoadedModel, setup: Setup, control: TaskControl,
         control.check()
         control.report(f"Patching the heads of layer {layer} of {found.layers - 1}",
                        share[0] + (share[1] - share[0]) * layer / (found.layers + 1))
-        rows.append(tuple(_patched(loaded, setup, range(found.heads), lambda i, h, layer=layer: context_copy(
-            setup, i, layer, h, device), control)))
+        copies = [[context_copy(setup, 0, layer, h, device)] for h in range(found.heads)]
+        rows.append(tuple(_run(loaded, setup, copies, found.heads, control)))
     control.check()
-    layers = _patched(loaded, setup, range(found.layers), lambda i, layer: context_copy(setup, i, layer, None, device),
-                      control)
+    copies = [[context_copy(setup, 0, layer, None, device)] for layer in range(found.layers)]
+    layers = _run(loaded, setup, copies, found.heads, control)
     return tuple(rows), tuple(layers)
 
 
@@ -335,12 +329,9 @@ def rank_agreement(loaded: LoadedModel, setup: Setup, states: Any, sample: int,
     drawn = np.random.default_rng(AGREEMENT_SEED).permutation(rest)[: sample - len(top)]
     chosen = [cells[int(i)] for i in [*top, *drawn]]
     device = loaded.model.device
-
-    def copy(i: int, cell: tuple[int, int]) -> Copy:
-        source = setup.columns[cell[1]]
-        return state_copy(setup, i, cell[0], (source, counterpart[source]), device)
-
-    exact = _patched(loaded, setup, chosen, copy, Share(control, 0.5, 1.0, "Checking the estimate: "),
-                     verb="patched exactly")
+    flat = [(level, setup.columns[column]) for level, column in chosen]
+    copies = [[state_copy(setup, 0, level, (p, counterpart[p]), device)] for level, p in flat]
+    exact = _run(loaded, setup, copies, sites(loaded.model).heads, Share(control, 0.5, 1.0, "Checking the estimate: "),
+                 verb="patched exactly")
     estimated = [states[level][column] for level, column in chosen]
     return spearman(estimated, exact), len(chosen)
