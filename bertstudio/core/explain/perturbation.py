@@ -43,12 +43,12 @@ def candidates(prepared: Prepared) -> list[int]:
 class Presence:
     """F of the input with some non-special tokens replaced by the pad token, batched.
 
-    `scores(present)` takes a (batch, n) tensor of token ids for the n candidate positions (the
-    original id where the token is present, the pad id where it is absent) and returns (batch,) F;
-    `forward` is the same for captum, one batch per call, with its own progress."""
+    `forward(present)` takes a (batch, n) tensor of token ids for the n candidate positions (the
+    original id where the token is present, the pad id where it is absent) and returns (batch,) F,
+    `per_batch` rows to a pass (captum's calls: one pass each)."""
 
-    def __init__(self, loaded: LoadedModel, prepared: Prepared, path: Path, control: TaskControl, what: str = "",
-                 total: int = 1) -> None:
+    def __init__(self, loaded: LoadedModel, prepared: Prepared, path: Path, control: TaskControl, what: str,
+                 total: int) -> None:
         self.loaded, self.path, self.ids = loaded, path, prepared.inputs["input_ids"]
         self.positions = candidates(prepared)
         self.present = self.ids.reshape(-1)[self.positions].unsqueeze(0)  # (1, n)
@@ -56,37 +56,34 @@ class Presence:
         self.control, self.what, self.total, self.calls = control, what, max(1, total), 0
 
     def _forward(self, batch: engine.Batch) -> Any:
+        self.control.report(f"{self.what}: pass {self.calls + 1} of {self.total}", min(1.0, self.calls / self.total))
+        self.calls += 1
         count = len(batch.rows)
         extra = tuple(e.expand(count, *e.shape[1:]).contiguous() for e in self.path.extra)  # the model views them
         return self.path.forward(batch.inputs["input_ids"].reshape(count, *self.ids.shape[1:]), *extra)
 
-    def scores(self, present: Any, per_batch: int, **options: Any) -> Any:
+    def forward(self, present: Any, per_batch: int | None = None) -> Any:
         import torch
 
         full = self.ids.reshape(1, -1).repeat(present.shape[0], 1)
         full[:, self.positions] = present.to(full.dtype)
+        rows = per_batch or present.shape[0]
         found = engine.run(self.loaded, engine.rows(full.tolist()), self._forward, self.control, weights=None,
-                           budget=per_batch * full.shape[1], max_rows=per_batch, **options)
+                           budget=rows * full.shape[1], max_rows=rows, progress=False)
         return torch.as_tensor(np.asarray(found), device=present.device)
-
-    def forward(self, present: Any) -> Any:
-        self.control.check()
-        self.control.report(f"{self.what}: pass {self.calls + 1} of {self.total}", min(1.0, self.calls / self.total))
-        self.calls += 1
-        return self.scores(present, present.shape[0], progress=False)
 
 
 def occlusion(loaded: LoadedModel, prepared: Prepared, path: Path, control: TaskControl) -> tuple[Any, float]:
     """Per flat position: F(x) - F(x with that token absent); 0 for special tokens. And F(x)."""
     import torch
 
-    presence = Presence(loaded, prepared, path, control)
-    n = len(presence.positions)
+    n = len(candidates(prepared))
+    per_batch = steps_per_batch(prepared, n + 1)
+    presence = Presence(loaded, prepared, path, control, f"Occlusion of {n} tokens", math.ceil((n + 1) / per_batch))
     copies = presence.present.repeat(n + 1, 1)  # row 0 the input, row j+1 token j absent
     index = torch.arange(n, device=copies.device)
     copies[index + 1, index] = presence.absent[0, index]
-    scores = presence.scores(copies, steps_per_batch(prepared, n + 1), verb=f"Occlusion of {n} tokens: ran",
-                             unit="copies")
+    scores = presence.forward(copies, per_batch)
     score = scores[0]
     values = torch.zeros(prepared.inputs["input_ids"].numel(), dtype=scores.dtype, device=scores.device)
     values[presence.positions] = score - scores[1:]
