@@ -172,6 +172,27 @@ def steps_for(tokens: int, options: TrainOptions) -> int:
     return max(1, min(MAX_STEPS, math.ceil(tokens / options.batch) * options.epochs))
 
 
+def _aux_loss(pre: Any, error: Any, dead: Any, k_aux: int, w_dec: Any) -> Any:
+    """AuxK: the top `k_aux` dead features reconstruct what the live ones missed (summed squares)."""
+    import torch
+
+    aux_values, aux_ids = pre.masked_fill(~dead, 0.0).topk(min(k_aux, int(dead.sum())), dim=-1)
+    aux = torch.zeros_like(pre).scatter(-1, aux_ids, aux_values) @ w_dec
+    return ((error.detach() - aux) ** 2).sum(-1).mean()
+
+
+def _unit_step(optimiser: Any, w_dec: Any) -> None:
+    """The optimiser's step keeping the decoder rows unit length (their gradient along them removed first)."""
+    import torch
+
+    with torch.no_grad():
+        grad = w_dec.grad
+        if grad is not None:
+            grad -= (grad * w_dec).sum(-1, keepdim=True) * w_dec
+        optimiser.step()
+        w_dec /= w_dec.norm(dim=-1, keepdim=True).clamp_min(1e-12)
+
+
 def train(states: np.ndarray, m: int, options: TrainOptions, control: TaskControl,
           device: str = "cpu") -> tuple[Sae, list[float]]:
     """A TopK SAE with m features fitted to `states` (N, d); and the loss every step (normalised MSE)."""
@@ -215,23 +236,10 @@ def train(states: np.ndarray, m: int, options: TrainOptions, control: TaskContro
             fired[ids[values > 0]] = True
             since_fired = torch.where(fired, torch.zeros_like(since_fired), since_fired + batch)
             dead = since_fired >= DEAD_AFTER
-            if bool(dead.any()):
-                dead_pre = pre.masked_fill(~dead, 0.0)
-                aux_values, aux_ids = dead_pre.topk(min(k_aux, int(dead.sum())), dim=-1)
-                aux = torch.zeros_like(pre).scatter(-1, aux_ids, aux_values) @ params["W_dec"]
-                aux_loss = ((error.detach() - aux) ** 2).sum(-1).mean() / scale
-                loss_total = loss + AUX_WEIGHT * aux_loss
-            else:
-                loss_total = loss
+            aux = _aux_loss(pre, error, dead, k_aux, params["W_dec"]) / scale if bool(dead.any()) else None
             optimiser.zero_grad(set_to_none=True)
-            loss_total.backward()
-            with torch.no_grad():  # keep the decoder rows unit length: remove the gradient along them
-                w, g = params["W_dec"], params["W_dec"].grad
-                if g is not None:
-                    g -= (g * w).sum(-1, keepdim=True) * w
-            optimiser.step()
-            with torch.no_grad():
-                params["W_dec"] /= params["W_dec"].norm(dim=-1, keepdim=True).clamp_min(1e-12)
+            (loss + AUX_WEIGHT * aux if aux is not None else loss).backward()
+            _unit_step(optimiser, params["W_dec"])
             value = float(loss.detach())
             if not math.isfinite(value):
                 raise InputError(f"Training stopped at step {step + 1}: the loss is not a finite number.",
