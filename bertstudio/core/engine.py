@@ -197,8 +197,7 @@ def _to_device(arrays: dict[str, np.ndarray], device: Any) -> dict[str, Any]:
 
 
 def to_host(value: Any) -> Any:
-    """Tensors (alone, in a tuple or list) as numpy on the CPU; half precision widened to float32
-    (float64 stays: exact references in tests)."""
+    """Tensors (alone, in a tuple or list) as numpy on the CPU; half precision widened to float32."""
     import torch
 
     if isinstance(value, torch.Tensor):
@@ -219,8 +218,7 @@ def split_rows(batch: Batch, value: Any) -> list[Any]:
 @contextmanager
 def attention_for(model: Any, weights: bool | None) -> Iterator[None]:
     """The model with sdpa for the duration (eager where `weights`: sdpa returns no attention weights),
-    where it supports switching; set back afterwards; `weights=None`: the model's own kernel, as loaded.
-    The caller holds the model lock."""
+    where it supports switching (`weights=None`: never); set back afterwards. The caller holds the lock."""
     config = getattr(model, "config", None)
     current = getattr(config, "_attn_implementation", None)
     wanted = "eager" if weights else "sdpa"
@@ -331,8 +329,8 @@ def cut_note(loaded: LoadedModel, encoded: Encoded, lines: Sequence[int] | None 
 
 
 # -- pre-built rows (explain, patching, features) ------------------------------------------------
-def rows(ids: Sequence[Sequence[int]], max_length: int | None = None) -> Encoded:
+def rows(ids: Sequence[Sequence[int]]) -> Encoded:
     """Token id rows the caller built (perturbed or shortened copies of one input, flattened) for `run`;
     a forward may read its own inputs by `batch.rows`."""
     found = [list(row) for row in ids]
-    return Encoded(found, None, (), max_length or max((len(row) for row in found), default=0))
+    return Encoded(found, None, (), max((len(row) for row in found), default=0))

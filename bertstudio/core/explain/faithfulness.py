@@ -13,9 +13,8 @@ outputs are put back at the original positions (a deleted position gets -inf, so
 candidate of QA's span softmax) before F is read. Multiple choice deletes from every choice and
 pads the shorter choices (attention mask 0). Similarity's F (a cosine of A's pooled states)
 reads no position: a shortened A is pooled as it is. A value that is not a number (the model's
-output on a shortened input) is undefined: None (JSON null) with a note, never a silent NaN. The
-full and shortened inputs run through `engine.run`, one input per forward (no padding: the same
-numbers as each input alone).
+output on a shortened input) is undefined: None (JSON null) with a note, never a silent NaN. Each
+input runs alone through `engine.run` (no padding: the numbers of the input alone).
 """
 
 from __future__ import annotations
@@ -103,9 +102,8 @@ def without(loaded: LoadedModel, prepared: Prepared, dropped: set[int]) -> tuple
 
 
 def restored(outputs: Any, kept: list[int], width: int) -> Any:
-    """Token-level outputs (a token's logits, QA's start and end: one value per position, where F is
-    read at a position) of a shortened single sequence put back at the original positions (-inf where
-    a token was deleted), so F reads the same position as on the full input."""
+    """Token-level outputs (one value per position) of a shortened single sequence put back at the original
+    positions (-inf where a token was deleted), so F reads the same position as on the full input."""
     import torch
 
     short = len(kept)

@@ -149,8 +149,7 @@ def masked_states(loaded: LoadedModel, texts: list[str], seed: int, control: Tas
 
 def kl_per_level(read: Callable[[int, Any], Any], states: Any, lens: TunedLens | None = None,
                  batch: int = 512) -> np.ndarray:
-    """The mean KL(p_final || p_level) over the positions, for each level (the last is 0); the caller
-    holds the model (`engine.exclusive`)."""
+    """The mean KL(p_final || p_level) over the positions, per level (the last is 0); the caller holds the model."""
     import torch
 
     levels = states.shape[0]

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import difflib
 from collections.abc import Sequence
+from contextlib import nullcontext
 from typing import Any
 
 from bertstudio.core import engine, notes
@@ -32,13 +33,6 @@ from bertstudio.core.progress import TaskControl
 BATCH_TOKENS = 16_384  # tokens per patched forward pass (copies x sequences x length)
 MAX_NOISE_SEED = 2**31 - 1
 MAX_SAMPLE = 1024  # cells attribution patching is checked on (each one exact patched run)
-
-
-def _prepare_corrupted(loaded: LoadedModel, task: str, texts: tuple[str, ...], target: str | None) -> Prepared:
-    try:
-        return prepare(loaded, task, texts, target)
-    except BertStudioError as error:
-        raise InputError(f"The corrupted input: {error.message}", hint=error.hint) from None
 
 
 def _matched(clean: Prepared, corrupted: Prepared, width: int, other_width: int) -> list[tuple[int, int]]:
@@ -85,7 +79,6 @@ def _run(loaded: LoadedModel, setup: Setup, copies: Sequence[list[Copy]], heads:
     """The target probability of each corrupted copy with its own list of copies applied (each built
     for row 0: moved to its row of the batch here), through `engine.run`: one id row per copy,
     `per_batch` copies to a forward (one pass each)."""
-    from contextlib import nullcontext
     from dataclasses import replace
 
     import torch
@@ -160,7 +153,10 @@ def set_up(loaded: LoadedModel, task: str, clean_texts: tuple[str, ...], corrupt
         assert corrupted_texts is not None
         noise_tensor = None
         other_target = target if target is not None else (None if clean.fixed else str(clean.target))
-        corrupted = _prepare_corrupted(loaded, task, tuple(corrupted_texts), other_target)
+        try:
+            corrupted = prepare(loaded, task, tuple(corrupted_texts), other_target)
+        except BertStudioError as error:
+            raise InputError(f"The corrupted input: {error.message}", hint=error.hint) from None
         same = tuple(corrupted.inputs["input_ids"].shape) == tuple(ids.shape) and corrupted.keep == clean.keep
         if same:
             read = clean.probability  # the clean answer's own target, at the same positions
@@ -187,8 +183,6 @@ def set_up(loaded: LoadedModel, task: str, clean_texts: tuple[str, ...], corrupt
     model = loaded.model
     with exclusive(loaded), recording(model) as seen:
         clean_score = float(torch.as_tensor(clean.probability(model(**clean.inputs)))[0])
-    from contextlib import nullcontext
-
     with exclusive(loaded), (noised(model, noise_tensor) if noise_tensor is not None else nullcontext()), \
             recording(model) as own:
         corrupted_score = float(torch.as_tensor(read(model(**corrupted.inputs)))[0])
