@@ -1,8 +1,9 @@
 """One forward path (issue 39.1): the model lock and `torch.inference_mode` are taken in core/engine.py
 only: batches through `engine.run` (custom forwards allowed), one input through `engine.exclusive`.
 Until they move, the files in REMAINING still take them themselves. A new file that takes either, or
-that holds `engine.exclusive` without being named in SINGLE_INPUT (one forward on one input, said
-why), fails here: run its forwards through `engine.run` instead. Both lists can only shrink: a listed
+that holds `engine.exclusive` without being named in SINGLE_INPUT (one forward on one input) or in
+HOLDS (a job of its own: gradient code with `grad=True`, a hook kept across engine runs; said why),
+fails here: run its forwards through `engine.run` instead. The lists can only shrink: a listed
 file that no longer does it fails until its entry is removed. Read with `ast`: strings (the Copy as
 Python snippets) and `<output>.lock` paths do not count."""
 

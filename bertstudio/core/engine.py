@@ -1,25 +1,28 @@
 """The one engine for every batch of inputs: evaluate, corpus indexing, counterfactual scoring, the
-task tabs' batch runs (and, as they move here, explain-a-set and faithfulness).
+task tabs' batch runs, Explain's perturbed copies and faithfulness, patching's patched copies.
 
 transformers' pipeline pads each fixed-size batch of rows (32) to its longest row, in input order:
 on a review-like mix (4-480 words) most of every batch is padding. Here the rows are tokenized once
 (fast tokenizer, in chunks with a cancel check between), sorted by length, grouped under a budget of
 *padded tokens* (not a row count), padded per batch, run, and put back in input order. The model
-lock and `torch.inference_mode()` are taken here for the whole run; the batch paths moved here take
-them nowhere else (single-input task runs still use core/execution.py's `exclusive`, one forward
-each).
+lock and `torch.inference_mode()` are taken here for the whole run, and nowhere else (one input's
+forward holds `exclusive` below; tests/test_forward_path.py names who holds it).
 
 - `encode_all(loaded, texts, pairs)` -> `Encoded`: token ids per row, no padding, cut rows recorded.
 - `batches(encoded, token_budget, max_rows)` -> row groups, longest first (an out-of-memory shows on
   the first batch, not the last).
 - `run(loaded, encoded, forward, control)` -> one result per row, in input order. `forward(batch)`
   maps a padded batch on the model's device to tensors with one row per input row (logits, pooled
-  states, ...); the engine brings them to the host as float32 numpy while the next batch is already
-  padded and, on CUDA, on its way (pinned memory, non_blocking).
+  states, ...); the engine brings them to the host as numpy (float32 or wider) while the next batch is
+  already padded and, on CUDA, on its way (pinned memory, non_blocking).
+- `rows(ids)` -> `Encoded` of token id rows the caller built (perturbed copies of one input).
+- `exclusive(loaded, grad=False)`: the lock for one input's forward (inference mode), or with
+  `grad=True` for gradient code (captum, head gates, a tuned lens); its batches still go through `run`.
 
 The attention kernel: unless the caller reads attention weights (`weights=True`), a model loaded
 with eager attention (the Attention task loads it so) runs the batch with sdpa, and is
-set back afterwards; results equal eager's to float32 rounding. Half precision is the model's own
+set back afterwards; results equal eager's to float32 rounding (`weights=None`: the kernel as loaded,
+where a caller wants the numbers of its own forward). Half precision is the model's own
 dtype (the user's choice at load time); outputs are widened to float32 on the host.
 
 torch is imported inside the functions: nothing here runs before the window shows.
