@@ -324,3 +324,30 @@ def cut_note(loaded: LoadedModel, encoded: Encoded, lines: Sequence[int] | None 
         where = f" (lines {named})"
     return [f"{len(encoded.cut)} row(s) were longer than the {encoded.max_length} tokens the model reads and "
             f"were cut{where}."]
+
+
+# -- whole jobs and gradients (several steps on one model) ------------------------------------------
+@contextmanager
+def holding(loaded: LoadedModel) -> Iterator[Any]:
+    """The model lock for a whole job of several steps (a search, an export, heads switched off for a
+    run), so no other job runs on the model between them; yields the model. Inference mode is not taken:
+    each step's forward takes it (`run`, `exclusive`), and a step that needs gradients takes `gradients`."""
+    with loaded.lock:
+        yield loaded.model
+
+
+@contextmanager
+def gradients(loaded: LoadedModel) -> Iterator[Any]:
+    """The model lock with autograd on (inference mode off, gradients enabled, also inside a caller's
+    inference mode), for one input's forward and backward; yields the model."""
+    import torch
+
+    with loaded.lock, torch.inference_mode(False), torch.enable_grad():
+        yield loaded.model
+
+
+def rows_of_ids(loaded: LoadedModel, input_ids: Sequence[Sequence[int]],
+                token_type_ids: Sequence[Sequence[int]] | None = None) -> Encoded:
+    """Rows tokenized already (windows, masked copies) as `run` takes them, none cut."""
+    types = [list(row) for row in token_type_ids] if token_type_ids is not None else None
+    return Encoded([list(row) for row in input_ids], types, (), int(loaded.info.max_length))
