@@ -102,7 +102,7 @@ def run_spec(
             return run(loaded, own, control)
         from bertstudio.core.explain.ablation import heads_switched_off
 
-        with engine.exclusive(loaded) as model, heads_switched_off(model, heads):
+        with engine.holding(loaded) as model, heads_switched_off(model, heads):
             return run(loaded, own, control)
 
     if not compare_ablated:

@@ -27,6 +27,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from bertstudio.core import engine
 from bertstudio.core.errors import BertStudioError, InputError
 from bertstudio.core.progress import TaskControl
 from bertstudio.core.tasks.spec import spec_for
@@ -187,10 +188,7 @@ def _session(path: Path) -> Any:
 
 
 def _torch_outputs(model: Any, feed: dict[str, Any], outputs: tuple[str, ...]) -> list[Any]:
-    import torch
-
-    with torch.inference_mode():
-        result = model(**{name: torch.from_numpy(value) for name, value in feed.items()})
+    result = engine.forward(model, feed)
     return [result[name].float().numpy() for name in outputs]
 
 
@@ -249,10 +247,7 @@ def measure_speeds(model: Any, session: Any, names: tuple[str, ...], length: int
     tensors = {name: torch.from_numpy(value) for name, value in feed.items()}
 
     def torch_run(m: Any) -> Callable[[], object]:
-        def run() -> object:
-            with torch.inference_mode():
-                return m(**tensors)
-        return run
+        return lambda: engine.forward(m, tensors)
 
     control.report("Preparing the PyTorch and int8 models for timing…", 0.8)
     fast = copy.deepcopy(model)  # timed as the app runs it (sdpa attention), not as traced (eager)
@@ -345,7 +340,7 @@ def _export_locked(loaded: Any, path: Path, control: TaskControl, tolerance: flo
     shapes = tuple((batch, min(length, limit)) for batch, length in SHAPES)
     partial = path.with_name(path.name + ".partial")
     try:
-        with loaded.lock:
+        with engine.holding(loaded):  # tracing, validating and timing the shared model: no other job meanwhile
             control.check()
             control.report(f"Exporting {loaded.info.architecture} to ONNX…", 0.1)
             _trace(model, sample_inputs(model.config, names, 2, min(8, limit), choices), names, outputs,
