@@ -5,9 +5,9 @@ transformers' pipeline pads each fixed-size batch of rows (32) to its longest ro
 on a review-like mix (4-480 words) most of every batch is padding. Here the rows are tokenized once
 (fast tokenizer, in chunks with a cancel check between), sorted by length, grouped under a budget of
 *padded tokens* (not a row count), padded per batch, run, and put back in input order. The model
-lock and `torch.inference_mode()` are taken here for the whole run; the batch paths moved here take
-them nowhere else (single-input task runs still use core/execution.py's `exclusive`, one forward
-each).
+lock and `torch.inference_mode()` are taken here for the whole run, and nowhere else: one input's
+forward holds `exclusive`, a job of several steps on one model (a search, an export, heads switched
+off) holds `holding` (the lock only: its steps take inference mode), a backward pass `gradients`.
 
 - `encode_all(loaded, texts, pairs)` -> `Encoded`: token ids per row, no padding, cut rows recorded.
 - `batches(encoded, token_budget, max_rows)` -> row groups, longest first (an out-of-memory shows on
@@ -345,9 +345,3 @@ def gradients(loaded: LoadedModel) -> Iterator[Any]:
     with loaded.lock, torch.inference_mode(False), torch.enable_grad():
         yield loaded.model
 
-
-def rows_of_ids(loaded: LoadedModel, input_ids: Sequence[Sequence[int]],
-                token_type_ids: Sequence[Sequence[int]] | None = None) -> Encoded:
-    """Rows tokenized already (windows, masked copies) as `run` takes them, none cut."""
-    types = [list(row) for row in token_type_ids] if token_type_ids is not None else None
-    return Encoded([list(row) for row in input_ids], types, (), int(loaded.info.max_length))
