@@ -65,7 +65,7 @@ def embed(loaded: LoadedModel, dataset: Dataset, layer: int = -1, pooling: str =
         return (states * mask).sum(1) / mask.sum(1).clamp(min=1)
 
     found = engine.run(loaded, encoded, forward, control, max_rows=batch_size, verb="Embedded")
-    return np.stack(found).astype(np.float32) if found else np.zeros((0, loaded.info.hidden_size), np.float32)
+    return np.stack(found).astype(np.float32) if found else np.zeros((0, loaded.info.hidden_size or 0), np.float32)
 
 
 def project(vectors: np.ndarray, method: str = "pca", seed: int = 0) -> tuple[np.ndarray, tuple[float, ...]]:

@@ -131,9 +131,9 @@ def mlm(proposer: LoadedModel, texts: tuple[str, ...], words: list[Word], per_wo
     encoded = engine.encode_all(proposer, masked, control=control)
     at: list[int | None] = []  # the word's mask in each row: after the masks already in the text (fill-mask's own)
     for row, (word, text) in enumerate(zip(words, masked, strict=True)):
-        where = [t for t, token in enumerate(encoded.input_ids[row]) if token == tokenizer.mask_token_id]
+        masks = [t for t, token in enumerate(encoded.input_ids[row]) if token == tokenizer.mask_token_id]
         before = text[:word.start].count(mask)
-        at.append(where[before] if before < len(where) else None)  # None: cut off by the model's length
+        at.append(masks[before] if before < len(masks) else None)  # None: cut off by the model's length
     model = proposer.model
 
     def forward(batch: engine.Batch) -> Any:
@@ -143,8 +143,8 @@ def mlm(proposer: LoadedModel, texts: tuple[str, ...], words: list[Word], per_wo
     control.report("Proposing words…", 0.0)
     rows = engine.run(proposer, encoded, forward, control, max_rows=BATCH, progress=False)
     found: dict[Word, list[str]] = {}
-    for word, where, logits in zip(words, at, rows, strict=True):
-        if where is None:
+    for word, position, logits in zip(words, at, rows, strict=True):
+        if position is None:
             continue
         scores = torch.from_numpy(logits).clone()
         scores[~fitted(allowed, scores.shape[0])] = float("-inf")
