@@ -73,8 +73,6 @@ def predict(loaded: LoadedModel, examples: Sequence[Example], control: TaskContr
     """The best answer per question: each question's windows made by the task's own preprocess, every
     window of the file through the batch engine (sorted, a token budget), each question's start and
     end logits read back by the task's own postprocess, as `tasks.qa.answer` reads one question."""
-
-
     require_span_head(loaded)
     no_answer = any(not x.gold for x in examples)
     settings = QAOptions(allow_no_answer=no_answer)
