@@ -326,22 +326,19 @@ def cut_note(loaded: LoadedModel, encoded: Encoded, lines: Sequence[int] | None 
             f"were cut{where}."]
 
 
-# -- whole jobs and gradients (several steps on one model) ------------------------------------------
+# -- whole jobs and backward passes ----------------------------------------------------------------
 @contextmanager
 def holding(loaded: LoadedModel) -> Iterator[Any]:
-    """The model lock for a whole job of several steps (a search, an export, heads switched off for a
-    run), so no other job runs on the model between them; yields the model. Inference mode is not taken:
-    each step's forward takes it (`run`, `exclusive`), and a step that needs gradients takes `gradients`."""
+    """The model lock for a job of several steps (a search, an export, heads switched off for a run):
+    no other job runs on the model between them. Inference mode is left to each step's forward."""
     with loaded.lock:
         yield loaded.model
 
 
 @contextmanager
 def gradients(loaded: LoadedModel) -> Iterator[Any]:
-    """The model lock with autograd on (inference mode off, gradients enabled, also inside a caller's
-    inference mode), for one input's forward and backward; yields the model."""
+    """The model lock with autograd on (also inside a caller's inference mode): one input's backward pass."""
     import torch
 
     with loaded.lock, torch.inference_mode(False), torch.enable_grad():
         yield loaded.model
-

@@ -187,11 +187,6 @@ def _session(path: Path) -> Any:
     return onnxruntime.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
 
 
-def _torch_outputs(model: Any, feed: dict[str, Any], outputs: tuple[str, ...]) -> list[Any]:
-    result = engine.forward(model, feed)
-    return [result[name].float().numpy() for name in outputs]
-
-
 def max_difference(model: Any, session: Any, names: tuple[str, ...], outputs: tuple[str, ...],
                    shapes: tuple[tuple[int, int], ...], choices: bool, control: TaskControl) -> float:
     """The largest |onnxruntime - PyTorch| over every output of every sample shape; a file onnxruntime
@@ -211,7 +206,8 @@ def max_difference(model: Any, session: Any, names: tuple[str, ...], outputs: tu
             raise InputError(f"The exported {type(model).__name__} fails in onnxruntime on inputs of other "
                              f"lengths ({_first_line(error)}); it was not kept.",
                              hint="Keep the PyTorch model for this architecture.", details=repr(error)) from error
-        want = _torch_outputs(model, feed, outputs)
+        result = engine.forward(model, feed)
+        want = [result[name].float().numpy() for name in outputs]
         mask = feed["attention_mask"].astype(bool)
         for ort_value, torch_value in zip(got, want, strict=True):
             difference = np.abs(ort_value - torch_value)
