@@ -211,13 +211,14 @@ def _check_weights(loaded: LoadedModel) -> None:
     """Refuse a model that returns no attention weights (sdpa, flash) or whose attention is no T x T map."""
     from bertstudio.core.anatomy.modules import attention_refusal
 
-    implementation = getattr(loaded.model.config, "_attn_implementation", None)
+    model = loaded.model
+    implementation = getattr(model.config, "_attn_implementation", None)
     if implementation not in (None, "eager"):
         raise MissingHeadError(
             f"The model was loaded with {implementation} attention, which returns no attention weights.",
             hint="Reload it with eager attention (the attention tab does this itself).",
         )
-    refusal = attention_refusal(loaded.model)
+    refusal = attention_refusal(model)
     if refusal:
         raise MissingHeadError(f"{refusal}.", hint="Choose a model of another architecture for attention weights.")
 
