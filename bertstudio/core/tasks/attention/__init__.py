@@ -186,7 +186,8 @@ def compute(
     control.report("Tokenising…", None)
     encoding, kept, pair, found = _encode(loaded, text, pair)
     special_mask = [bool(s) for s in encoding.pop("special_tokens_mask")[0].tolist()]
-    segments, b_start = _segments(encoding, loaded.tokenizer, pair is not None)
+    tokenizer, ids = loaded.tokenizer, encoding["input_ids"][0].tolist()
+    segments, b_start = _segments(encoding, tokenizer, pair is not None)
     inputs = {k: v for k, v in encoding.items() if k in ("input_ids", "attention_mask", "token_type_ids")}
     if "token_type_ids" in inputs and pair is None:
         inputs["token_type_ids"] = inputs["token_type_ids"].new_zeros(inputs["input_ids"].shape)
@@ -195,15 +196,17 @@ def compute(
     stacked, extra, windowed = _forward(loaded, inputs, qk, norms, norm_sum)
     control.check()
     found += windowed
-    ids = encoding["input_ids"][0].tolist()
     if extra.get("vectors") is not None:
         found += _softmax_check(extra, stacked, inputs)
     control.report("Attention ready", 1.0)
+    cls_id = tokenizer.cls_token_id if tokenizer.cls_token_id is not None else tokenizer.bos_token_id
+    sep_id = tokenizer.sep_token_id if tokenizer.sep_token_id is not None else tokenizer.eos_token_id
     return AttentionResult(
-        text=kept, pair=pair, tokens=tuple(loaded.tokenizer.convert_ids_to_tokens(ids)),
+        text=kept, pair=pair, tokens=tuple(tokenizer.convert_ids_to_tokens(ids)),
         attentions=np.ascontiguousarray(stacked), segment_ids=segments, special=tuple(special_mask),
-        **_landmarks(loaded.tokenizer, ids), b_start=b_start, notes=found, architecture=loaded.info.architecture,
-        **extra,
+        cls_index=ids.index(cls_id) if cls_id is not None and cls_id in ids else None,
+        sep_indices=tuple(i for i, t in enumerate(ids) if sep_id is not None and t == sep_id), b_start=b_start,
+        notes=found, architecture=loaded.info.architecture, **extra,
     )
 
 
@@ -249,14 +252,6 @@ def _forward(loaded: LoadedModel, inputs: dict[str, Any], qk: bool, norms: bool,
         f"{model.config.model_type} attends within a window around each token: the weights outside it are "
         "zero by construction, not computed."),)
     return stacked.cpu().numpy(), extra, windowed
-
-
-def _landmarks(tokenizer: Any, ids: list[int]) -> dict[str, Any]:
-    """Where [CLS] (<s>) and every [SEP] (</s>) are."""
-    cls_id = tokenizer.cls_token_id if tokenizer.cls_token_id is not None else tokenizer.bos_token_id
-    sep_id = tokenizer.sep_token_id if tokenizer.sep_token_id is not None else tokenizer.eos_token_id
-    return {"cls_index": ids.index(cls_id) if cls_id is not None and cls_id in ids else None,
-            "sep_indices": tuple(i for i, t in enumerate(ids) if sep_id is not None and t == sep_id)}
 
 
 def _softmax_check(extra: dict[str, Any], stacked: np.ndarray, inputs: dict[str, Any]) -> tuple[Note, ...]:
