@@ -180,7 +180,7 @@ def corpus_rows(count: int) -> list[Row]:
 
 
 def counterfactual_rows(edits: int) -> list[Row]:
-    """Scoring `edits` edited reviews in chunks of 16 (as the search does): generators.score (before) vs
+    """Scoring `edits` edited reviews in chunks of 16 (as the search does): BEFORE's generators.score vs
     whatif.tasks.score (the engine), on the BERT-base-sized classifier."""
     import numpy as np
     import torch
@@ -207,12 +207,13 @@ def counterfactual_rows(edits: int) -> list[Row]:
         return out
 
     control = TaskControl()
+    old = _old_module("bertstudio/core/whatif/generators.py", "bench_generators_before")
     run(lambda rows: score(loaded, adapter, rows, 0, control))
-    before, a = _timed(lambda: run(lambda rows: generators.score(loaded, adapter, rows, 0)))
+    before, a = _timed(lambda: run(lambda rows: old.score(loaded, adapter, rows, 0)))
     after, b = _timed(lambda: run(lambda rows: score(loaded, adapter, rows, 0, control)))
     gap = float(np.abs(np.asarray(a) - np.asarray(b)).max())
     return [Row(f"engine counterfactual scoring bert-base-sized, {edits} edits of a {len(words)}-word review",
-                after, before, f"raw = generators.score (before); P gap {gap:.1e}")]
+                after, before, f"raw = HEAD~ {BEFORE}'s generators.score; P gap {gap:.1e}")]
 
 
 def rows() -> list[Row]:

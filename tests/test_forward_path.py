@@ -1,5 +1,6 @@
 """One forward path (issue 39.1): the model lock and `torch.inference_mode` are taken in core/engine.py
-only: batches through `engine.run` (custom forwards allowed), one input through `engine.exclusive`.
+only: batches through `engine.run` (custom forwards allowed), one input through `engine.exclusive`, a
+job of several steps under `engine.holding`, a backward pass under `engine.exclusive(loaded, grad=True)`.
 Until they move, the files in REMAINING still take them themselves. A new file that takes either, or
 that holds `engine.exclusive` without being named in SINGLE_INPUT (one forward on one input) or in
 HOLDS (a job of its own: gradient code with `grad=True`, a hook kept across engine runs; said why),
@@ -17,16 +18,12 @@ THE_ONE = {"core/engine.py"}
 # Still taking them (issue 39 lists the paths that batch on their own): they hold the lock around a
 # whole job or run their own loops.
 REMAINING = {
-    "cli/_per_layer.py", "cli/explain.py", "core/corpus/index.py", "core/corpus/query.py",
-    "core/evaluate/projector.py", "core/export/onnx.py", "core/suites/masks.py", "core/tasks/attention/norms.py",
-    "core/tasks/fill_mask/layers.py", "core/whatif/generators.py", "core/whatif/search.py",
+    "cli/_per_layer.py", "cli/explain.py",
 }
 # Hold `engine.exclusive` for one input's forward (several rows of one input count as a batch).
 SINGLE_INPUT = {
-    "core/jobs.py", "core/explain/targets.py", "core/features/card.py", "core/patching/trace.py",
-    "core/tasks/attention/__init__.py",
-    "core/tasks/classification/__init__.py", "core/tasks/ner/__init__.py", "core/tasks/nsp/__init__.py",
-    "core/tasks/qa/__init__.py",
+    "core/corpus/query.py", "core/explain/targets.py", "core/features/card.py", "core/patching/trace.py",
+    "core/tasks/attention/__init__.py", "core/tasks/fill_mask/layers.py", "core/tasks/ner/__init__.py",
 }
 
 
@@ -38,6 +35,7 @@ HOLDS = {
     "core/patching/attribution.py": "one forward and backward pass through the corrupted run (grad=True)",
     "core/patching/trace.py": "both inputs prepared outside inference mode: attribution patching differentiates",
     "core/features/tuned_lens.py": "the lens trains through the frozen head (grad=True); the head reads stored states",
+    "core/whatif/generators.py": "HotFlip's one backward pass through the embeddings (grad=True)",
 }
 
 

@@ -5,8 +5,10 @@ transformers' pipeline pads each fixed-size batch of rows (32) to its longest ro
 on a review-like mix (4-480 words) most of every batch is padding. Here the rows are tokenized once
 (fast tokenizer, in chunks with a cancel check between), sorted by length, grouped under a budget of
 *padded tokens* (not a row count), padded per batch, run, and put back in input order. The model
-lock and `torch.inference_mode()` are taken here for the whole run, and nowhere else (one input's
-forward holds `exclusive` below; tests/test_forward_path.py names who holds it).
+lock and `torch.inference_mode()` are taken here for the whole run, and nowhere else: one input's
+forward holds `exclusive`, a job of several steps on one model (a search, an export, heads switched
+off) holds `holding` (the lock only: its steps take inference mode), a backward pass
+`exclusive(loaded, grad=True)` (tests/test_forward_path.py names who holds which).
 
 - `encode_all(loaded, texts, pairs)` -> `Encoded`: token ids per row, no padding, cut rows recorded.
 - `batches(encoded, token_budget, max_rows)` -> row groups, longest first (an out-of-memory shows on
@@ -337,3 +339,12 @@ def rows(ids: Sequence[Sequence[int]]) -> Encoded:
     a forward may read its own inputs by `batch.rows`."""
     found = [list(row) for row in ids]
     return Encoded(found, None, (), max((len(row) for row in found), default=0))
+
+
+# -- whole jobs ----------------------------------------------------------------------------------
+@contextmanager
+def holding(loaded: LoadedModel) -> Iterator[Any]:
+    """The model lock for a job of several steps (a search, an export, heads switched off for a run):
+    no other job runs on the model between them. Inference mode is left to each step's forward."""
+    with loaded.lock:
+        yield loaded.model

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, Protocol, TypeVar, runtime_checkable
 
 from bertstudio.core import engine
 from bertstudio.core import notes as _notes
@@ -20,6 +20,13 @@ from bertstudio.core.progress import TaskControl
 from bertstudio.core.tasks.spec import TaskSpec, jsonable, result_notes
 
 R = TypeVar("R")
+
+
+@runtime_checkable
+class NamesFiles(Protocol):
+    """Inputs that may name a file instead of holding its rows (Classification's CSV/TSV batch)."""
+
+    def with_files_read(self, control: TaskControl) -> Any: ...
 
 
 @dataclass(frozen=True)
@@ -90,6 +97,8 @@ def run_spec(
     if spec.run is None:
         raise ValueError(f"{spec.key} cannot be run on one input")
     run = spec.run
+    if isinstance(inputs, NamesFiles):  # read once, in the worker, before any model runs (A and B read the rows)
+        inputs = inputs.with_files_read(control)
     if (ablate or compare_ablated) and request.runtime == "onnx":
         from bertstudio.core.errors import InputError
 
@@ -102,7 +111,7 @@ def run_spec(
             return run(loaded, own, control)
         from bertstudio.core.explain.ablation import heads_switched_off
 
-        with engine.exclusive(loaded) as model, heads_switched_off(model, heads):
+        with engine.holding(loaded) as model, heads_switched_off(model, heads):
             return run(loaded, own, control)
 
     if not compare_ablated:

@@ -56,7 +56,7 @@ BATCH_PATHS = {
     "tasks/multiple_choice/__init__.py": ("predict",),
     "corpus/index.py": ("build_index",),
     "whatif/tasks.py": ("score",),
-    "tasks/classification/__init__.py": ("classify_batch",),
+    "tasks/classification/__init__.py": ("_classified",),
     "tasks/similarity/__init__.py": ("embed", "embed_encoded"),
 }
 OWN_BATCHING = {"lock", "inference_mode", "no_grad", "exclusive", "pipeline", "run_pipeline"}
@@ -105,6 +105,20 @@ def test_exclusive_holds_the_lock_and_inference_mode(loaded) -> None:  # noqa: A
             pass
     assert seen == [False]
     assert not torch.is_inference_mode_enabled()
+
+
+def test_holding_takes_the_lock_only_and_grad_turns_autograd_on(loaded) -> None:  # noqa: ANN001
+    import torch
+
+    seen: list[bool] = []
+    with engine.holding(loaded) as model:  # a job of several steps: its forwards take inference mode
+        assert model is loaded.model and not torch.is_inference_mode_enabled()
+        other = threading.Thread(target=lambda: seen.append(loaded.lock.acquire(timeout=0.05)))
+        other.start()
+        other.join()
+        with engine.exclusive(loaded), engine.exclusive(loaded, grad=True):  # a backward pass inside an inference step
+            assert torch.is_grad_enabled() and not torch.is_inference_mode_enabled()
+    assert seen == [False]
 
 
 def test_forward_moves_numpy_windows_and_equals_the_model(loaded) -> None:  # noqa: ANN001

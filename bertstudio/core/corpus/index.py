@@ -66,23 +66,6 @@ def read_corpus(path: str | Path, control: TaskControl | None = None) -> list[tu
     return found
 
 
-def layer_states(loaded: LoadedModel, encoded: dict[str, Any], layer: int) -> Any:
-    """The layer-L hidden states (batch x T x H) of a tokenized batch: 0 is the embeddings."""
-    import torch
-
-    model = loaded.model
-    inputs = {k: v.to(model.device) for k, v in encoded.items() if k not in {"offset_mapping", "special_tokens_mask"}}
-    with torch.inference_mode():
-        out = model(**inputs, output_hidden_states=True)
-    return out.hidden_states[layer]
-
-
-def encode(loaded: LoadedModel, texts: list[str], max_length: int) -> Any:
-    fast = bool(getattr(loaded.tokenizer, "is_fast", False))
-    return loaded.tokenizer(texts, padding=True, truncation=True, max_length=max_length, return_tensors="pt",
-                            return_special_tokens_mask=True, return_offsets_mapping=fast)
-
-
 def build_index(loaded: LoadedModel, lines: list[tuple[int, str]], layer: int, max_length: int,
                 control: TaskControl, batch_size: int = BATCH_SIZE) -> CorpusIndex:
     """Forward every line through the batch engine (tokenized once, sorted by length, a token budget, at

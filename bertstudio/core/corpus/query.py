@@ -7,7 +7,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from bertstudio.core.corpus.index import CorpusIndex, build_index, check_layer, encode, layer_states, read_corpus
+from bertstudio.core.corpus.index import CorpusIndex, build_index, check_layer, read_corpus
 from bertstudio.core.errors import InputError
 from bertstudio.core.limits import check_count
 from bertstudio.core.notes import Note, info, warning
@@ -66,8 +66,7 @@ def index_corpus(loaded: LoadedModel, path: str | Path, layer: Any, control: Tas
             return searchable(found, control, [info(f"Read from the cache ({target.name}).", str(target))],
                               cached_at=(target, key))
     control.report(f"Indexing {len(lines):,} lines at layer {layer}", 0.0)
-    with loaded.lock:
-        built = build_index(loaded, lines, layer, max_length, control)
+    built = build_index(loaded, lines, layer, max_length, control)
     try:
         cache.save(built, target, key, digest)
     except OSError as error:
@@ -113,11 +112,15 @@ def query_states(loaded: LoadedModel, text: str, layer: int) -> tuple[list[str],
     """(tokens as `attention` prints them, [CLS] included; their layer-L states; special mask)."""
     if not text.strip():
         raise InputError("Type a text to search with.")
-    with loaded.lock:
-        encoded = encode(loaded, [text], model_max_length(loaded))
-        states = layer_states(loaded, encoded, layer)[0].float().cpu().numpy()
+    from bertstudio.core import engine
+
+    with engine.exclusive(loaded) as model:  # one text, one forward
+        encoded = loaded.tokenizer([text], truncation=True, max_length=model_max_length(loaded), return_tensors="pt",
+                                   return_special_tokens_mask=True)
+        special = encoded.pop("special_tokens_mask")[0].bool().numpy()
+        states = engine.forward(model, encoded, output_hidden_states=True).hidden_states[layer][0].float().cpu().numpy()
     tokens = loaded.tokenizer.convert_ids_to_tokens(encoded["input_ids"][0].tolist())
-    return [str(t) for t in tokens], states, encoded["special_tokens_mask"][0].bool().numpy()
+    return [str(t) for t in tokens], states, special
 
 
 def token_neighbours(index: CorpusIndex, query: Any, k: int) -> list[Neighbour]:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import importlib.util
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -43,9 +44,8 @@ class Projection:
 def embed(loaded: LoadedModel, dataset: Dataset, layer: int = -1, pooling: str = "cls", batch_size: int = 32,
           control: TaskControl | None = None) -> np.ndarray:
     """(rows, hidden) float32: each row's [CLS] or mean-pooled hidden state at `layer` (negative: from the top)."""
-    import torch
+    from bertstudio.core import engine
 
-    control = control or TaskControl()
     if pooling not in POOLINGS:
         raise InputError(f"Unknown pooling {pooling!r}.", hint=f"Choose one of {', '.join(POOLINGS)}.")
     layers = (loaded.info.layers or 0) + 1
@@ -54,26 +54,18 @@ def embed(loaded: LoadedModel, dataset: Dataset, layer: int = -1, pooling: str =
     encoder = loaded.model.base_model
     pair_of = adapter_for(dataset.task).pair_of  # the text (pair) its spec says a row is
     pairs = [pair_of(x) for x in dataset.examples]
-    out = []
-    with loaded.lock, torch.inference_mode():
-        for start in range(0, len(pairs), batch_size):
-            control.check()
-            chunk = pairs[start:start + batch_size]
-            firsts, seconds = [a for a, _ in chunk], [b or "" for _, b in chunk]
-            encoding = loaded.tokenizer(firsts, seconds if any(b for _, b in chunk) else None, padding=True,
-                                        truncation=True, max_length=loaded.info.max_length, return_tensors="pt")
-            encoding = encoding.to(loaded.model.device)
-            names = {k: v for k, v in encoding.items() if k in ("input_ids", "attention_mask", "token_type_ids")}
-            states = encoder(**names, output_hidden_states=True).hidden_states[layer].float()
-            if pooling == "cls":
-                pooled = states[:, 0]
-            else:
-                mask = encoding["attention_mask"].unsqueeze(-1).to(states.dtype)
-                pooled = (states * mask).sum(1) / mask.sum(1).clamp(min=1)
-            out.append(pooled.cpu().numpy())
-            control.report(f"Embedded {min(start + batch_size, len(pairs))} of {len(pairs)} rows",
-                           min(start + batch_size, len(pairs)) / len(pairs))
-    return np.concatenate(out).astype(np.float32)
+    seconds = [b or "" for _, b in pairs] if any(b for _, b in pairs) else None
+    encoded = engine.encode_all(loaded, [a for a, _ in pairs], seconds, control)
+
+    def forward(batch: engine.Batch) -> Any:
+        states = encoder(**batch.inputs, output_hidden_states=True).hidden_states[layer].float()
+        if pooling == "cls":
+            return states[:, 0]
+        mask = batch.inputs["attention_mask"].unsqueeze(-1).to(states.dtype)
+        return (states * mask).sum(1) / mask.sum(1).clamp(min=1)
+
+    found = engine.run(loaded, encoded, forward, control, max_rows=batch_size, verb="Embedded")
+    return np.stack(found).astype(np.float32) if found else np.zeros((0, loaded.info.hidden_size or 0), np.float32)
 
 
 def project(vectors: np.ndarray, method: str = "pca", seed: int = 0) -> tuple[np.ndarray, tuple[float, ...]]:

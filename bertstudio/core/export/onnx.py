@@ -27,6 +27,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from bertstudio.core import engine
 from bertstudio.core.errors import BertStudioError, InputError
 from bertstudio.core.progress import TaskControl
 from bertstudio.core.tasks.spec import spec_for
@@ -186,14 +187,6 @@ def _session(path: Path) -> Any:
     return onnxruntime.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
 
 
-def _torch_outputs(model: Any, feed: dict[str, Any], outputs: tuple[str, ...]) -> list[Any]:
-    import torch
-
-    with torch.inference_mode():
-        result = model(**{name: torch.from_numpy(value) for name, value in feed.items()})
-    return [result[name].float().numpy() for name in outputs]
-
-
 def max_difference(model: Any, session: Any, names: tuple[str, ...], outputs: tuple[str, ...],
                    shapes: tuple[tuple[int, int], ...], choices: bool, control: TaskControl) -> float:
     """The largest |onnxruntime - PyTorch| over every output of every sample shape; a file onnxruntime
@@ -213,7 +206,8 @@ def max_difference(model: Any, session: Any, names: tuple[str, ...], outputs: tu
             raise InputError(f"The exported {type(model).__name__} fails in onnxruntime on inputs of other "
                              f"lengths ({_first_line(error)}); it was not kept.",
                              hint="Keep the PyTorch model for this architecture.", details=repr(error)) from error
-        want = _torch_outputs(model, feed, outputs)
+        result = engine.forward(model, feed)
+        want = [result[name].float().numpy() for name in outputs]
         mask = feed["attention_mask"].astype(bool)
         for ort_value, torch_value in zip(got, want, strict=True):
             difference = np.abs(ort_value - torch_value)
@@ -249,10 +243,7 @@ def measure_speeds(model: Any, session: Any, names: tuple[str, ...], length: int
     tensors = {name: torch.from_numpy(value) for name, value in feed.items()}
 
     def torch_run(m: Any) -> Callable[[], object]:
-        def run() -> object:
-            with torch.inference_mode():
-                return m(**tensors)
-        return run
+        return lambda: engine.forward(m, tensors)
 
     control.report("Preparing the PyTorch and int8 models for timing…", 0.8)
     fast = copy.deepcopy(model)  # timed as the app runs it (sdpa attention), not as traced (eager)
@@ -345,7 +336,7 @@ def _export_locked(loaded: Any, path: Path, control: TaskControl, tolerance: flo
     shapes = tuple((batch, min(length, limit)) for batch, length in SHAPES)
     partial = path.with_name(path.name + ".partial")
     try:
-        with loaded.lock:
+        with engine.holding(loaded):  # tracing, validating and timing the shared model: no other job meanwhile
             control.check()
             control.report(f"Exporting {loaded.info.architecture} to ONNX…", 0.1)
             _trace(model, sample_inputs(model.config, names, 2, min(8, limit), choices), names, outputs,

@@ -155,6 +155,7 @@ class Suggestions(dict[str, list[str]]):
 def suggestions_job(source: str, data: Any, like: Any, control: Any, k: int | None = None,
                     seed: int = 0) -> Suggestions:
     """Load the masked LM `source` and suggest words for every `{mask}` of the suite's JSON value."""
+    from bertstudio.core import engine
     from bertstudio.core.models import load_model
 
     k = top_k_of(data, k)
@@ -162,7 +163,7 @@ def suggestions_job(source: str, data: Any, like: Any, control: Any, k: int | No
     loaded = load_model(mask_request(source, like), control)
     predictor, token = model_predictor(loaded, k, control)
     control.report("Suggesting words for {mask}…")
-    with loaded.lock:
+    with engine.holding(loaded):
         try:
             found = Suggestions(suggest_all(data, predictor, token, k, seed))
         except InputError as error:  # e.g. no word at all: an untrained head is the likely why, said with it

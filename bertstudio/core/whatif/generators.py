@@ -23,38 +23,22 @@ METHODS = ("mlm", "hotflip", "ablation")
 BATCH = 16  # rows per forward pass: small enough that Cancel lands between two within a second
 
 
-def encode(loaded: LoadedModel, batch: list[tuple[str, ...]], choices: bool, offsets: bool = False) -> Any:
-    """(model inputs, the tokenizer's encoding) for a batch of the task's texts, shaped as the task reads
-    them: one sequence (a text and its pair), or the prompt paired with each ending (batch x choices x tokens)."""
-    tokenizer = loaded.tokenizer
+def encode(loaded: LoadedModel, texts: tuple[str, ...], choices: bool) -> Any:
+    """(model inputs on the device, the tokenizer's encoding with offsets) of one input, shaped as the task
+    reads it: one sequence (a text and its pair), or the prompt paired with each ending (1 x choices x tokens)."""
+    from bertstudio.core import engine
+
     options: dict[str, Any] = {"padding": True, "truncation": True, "max_length": loaded.info.max_length,
-                               "return_tensors": "pt", "return_offsets_mapping": offsets}
+                               "return_tensors": "pt", "return_offsets_mapping": True}
     if choices:
-        endings = len(batch[0]) - 1
-        encoding = tokenizer([t[0] for t in batch for _ in t[1:]], [e for t in batch for e in t[1:]], **options)
-    elif len(batch[0]) > 1:
-        endings = 0
-        encoding = tokenizer([t[0] for t in batch], [t[1] for t in batch], **options)
+        encoding = loaded.tokenizer([texts[0]] * (len(texts) - 1), list(texts[1:]), **options)
     else:
-        endings = 0
-        encoding = tokenizer([t[0] for t in batch], **options)
+        encoding = loaded.tokenizer([texts[0]], [texts[1]] if len(texts) > 1 else None, **options)
     names = [n for n in ("input_ids", "attention_mask", "token_type_ids") if n in encoding]
-    device = loaded.model.device
-    inputs = {n: encoding[n].to(device) for n in names}
-    if endings:
-        inputs = {n: v.view(len(batch), endings, -1) for n, v in inputs.items()}
+    inputs = engine.on_device(loaded.model, {n: encoding[n] for n in names})
+    if choices:
+        inputs = {n: v.view(1, len(texts) - 1, -1) for n, v in inputs.items()}
     return inputs, encoding
-
-
-def score(loaded: LoadedModel, adapter: CounterfactualAdapter, batch: list[tuple[str, ...]],
-          index: int) -> tuple[list[int], list[float]]:
-    """Per row: the predicted class and the probability of class `index` (the original prediction)."""
-    import torch
-
-    inputs, _ = encode(loaded, batch, adapter.choices)
-    with torch.inference_mode():
-        probabilities = adapter.probabilities(loaded, inputs, loaded.model(**inputs)).float()
-    return probabilities.argmax(-1).tolist(), probabilities[:, index].tolist()
 
 
 def ablation(words: list[Word], per_word: int) -> dict[Word, list[str]]:
@@ -66,12 +50,14 @@ def hotflip(loaded: LoadedModel, adapter: CounterfactualAdapter, texts: tuple[st
     """The `per_word` whole-word entries whose swap lowers P(original) most, to first order."""
     import torch
 
-    inputs, encoding = encode(loaded, [texts], adapter.choices, offsets=True)
+    from bertstudio.core import engine
+
+    inputs, encoding = encode(loaded, texts, adapter.choices)
     layer: Any = loaded.model.get_input_embeddings()
-    with torch.inference_mode(False), torch.enable_grad():
+    with engine.exclusive(loaded, grad=True) as model:
         embeds = layer(inputs["input_ids"]).detach().requires_grad_(True)
         others = {n: v for n, v in inputs.items() if n != "input_ids"}
-        outputs = loaded.model(inputs_embeds=embeds, **others)
+        outputs = model(inputs_embeds=embeds, **others)
         target = adapter.probabilities(loaded, inputs, outputs)[0, index]
         (gradient,) = torch.autograd.grad(target, embeds)
     control.check()
@@ -132,30 +118,37 @@ def _words(loaded: LoadedModel, ids: Any, word: Word, per_word: int) -> list[str
 
 def mlm(proposer: LoadedModel, texts: tuple[str, ...], words: list[Word], per_word: int,
         control: TaskControl) -> dict[Word, list[str]]:
-    """What the masked LM `proposer` puts in each word's place (the word masked, its own text read alone)."""
+    """What the masked LM `proposer` puts in each word's place (the word masked, its own text read alone):
+    every masked text through the batch engine, the logits at its mask read back."""
     import torch
+
+    from bertstudio.core import engine
 
     tokenizer = proposer.tokenizer
     mask = str(tokenizer.mask_token)
     allowed = word_ids(proposer)
+    masked = [texts[w.part][:w.start] + mask + texts[w.part][w.end:] for w in words]
+    encoded = engine.encode_all(proposer, masked, control=control)
+    at: list[int | None] = []  # the word's mask in each row: after the masks already in the text (fill-mask's own)
+    for row, (word, text) in enumerate(zip(words, masked, strict=True)):
+        masks = [t for t, token in enumerate(encoded.input_ids[row]) if token == tokenizer.mask_token_id]
+        before = text[:word.start].count(mask)
+        at.append(masks[before] if before < len(masks) else None)  # None: cut off by the model's length
+    model = proposer.model
+
+    def forward(batch: engine.Batch) -> Any:
+        logits, positions = model(**batch.inputs).logits, [at[row] or 0 for row in batch.rows.tolist()]
+        return logits[torch.arange(len(positions), device=logits.device), positions]
+
+    control.report("Proposing words…", 0.0)
+    rows = engine.run(proposer, encoded, forward, control, max_rows=BATCH, progress=False)
     found: dict[Word, list[str]] = {}
-    for start in range(0, len(words), BATCH):
-        control.check()
-        chunk = words[start:start + BATCH]
-        masked = [texts[w.part][:w.start] + mask + texts[w.part][w.end:] for w in chunk]
-        with proposer.lock, torch.inference_mode():
-            encoded = tokenizer(masked, padding=True, truncation=True, max_length=proposer.info.max_length,
-                                return_tensors="pt").to(proposer.model.device)
-            logits = proposer.model(**encoded).logits.float()
-        for row, (word, text) in enumerate(zip(chunk, masked, strict=True)):
-            before = text[:word.start].count(mask)  # masks already in the text (fill-mask's own)
-            where = (encoded["input_ids"][row] == tokenizer.mask_token_id).nonzero().flatten().tolist()
-            if before >= len(where):
-                continue  # cut off by the model's length
-            scores = logits[row, where[before]].clone()
-            scores[~fitted(allowed, scores.shape[0]).to(scores.device)] = float("-inf")
-            top = scores.topk(min(per_word * 2 + 1, scores.numel())).indices
-            found[word] = _words(proposer, top, word, per_word)
-        control.report(f"Proposing words {min(start + BATCH, len(words))} of {len(words)}",
-                       min(start + BATCH, len(words)) / max(len(words), 1) * 0.1)
+    for word, position, logits in zip(words, at, rows, strict=True):
+        if position is None:
+            continue
+        scores = torch.from_numpy(logits).clone()
+        scores[~fitted(allowed, scores.shape[0])] = float("-inf")
+        top = scores.topk(min(per_word * 2 + 1, scores.numel())).indices
+        found[word] = _words(proposer, top, word, per_word)
+    control.report(f"Proposed words for {len(words)} words", 0.1)
     return found

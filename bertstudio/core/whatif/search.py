@@ -13,6 +13,7 @@ import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from bertstudio.core import engine
 from bertstudio.core import notes as _notes
 from bertstudio.core.errors import BertStudioError, InputError, MissingHeadError, TaskCancelled
 from bertstudio.core.limits import check_count
@@ -118,7 +119,7 @@ def find(loaded: LoadedModel, spec: TaskSpec, inputs: Any, chosen: Options, cont
     if adapter is None or explain is None or spec.run is None:
         raise InputError(f"{spec.title} has no counterfactual search.")
     texts = tuple(explain.texts_of(inputs))
-    with loaded.lock:
+    with engine.holding(loaded):  # the whole search: no other job runs on the model meanwhile
         original = adapter.predicted(loaded, spec.run(loaded, inputs, control))
         control.check()
         words = words_of(loaded, texts, adapter.edits)

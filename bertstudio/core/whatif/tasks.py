@@ -35,16 +35,26 @@ def score(loaded: LoadedModel, adapter: CounterfactualAdapter, batch: list[tuple
           control: TaskControl) -> tuple[list[int], list[float]]:
     """Per edited input: the predicted class and the probability of class `index` (the original
     prediction), through the batch engine (sorted, padded per batch, the fast attention kernel).
-    A prompt with endings (batch x choices x tokens) keeps generators.score's own shape."""
-    if adapter.choices:
-        from bertstudio.core.whatif import generators
+    A prompt with endings: each (prompt, ending) a row (a choice head scores each row alone), the
+    logits grouped back as the head gives them (inputs x choices) for the task's probabilities."""
+    from types import SimpleNamespace
 
-        return generators.score(loaded, adapter, batch, index)
+    import numpy as np
+    import torch
+
     from bertstudio.core import engine
 
+    model = loaded.model
+    if adapter.choices:
+        encoded = engine.encode_all(loaded, [t[0] for t in batch for _ in t[1:]], [e for t in batch for e in t[1:]],
+                                    control)
+        logits = engine.run(loaded, encoded, lambda rows: model(**{k: v.unsqueeze(0) for k, v in rows.inputs.items()})
+                            .logits[0], control, progress=False)
+        grouped = SimpleNamespace(logits=torch.from_numpy(np.stack(logits).reshape(len(batch), -1)))
+        probabilities = adapter.probabilities(loaded, {}, grouped).float()
+        return probabilities.argmax(-1).tolist(), probabilities[:, index].tolist()
     pairs = [t[1] for t in batch] if len(batch[0]) > 1 else None
     encoded = engine.encode_all(loaded, [t[0] for t in batch], pairs, control)
-    model = loaded.model
 
     def forward(rows: engine.Batch) -> Any:
         probabilities = adapter.probabilities(loaded, rows.inputs, model(**rows.inputs)).float()

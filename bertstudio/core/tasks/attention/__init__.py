@@ -177,16 +177,43 @@ def compute(
     and values; `norms`: they keep the values and W_O for value-weighted norms (same pass);
     `norm_sum`: also the Gram matrices for the norm of the heads' sum."""
     import numpy as np
-    import torch
-
-    from bertstudio.core.anatomy.modules import attention_refusal, square_attention
-    from bertstudio.core.tasks.attention.qk import Captured, capture
 
     control = control or TaskControl()
     require_text(text)
     if pair is not None and not pair.strip():
         pair = None
-    tokenizer = loaded.tokenizer
+    _check_weights(loaded)
+    control.report("Tokenising…", None)
+    encoding, kept, pair, found = _encode(loaded, text, pair)
+    special_mask = [bool(s) for s in encoding.pop("special_tokens_mask")[0].tolist()]
+    tokenizer, ids = loaded.tokenizer, encoding["input_ids"][0].tolist()
+    segments, b_start = _segments(encoding, tokenizer, pair is not None)
+    inputs = {k: v for k, v in encoding.items() if k in ("input_ids", "attention_mask", "token_type_ids")}
+    if "token_type_ids" in inputs and pair is None:
+        inputs["token_type_ids"] = inputs["token_type_ids"].new_zeros(inputs["input_ids"].shape)
+    control.check()
+    control.report("Running the model…", None)
+    stacked, extra, windowed = _forward(loaded, inputs, qk, norms, norm_sum)
+    control.check()
+    found += windowed
+    if extra.get("vectors") is not None:
+        found += _softmax_check(extra, stacked, inputs)
+    control.report("Attention ready", 1.0)
+    cls_id = tokenizer.cls_token_id if tokenizer.cls_token_id is not None else tokenizer.bos_token_id
+    sep_id = tokenizer.sep_token_id if tokenizer.sep_token_id is not None else tokenizer.eos_token_id
+    return AttentionResult(
+        text=kept, pair=pair, tokens=tuple(tokenizer.convert_ids_to_tokens(ids)),
+        attentions=np.ascontiguousarray(stacked), segment_ids=segments, special=tuple(special_mask),
+        cls_index=ids.index(cls_id) if cls_id is not None and cls_id in ids else None,
+        sep_indices=tuple(i for i, t in enumerate(ids) if sep_id is not None and t == sep_id), b_start=b_start,
+        notes=found, architecture=loaded.info.architecture, **extra,
+    )
+
+
+def _check_weights(loaded: LoadedModel) -> None:
+    """Refuse a model that returns no attention weights (sdpa, flash) or whose attention is no T x T map."""
+    from bertstudio.core.anatomy.modules import attention_refusal
+
     model = loaded.model
     implementation = getattr(model.config, "_attn_implementation", None)
     if implementation not in (None, "eager"):
@@ -197,60 +224,47 @@ def compute(
     refusal = attention_refusal(model)
     if refusal:
         raise MissingHeadError(f"{refusal}.", hint="Choose a model of another architecture for attention weights.")
-    control.report("Tokenising…", None)
-    encoding, kept, pair, found = _encode(loaded, text, pair)
-    special_mask = [bool(s) for s in encoding.pop("special_tokens_mask")[0].tolist()]
-    segments, b_start = _segments(encoding, tokenizer, pair is not None)
-    wanted = ("input_ids", "attention_mask", "token_type_ids")
-    inputs = {k: v for k, v in encoding.items() if k in wanted}
-    if "token_type_ids" in inputs and pair is None:
-        inputs["token_type_ids"] = torch.zeros_like(inputs["input_ids"])
-    control.check()
-    control.report("Running the model…", None)
-    seen: Captured | None = None
-    with engine.exclusive(loaded):
-        if qk or norms:
-            with capture(model, vectors=qk, values=norms) as seen:
-                outputs = engine.forward(model, inputs, output_attentions=True)
-        else:
-            outputs = engine.forward(model, inputs, output_attentions=True)
-    control.check()
-    attentions = outputs.attentions
-    if not attentions:
-        raise MissingHeadError(
-            f"{loaded.info.architecture} returned no attention weights.",
-            hint="Load the model with eager attention.",
-        )
-    length = int(inputs["input_ids"].shape[-1])
-    squares = [square_attention(model, a[0], length) for a in attentions]
-    stacked = torch.stack(squares).to(torch.float32).cpu().numpy()
-    if tuple(attentions[0].shape[-2:]) != (length, length):
-        found += (_notes.info(f"{model.config.model_type} attends within a window around each token: the weights "
-                              "outside it are zero by construction, not computed."),)
-    heads = model.config.num_attention_heads
-    extra = _captured(seen, len(attentions), heads, qk, norms, norm_sum) if seen is not None else {}
-    ids = encoding["input_ids"][0].tolist()
-    tokens = tuple(tokenizer.convert_ids_to_tokens(ids))
-    cls_id = tokenizer.cls_token_id if tokenizer.cls_token_id is not None else tokenizer.bos_token_id
-    sep_id = tokenizer.sep_token_id if tokenizer.sep_token_id is not None else tokenizer.eos_token_id
-    cls_index = ids.index(cls_id) if cls_id is not None and cls_id in ids else None
-    sep_indices = tuple(i for i, t in enumerate(ids) if sep_id is not None and t == sep_id)
-    if extra.get("vectors") is not None:
-        from bertstudio.core.tasks.attention.qk import softmax_error
 
-        key_valid = inputs["attention_mask"][0].bool().cpu().numpy() if "attention_mask" in inputs else None
-        extra["softmax_error"] = softmax_error(extra["vectors"], stacked, key_valid)
-        if extra["softmax_error"] > 1e-3:
-            found += (_notes.warning(
-                f"softmax(q.k/sqrt(d)) differs from the model's attention weights by up to "
-                f"{extra['softmax_error']:.3g}: this model adds terms to its scores that the neuron view does not show."
-            ),)
-    control.report("Attention ready", 1.0)
-    return AttentionResult(
-        text=kept, pair=pair, tokens=tokens, attentions=np.ascontiguousarray(stacked),
-        segment_ids=segments, special=tuple(special_mask), cls_index=cls_index, sep_indices=sep_indices,
-        b_start=b_start, notes=found, architecture=loaded.info.architecture, **extra,
-    )
+
+def _forward(loaded: LoadedModel, inputs: dict[str, Any], qk: bool, norms: bool,
+             norm_sum: bool) -> tuple[np.ndarray, dict[str, Any], tuple[Note, ...]]:
+    """The one forward pass (with the projection hooks where asked): layers x heads x T x T float32, the
+    captures as the result's fields, and a note for windowed attention."""
+    from contextlib import nullcontext
+
+    import torch
+
+    from bertstudio.core.anatomy.modules import square_attention
+    from bertstudio.core.tasks.attention.qk import capture
+
+    model = loaded.model
+    hooks = capture(model, vectors=qk, values=norms) if qk or norms else nullcontext()
+    with engine.exclusive(loaded), hooks as seen:
+        attentions = engine.forward(model, inputs, output_attentions=True).attentions
+        if not attentions:
+            raise MissingHeadError(f"{loaded.info.architecture} returned no attention weights.",
+                                   hint="Load the model with eager attention.")
+        length = int(inputs["input_ids"].shape[-1])
+        stacked = torch.stack([square_attention(model, a[0], length) for a in attentions]).to(torch.float32)
+        heads = model.config.num_attention_heads
+        extra = _captured(seen, len(attentions), heads, qk, norms, norm_sum) if seen is not None else {}
+    windowed = () if tuple(attentions[0].shape[-2:]) == (length, length) else (_notes.info(
+        f"{model.config.model_type} attends within a window around each token: the weights outside it are "
+        "zero by construction, not computed."),)
+    return stacked.cpu().numpy(), extra, windowed
+
+
+def _softmax_check(extra: dict[str, Any], stacked: np.ndarray, inputs: dict[str, Any]) -> tuple[Note, ...]:
+    """softmax(q.k/sqrt(d)) against the model's weights (`extra` gets the error); a warning where they differ."""
+    from bertstudio.core.tasks.attention.qk import softmax_error
+
+    key_valid = inputs["attention_mask"][0].bool().cpu().numpy() if "attention_mask" in inputs else None
+    extra["softmax_error"] = softmax_error(extra["vectors"], stacked, key_valid)
+    if extra["softmax_error"] <= 1e-3:
+        return ()
+    return (_notes.warning(
+        f"softmax(q.k/sqrt(d)) differs from the model's attention weights by up to {extra['softmax_error']:.3g}: "
+        "this model adds terms to its scores that the neuron view does not show."),)
 
 
 def _captured(seen: Any, layers: int, heads: int, qk: bool, norms: bool, norm_sum: bool) -> dict[str, Any]:

@@ -9,7 +9,7 @@ Per-head norms need only ||f_h(x_j)||^2 = v_j^h (W_h^T W_h) v_j^h (W_h: the head
 a heads x d x d product per layer, ~8x cheaper than forming f_h(x_j). The summed norm needs the
 Gram matrix G_j[h, g] = f_h(x_j) . f_g(x_j) (T x heads x heads): sqrt(alpha_ij^T G_j alpha_ij).
 Both from the values the forward hooks captured; no T x T x hidden array is ever built, and the
-model runs once.
+model runs once. Called inside that forward's `engine.exclusive` (inference mode: W_O needs no gradient).
 """
 
 from __future__ import annotations
@@ -29,14 +29,13 @@ def value_gram(values: list[Any], output_weights: list[Any], heads: int) -> np.n
     import torch
 
     grams = []
-    with torch.inference_mode():
-        for value, weight in zip(values, output_weights, strict=True):
-            v = value[0].to(torch.float32)
-            length, hidden = v.shape
-            w = weight.to(torch.float32).view(weight.shape[0], heads, hidden // heads)  # out x heads x d
-            f = torch.einsum("thd,ohd->tho", v.view(length, heads, hidden // heads), w)  # T x heads x out
-            grams.append(f @ f.transpose(1, 2))
-        return torch.stack(grams).cpu().numpy()
+    for value, weight in zip(values, output_weights, strict=True):
+        v = value[0].to(torch.float32)
+        length, hidden = v.shape
+        w = weight.to(torch.float32).view(weight.shape[0], heads, hidden // heads)  # out x heads x d
+        f = torch.einsum("thd,ohd->tho", v.view(length, heads, hidden // heads), w)  # T x heads x out
+        grams.append(f @ f.transpose(1, 2))
+    return torch.stack(grams).cpu().numpy()
 
 
 def value_norms(values: list[Any], output_weights: list[Any], heads: int) -> np.ndarray:
@@ -46,18 +45,17 @@ def value_norms(values: list[Any], output_weights: list[Any], heads: int) -> np.
     machine each torch op pays for waking its threads)."""
     import torch
 
-    with torch.inference_mode():
-        v = torch.stack([value[0] for value in values]).to(torch.float32)  # layers x T x hidden
-        layers, length, hidden = v.shape
-        unique = {id(w): w for w in output_weights}  # ALBERT: one W_O for every layer
-        index = list(unique).index
-        w = torch.stack([unique[key] for key in unique]).to(torch.float32)  # n x out x hidden
-        w = w.view(w.shape[0], w.shape[1], heads, hidden // heads)
-        products = torch.einsum("nohd,nohe->nhde", w, w)  # W_h^T W_h: n x heads x d x d
-        products = products[[index(id(weight)) for weight in output_weights]]  # layers x heads x d x d
-        per_head = v.view(layers, length, heads, hidden // heads).transpose(1, 2)  # layers x heads x T x d
-        squared = ((per_head @ products) * per_head).sum(-1)  # layers x heads x T
-        return squared.clamp_min(0.0).sqrt().cpu().numpy()
+    v = torch.stack([value[0] for value in values]).to(torch.float32)  # layers x T x hidden
+    layers, length, hidden = v.shape
+    unique = {id(w): w for w in output_weights}  # ALBERT: one W_O for every layer
+    index = list(unique).index
+    w = torch.stack([unique[key] for key in unique]).to(torch.float32)  # n x out x hidden
+    w = w.view(w.shape[0], w.shape[1], heads, hidden // heads)
+    products = torch.einsum("nohd,nohe->nhde", w, w)  # W_h^T W_h: n x heads x d x d
+    products = products[[index(id(weight)) for weight in output_weights]]  # layers x heads x d x d
+    per_head = v.view(layers, length, heads, hidden // heads).transpose(1, 2)  # layers x heads x T x d
+    squared = ((per_head @ products) * per_head).sum(-1)  # layers x heads x T
+    return squared.clamp_min(0.0).sqrt().cpu().numpy()
 
 
 def transformed_norms(gram: np.ndarray) -> np.ndarray:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import csv
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -45,6 +45,13 @@ class ClassificationBatchInput:
     texts: tuple[str, ...] = ()
     path: str | None = None
     column: str | None = None  # of a CSV/TSV; None: 'text' if there is one, else the first
+
+    def with_files_read(self, control: TaskControl) -> ClassificationBatchInput:
+        """The rows themselves (core.jobs.run_spec reads the file once, before any model runs)."""
+        if self.path is None:
+            return self
+        control.report(f"Reading {Path(self.path).name}…")
+        return ClassificationBatchInput(tuple(texts_of_file(self.path, self.column, control)))
 
 
 @dataclass(frozen=True)
@@ -115,26 +122,15 @@ def _row(text: str, pair: str | None, raw: list[dict[str, Any]], truncated: bool
 
 def classify(loaded: LoadedModel, text: str, pair: str | None = None) -> ClassificationResult:
     """Every label's score for one text, or for a pair (text A, text B) such as a paraphrase check: the
-    text-classification pipeline's scores (top_k=None), its one forward run by the batch engine."""
+    text-classification pipeline's scores (top_k=None), its one forward run by the batch engine. A text
+    is cut where the model stops reading; a pair too long is cut longest-first, as the pipeline cuts it."""
     require_text(text)
     kind = score_kind(loaded.model.config)
-    with engine.exclusive(loaded):
-        if pair is None or not pair.strip():
-            read, truncation = (text, None) if execution.surely_fits(loaded, text) else execution.fit(loaded, text)
-            row = _row(read, None, _scores_of_one(loaded, read, None), truncation is not None)
-            return ClassificationResult((row,), kind, truncation=truncation)
-        truncated = execution.too_long(loaded, [text], [pair])[0]
-        raw = _scores_of_one(loaded, text, pair)  # a pair too long is cut longest-first, as the pipeline cuts it
-    return ClassificationResult((_row(text, pair, raw, truncated),), kind)
-
-
-def _scores_of_one(loaded: LoadedModel, text: str, pair: str | None) -> list[dict[str, Any]]:
-    """One row's ranked label scores through the engine (no pipeline object: nothing more to import)."""
-    from bertstudio.core import engine
-
-    encoded = steps.encode(loaded, [(text, pair) if pair else (text,)])
-    scores = steps.read(loaded, engine.run_logits(loaded, encoded, progress=False))
-    return _ranked(loaded.model.config, scores[0])
+    if pair is not None and pair.strip():
+        return ClassificationResult(_classified(loaded, [(text, pair)], progress=False), kind)
+    read, truncation = (text, None) if execution.surely_fits(loaded, text) else execution.fit(loaded, text)
+    (row,) = _classified(loaded, [(read,)], progress=False)
+    return ClassificationResult((replace(row, truncated=truncation is not None),), kind, truncation=truncation)
 
 
 def classify_batch(
@@ -145,7 +141,6 @@ def classify_batch(
 ) -> ClassificationResult:
     """Every label's score per row (the batch engine: sorted by length, a token budget, at most
     `batch_size` rows per forward); long rows are cut (and counted), empty rows are an error."""
-    control = control or TaskControl()
     rows = list(texts)
     if not rows:
         raise InputError("There are no rows to classify.", hint="Paste one text per line, or open a CSV/TSV file.")
@@ -157,16 +152,19 @@ def classify_batch(
             f"Row {empty[0]} is empty" + (f" (and {len(empty) - 1} more)." if len(empty) > 1 else "."),
             hint="Remove empty rows or fill them in.",
         )
-    from bertstudio.core import engine
+    found = _classified(loaded, [(text,) for text in rows], control or TaskControl(), max_rows=batch_size,
+                        verb="Classified")
+    return ClassificationResult(found, score_kind(loaded.model.config), batch=True)
 
-    config = loaded.model.config  # read(forward(encode(rows))): the task's pipeline, the engine's forward
-    encoded = steps.encode(loaded, [(text,) for text in rows], control)
-    scores = steps.read(loaded, engine.run_logits(loaded, encoded, control, max_rows=batch_size, verb="Classified"))
-    cut = set(encoded.cut)
-    out = [_row(text, None, _ranked(config, row), i in cut) for i, (text, row) in enumerate(zip(rows, scores,
-                                                                                                 strict=True))]
-    kind = score_kind(config)
-    return ClassificationResult(tuple(out), kind, batch=True)
+
+def _classified(loaded: LoadedModel, rows: list[tuple[str, ...]], control: TaskControl | None = None,
+                **options: Any) -> tuple[Classification, ...]:
+    """read(forward(encode(rows))): the task's pipeline, the engine's forward; every row's labels ranked."""
+    encoded = steps.encode(loaded, rows, control)
+    scores = steps.read(loaded, engine.run_logits(loaded, encoded, control, **options))
+    cut, config = set(encoded.cut), loaded.model.config
+    return tuple(_row(row[0], row[1] if len(row) > 1 else None, _ranked(config, values), i in cut)
+                 for i, (row, values) in enumerate(zip(rows, scores, strict=True)))
 
 
 # -- tables in, tables out -------------------------------------------------------------------------
@@ -274,14 +272,10 @@ def compare(a: ClassificationResult, b: ClassificationResult) -> tuple[RankingDi
 def run(
     loaded: LoadedModel, inputs: ClassificationInput | ClassificationBatchInput, control: TaskControl
 ) -> ClassificationResult:
+    """One text (or pair), or rows: a file's are read before the run (ClassificationBatchInput.with_files_read)."""
     if isinstance(inputs, ClassificationInput):
         return classify(loaded, inputs.text, inputs.pair)
-    texts = inputs.texts
-    if inputs.path is not None:
-        control.report(f"Reading {Path(inputs.path).name}…")
-        texts = tuple(texts_of_file(inputs.path, inputs.column, control))
-        control.check()
-    return classify_batch(loaded, texts, control)
+    return classify_batch(loaded, inputs.texts, control)
 
 
 # Trace why's Copy as Python: how its script reads P(target) from the outputs (the clean prediction).

@@ -18,6 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from bertstudio.core import engine
 from bertstudio.core.anatomy.modules import anatomy, masked_lm_head
 from bertstudio.core.errors import InputError, MissingHeadError
 from bertstudio.core.models import LoadedModel
@@ -68,8 +69,6 @@ def mlm_head(model: Any) -> Callable[[Any], Any]:
 def per_layer(loaded: LoadedModel, text: str, top_k: int = 5, lens: TunedLens | None = None) -> LayerPredictions:
     """Top-k per layer at every mask; the text is read as fill-mask reads it. `lens`: each layer is also
     read through the tuned lens (a lens for another model is refused)."""
-    import torch
-
     require_text(text)
     if not 1 <= top_k <= MAX_TOP_K:
         raise InputError(f"top-k must be between 1 and {MAX_TOP_K}, not {top_k}.")
@@ -83,13 +82,13 @@ def per_layer(loaded: LoadedModel, text: str, top_k: int = 5, lens: TunedLens | 
         from bertstudio.core.features.tuned_lens import check_model
 
         check_model(lens, loaded)
-    with loaded.lock, torch.inference_mode():
-        encoding = tokenizer(read, return_tensors="pt").to(loaded.model.device)
+    with engine.exclusive(loaded) as model:  # one text, one forward
+        encoding = tokenizer(read, return_tensors="pt").to(model.device)
         masks = (encoding["input_ids"][0] == tokenizer.mask_token_id).nonzero().flatten().tolist()
         if not masks:
             raise InputError(f"The text has no mask token. Put {tokenizer.mask_token} where a word should be.")
-        hidden = loaded.model(**encoding, output_hidden_states=True).hidden_states
-        final_norm = anatomy(loaded.model).final_norm
+        hidden = model(**encoding, output_hidden_states=True).hidden_states
+        final_norm = anatomy(model).final_norm
 
         def log_probs_at(level: int, rows: Any) -> Any:
             if final_norm is not None and level < len(hidden) - 1:  # the last state is normalised already

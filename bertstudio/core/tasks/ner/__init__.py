@@ -102,21 +102,30 @@ def _entities(raw: list[dict[str, Any]]) -> tuple[Entity, ...]:
 def tag(loaded: LoadedModel, text: str, aggregation: str = DEFAULT_STRATEGY, views: bool = True) -> NerResult:
     """Entities of `text` with the chosen strategy; with `views`, also the wordpiece view and every
     strategy's entities (the tab's extra views, one forward pass; the CLI skips them)."""
-    from transformers.pipelines import AggregationStrategy
-
     require_text(text)
     aggregation = (aggregation or "").lower()
     if aggregation not in STRATEGIES:
         raise InputError(f"Unknown aggregation strategy {aggregation!r}.",
                          hint=f"Choose one of {', '.join(STRATEGIES)}.")
-    tokenizer = loaded.tokenizer
-    problem = strategy_problem(tokenizer, aggregation)
+    problem = strategy_problem(loaded.tokenizer, aggregation)
     if problem:
         raise InputError(problem)
     info = loaded.info
     if not info.id2label:
         raise InputError("This model's config has no labels (id2label), so its tags cannot be named.",
                          hint="Choose a token-classification checkpoint whose config.json lists id2label.")
+    read, truncation, notes = _read(loaded, text)
+    comparison, unavailable, wordpieces = _entities_by_strategy(loaded, read, aggregation, views)
+    return NerResult(text=read, aggregation=aggregation, entities=comparison[aggregation], wordpieces=wordpieces,
+                     comparison=comparison, unavailable=unavailable,
+                     labels=tuple(info.id2label[i] for i in sorted(info.id2label)), truncation=truncation,
+                     notes=tuple(notes))
+
+
+def _read(loaded: LoadedModel, text: str) -> tuple[str, Truncation | None, list[Note]]:
+    """The text the model reads, what was cut, and the notes a person must see (the cut, generic labels,
+    word boundaries guessed from spaces)."""
+    tokenizer, info = loaded.tokenizer, loaded.info
     notes: list[Note] = []
     if tokenizer.is_fast:
         read, truncation = execution.fit(loaded, text)
@@ -132,37 +141,34 @@ def tag(loaded: LoadedModel, text: str, aggregation: str = DEFAULT_STRATEGY, vie
     if not has_word_boundaries(tokenizer) and tokenizer.is_fast:
         notes.append(_notes.info("This tokenizer does not mark where words continue, so 'first', 'average' and "
                                  "'max' guess word boundaries from spaces."))
-    with engine.exclusive(loaded):  # the pipeline's own steps: one forward, a postprocess per strategy
+    return read, truncation, notes
+
+
+def _entities_by_strategy(loaded: LoadedModel, read: str, aggregation: str, views: bool
+                          ) -> tuple[dict[str, tuple[Entity, ...]], dict[str, str], tuple[Entity, ...]]:
+    """The pipeline's own steps: one forward, then a postprocess per strategy (every one with `views`, and
+    the wordpieces); strategies this tokenizer cannot run are named with why."""
+    from transformers.pipelines import AggregationStrategy
+
+    comparison: dict[str, tuple[Entity, ...]] = {}
+    unavailable: dict[str, str] = {}
+    with engine.exclusive(loaded):
         pipe = loaded.pipeline("token-classification")
         preprocess, _, _ = pipe._sanitize_parameters()
         outputs = [pipe.forward(inputs) for inputs in pipe.preprocess(read, **preprocess)]
-        comparison: dict[str, tuple[Entity, ...]] = {}
-        unavailable: dict[str, str] = {}
         with warnings.catch_warnings():
             # The fallback-heuristic warning is said once, in `notes`.
             warnings.filterwarnings("ignore", message="Tokenizer does not support real words")
             for strategy in STRATEGIES if views else (aggregation,):
-                why = strategy_problem(tokenizer, strategy)
+                why = strategy_problem(loaded.tokenizer, strategy)
                 if why:
                     unavailable[strategy] = why
                     continue
                 comparison[strategy] = _entities(
-                    pipe.postprocess(outputs, aggregation_strategy=AggregationStrategy[strategy.upper()])
-                )
+                    pipe.postprocess(outputs, aggregation_strategy=AggregationStrategy[strategy.upper()]))
             wordpieces = _entities(pipe.postprocess(outputs, aggregation_strategy=AggregationStrategy.NONE,
                                                     ignore_labels=[])) if views else ()
-    labels = tuple(info.id2label[i] for i in sorted(info.id2label))
-    return NerResult(
-        text=read,
-        aggregation=aggregation,
-        entities=comparison[aggregation],
-        wordpieces=wordpieces,
-        comparison=comparison,
-        unavailable=unavailable,
-        labels=labels,
-        truncation=truncation,
-        notes=tuple(notes),
-    )
+    return comparison, unavailable, wordpieces
 
 
 def compare_results(a: NerResult, b: NerResult) -> EntityDiff:

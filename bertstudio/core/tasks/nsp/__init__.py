@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from bertstudio.core import engine, execution, notes
+from bertstudio.core import engine, notes
 from bertstudio.core.errors import InputError, MissingHeadError
 from bertstudio.core.models import LoadedModel
 from bertstudio.core.notes import Note
@@ -100,29 +100,10 @@ def require_nsp_head(loaded: LoadedModel) -> None:
     )
 
 
-def _score(loaded: LoadedModel, sentence_a: str, candidates: list[str]) -> list[NspResult]:
-    tokenizer = loaded.tokenizer
-    limit = loaded.info.max_length
-    firsts = [sentence_a] * len(candidates)
-    with engine.exclusive(loaded) as model:
-        cut = execution.too_long(loaded, firsts, candidates)
-        encoding = tokenizer(firsts, candidates, return_tensors="pt", padding=True, truncation="longest_first",
-                             max_length=limit)
-        logits = engine.forward(model, encoding).logits.float()
-        probabilities = steps.read(loaded, logits).cpu().tolist()
-        logits_list = logits.cpu().tolist()
-    return [
-        NspResult(sentence_a, b, float(p[IS_NEXT]), float(p[NOT_NEXT]), (float(lg[0]), float(lg[1])), long, limit)
-        for b, p, lg, long in zip(candidates, probabilities, logits_list, cut, strict=True)
-    ]
-
-
 def predict(loaded: LoadedModel, sentence_a: str, sentence_b: str) -> NspResult:
-    """P(IsNext) and P(NotNext) for B following A."""
-    require_nsp_head(loaded)
-    require_text(sentence_a, "sentence A")
+    """P(IsNext) and P(NotNext) for B following A: a ranking of one."""
     require_text(sentence_b, "sentence B")
-    return _score(loaded, sentence_a, [sentence_b])[0]
+    return rank(loaded, sentence_a, [sentence_b]).results[0]
 
 
 def candidates_from_lines(text: str) -> list[str]:
@@ -141,8 +122,6 @@ def rank(
         raise InputError("There are no candidate sentences B.", hint="Type one candidate sentence per line.")
     if len(kept) > MAX_CANDIDATES:
         raise InputError(f"{len(kept)} candidates is too many; at most {MAX_CANDIDATES} are ranked at once.")
-    from bertstudio.core import engine
-
     # read(forward(encode(rows))): the task's steps around the batch engine (sorted, a token budget)
     encoded = steps.encode(loaded, [(sentence_a, b) for b in kept], control)
     logits = engine.run_logits(loaded, encoded, control, unit="candidates")

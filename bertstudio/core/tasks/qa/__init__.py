@@ -12,6 +12,7 @@ windows) competes with the spans, less a user threshold.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -29,7 +30,6 @@ if TYPE_CHECKING:  # numpy is imported where it is used: every spec is read befo
     from bertstudio.core.tasks.qa.spans import SpanDiff
 
 MAX_TOP_K = 100
-WINDOW_BATCH = 8  # windows per forward pass; cancel is checked between batches
 
 
 @dataclass(frozen=True)
@@ -142,8 +142,38 @@ def preprocess(tokenizer: Any, question: str, context: str, options: QAOptions, 
     require_text(question, "question")
     require_text(context, "context")
     options.validate()
-    notes: list[Note] = []
     question = question.strip()
+    max_seq_len, stride, notes = _window_room(tokenizer, question, options, model_max_length)
+    question_first = question_first_in(tokenizer)
+    pair = (question, context) if question_first else (context, question)
+    encoded = tokenizer(*pair, truncation="only_second" if question_first else "only_first", max_length=max_seq_len,
+                        stride=stride, return_overflowing_tokens=True, return_offsets_mapping=True, padding="longest")
+    input_ids = np.asarray(encoded["input_ids"], dtype=np.int64)
+    windows = range(input_ids.shape[0])
+    sequences = np.array([[-1 if s is None else s for s in encoded.sequence_ids(w)] for w in windows])
+    context_mask = sequences == (1 if question_first else 0)
+    words = np.array([[-1 if x is None else x for x in encoded.word_ids(w)] for w in windows], dtype=np.int64)
+    offsets = np.asarray(encoded["offset_mapping"], dtype=np.int64)
+    token_start = np.where(context_mask, offsets[..., 0], -1)
+    token_end = np.where(context_mask, offsets[..., 1], -1)
+    char_start, char_end = _char_spans(options, context_mask, np.where(context_mask, words, -1), token_start, token_end)
+    cls_id = tokenizer.cls_token_id
+    is_cls = (input_ids == cls_id) if cls_id is not None else np.zeros_like(context_mask)
+    allowed = context_mask | is_cls
+    if "attention_mask" in encoded:
+        allowed &= np.asarray(encoded["attention_mask"], dtype=bool)
+    names = [name for name in tokenizer.model_input_names if name in encoded]
+    return Features(
+        inputs={name: np.asarray(encoded[name], dtype=np.int64) for name in names}, allowed=allowed,
+        context_mask=context_mask, cls_index=np.where(is_cls.any(axis=1), is_cls.argmax(axis=1), 0),
+        char_start=char_start, char_end=char_end, token_start=token_start, token_end=token_end,
+        token_text=tuple(tuple(tokenizer.convert_ids_to_tokens(row.tolist())) for row in input_ids), notes=notes,
+    )
+
+
+def _window_room(tokenizer: Any, question: str, options: QAOptions,
+                 model_max_length: int) -> tuple[int, int, tuple[Note, ...]]:
+    """(window length, doc stride, a note where the stride was lowered to fit next to the question)."""
     question_tokens = len(tokenizer(question, add_special_tokens=False)["input_ids"])
     if question_tokens > options.max_question_len:
         raise InputError(
@@ -157,36 +187,22 @@ def preprocess(tokenizer: Any, question: str, context: str, options: QAOptions, 
             f"The question leaves no room for the context in a window of {max_seq_len} tokens.",
             hint="Ask a shorter question.",
         )
-    stride = options.doc_stride
-    if stride >= room:
-        stride = room // 2
-        notes.append(_notes.info(
-            f"Doc stride lowered from {options.doc_stride} to {stride} tokens: each window holds only "
-            f"{room} context tokens next to this question (model limit {model_max_length})."
-        ))
-    question_first = question_first_in(tokenizer)
-    pair = (question, context) if question_first else (context, question)
-    encoded = tokenizer(
-        *pair,
-        truncation="only_second" if question_first else "only_first",
-        max_length=max_seq_len,
-        stride=stride,
-        return_overflowing_tokens=True,
-        return_offsets_mapping=True,
-        padding="longest",
-    )
-    input_ids = np.asarray(encoded["input_ids"], dtype=np.int64)
-    windows = input_ids.shape[0]
-    sequences = np.array([[-1 if s is None else s for s in encoded.sequence_ids(w)] for w in range(windows)])
-    context_mask = sequences == (1 if question_first else 0)
-    words = np.array([[-1 if x is None else x for x in encoded.word_ids(w)] for w in range(windows)], dtype=np.int64)
-    word_ids = np.where(context_mask, words, -1)
-    offsets = np.asarray(encoded["offset_mapping"], dtype=np.int64)
-    token_start = np.where(context_mask, offsets[..., 0], -1)
-    token_end = np.where(context_mask, offsets[..., 1], -1)
+    if options.doc_stride < room:
+        return max_seq_len, options.doc_stride, ()
+    stride = room // 2
+    return max_seq_len, stride, (_notes.info(
+        f"Doc stride lowered from {options.doc_stride} to {stride} tokens: each window holds only "
+        f"{room} context tokens next to this question (model limit {model_max_length})."),)
+
+
+def _char_spans(options: QAOptions, context_mask: np.ndarray, word_ids: np.ndarray, token_start: np.ndarray,
+                token_end: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The characters an answer starting or ending at each token spans: the token's own, or (aligned to
+    words) its word's across every window (a word cut by a window edge stays whole)."""
+    import numpy as np
+
     char_start, char_end = token_start.copy(), token_end.copy()
     if options.align_to_words and (word_ids[context_mask] >= 0).all():
-        # A word's characters across every window (a word cut by a window edge stays whole).
         words_seen = word_ids[context_mask]
         first = np.full(words_seen.max() + 1, np.iinfo(np.int64).max)
         last = np.full(words_seen.max() + 1, -1)
@@ -194,38 +210,39 @@ def preprocess(tokenizer: Any, question: str, context: str, options: QAOptions, 
         np.maximum.at(last, words_seen, token_end[context_mask])
         char_start[context_mask] = first[words_seen]
         char_end[context_mask] = last[words_seen]
-    cls_id = tokenizer.cls_token_id
-    is_cls = (input_ids == cls_id) if cls_id is not None else np.zeros_like(context_mask)
-    cls_index = np.where(is_cls.any(axis=1), is_cls.argmax(axis=1), 0)
-    allowed = context_mask | is_cls
-    if "attention_mask" in encoded:
-        allowed &= np.asarray(encoded["attention_mask"], dtype=bool)
-    names = [name for name in tokenizer.model_input_names if name in encoded]
-    inputs = {name: np.asarray(encoded[name], dtype=np.int64) for name in names}
-    token_text = tuple(tuple(tokenizer.convert_ids_to_tokens(row.tolist())) for row in input_ids)
-    return Features(
-        inputs=inputs, allowed=allowed, context_mask=context_mask, cls_index=cls_index,
-        char_start=char_start, char_end=char_end, token_start=token_start, token_end=token_end,
-        token_text=token_text, notes=tuple(notes),
-    )
+    return char_start, char_end
 
 
 # -- forward ---------------------------------------------------------------------------------
-def forward(model: Any, features: Features, control: TaskControl | None = None) -> tuple[np.ndarray, np.ndarray]:
-    """Start and end logits of every window, (windows, length) float32, in batches of windows."""
+def window_logits(loaded: LoadedModel, features: Sequence[Features], control: TaskControl | None = None,
+                  **options: Any) -> tuple[list[np.ndarray], list[np.ndarray]]:
+    """Start and end logits, (windows, length) float32, of each input's windows: every window through the
+    batch engine (its padding left out; sorted, a token budget), read back into its input's rows (0 at
+    padding). `options`: engine.run's (max_rows...)."""
     import numpy as np
 
-    control = control or TaskControl()
-    starts, ends = [], []
-    for first in range(0, features.windows, WINDOW_BATCH):
-        control.check()
-        output = engine.forward(model, {k: v[first:first + WINDOW_BATCH] for k, v in features.inputs.items()})
-        starts.append(output.start_logits.float().cpu().numpy())
-        ends.append(output.end_logits.float().cpu().numpy())
-        if features.windows > WINDOW_BATCH:
-            done = min(first + WINDOW_BATCH, features.windows)
-            control.report(f"Read window {done} of {features.windows}", done / features.windows)
-    return np.concatenate(starts), np.concatenate(ends)
+    kept = [(n, w, f.inputs["attention_mask"][w].astype(bool) if "attention_mask" in f.inputs
+             else np.ones(f.allowed.shape[1], bool)) for n, f in enumerate(features) for w in range(f.windows)]
+    types = "token_type_ids" in features[0].inputs if features else False
+    windows = engine.Encoded(
+        input_ids=[features[n].inputs["input_ids"][w][real].tolist() for n, w, real in kept],
+        token_type_ids=[features[n].inputs["token_type_ids"][w][real].tolist() for n, w, real in kept] if types
+        else None, cut=(), max_length=loaded.info.max_length)
+    model = loaded.model
+
+    def forward(batch: engine.Batch) -> Any:
+        output = model(**batch.inputs)
+        return output.start_logits, output.end_logits
+
+    def own_length(batch: engine.Batch, values: Any) -> list[Any]:
+        return [(values[0][k, :length], values[1][k, :length]) for k, length in enumerate(batch.lengths.tolist())]
+
+    logits = engine.run(loaded, windows, forward, control, verb="Read", unit="windows", rows_of=own_length, **options)
+    starts = [np.zeros(f.allowed.shape, np.float32) for f in features]
+    ends = [np.zeros(f.allowed.shape, np.float32) for f in features]
+    for (n, w, real), (start, end) in zip(kept, logits, strict=True):
+        starts[n][w, real], ends[n][w, real] = start, end
+    return starts, ends
 
 
 # -- postprocess -----------------------------------------------------------------------------
@@ -342,10 +359,9 @@ def answer(
     options = options or QAOptions()
     control = control or TaskControl()
     require_span_head(loaded)
-    with engine.exclusive(loaded) as model:
-        features = preprocess(loaded.tokenizer, question, context, options, loaded.info.max_length)
-        control.check()
-        start_logits, end_logits = forward(model, features, control)
+    features = preprocess(loaded.tokenizer, question, context, options, loaded.info.max_length)
+    control.check()
+    (start_logits,), (end_logits,) = window_logits(loaded, [features], control, progress=features.windows > 1)
     answers, null_score, tokens = postprocess(features, start_logits, end_logits, context, options)
     notes = list(features.notes)
     if features.windows > 1:

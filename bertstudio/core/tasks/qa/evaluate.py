@@ -22,7 +22,7 @@ from bertstudio.core.evaluate.readers import (
 )
 from bertstudio.core.models import LoadedModel
 from bertstudio.core.progress import TaskControl
-from bertstudio.core.tasks.qa import QAInput, QAOptions, postprocess, preprocess, require_span_head
+from bertstudio.core.tasks.qa import QAInput, QAOptions, postprocess, preprocess, require_span_head, window_logits
 
 QUESTION_NAMES = ("question", "query", "q")
 CONTEXT_NAMES = ("context", "passage", "paragraph", "document", "text")
@@ -73,10 +73,6 @@ def predict(loaded: LoadedModel, examples: Sequence[Example], control: TaskContr
     """The best answer per question: each question's windows made by the task's own preprocess, every
     window of the file through the batch engine (sorted, a token budget), each question's start and
     end logits read back by the task's own postprocess, as `tasks.qa.answer` reads one question."""
-    import numpy as np
-
-    from bertstudio.core import engine
-
     require_span_head(loaded)
     no_answer = any(not x.gold for x in examples)
     settings = QAOptions(allow_no_answer=no_answer)
@@ -87,28 +83,7 @@ def predict(loaded: LoadedModel, examples: Sequence[Example], control: TaskContr
             progress(control, i, len(examples), "Windowed")
         features.append(preprocess(loaded.tokenizer, example.inputs[0], example.inputs[1], settings,
                                    loaded.info.max_length))
-    kept = [(n, w, f.inputs["attention_mask"][w].astype(bool) if "attention_mask" in f.inputs
-             else np.ones(f.allowed.shape[1], bool)) for n, f in enumerate(features) for w in range(f.windows)]
-    types = "token_type_ids" in features[0].inputs if features else False
-    windows = engine.Encoded(
-        input_ids=[features[n].inputs["input_ids"][w][real].tolist() for n, w, real in kept],
-        token_type_ids=[features[n].inputs["token_type_ids"][w][real].tolist() for n, w, real in kept] if types
-        else None, cut=(), max_length=loaded.info.max_length)
-    model = loaded.model
-
-    def forward(batch: engine.Batch) -> Any:
-        output = model(**batch.inputs)
-        return output.start_logits, output.end_logits
-
-    def own_length(batch: engine.Batch, values: Any) -> list[Any]:
-        return [(values[0][k, :length], values[1][k, :length]) for k, length in enumerate(batch.lengths.tolist())]
-
-    logits = engine.run(loaded, windows, forward, control, max_rows=options.batch_size, verb="Read",
-                        unit="windows", rows_of=own_length)
-    starts = [np.zeros(f.allowed.shape, np.float32) for f in features]
-    ends = [np.zeros(f.allowed.shape, np.float32) for f in features]
-    for (n, w, real), (start, end) in zip(kept, logits, strict=True):
-        starts[n][w, real], ends[n][w, real] = start, end
+    starts, ends = window_logits(loaded, features, control, max_rows=options.batch_size)
     out = []
     for n, example in enumerate(examples):
         answers, _, _ = postprocess(features[n], starts[n], ends[n], example.inputs[1], settings)

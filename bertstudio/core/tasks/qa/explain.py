@@ -39,7 +39,7 @@ def prepare(loaded: LoadedModel, texts: tuple[str, ...], target: str | None) -> 
         raise InputError(f"Unknown QA target {target!r}.", hint="Use start or end (of the best answer).")
     options = task.QAOptions()
     features = task.preprocess(loaded.tokenizer, texts[0], texts[1], options, loaded.info.max_length)
-    start_logits, end_logits = task.forward(loaded.model, features)
+    (start_logits,), (end_logits,) = task.window_logits(loaded, [features], progress=False)
     answers, _, _ = task.postprocess(features, start_logits, end_logits, texts[1], options)
     if not answers:
         raise InputError("The model found no answer span to explain.")
