@@ -25,7 +25,7 @@ from bertstudio.ui import plot_style, theme
 from bertstudio.ui.theme import Colors
 from bertstudio.ui.widgets.attention_heatmap import DIVERGING, TokenAxis, colormap
 from bertstudio.ui.widgets.attention_pages import StatePage, readout_label
-from bertstudio.ui.widgets.layouts import bar_above, tool_bar
+from bertstudio.ui.widgets.layouts import bar_above, row
 
 UNAVAILABLE = "Queries and keys were not captured for this result: run again to see the neuron view."
 
@@ -206,7 +206,7 @@ class NeuronPage(StatePage):
         self.message = QLabel(UNAVAILABLE)
         self.message.setVisible(False)
         theme.follow(self.message, lambda c: f"QLabel {{ color: {c.secondary}; }}")
-        bar_above(self, tool_bar(QLabel("Query"), self.query_box, status=self.readout), self.message, self.plots)
+        bar_above(self, row(QLabel("Query"), self.query_box, self.readout), self.message, self.plots)
 
     @property
     def query(self) -> int:

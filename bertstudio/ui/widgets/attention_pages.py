@@ -167,8 +167,8 @@ class HeadPage(StatePage):
         self.head_view.focus_changed.connect(self._focus_clicked)
         self.readout = readout_label("Hover a token to see only its lines; click it to keep them")
         self.head_view.hovered.connect(self.readout.setText)
-        self.scroll = QScrollBar(Qt.Orientation.Vertical)
-        self.scroll.valueChanged.connect(lambda value: self.head_view.scroll_to(value - 0.5))
+        self.scroll_bar = QScrollBar(Qt.Orientation.Vertical)
+        self.scroll_bar.valueChanged.connect(lambda value: self.head_view.scroll_to(value - 0.5))
         self.head_view.range_changed.connect(self._range_changed)
         self.fit = QPushButton("All tokens")
         self.fit.setToolTip("Zoom out to every token (the wheel zooms, dragging scrolls)")
@@ -187,7 +187,7 @@ class HeadPage(StatePage):
         top.addWidget(self.fit)
         plot_row = QHBoxLayout()
         plot_row.addWidget(self.head_view, 1)
-        plot_row.addWidget(self.scroll)
+        plot_row.addWidget(self.scroll_bar)
         main = QVBoxLayout()
         main.addLayout(top)
         main.addLayout(plot_row, 1)
@@ -222,11 +222,11 @@ class HeadPage(StatePage):
 
     def _range_changed(self, low: float, high: float) -> None:
         span = max(1, int(round(high - low)))
-        self.scroll.blockSignals(True)
-        self.scroll.setRange(0, max(0, self.head_view.count - span))
-        self.scroll.setPageStep(span)
-        self.scroll.setValue(int(round(low + 0.5)))
-        self.scroll.blockSignals(False)
+        self.scroll_bar.blockSignals(True)
+        self.scroll_bar.setRange(0, max(0, self.head_view.count - span))
+        self.scroll_bar.setPageStep(span)
+        self.scroll_bar.setValue(int(round(low + 0.5)))
+        self.scroll_bar.blockSignals(False)
 
     def draw(self, bundle: AttentionBundle) -> None:
         s = self.state.settings
@@ -276,7 +276,7 @@ class StatisticsTable(QTableWidget):
 
     def __init__(self, state: AttentionViewState, parent: QWidget | None = None) -> None:
         super().__init__(0, 2 + len(STAT_COLUMNS), parent)
-        self.state = state
+        self.view_state = state
         self.setHorizontalHeaderLabels(["layer", "head", *(STAT_TITLES[c] for c in STAT_COLUMNS)])
         self.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         self.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
@@ -288,7 +288,7 @@ class StatisticsTable(QTableWidget):
 
     def mark_current(self) -> None:
         """Select the row of the head the other views show (wherever sorting put it)."""
-        wanted = (self.state.layer, self.state.head)
+        wanted = (self.view_state.layer, self.view_state.head)
         for row in range(self.rowCount()):
             if self.item(row, 0) is not None and self.head_at(row) == wanted:
                 self.blockSignals(True)
@@ -310,5 +310,6 @@ class StatisticsTable(QTableWidget):
         self.mark_current()
 
     def head_at(self, row: int) -> tuple[int, int]:
-        return (int(self.item(row, 0).data(Qt.ItemDataRole.UserRole)),
-                int(self.item(row, 1).data(Qt.ItemDataRole.UserRole)))
+        layer, head = self.item(row, 0), self.item(row, 1)
+        assert layer is not None and head is not None, f"no head in row {row}"
+        return int(layer.data(Qt.ItemDataRole.UserRole)), int(head.data(Qt.ItemDataRole.UserRole))

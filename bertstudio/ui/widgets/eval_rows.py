@@ -19,7 +19,6 @@ from PySide6.QtWidgets import (
     QPushButton,
     QScrollArea,
     QSpinBox,
-    QSplitter,
     QTabWidget,
     QWidget,
 )
@@ -27,7 +26,7 @@ from PySide6.QtWidgets import (
 from bertstudio.ui.widgets.elided_label import ElidedLabel
 from bertstudio.ui.widgets.eval_results import RowsBrowser
 from bertstudio.ui.widgets.eval_tables import RecordsView
-from bertstudio.ui.widgets.layouts import bar_above, splitter, tool_bar
+from bertstudio.ui.widgets.layouts import bar_above, row, splitter
 from bertstudio.ui.widgets.ranked_bars import RankedBars
 from bertstudio.workers.runner import TaskRunner
 
@@ -66,8 +65,7 @@ class ExplainRowsPanel(QWidget):
         scroll.setWidgetResizable(True)
         scroll.setFrameShape(QFrame.Shape.NoFrame)
         scroll.setWidget(self.bars)
-        bar = tool_bar(QLabel("Method:"), self.method, self.share, self.explain_button, self.cancel_button,
-                       status=self.status)
+        bar = row(QLabel("Method:"), self.method, self.share, self.explain_button, self.cancel_button, self.status)
         bar_above(self, bar, splitter(Qt.Orientation.Horizontal, scroll, self.table, sizes=(560, 340)), top=4)
 
     def show_explanation(self, found: Any) -> None:
@@ -107,7 +105,7 @@ class NeighboursPanel(QWidget):
         self.status = ElidedLabel("Select a row above, then Find.")
         self.table = RecordsView(NEIGHBOUR_HEADERS, stretch=5)
         self.table.doubleClicked.connect(self._open)
-        bar_above(self, tool_bar(QLabel("Rows:"), self.count, self.find_button, self.cancel_button, status=self.status),
+        bar_above(self, row(QLabel("Rows:"), self.count, self.find_button, self.cancel_button, self.status),
                   self.table, top=4)
 
     def show_neighbours(self, found: Any, rows: tuple[Any, ...]) -> None:
@@ -138,16 +136,12 @@ class RowsPage(RowsBrowser):
         self.tools = QTabWidget()
         self.tools.addTab(self.explain_panel, "Explain selected")
         self.tools.addTab(self.neighbours_panel, "Nearest rows")
-        layout = self.layout()
-        layout.removeWidget(self.table)
+        self.box.removeWidget(self.table)
         self.table.setMinimumHeight(110)
-        split = QSplitter(Qt.Orientation.Vertical)
-        split.addWidget(self.table)
-        split.addWidget(self.tools)
+        split = splitter(Qt.Orientation.Vertical, self.table, self.tools, sizes=(280, 320))
         split.setStretchFactor(0, 1)
         split.setStretchFactor(1, 1)
-        split.setSizes([280, 320])
-        layout.addWidget(split, 1)
+        self.box.addWidget(split, 1)
         self.explain_runner = self._runner(self.explain_panel, self.explain_panel.show_explanation)
         self.neighbours_runner = self._runner(self.neighbours_panel, self._show_neighbours)
         self.explain_panel.explain_button.clicked.connect(self.explain_selected)

@@ -142,13 +142,13 @@ class RecordsView(QTableView):
 
     def _fit_columns(self, rows: int) -> None:
         """Columns as wide as their header and (up to 200 rows) their cells; the stretch column takes the rest."""
-        stretch = self._stretch is not None and self._stretch < self.source_model.columnCount()
-        if stretch:
-            self.horizontalHeader().setSectionResizeMode(self._stretch, QHeaderView.ResizeMode.Stretch)
+        stretch = self._stretch if self._stretch is not None and self._stretch < self.source_model.columnCount() else -1
+        if stretch >= 0:
+            self.horizontalHeader().setSectionResizeMode(stretch, QHeaderView.ResizeMode.Stretch)
         if rows <= 200:  # measuring every row's text is what makes big tables slow
             self.resizeColumnsToContents()
-            if stretch:
-                self.horizontalHeader().setSectionResizeMode(self._stretch, QHeaderView.ResizeMode.Stretch)
+            if stretch >= 0:
+                self.horizontalHeader().setSectionResizeMode(stretch, QHeaderView.ResizeMode.Stretch)
 
     def set_filter(self, text: str) -> None:
         self.proxy.set_needle(text)
