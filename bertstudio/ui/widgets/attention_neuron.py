@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import QPointF, QRectF, Qt, Signal
+from PySide6.QtCore import QPointF, QRectF, QSignalBlocker, Qt, Signal
 from PySide6.QtGui import QKeyEvent
 from PySide6.QtWidgets import QComboBox, QLabel, QWidget
 
@@ -220,11 +220,10 @@ class NeuronPage(StatePage):
         tokens = list(bundle.result.tokens) if bundle is not None else []
         if tokens != self.tokens:  # a new input: token list, first word after [CLS] as the query
             self.tokens = tokens
-            self.query_box.blockSignals(True)
-            self.query_box.clear()
-            self.query_box.addItems([f"{i}: {t}" for i, t in enumerate(tokens)])
-            self.query_box.setCurrentIndex(1 if len(tokens) > 2 else 0)
-            self.query_box.blockSignals(False)
+            with QSignalBlocker(self.query_box):
+                self.query_box.clear()
+                self.query_box.addItems([f"{i}: {t}" for i, t in enumerate(tokens)])
+                self.query_box.setCurrentIndex(1 if len(tokens) > 2 else 0)
         super().set_bundle(bundle)
 
     def draw(self, bundle: AttentionBundle) -> None:

@@ -35,7 +35,8 @@ from PySide6.QtWidgets import (
 
 from bertstudio.core.errors import BertStudioError
 from bertstudio.core.explain.methods import INTEGRATED_GRADIENTS, METHODS, TITLES
-from bertstudio.core.notes import Note
+from bertstudio.core.notes import info
+from bertstudio.ui.tabs.frame import error_note
 from bertstudio.ui.tabs.run_lifecycle import JobDialog
 from bertstudio.ui.theme import ink_on
 from bertstudio.ui.widgets.layouts import bar_above, column, row, splitter
@@ -264,8 +265,8 @@ class PinnedPairPanel(JobDialog):
         self.runner.finished.connect(self._finished)
         self.runner.progress.connect(self.progress.show_event)
         self.runner.result.connect(self.show_pair)
-        self.runner.error.connect(lambda error: self.notes.set_notes([_error_note(error)]))
-        self.runner.cancelled.connect(lambda: self.notes.set_notes([_info("Cancelled.")]))
+        self.runner.error.connect(lambda error: self.notes.set_notes([error_note(error)]))
+        self.runner.cancelled.connect(lambda: self.notes.set_notes([info("Cancelled.")]))
 
     def refresh(self) -> None:
         from bertstudio.core.explain.jobs import pinned_pair_job
@@ -275,7 +276,7 @@ class PinnedPairPanel(JobDialog):
             if request is None:
                 raise BertStudioError("Load a model first.")
         except BertStudioError as error:
-            self.notes.set_notes([_error_note(error)])
+            self.notes.set_notes([error_note(error)])
             return
         self.runner.start(pinned_pair_job, request, task, pinned, edit, self.method.currentData())
 
@@ -345,12 +346,3 @@ def pair_legend(signed: bool, scale: float = 0.0) -> str:
     return (f"<b>Colours</b>{amount}: {swatch(1.0)} red pushes toward the explained label, {swatch(-1.0)} blue "
             f"pushes against it, {swatch(0.0)} white none. Difference B − A: red the edit pushes more toward "
             "the label than the pinned input, blue less.")
-
-
-def _info(text: str) -> Note:
-    return Note("info", text)
-
-
-def _error_note(error: BaseException) -> Note:
-    text = getattr(error, "message", None) or f"{type(error).__name__}: {error}"
-    return Note("error", f"{text} {getattr(error, 'hint', '')}".strip())

@@ -66,7 +66,7 @@ class RowsBrowser(QWidget):
         super().__init__(parent)
         self.rows: tuple[Any, ...] = ()
         self.table = RecordsView(ROW_HEADERS, stretch=6)
-        self.table.doubleClicked.connect(lambda index: self._open(index.row()))
+        self.table.opened.connect(self.opened.emit)
         self.filter = QLineEdit()
         self.filter.setPlaceholderText("Filter rows (any column)…")
         self.filter.textChanged.connect(self.table.set_filter)
@@ -89,11 +89,6 @@ class RowsBrowser(QWidget):
     def _count(self, *_args: Any) -> None:
         self.count.setText(f"{self.table.visible_rows()} of {len(self.rows)} rows")
 
-    def _open(self, view_row: int) -> None:
-        row = self.table.payload_at(view_row)
-        if row is not None:
-            self.opened.emit(int(row))
-
 
 class ConfusionPage(QWidget):
     """The heatmap; a clicked cell lists its rows below."""
@@ -107,7 +102,7 @@ class ConfusionPage(QWidget):
         self.matrix.cell_clicked.connect(self.show_cell)
         self.cell_label = QLabel("Click a cell to list its rows.")
         self.cell_rows = RecordsView(ROW_HEADERS, stretch=6)
-        self.cell_rows.doubleClicked.connect(self._open)
+        self.cell_rows.opened.connect(self.opened.emit)
         column(splitter(Qt.Orientation.Vertical, self.matrix, column(self.cell_label, self.cell_rows),
                         sizes=(380, 200)), owner=self)
 
@@ -125,11 +120,6 @@ class ConfusionPage(QWidget):
         self.cell_label.setText(f"gold <b>{gold}</b>, predicted <b>{prediction}</b>: {len(rows)} row(s)")
         self.cell_rows.set_records([row_record(r) for r in rows], [r.row for r in rows])
 
-    def _open(self, index: Any) -> None:
-        row = self.cell_rows.payload_at(index.row())
-        if row is not None:
-            self.opened.emit(int(row))
-
 
 class ComparePage(QWidget):
     """Both models' metrics side by side, McNemar's test, and the rows where they disagree."""
@@ -142,7 +132,7 @@ class ComparePage(QWidget):
         self.summary.setWordWrap(True)
         self.metrics = RecordsView(("metric", "A", "B", "B − A"), stretch=0)
         self.disagreements = RecordsView(("row", "gold", "A", "B", "A right", "B right"), stretch=1)
-        self.disagreements.doubleClicked.connect(self._open)
+        self.disagreements.opened.connect(self.opened.emit)
         column(self.summary, splitter(Qt.Orientation.Horizontal, _titled("Metrics", self.metrics),
                                       _titled("Rows where A and B disagree", self.disagreements),
                                       sizes=(300, 600)), owner=self)
@@ -169,11 +159,6 @@ class ComparePage(QWidget):
         self.summary.setText("Tick “Compare with…” and run to compare two models on the same rows.")
         self.metrics.source_model.clear()
         self.disagreements.source_model.clear()
-
-    def _open(self, index: Any) -> None:
-        row = self.disagreements.payload_at(index.row())
-        if row is not None:
-            self.opened.emit(int(row))
 
 
 class ProjectorPage(QWidget):
@@ -206,7 +191,7 @@ class ProjectorPage(QWidget):
         self.plot = ProjectorPlot()
         self.plot.selection_changed.connect(self._selected)
         self.chosen = RecordsView(ROW_HEADERS, stretch=6)
-        self.chosen.doubleClicked.connect(lambda index: self._open(index.row()))
+        self.chosen.opened.connect(self.opened.emit)
         controls = row(QLabel("Layer"), self.layer, QLabel("Pooling"), self.pooling, QLabel("Projection"), self.method,
                        QLabel("Colour by"), self.colour, self.compute, self.status)
         bar_above(self, controls, splitter(Qt.Orientation.Vertical, self.plot, self.chosen, sizes=(420, 160)))
@@ -239,8 +224,3 @@ class ProjectorPage(QWidget):
     def _selected(self, indices: list[int]) -> None:
         rows = [self.result.rows[i] for i in indices] if self.result is not None else []
         self.chosen.set_records([row_record(r) for r in rows], [r.row for r in rows])
-
-    def _open(self, view_row: int) -> None:
-        row = self.chosen.payload_at(view_row)
-        if row is not None:
-            self.opened.emit(int(row))

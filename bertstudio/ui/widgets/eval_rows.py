@@ -104,7 +104,7 @@ class NeighboursPanel(QWidget):
         self.cancel_button.setEnabled(False)
         self.status = ElidedLabel("Select a row above, then Find.")
         self.table = RecordsView(NEIGHBOUR_HEADERS, stretch=5)
-        self.table.doubleClicked.connect(self._open)
+        self.table.opened.connect(self.opened.emit)
         bar_above(self, row(QLabel("Rows:"), self.count, self.find_button, self.cancel_button, self.status),
                   self.table, top=4)
 
@@ -114,11 +114,6 @@ class NeighboursPanel(QWidget):
         layer = "the last layer" if found.layer == -1 else f"layer {found.layer}"
         source = "the projector's mean-pooled vectors" if found.reused else f"{layer}'s mean-pooled vectors"
         self.status.setText(f"Nearest to row {found.row}: {rows[found.row].text} ({source}, cosine, brute force)")
-
-    def _open(self, index: Any) -> None:
-        row = self.table.payload_at(index.row())
-        if row is not None:
-            self.opened.emit(int(row))
 
 
 class RowsPage(RowsBrowser):
@@ -132,7 +127,7 @@ class RowsPage(RowsBrowser):
         self.vectors_layer = -1
         self.explain_panel = ExplainRowsPanel()
         self.neighbours_panel = NeighboursPanel()
-        self.neighbours_panel.opened.connect(self.opened)
+        self.neighbours_panel.opened.connect(self.opened.emit)
         self.tools = QTabWidget()
         self.tools.addTab(self.explain_panel, "Explain selected")
         self.tools.addTab(self.neighbours_panel, "Nearest rows")

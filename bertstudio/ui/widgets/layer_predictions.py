@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import QSignalBlocker, Qt, Signal
 from PySide6.QtGui import QColor
 from PySide6.QtWidgets import (
     QAbstractItemView,
@@ -90,11 +90,10 @@ class LayerPredictionsView(QWidget):
 
     def show_predictions(self, predictions: Any) -> None:
         self.predictions = predictions
-        self.mask_combo.blockSignals(True)
-        self.mask_combo.clear()
-        for number in range(len(predictions.masks)):
-            self.mask_combo.addItem(f"mask {number + 1}", number)
-        self.mask_combo.blockSignals(False)
+        with QSignalBlocker(self.mask_combo):
+            self.mask_combo.clear()
+            for number in range(len(predictions.masks)):
+                self.mask_combo.addItem(f"mask {number + 1}", number)
         if predictions.notes:
             self.note.setText(" ".join(note.text for note in predictions.notes))
         self._redraw()
