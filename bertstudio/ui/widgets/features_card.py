@@ -27,11 +27,10 @@ from PySide6.QtWidgets import (
 )
 
 from bertstudio.ui import plot_style
-from bertstudio.ui.widgets.attention_corpus import context_html
+from bertstudio.ui.widgets.attention_corpus import HTML_ROLE, RichTextDelegate, context_html
 from bertstudio.ui.widgets.head_importance_view import summary_of
 from bertstudio.ui.widgets.layouts import splitter
 from bertstudio.ui.widgets.ranked_bars import RankedBars
-from bertstudio.ui.widgets.rich_text_table import HTML_ROLE, RichTextDelegate
 
 COLUMNS = ("Value", "Token", "Line", "Context")
 
