@@ -5,8 +5,8 @@ core (`core.evaluate`, its jobs in `core/evaluate/jobs.py`), progress and Cancel
 runner. Results are rendered by the pages in `widgets/eval_results.py`, the curves and threshold
 tuner in `widgets/eval_curves.py`, the Rows page and its tools (explain the selected rows, nearest
 rows) in `widgets/eval_rows.py`; double-clicking a row emits `open_row(spec key, model
-source, the task's input)` for the window to open it in the task's own tab. The Columns row is
-always there (its choices change, its place does not), so typing a path moves nothing below it.
+source, the task's input)` for the window to open it in the task's own tab. The file's columns
+are chosen in `widgets/eval_columns.py`.
 """
 
 from __future__ import annotations

@@ -247,11 +247,6 @@ class NeuronPage(StatePage):
         return (f"L{s.layer} H{s.head}, query {self.tokens[self.query]!r} -> key {self.tokens[key]!r}: "
                 f"q·k/√d = {parts.scores[key]:.3f}, weight {parts.weights[key]:.3f}; largest q*k: {dims}")
 
-    def show_key(self, key: int) -> None:
-        """Highlight one key and describe it, as hovering it does (-1: none)."""
-        self.plots.highlight(key)
-        self._hovered(key)
-
     def _hovered(self, key: int) -> None:
         s = self.state.settings
         text = self.describe_key(key)
