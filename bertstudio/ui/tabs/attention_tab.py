@@ -14,25 +14,12 @@ from typing import Any
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QKeySequence, QShortcut
-from PySide6.QtWidgets import (
-    QCheckBox,
-    QComboBox,
-    QFileDialog,
-    QHBoxLayout,
-    QLabel,
-    QLineEdit,
-    QPlainTextEdit,
-    QPushButton,
-    QTabWidget,
-    QVBoxLayout,
-    QWidget,
-)
+from PySide6.QtWidgets import QLabel, QLineEdit, QPlainTextEdit, QPushButton, QTabWidget, QVBoxLayout, QWidget
 
 from bertstudio.core.models import ModelInfo
 from bertstudio.core.tasks.attention import AttentionInput, AttentionResult
 from bertstudio.core.tasks.attention.bundle import AttentionBundle, GridStage, attention_job, grid_cells
-from bertstudio.core.tasks.attention.state import SOURCES, VIEW_FIELDS, WEIGHTINGS, AttentionViewState
-from bertstudio.core.tasks.attention.view import QUADRANTS
+from bertstudio.core.tasks.attention.state import VIEW_FIELDS, AttentionViewState
 from bertstudio.resources import examples
 from bertstudio.ui import theme
 from bertstudio.ui.tabs.base import TaskTab
@@ -40,11 +27,12 @@ from bertstudio.ui.widgets.attention_compare import ComparePage
 from bertstudio.ui.widgets.attention_corpus import CorpusPage
 from bertstudio.ui.widgets.attention_export_bar import ExportBar
 from bertstudio.ui.widgets.attention_grid import AttentionGrid
-from bertstudio.ui.widgets.attention_heatmap import COLORMAPS
 from bertstudio.ui.widgets.attention_neuron import NeuronPage
+from bertstudio.ui.widgets.attention_options import ViewOptions
 from bertstudio.ui.widgets.attention_pages import DetailPage, HeadPage, StatisticsTable, readout_label
 from bertstudio.ui.widgets.elided_label import ElidedLabel
 from bertstudio.ui.widgets.flow_layout import FlowLayout, group, wrapping_row
+from bertstudio.ui.widgets.layouts import column
 
 PAIR_SEPARATOR = " ||| "
 EMPTY_HEADS: tuple[tuple[int, int], ...] = ()
@@ -90,7 +78,7 @@ class AttentionTab(TaskTab):
 
     def job(self) -> Any:
         info = self.model_info
-        cell_max = self.grid.cell_pixels(info.layers, info.heads + 1) if info is not None and info.layers else 128
+        cell_max = self.grid.cell_pixels(info.layers, info.heads + 1) if info and info.layers and info.heads else 128
         return functools.partial(attention_job, cell_max=cell_max)
 
     def model_loaded(self, info: ModelInfo) -> None:
@@ -99,42 +87,41 @@ class AttentionTab(TaskTab):
     # -- results ---------------------------------------------------------------------------
     def build_results(self, box: QVBoxLayout) -> None:
         state = self.view_state
-        self.source = QComboBox()
-        self.source.addItems(SOURCES)
-        self.source.setToolTip("head: one head; layer mean: average of the layer's heads; "
-                               "rollout: attention rollout up to the layer (Abnar & Zuidema, 2020)")
-        self.hide_special = QCheckBox("Hide [CLS]/[SEP]")
-        self.renormalise = QCheckBox("renormalise rows")
-        self.renormalise.setChecked(True)
-        self.renormalise.setToolTip("After hiding special tokens, scale each row to sum to 1 over the tokens left")
-        self.quadrant = QComboBox()
-        self.quadrant.addItems(QUADRANTS)
-        self.quadrant.setToolTip("For pairs: queries from one sentence, keys from the other (not renormalised)")
-        self.colours = QComboBox()
-        self.colours.addItems(COLORMAPS)
-        self.weighting = QComboBox()
-        self.weighting.addItems(WEIGHTINGS)
-        self.weighting.setToolTip("weights: the attention probabilities α. value-weighted norms: ||α f(x)||, how much "
-                                  "each key really sends (Kobayashi et al. 2020); per head, and the norm of the heads' "
-                                  "sum where the weights show the mean. Grid, detail, head view and compare follow.")
-        self.weighting.currentTextChanged.connect(lambda v: state.update(weighting=v))
-        self.source.currentTextChanged.connect(lambda v: state.update(source=v))
-        self.hide_special.toggled.connect(lambda v: state.update(hide_special=v))
-        self.renormalise.toggled.connect(lambda v: state.update(renormalise=v))
-        self.quadrant.currentTextChanged.connect(lambda v: state.update(quadrant=v))
-        self.colours.currentTextChanged.connect(lambda v: state.update(colours=v))
+        self.view_options = ViewOptions(state)
         self.export_bar = ExportBar(self, self)
         self.export_button = self.export_bar.button
         self.detail_page = DetailPage(state)
         self.note = ElidedLabel()  # a long note is elided, never widens the window
         theme.follow(self.note, lambda c: f"QLabel {{ color: {c.secondary}; }}")
         # A flow, not a row: eleven options in one row held the tab at 1,156 pixels; they wrap instead.
-        options = FlowLayout()
-        for widgets in ((QLabel("Show"), self.weighting, self.source), (self.detail_page.layer, self.detail_page.head),
-                        (self.hide_special, self.renormalise), (QLabel("Quadrant"), self.quadrant),
-                        (QLabel("Colours"), self.colours), (self.note, self.export_bar)):
-            options.addWidget(group(*widgets))
+        flow, o = FlowLayout(), self.view_options
+        for widgets in ((QLabel("Show"), o.weighting, o.source), (self.detail_page.layer, self.detail_page.head),
+                        (o.hide_special, o.renormalise), (QLabel("Quadrant"), o.quadrant),
+                        (QLabel("Colours"), o.colours), (self.note, self.export_bar)):
+            flow.addWidget(group(*widgets))
+        box.addWidget(wrapping_row(flow))
+        box.addWidget(self._build_views(state), 1)
+        # the names the tests and the window use
+        self.source, self.hide_special, self.quadrant = o.source, o.hide_special, o.quadrant
+        self.weighting, self.colours = o.weighting, o.colours
+        self.layer, self.head, self.heatmap = self.detail_page.layer, self.detail_page.head, self.detail_page.heatmap
+        self.readout = self.detail_page.readout
+        self.head_view, self.head_list = self.head_page.head_view, self.head_page.head_list
+        self.head_readout = self.head_page.readout
+        self.compare_summary, self.compare_diff = self.compare_page.summary, self.compare_page.diff
+        self.compare_info, self.compare_readout = self.compare_page.info, self.compare_page.readout
+        self.open_difference = self.compare_page.open_difference
+        state.subscribe(lambda _c: self._draw_grid(), only=VIEW_FIELDS)
+        state.subscribe(lambda _c: self.grid.set_colormap(state.colours), only={"colours"})
+        state.subscribe(lambda _c: self._show_selection(), only={"selected"})
+        state.subscribe(lambda _c: self._describe(), only=VIEW_FIELDS)
+        self.runner.progress.connect(self._progress)
+        self._add_shortcuts()
+        self._show_selection()
 
+    def _build_views(self, state: AttentionViewState) -> QTabWidget:
+        """The pages: model view (the grid and the heads selected), detail, head, neuron, statistics,
+        compare and corpus; the detail view's readout in the pages' corner."""
         self.views = QTabWidget()
         self.grid = AttentionGrid()
         self.grid.clicked.connect(self._grid_clicked)
@@ -148,56 +135,29 @@ class AttentionTab(TaskTab):
         self.send_heads.setToolTip("Fill-mask, NSP, NER, QA, Classification and Multiple choice then run intact "
                                    "and with these heads off; each tab's Heads off field says so and can be cleared")
         self.send_heads.clicked.connect(lambda: self.heads_off_requested.emit(self.view_state.selected))
-        grid_page = QWidget()
-        grid_layout = QVBoxLayout(grid_page)
-        grid_layout.setContentsMargins(0, 0, 0, 0)
-        selection_row = QHBoxLayout()
-        selection_row.addWidget(self.selection, 1)
-        selection_row.addWidget(self.clear_selection)
-        selection_row.addWidget(self.send_heads)
-        grid_layout.addWidget(self.grid, 1)
-        grid_layout.addLayout(selection_row)
-        self.grid_page = grid_page
-        self.views.addTab(grid_page, "Model view")
-        self.views.addTab(self.detail_page, "Detail")
-        self.head_page = HeadPage(state)
-        self.views.addTab(self.head_page, "Head view")
-        self.neuron_page = NeuronPage(state)
-        self.views.addTab(self.neuron_page, "Neuron view")
+        self.grid_page = column(self.grid, group(self.selection, self.clear_selection, self.send_heads,
+                                                 stretch_first=True), stretch=0)
+        self.head_page, self.neuron_page = HeadPage(state), NeuronPage(state)
         self.stats = StatisticsTable(state)
         self.stats.cellClicked.connect(lambda row, _column: self.open_head(*self.stats.head_at(row)))
-        self.views.addTab(self.stats, "Statistics")
         self.compare_page = ComparePage(state)
-        self.views.addTab(self.compare_page, "Compare")
-        self.add_page(CorpusPage(self), "Corpus")
+        for page, title in ((self.grid_page, "Model view"), (self.detail_page, "Detail"), (self.head_page, "Head view"),
+                            (self.neuron_page, "Neuron view"), (self.stats, "Statistics"),
+                            (self.compare_page, "Compare"), (CorpusPage(self), "Corpus")):
+            self.add_page(page, title)
         self.views.currentChanged.connect(self._page_changed)
         self.detail_page.readout.setMinimumWidth(480)
         self.views.setCornerWidget(self.detail_page.readout, Qt.Corner.TopRightCorner)
         self.detail_page.readout.setVisible(False)
-        box.addWidget(wrapping_row(options))
-        box.addWidget(self.views, 1)
-        # the names the tests and the window use
-        self.layer, self.head, self.heatmap = self.detail_page.layer, self.detail_page.head, self.detail_page.heatmap
-        self.readout = self.detail_page.readout
-        self.head_view, self.head_list = self.head_page.head_view, self.head_page.head_list
-        self.head_readout = self.head_page.readout
-        self.compare_summary, self.compare_diff = self.compare_page.summary, self.compare_page.diff
-        self.compare_info, self.compare_readout = self.compare_page.info, self.compare_page.readout
-        self.open_difference = self.compare_page.open_difference
+        return self.views
 
-        state.subscribe(lambda _c: self._draw_grid(), only=VIEW_FIELDS)
-        state.subscribe(lambda _c: self.grid.set_colormap(state.colours), only={"colours"})
-        state.subscribe(lambda _c: self._show_selection(), only={"selected"})
-        state.subscribe(self._sync_controls, only=VIEW_FIELDS | {"source", "colours"})
-        state.subscribe(lambda _c: self._describe(), only=VIEW_FIELDS)
-        self.runner.progress.connect(self._progress)
+    def _add_shortcuts(self) -> None:
         for keys, move, what in (("]", (0, 1), "Next head"), ("[", (0, -1), "Previous head"),
                                  ("Alt+Right", (0, 1), "Next head"), ("Alt+Left", (0, -1), "Previous head"),
                                  ("Alt+Down", (1, 0), "Next layer"), ("Alt+Up", (-1, 0), "Previous layer")):
             shortcut = QShortcut(QKeySequence(keys), self, functools.partial(self._move, *move),
                                  context=Qt.ShortcutContext.WidgetWithChildrenShortcut)
             shortcut.setWhatsThis(what)
-        self._show_selection()
 
     def add_page(self, page: QWidget, title: str) -> None:
         """Another page among the views (a corpus search, say), after the existing ones."""
@@ -211,19 +171,6 @@ class AttentionTab(TaskTab):
     @property
     def compare_head(self) -> tuple[int, int] | None:
         return self.compare_page.head
-
-    def _sync_controls(self, _changed: frozenset[str]) -> None:
-        """The state changed (a restore, a click): the option widgets show it, without echo."""
-        s = self.view_state.settings
-        for widget, setter, value in ((self.source, self.source.setCurrentText, s.source),
-                                      (self.quadrant, self.quadrant.setCurrentText, s.quadrant),
-                                      (self.colours, self.colours.setCurrentText, s.colours),
-                                      (self.weighting, self.weighting.setCurrentText, s.weighting),
-                                      (self.hide_special, self.hide_special.setChecked, s.hide_special),
-                                      (self.renormalise, self.renormalise.setChecked, s.renormalise)):
-            widget.blockSignals(True)
-            setter(value)
-            widget.blockSignals(False)
 
     def _progress(self, event: object) -> None:
         payload = getattr(event, "payload", None)
@@ -308,7 +255,7 @@ class AttentionTab(TaskTab):
 
     def _move(self, layers: int, heads: int) -> None:
         if self.views.currentWidget() is self.compare_page:
-            self.compare_page.move(layers, heads)
+            self.compare_page.step(layers, heads)
         else:
             self.view_state.move(layers, heads)
 
@@ -331,17 +278,7 @@ class AttentionTab(TaskTab):
             if selected else "Click a head to open it; Ctrl+click heads to select them to switch off.")
         self.heads_selected.emit(selected)
 
-    # -- workspace -------------------------------------------------------------------------
     # -- export ----------------------------------------------------------------------------
     def export(self, path: Path, what: str) -> None:
         """png / csv-head / npz-head here (small); all heads (npz-all, csv-all, json) in a worker."""
         self.export_bar.export(Path(path), what)
-
-    def export_dialog(self, what: str) -> None:
-        filters = {"png": "PNG image (*.png)", "csv-head": "CSV (*.csv)", "csv-all": "CSV (*.csv)",
-                   "npz-head": "NumPy (*.npz)", "npz-all": "NumPy (*.npz)", "json": "JSON (*.json)"}
-        path, _ = QFileDialog.getSaveFileName(self, "Export attention", self.settings.save_path(""), filters[what])
-        self.settings.remember_save(path)
-        if path:
-            self.export(Path(path), what)
-

@@ -5,8 +5,8 @@ core (`core.evaluate`, its jobs in `core/evaluate/jobs.py`), progress and Cancel
 runner. Results are rendered by the pages in `widgets/eval_results.py`, the curves and threshold
 tuner in `widgets/eval_curves.py`, the Rows page and its tools (explain the selected rows, nearest
 rows) in `widgets/eval_rows.py`; double-clicking a row emits `open_row(spec key, model
-source, the task's input)` for the window to open it in the task's own tab. The Columns row is
-always there (its choices change, its place does not), so typing a path moves nothing below it.
+source, the task's input)` for the window to open it in the task's own tab. The file's columns
+are chosen in `widgets/eval_columns.py`.
 """
 
 from __future__ import annotations
@@ -14,18 +14,7 @@ from __future__ import annotations
 from typing import Any
 
 from PySide6.QtCore import Signal
-from PySide6.QtWidgets import (
-    QComboBox,
-    QFileDialog,
-    QFormLayout,
-    QHBoxLayout,
-    QLabel,
-    QLineEdit,
-    QPushButton,
-    QSpinBox,
-    QTabWidget,
-    QWidget,
-)
+from PySide6.QtWidgets import QComboBox, QFileDialog, QFormLayout, QLabel, QLineEdit, QPushButton, QSpinBox, QTabWidget
 
 from bertstudio.core import notes
 from bertstudio.core.errors import BertStudioError, InputError
@@ -38,23 +27,13 @@ from bertstudio.ui.tabs.tab_state import RunState
 from bertstudio.ui.widgets.cka_heatmap import CompressionPage
 from bertstudio.ui.widgets.compare_panel import CompareSource
 from bertstudio.ui.widgets.erase_page import ErasePage
+from bertstudio.ui.widgets.eval_columns import ColumnsRow
 from bertstudio.ui.widgets.eval_curves import CurvesPage
 from bertstudio.ui.widgets.eval_results import ComparePage, ConfusionPage, MetricsPage, ProjectorPage
 from bertstudio.ui.widgets.eval_rows import RowsPage
+from bertstudio.ui.widgets.layouts import row
 from bertstudio.ui.widgets.run_controls import ProgressLine, StaleBanner
 from bertstudio.workers.runner import TaskRunner
-
-DETECTED = "(detected)"
-
-
-def _column_combo() -> QComboBox:
-    """A Columns choice sized to a few characters, not to the longest header name: long names made
-    the page scroll sideways at 900x600 (the list shows them whole, the tooltip the chosen one)."""
-    combo = QComboBox()
-    combo.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
-    combo.setMinimumContentsLength(len(DETECTED))
-    combo.addItem(DETECTED, None)
-    return combo
 
 
 class EvaluateTab(ComparingTab):
@@ -66,19 +45,26 @@ class EvaluateTab(ComparingTab):
              "erase.layer": "erase_page.layer", "erase.concept": "erase_page.concept",
              "erase.positions": "erase_page.positions"}
 
+    MODEL_TASK = next(iter(evaluable()))  # the model bar loads for the picker's task, the first at start
+
     open_row = Signal(str, str, object)  # spec key, model source, the task's input dataclass
 
-    def _setup(self) -> None:
-        # The model bar loads for the picker's task (the specs with an Evaluate adapter), the first at start.
-        self.MODEL_TASK = next(iter(evaluable()))
-        super()._setup()
-
     def build(self) -> None:
-        from bertstudio.core.evaluate.projector import methods
-
         self.evaluation: Any = None  # the last Evaluation (model A)
         self.comparison: Any = None
         self._request: LoadRequest | None = None
+        self._run_on_load = ""  # a model handed over (Train's Evaluate…): run once the bar has loaded it
+        # What the shown result was computed from, and what the running evaluation computes: the
+        # model (source and task), the file (inputs) and the compared model; no heads off here.
+        self._shown: RunState | None = None
+        self._started: RunState | None = None
+        self._build_inputs()
+        self._build_pages()
+        self._connect_tools()
+        self._task_changed()
+
+    def _build_inputs(self) -> None:
+        """Task, file, rows and seed; the Columns row; the compared model, Evaluate and Cancel."""
         self.task_combo = QComboBox()
         for key, spec in evaluable().items():
             assert spec.evaluate is not None
@@ -87,6 +73,7 @@ class EvaluateTab(ComparingTab):
         self.data_file = QLineEdit()
         self.data_file.setPlaceholderText("a labelled file: CSV/TSV/JSONL, CoNLL, SQuAD JSON or text")
         self.data_file.editingFinished.connect(self._refresh_columns)
+        self.data_file.textChanged.connect(self._update_stale)
         browse = QPushButton("Open…")
         browse.clicked.connect(self._browse)
         self.limit = QSpinBox()
@@ -96,32 +83,25 @@ class EvaluateTab(ComparingTab):
         self.seed = QSpinBox()
         self.seed.setRange(0, 2**31 - 1)
         self.seed.setToolTip("Masked LM: which tokens are masked (the same seed masks the same tokens)")
-        self.column_combos: dict[str, QComboBox] = {}
-        self.choice_columns = QLineEdit()
-        self.choice_columns.setPlaceholderText("choice0, choice1… (detected)")
+        self.columns_row = ColumnsRow()
         self.columns_form = QFormLayout()
-        self.columns_row = QWidget()  # always in the form: choices come and go, the row stays put
-        self.columns_row.setLayout(QHBoxLayout())
-        self.columns_row.layout().setContentsMargins(0, 0, 0, 0)
-        self.columns_row.setMinimumHeight(max(_column_combo().sizeHint().height(), QLineEdit().sizeHint().height()))
         self.columns_form.addRow("Columns:", self.columns_row)
         self.compare_source = CompareSource(self.model_bar.source)
+        self.compare_source.enabled.toggled.connect(self._update_stale)
+        self.compare_source.combo.editTextChanged.connect(self._update_stale)
+        self.model_bar.source.editTextChanged.connect(self._follow_source)
+        self.model_bar.dtype.currentIndexChanged.connect(self._update_stale)  # int8: another model
         self.run_button = QPushButton("Evaluate")
         self.cancel_button = QPushButton("Cancel")
         self.progress_line = ProgressLine()
-
-        file_row = QHBoxLayout()
-        for widget in (QLabel("Task:"), self.task_combo, QLabel("Data:"), self.data_file, browse,
-                       QLabel("Rows:"), self.limit, QLabel("Seed:"), self.seed):
-            file_row.addWidget(widget, 1 if widget is self.data_file else 0)
-        run_row = QHBoxLayout()
-        run_row.addWidget(self.compare_source, 1)
-        run_row.addWidget(self.run_button)
-        run_row.addWidget(self.cancel_button)
-        self.body.addLayout(file_row)
+        self.body.addLayout(row(QLabel("Task:"), self.task_combo, QLabel("Data:"), self.data_file, browse,
+                                QLabel("Rows:"), self.limit, QLabel("Seed:"), self.seed, stretch=3))
         self.body.addLayout(self.columns_form)
-        self.body.addLayout(run_row)
+        self.body.addLayout(row(self.compare_source, self.run_button, self.cancel_button, stretch=0))
         self.body.addWidget(self.progress_line)
+
+    def _build_pages(self) -> None:
+        from bertstudio.core.evaluate.projector import methods
 
         self.metrics_page = MetricsPage()
         self.confusion_page = ConfusionPage()
@@ -144,19 +124,11 @@ class EvaluateTab(ComparingTab):
         self.body.addWidget(self.pages, 1)
         for page in (self.confusion_page, self.errors_page, self.compare_page, self.projector_page):
             page.opened.connect(self._open_row)
-        self.projector_page.compute_requested.connect(self.project)
-        self._run_on_load = ""  # a model handed over (Train's Evaluate…): run once the bar has loaded it
-        # What the shown result was computed from, and what the running evaluation computes: the
-        # model (source and task), the file (inputs) and the compared model; no heads off here.
-        self._shown: RunState | None = None
-        self._started: RunState | None = None
-        self.data_file.textChanged.connect(self._update_stale)
-        self.model_bar.source.editTextChanged.connect(self._follow_source)
-        self.model_bar.dtype.currentIndexChanged.connect(self._update_stale)  # int8: another model
-        self.compare_source.enabled.toggled.connect(self._update_stale)
-        self.compare_source.combo.editTextChanged.connect(self._update_stale)
 
+    def _connect_tools(self) -> None:
+        """The runners of the pages' own tools (projector, compression, erase); Esc stops them too."""
         self.runner.result.connect(self._on_result)
+        self.projector_page.compute_requested.connect(self.project)
         self.projector_runner = TaskRunner(self)
         self.projector_runner.result.connect(self.projector_page.show_projection)
         self.projector_runner.result.connect(self.errors_page.offer_vectors)
@@ -181,7 +153,6 @@ class EvaluateTab(ComparingTab):
                                       self.progress_line, self.notes,
                                       also_cancels=(rows.explain_runner, rows.neighbours_runner, self.projector_runner,
                                                     self.compression_runner, self.erase_runner))
-        self._task_changed()
 
     # -- inputs ----------------------------------------------------------------------------
     @property
@@ -204,48 +175,28 @@ class EvaluateTab(ComparingTab):
     def _follow_source(self, source: str) -> None:
         """A checkpoint folder typed, chosen or handed over for a task whose head it lacks: the task it
         was trained for is chosen from its config before the load, so the model loads once, with its head."""
-        task = load_task(source.strip(), self.task_key) if source.strip() else self.task_key
-        index = self.task_combo.findData(task) if task != self.task_key else -1
+        source = source.strip()
+        self._choose_trained(load_task(source, self.task_key) if source else None, source)
+        self._update_stale()
+
+    def _choose_trained(self, task: str | None, checkpoint: str) -> bool:
+        """Choose `task`, the one `checkpoint` was trained for, if Evaluate scores it and it is not chosen."""
+        index = self.task_combo.findData(task) if task and task != self.task_key else -1
         if index >= 0:
             self.task_combo.setCurrentIndex(index)
             self.notes.set_notes([notes.info(f"Task set to {self.task_combo.currentText()}: the checkpoint was "
-                                             f"trained for it ({source.strip()}).")])
-        self._update_stale()
+                                             f"trained for it ({checkpoint}).")])
+        return index >= 0
+
+    @property
+    def column_combos(self) -> dict[str, QComboBox]:
+        return self.columns_row.combos
 
     def _refresh_columns(self) -> None:
         from bertstudio.core.evaluate.readers import header_of
 
-        row = self.columns_row.layout()
-        assert isinstance(row, QHBoxLayout)
-        while row.count():
-            item = row.takeAt(0)
-            if item is not None and item.widget() is not None:
-                item.widget().hide()  # gone at once, not when the event loop deletes it (a ghost label)
-                item.widget().deleteLater()
-        self.column_combos = {}
-        self.choice_columns = QLineEdit()
-        self.choice_columns.setPlaceholderText("choice0, choice1… (detected)")
-        header = header_of(self.data_file.text().strip())
         adapter = adapter_for(self.task_key)
-        roles = adapter.columns
-        if not roles or not header:
-            note = QLabel("none to choose for this task" if not roles else "detected when a file is chosen")
-            note.setEnabled(False)
-            row.addWidget(note)
-            row.addStretch(1)
-            return
-        for field, label in roles:
-            combo = _column_combo()
-            for name in header:
-                combo.addItem(name, name)
-            combo.currentTextChanged.connect(combo.setToolTip)
-            self.column_combos[field] = combo
-            row.addWidget(QLabel(f"{label}:"))
-            row.addWidget(combo, 1)
-        if adapter.choice_columns:
-            row.addWidget(QLabel("Choices:"))
-            row.addWidget(self.choice_columns, 1)
-        row.addStretch(1)
+        self.columns_row.show_columns(header_of(self.data_file.text().strip()), adapter.columns, adapter.choice_columns)
 
     def _browse(self) -> None:
         filters = adapter_for(self.task_key).file_filter
@@ -257,15 +208,12 @@ class EvaluateTab(ComparingTab):
     def evaluation_request(self) -> Any:
         from bertstudio.core.evaluate.evaluation import EvalRequest
         from bertstudio.core.evaluate.predict import EvalOptions
-        from bertstudio.core.evaluate.readers import EvalColumns
 
         path = self.data_file.text().strip()
         if not path:
             raise InputError("Choose a labelled file to evaluate on.")
-        chosen = {field: combo.currentData() for field, combo in self.column_combos.items()}
-        choices = tuple(c.strip() for c in self.choice_columns.text().split(",") if c.strip())
-        columns = EvalColumns(**chosen, choices=choices)
-        return EvalRequest(path, columns, self.limit.value() or None, EvalOptions(seed=self.seed.value()))
+        return EvalRequest(path, self.columns_row.columns(), self.limit.value() or None,
+                           EvalOptions(seed=self.seed.value()))
 
     # -- running ---------------------------------------------------------------------------
     def run(self) -> None:
@@ -399,13 +347,8 @@ class EvaluateTab(ComparingTab):
         """A checkpoint loaded for a task whose head it lacks, but trained for another that Evaluate
         scores: switch to that task and load it again (a classifier loaded as a masked LM warned that
         results are meaningless, and the warning stayed after switching by hand: issue 29 #2)."""
-        trained = checkpoint_task(info.folder) if info.head_warning else None
-        index = self.task_combo.findData(trained) if trained and trained != self.task_key else -1
-        if index < 0:
+        if not self._choose_trained(checkpoint_task(info.folder) if info.head_warning else None, info.folder):
             return False
-        self.task_combo.setCurrentIndex(index)
-        self.notes.set_notes([notes.info(f"Task set to {self.task_combo.currentText()}: the checkpoint was "
-                                             f"trained for it ({info.folder}).")])
         self.model_bar.load(info.request.source)
         return True
 

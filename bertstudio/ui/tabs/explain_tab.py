@@ -24,16 +24,7 @@ from __future__ import annotations
 from typing import Any
 
 from PySide6.QtCore import QTimer
-from PySide6.QtWidgets import (
-    QComboBox,
-    QHBoxLayout,
-    QLabel,
-    QPlainTextEdit,
-    QPushButton,
-    QTabWidget,
-    QVBoxLayout,
-    QWidget,
-)
+from PySide6.QtWidgets import QComboBox, QLabel, QPlainTextEdit, QPushButton, QTabWidget, QWidget
 
 from bertstudio.core.errors import BertStudioError, InputError
 from bertstudio.core.explain.inputs import adapter_for, explainable
@@ -52,11 +43,11 @@ from bertstudio.ui.widgets.explain_methods import MethodsView
 from bertstudio.ui.widgets.explain_notices import CornerStaleBanner, warning_beside_summary
 from bertstudio.ui.widgets.explain_options import ALL_METHODS, MethodOptions
 from bertstudio.ui.widgets.explain_origin import ExplainOrigin, ExplainState, Handed
+from bertstudio.ui.widgets.explain_target import TargetPicker
 from bertstudio.ui.widgets.head_importance_view import HeadImportanceView
 from bertstudio.ui.widgets.layer_predictions import LayerPredictionsView
+from bertstudio.ui.widgets.layouts import column, row
 from bertstudio.ui.widgets.run_controls import ProgressLine
-
-DEFAULT_TARGET = "(the model's answer)"
 
 
 class ExplainTab(ModelTab):
@@ -73,65 +64,12 @@ class ExplainTab(ModelTab):
         self._started_for: RunState | None = None  # what the running explanation computes
         self._shown_for: RunState | None = None  # what the shown explanation was computed from
         self.outcome: Outcome[Any] | None = None  # the shown explanation (File → Export result)
-        self.task_combo = QComboBox()
-        for spec in explainable():  # exactly the specs with an Explain adapter, in their order
-            self.task_combo.addItem(spec.title, spec.key)
-        self.task_combo.currentIndexChanged.connect(self._task_changed)
-        self.input = QPlainTextEdit()
-        self.input.setMaximumHeight(72)
-        self.target = QComboBox()
-        self.target.setEditable(True)
-        self.target.setMinimumWidth(220)
-        self.target.setToolTip("The output to explain: a candidate, label, entity token, answer start/end, choice")
-        self.options = MethodOptions()  # the method picker and each method's settings (their own row)
-        self.method, self.steps, self.converge = self.options.method, self.options.steps, self.options.converge
-        self.run_button = QPushButton("Explain")
-        self.cancel_button = QPushButton("Cancel")
-        self.progress_line = ProgressLine()
-        policy = self.progress_line.sizePolicy()
-        policy.setRetainSizeWhenHidden(True)  # the row keeps its shape between runs
-        self.progress_line.setSizePolicy(policy)
-
-        self.attributions = AttributionView()
-        self.faithfulness = FaithfulnessTable()
-        self.faithfulness.setFixedHeight(self.faithfulness.height_for(1))  # one row: the explanation above it
-        self.attribution_page = QWidget()
-        page = QVBoxLayout(self.attribution_page)
-        page.setContentsMargins(0, 0, 0, 0)
-        page.addWidget(self.attributions, 1)
-        page.addWidget(self.faithfulness)
-        self.methods = MethodsView()
-        self.importance = HeadImportanceView()
-        self.layers = LayerPredictionsView()
-        self.pages = QTabWidget()
-        self.pages.addTab(self.attribution_page, "Token attributions")
-        self.pages.addTab(self.methods, "All methods")
-        self.pages.addTab(self.importance, "Head importance")
-        self.pages.addTab(self.layers, "Per-layer predictions")
-        self.stale_banner = CornerStaleBanner(self.pages)  # Out of date, naming what changed
+        self._build_inputs()
+        self.body.addWidget(self._build_pages(), 1)
         self._stale_timer = QTimer(self)
         self._stale_timer.setSingleShot(True)
         self._stale_timer.setInterval(0)  # once per burst of changes (a hand-off sets several fields)
         self._stale_timer.timeout.connect(self._update_stale)
-        self.importance.compute_requested.connect(self._compute_importance)
-        self.importance.prune_requested.connect(self._prune)
-        self.layers.lens_changed.connect(self._lens_changed)
-
-        first = QHBoxLayout()
-        first.addWidget(QLabel("Task:"))
-        first.addWidget(self.task_combo)
-        self.input_label = ElidedLabel()  # never widens the window
-        first.addWidget(self.input_label, 1)
-        second = QHBoxLayout()
-        for widget in (QLabel("Target:"), self.target, QLabel("Method:"), self.method, self.run_button,
-                       self.cancel_button, self.progress_line):
-            second.addWidget(widget, 1 if widget is self.progress_line else 0)
-        self.body.addLayout(first)
-        self.body.addWidget(self.input)
-        self.body.addLayout(second)
-        self.body.addWidget(self.options)
-        self.body.addWidget(self.pages, 1)
-
         self.lifecycle = RunLifecycle(self, self.runner, self.run, self.run_button, self.cancel_button,
                                       self.progress_line, self.notes, on_running=self._set_running)
         self.runner.result.connect(self._on_result)
@@ -142,6 +80,50 @@ class ExplainTab(ModelTab):
                        self.method.currentIndexChanged, self.model_bar.loaded, self.model_bar.busy_changed):
             signal.connect(lambda *_args: self._stale_timer.start())
         watch_inputs(self.options, lambda *_args: self._stale_timer.start())
+
+    def _build_inputs(self) -> None:
+        """The task and the parts it reads, the input, the target and method with Explain and Cancel,
+        and the method's settings on a row of their own."""
+        self.task_combo = QComboBox()
+        for spec in explainable():  # exactly the specs with an Explain adapter, in their order
+            self.task_combo.addItem(spec.title, spec.key)
+        self.task_combo.currentIndexChanged.connect(self._task_changed)
+        self.input_label = ElidedLabel()  # never widens the window
+        self.input = QPlainTextEdit()
+        self.input.setMaximumHeight(72)
+        self.target = TargetPicker()
+        self.options = MethodOptions()  # the method picker and each method's settings (their own row)
+        self.method, self.steps, self.converge = self.options.method, self.options.steps, self.options.converge
+        self.run_button = QPushButton("Explain")
+        self.cancel_button = QPushButton("Cancel")
+        self.progress_line = ProgressLine()
+        policy = self.progress_line.sizePolicy()
+        policy.setRetainSizeWhenHidden(True)  # the row keeps its shape between runs
+        self.progress_line.setSizePolicy(policy)
+        self.body.addLayout(row(QLabel("Task:"), self.task_combo, self.input_label))
+        self.body.addWidget(self.input)
+        self.body.addLayout(row(QLabel("Target:"), self.target, QLabel("Method:"), self.method, self.run_button,
+                                self.cancel_button, self.progress_line))
+        self.body.addWidget(self.options)
+
+    def _build_pages(self) -> QTabWidget:
+        """Token attributions (with their faithfulness), all methods, head importance, per-layer predictions."""
+        self.attributions = AttributionView()
+        self.faithfulness = FaithfulnessTable()
+        self.faithfulness.setFixedHeight(self.faithfulness.height_for(1))  # one row: the explanation above it
+        self.attribution_page = column(self.attributions, self.faithfulness, stretch=0)
+        self.methods = MethodsView()
+        self.importance = HeadImportanceView()
+        self.importance.compute_requested.connect(self._compute_importance)
+        self.importance.prune_requested.connect(self._prune)
+        self.layers = LayerPredictionsView()
+        self.layers.lens_changed.connect(self._lens_changed)
+        self.pages = QTabWidget()
+        for page, title in ((self.attribution_page, "Token attributions"), (self.methods, "All methods"),
+                            (self.importance, "Head importance"), (self.layers, "Per-layer predictions")):
+            self.pages.addTab(page, title)
+        self.stale_banner = CornerStaleBanner(self.pages)  # Out of date, naming what changed
+        return self.pages
 
     # -- public ------------------------------------------------------------------------------
     def explain(self, spec_key: str, request: LoadRequest, inputs: Any, result: Any) -> None:
@@ -165,7 +147,7 @@ class ExplainTab(ModelTab):
             if combo.findText(value) >= 0:
                 combo.setCurrentText(value)
         self.model_bar.load(request.source)  # the bar shows the model's facts; the job uses `request`
-        self._fill_targets((), keep=False)  # the explanation brings the targets a person may choose
+        self.target.fill((), keep=False)  # the explanation brings the targets a person may choose
         self.run()
 
     def set_task(self, key: str) -> None:
@@ -193,7 +175,7 @@ class ExplainTab(ModelTab):
         self.model_bar.task = self.task_key
         self.input_label.setText(f"Input, one part per line: {adapter.parts}")
         self._request = None if self._request is None or self._request.task != self.task_key else self._request
-        self._fill_targets((), keep=False)
+        self.target.fill((), keep=False)
         self.pages.setTabEnabled(self.pages.indexOf(self.layers), adapter.per_layer is not None)
         self._reload_for_task()
 
@@ -210,32 +192,11 @@ class ExplainTab(ModelTab):
         self.model_bar.warning_label.setVisible(False)  # said on the summary's line instead
         self.head_warning.setText(f"⚠ {info.head_warning}" if info.head_warning else "")
 
-    def _fill_targets(self, targets: tuple[tuple[str, str], ...], keep: bool = True) -> None:
-        """The targets a result offers; the one chosen or typed stays (the next Explain runs it too,
-        and the result stays current) unless `keep` is False (another task, a hand-off)."""
-        typed = self.target.currentText().strip()
-        chosen = self.target.currentData() if self.target.currentIndex() > 0 and typed == self.target.itemText(
-            self.target.currentIndex()) else (typed if typed != DEFAULT_TARGET else "")
-        chosen = chosen if keep else ""
-        self.target.clear()
-        self.target.addItem(DEFAULT_TARGET, None)
-        for value, label in targets:
-            self.target.addItem(label, value)
-        if chosen and self.target.findData(chosen) > 0:
-            self.target.setCurrentIndex(self.target.findData(chosen))
-        elif chosen:
-            self.target.setEditText(chosen)
-
     def chosen_target(self) -> str | None:
         """The target picked or typed; by default the handed-over result's answer, else the model's."""
         handed, request = self.handed(), self.request()
         same_model = handed is not None and request is not None and request.source == handed.source
-        default = handed.target if handed is not None and same_model else None
-        if self.target.currentIndex() > 0 and self.target.currentText() == self.target.itemText(
-                self.target.currentIndex()):
-            return str(self.target.currentData())
-        text = self.target.currentText().strip()
-        return default if not text or text == DEFAULT_TARGET else text
+        return self.target.chosen(handed.target if handed is not None and same_model else None)
 
     def handed(self) -> Handed | None:
         """The task tab's hand-off while it still holds: same task, the box as it was given."""
@@ -395,14 +356,14 @@ class ExplainTab(ModelTab):
             self.attributions.show_explanation(explanation)
             self.faithfulness.show_rows([(method_label(explanation.method, explanation.baseline or "pad"),
                                           explanation.faithfulness)])
-            self._fill_targets(tuple(explanation.targets))
+            self.target.fill(tuple(explanation.targets))
             self.notes.set_notes(explanation.notes)
             if layers is not None:
                 self.layers.show_predictions(layers)
             self.pages.setCurrentWidget(self.attribution_page)
         elif kind == "all":
             self.methods.show_methods(value)
-            self._fill_targets(tuple(value.explanations[0].targets))
+            self.target.fill(tuple(value.explanations[0].targets))
             self.notes.set_notes(value.notes)
             self.pages.setCurrentWidget(self.methods)
         elif kind == "importance":

@@ -30,11 +30,11 @@ class ComparePage(StatePage):
         self.summary.plot.setLabel("bottom", "head")
         self.summary.describe = self._describe_summary_cell
         self.summary.clicked.connect(self.open_difference)
-        self.summary.arrow.connect(self.move)
+        self.summary.arrow.connect(self.step)
         self.diff = AttentionHeatmap()  # B - A of one head, diverging colours around 0
         self.diff.set_colormap(DIVERGING)
         self.diff.describe = self._describe_difference
-        self.diff.arrow.connect(self.move)
+        self.diff.arrow.connect(self.step)
         self.info = QLabel(HINT)
         self.info.setWordWrap(True)
         self.readout = readout_label("Hover a cell")
@@ -81,12 +81,13 @@ class ComparePage(StatePage):
 
     def _summary(self) -> None:
         """Mean |B - A| per head, of the weights or of the norms (the view state's choice)."""
-        comparison = self.bundle.comparison if self.bundle is not None else None
-        if comparison is None or comparison.diff is None:
+        bundle = self.bundle
+        comparison = bundle.comparison if bundle is not None else None
+        if bundle is None or comparison is None or comparison.diff is None:
             return
-        diff, norms = comparison.diff, self.norms()
+        norms = self.norms()
         what = "norms" if norms else "weights"
-        mean_abs = self.bundle.norm_mean_abs if norms else diff.mean_abs  # type: ignore[union-attr]
+        mean_abs = bundle.norm_mean_abs if norms and bundle.norm_mean_abs is not None else comparison.diff.mean_abs
         layers, heads = mean_abs.shape
         order = np.argsort(-mean_abs, axis=None)[:3]
         most = ", ".join(f"L{i // heads} H{i % heads} ({mean_abs.flat[i]:.3f})" for i in order)
@@ -125,7 +126,7 @@ class ComparePage(StatePage):
         top = top if top > 0 else 1e-6
         self.diff.set_matrix(matrix, queries, keys, title, levels=(-top, top))
 
-    def move(self, layers: int, heads: int) -> None:
+    def step(self, layers: int, heads: int) -> None:
         """The arrow keys: step the compared head by layers and heads (wrapping round the grid)."""
         if self.head is None or self.bundle is None:
             return

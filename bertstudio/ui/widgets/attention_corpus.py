@@ -13,23 +13,16 @@ import html
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
-from PySide6.QtCore import QModelIndex, QPersistentModelIndex, QRectF, Qt
-from PySide6.QtGui import QAbstractTextDocumentLayout, QPainter, QPalette, QTextDocument
+from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (
-    QAbstractItemView,
+    QBoxLayout,
     QCheckBox,
     QComboBox,
     QFileDialog,
-    QHBoxLayout,
-    QHeaderView,
     QLabel,
     QLineEdit,
     QPushButton,
     QSpinBox,
-    QStyle,
-    QStyledItemDelegate,
-    QStyleOptionViewItem,
-    QTableWidget,
     QTableWidgetItem,
     QVBoxLayout,
     QWidget,
@@ -37,6 +30,9 @@ from PySide6.QtWidgets import (
 
 from bertstudio.core.corpus.query import MAX_K, CorpusAnswer, Neighbour, excerpt
 from bertstudio.ui.widgets.attention_pages import readout_label
+from bertstudio.ui.widgets.layouts import row
+from bertstudio.ui.widgets.rich_text_table import HTML_ROLE, context_table
+from bertstudio.ui.widgets.rich_text_table import RichTextDelegate as RichTextDelegate  # features_card imports it here
 from bertstudio.workers.runner import TaskRunner
 
 if TYPE_CHECKING:
@@ -46,7 +42,6 @@ if TYPE_CHECKING:
     from bertstudio.core.tasks.attention.state import AttentionViewState
 
 COLUMNS = ("Score", "Token", "Line", "Context")
-HTML_ROLE = Qt.ItemDataRole.UserRole + 1
 UI_MAX_K = min(MAX_K, 200)  # rows the table shows at once; the CLI gives up to MAX_K
 
 
@@ -61,36 +56,6 @@ class CorpusHost(Protocol):
     def model_info(self) -> ModelInfo | None: ...
 
     def model_request(self) -> LoadRequest | None: ...
-
-
-class RichTextDelegate(QStyledItemDelegate):
-    """Draws an item's HTML_ROLE text as rich text (the matched token in bold), one line, elided by width."""
-
-    def paint(self, painter: QPainter, option: QStyleOptionViewItem, index: QModelIndex | QPersistentModelIndex
-              ) -> None:
-        text = index.data(HTML_ROLE)
-        if not text:
-            super().paint(painter, option, index)
-            return
-        self.initStyleOption(option, index)
-        option.text = ""
-        style = option.widget.style() if option.widget else None
-        if style is not None:
-            style.drawControl(QStyle.ControlElement.CE_ItemViewItem, option, painter, option.widget)
-        doc = QTextDocument()
-        doc.setDefaultFont(option.font)
-        doc.setDocumentMargin(2)
-        doc.setHtml(text)
-        context = QAbstractTextDocumentLayout.PaintContext()
-        selected = bool(option.state & QStyle.StateFlag.State_Selected)
-        role = QPalette.ColorRole.HighlightedText if selected else QPalette.ColorRole.Text
-        context.palette.setColor(QPalette.ColorRole.Text, option.palette.color(role))
-        painter.save()
-        rect = option.rect
-        painter.translate(rect.left(), rect.top() + max(0.0, (rect.height() - doc.size().height()) / 2))
-        painter.setClipRect(QRectF(0, 0, rect.width(), rect.height()))
-        doc.documentLayout().draw(painter, context)
-        painter.restore()
 
 
 def context_html(neighbour: Neighbour) -> str:
@@ -112,7 +77,19 @@ class CorpusPage(QWidget):
         self.query_text = ""
         self.index_runner = TaskRunner(self)
         self.query_runner = TaskRunner(self)
+        self.status = readout_label("Choose a corpus file and press Index.")
+        self.table = context_table(COLUMNS)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 4, 0, 0)
+        layout.addLayout(self._build_index_row())
+        layout.addWidget(self.status)
+        layout.addLayout(self._build_query_row())
+        layout.addWidget(self.table, 1)
+        self._connect(host)
+        self._sentences_toggled(False)
 
+    def _build_index_row(self) -> QBoxLayout:
+        """The corpus file, the layer and Index / Cancel."""
         self.path = QLineEdit()
         self.path.setPlaceholderText("A UTF-8 text file, one sentence or passage per line")
         self.browse = QPushButton("Browse…")
@@ -129,8 +106,11 @@ class CorpusPage(QWidget):
         self.cancel_button = QPushButton("Cancel")
         self.cancel_button.setEnabled(False)
         self.cancel_button.clicked.connect(self.cancel_index)
-        self.status = readout_label("Choose a corpus file and press Index.")
+        return row(QLabel("Corpus"), self.path, self.browse, self.demo, QLabel("Layer"), self.layer, self.index_button,
+                   self.cancel_button, stretch=1)
 
+    def _build_query_row(self) -> QBoxLayout:
+        """The token to search with (or the whole input), how many, Search, and what was found."""
         self.token = QComboBox()
         self.token.setToolTip("The token of the input to search with (click a token in the head view to pick it)")
         self.token.setMinimumContentsLength(14)
@@ -143,35 +123,9 @@ class CorpusPage(QWidget):
         self.search_button = QPushButton("Search")
         self.search_button.clicked.connect(self.search)
         self.summary = readout_label("")
-        self.summary.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        return row(QLabel("Token"), self.token, QLabel("K"), self.k, self.sentences, self.search_button, self.summary)
 
-        self.table = QTableWidget(0, len(COLUMNS))
-        self.table.setHorizontalHeaderLabels(list(COLUMNS))
-        self.table.verticalHeader().setVisible(False)
-        self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
-        self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
-        self.table.setItemDelegateForColumn(3, RichTextDelegate(self.table))
-        header = self.table.horizontalHeader()
-        for column in range(3):
-            header.setSectionResizeMode(column, QHeaderView.ResizeMode.ResizeToContents)
-        header.setSectionResizeMode(3, QHeaderView.ResizeMode.Stretch)
-
-        files = QHBoxLayout()
-        files.addWidget(QLabel("Corpus"))
-        files.addWidget(self.path, 1)
-        for widget in (self.browse, self.demo, QLabel("Layer"), self.layer, self.index_button, self.cancel_button):
-            files.addWidget(widget)
-        query = QHBoxLayout()
-        for widget in (QLabel("Token"), self.token, QLabel("K"), self.k, self.sentences, self.search_button):
-            query.addWidget(widget)
-        query.addWidget(self.summary, 1)
-        layout = QVBoxLayout(self)
-        layout.setContentsMargins(0, 4, 0, 0)
-        layout.addLayout(files)
-        layout.addWidget(self.status)
-        layout.addLayout(query)
-        layout.addWidget(self.table, 1)
-
+    def _connect(self, host: CorpusHost) -> None:
         self.index_runner.started.connect(lambda: self._set_indexing(True))
         self.index_runner.finished.connect(lambda: self._set_indexing(False))
         self.index_runner.progress.connect(lambda event: self.status.setText(getattr(event, "message", "")))
@@ -190,7 +144,6 @@ class CorpusPage(QWidget):
         queued = Qt.ConnectionType.QueuedConnection
         for signal in (host.runner.progress, host.runner.result, host.runner.finished):
             signal.connect(self._host_ran, queued)
-        self._sentences_toggled(False)
 
     # -- inputs from the tab ------------------------------------------------------------------
     def showEvent(self, event: Any) -> None:  # noqa: N802 - Qt override
@@ -328,23 +281,22 @@ class CorpusPage(QWidget):
         self.summary.setText(f"{answer.query}: {answer.summary}")
         self.table.setUpdatesEnabled(False)
         self.table.setRowCount(len(answer.neighbours))
-        for row, n in enumerate(answer.neighbours):
-            values = (f"{n.score:.4f}", n.token, str(n.line), "")
-            for column, value in enumerate(values):
-                item = QTableWidgetItem(value)
-                if column in (0, 2):  # numbers right-aligned
-                    item.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
-                self.table.setItem(row, column, item)
-            context = self.table.item(row, 3)
-            context.setData(HTML_ROLE, context_html(n))
-            context.setToolTip(n.context[:1000])
+        for line, n in enumerate(answer.neighbours):
+            items = [QTableWidgetItem(value) for value in (f"{n.score:.4f}", n.token, str(n.line), "")]
+            for number in (items[0], items[2]):
+                number.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+            items[3].setData(HTML_ROLE, context_html(n))
+            items[3].setToolTip(n.context[:1000])
+            for column, item in enumerate(items):
+                self.table.setItem(line, column, item)
         self.table.setUpdatesEnabled(True)
 
     def table_rows(self) -> list[tuple[float, str, int, str]]:
         """(score, token, line, context) as the table shows them (tests compare with the core)."""
-        rows = []
-        for row in range(self.table.rowCount()):
-            rows.append((float(self.table.item(row, 0).text()), self.table.item(row, 1).text(),
-                         int(self.table.item(row, 2).text()), str(self.table.item(row, 3).data(HTML_ROLE))))
-        return rows
+        def cell(line: int, column: int, role: int = Qt.ItemDataRole.DisplayRole) -> str:
+            item = self.table.item(line, column)
+            return str(item.data(role)) if item is not None else ""
+
+        return [(float(cell(line, 0)), cell(line, 1), int(cell(line, 2)), cell(line, 3, HTML_ROLE))
+                for line in range(self.table.rowCount())]
 

@@ -9,11 +9,12 @@ travel with the result: the .npz files get `norms`, the long CSV a `norm` column
 
 from __future__ import annotations
 
+import functools
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
 from PySide6.QtCore import SignalInstance
-from PySide6.QtWidgets import QHBoxLayout, QMenu, QProgressBar, QPushButton, QTabWidget, QWidget
+from PySide6.QtWidgets import QFileDialog, QHBoxLayout, QMenu, QProgressBar, QPushButton, QTabWidget, QWidget
 
 from bertstudio.core.progress import ProgressEvent
 from bertstudio.workers.runner import TaskRunner
@@ -21,6 +22,7 @@ from bertstudio.workers.runner import TaskRunner
 if TYPE_CHECKING:
     from bertstudio.core.tasks.attention.bundle import AttentionBundle
     from bertstudio.core.tasks.attention.state import AttentionViewState
+    from bertstudio.ui.settings import AppSettings
 
 
 class ExportHost(Protocol):
@@ -30,14 +32,14 @@ class ExportHost(Protocol):
     view_state: AttentionViewState
     views: QTabWidget
     status: SignalInstance
+    settings: AppSettings
 
     def show_message(self, text: str, error: bool = False) -> None: ...
 
-    def export_dialog(self, what: str) -> None: ...
 
-CHOICES = (("Current view as PNG…", "png"), ("Selected head as CSV…", "csv-head"),
-           ("Selected head as .npz…", "npz-head"), ("All heads as .npz…", "npz-all"),
-           ("All heads as CSV (long)…", "csv-all"), ("All heads as JSON…", "json"))
+CHOICES = (("Current view as PNG…", "png", "PNG image (*.png)"), ("Selected head as CSV…", "csv-head", "CSV (*.csv)"),
+           ("Selected head as .npz…", "npz-head", "NumPy (*.npz)"), ("All heads as .npz…", "npz-all", "NumPy (*.npz)"),
+           ("All heads as CSV (long)…", "csv-all", "CSV (*.csv)"), ("All heads as JSON…", "json", "JSON (*.json)"))
 
 
 class ExportBar(QWidget):
@@ -46,8 +48,8 @@ class ExportBar(QWidget):
         self.tab = tab
         self.button = QPushButton("Export")
         menu = QMenu(self.button)
-        for label, what in CHOICES:
-            menu.addAction(label, lambda w=what: tab.export_dialog(w))
+        for label, what, pattern in CHOICES:
+            menu.addAction(label, functools.partial(self.export_dialog, what, pattern))
         self.button.setMenu(menu)
         self.button.setEnabled(False)
         self.progress = QProgressBar()
@@ -81,6 +83,13 @@ class ExportBar(QWidget):
             self.progress.setRange(0, 1000)
             self.progress.setValue(int(event.fraction * 1000))
         self.progress.setFormat(event.message)
+
+    def export_dialog(self, what: str, pattern: str) -> None:
+        settings = self.tab.settings
+        path, _ = QFileDialog.getSaveFileName(self, "Export attention", settings.save_path(""), pattern)
+        settings.remember_save(path)
+        if path:
+            self.export(Path(path), what)
 
     def export(self, path: Path, what: str) -> None:
         """Write the current view (png), the detail matrix (csv-head / npz-head) or all heads."""

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import QPointF, QRectF, Qt, Signal
+from PySide6.QtCore import QPointF, QRectF, QSignalBlocker, Qt, Signal
 from PySide6.QtGui import QKeyEvent
 from PySide6.QtWidgets import QComboBox, QLabel, QWidget
 
@@ -25,7 +25,7 @@ from bertstudio.ui import plot_style, theme
 from bertstudio.ui.theme import Colors
 from bertstudio.ui.widgets.attention_heatmap import DIVERGING, TokenAxis, colormap
 from bertstudio.ui.widgets.attention_pages import StatePage, readout_label
-from bertstudio.ui.widgets.layouts import bar_above, tool_bar
+from bertstudio.ui.widgets.layouts import bar_above, row
 
 UNAVAILABLE = "Queries and keys were not captured for this result: run again to see the neuron view."
 
@@ -206,7 +206,7 @@ class NeuronPage(StatePage):
         self.message = QLabel(UNAVAILABLE)
         self.message.setVisible(False)
         theme.follow(self.message, lambda c: f"QLabel {{ color: {c.secondary}; }}")
-        bar_above(self, tool_bar(QLabel("Query"), self.query_box, status=self.readout), self.message, self.plots)
+        bar_above(self, row(QLabel("Query"), self.query_box, self.readout), self.message, self.plots)
 
     @property
     def query(self) -> int:
@@ -220,11 +220,10 @@ class NeuronPage(StatePage):
         tokens = list(bundle.result.tokens) if bundle is not None else []
         if tokens != self.tokens:  # a new input: token list, first word after [CLS] as the query
             self.tokens = tokens
-            self.query_box.blockSignals(True)
-            self.query_box.clear()
-            self.query_box.addItems([f"{i}: {t}" for i, t in enumerate(tokens)])
-            self.query_box.setCurrentIndex(1 if len(tokens) > 2 else 0)
-            self.query_box.blockSignals(False)
+            with QSignalBlocker(self.query_box):
+                self.query_box.clear()
+                self.query_box.addItems([f"{i}: {t}" for i, t in enumerate(tokens)])
+                self.query_box.setCurrentIndex(1 if len(tokens) > 2 else 0)
         super().set_bundle(bundle)
 
     def draw(self, bundle: AttentionBundle) -> None:
@@ -247,11 +246,6 @@ class NeuronPage(StatePage):
         dims = ", ".join(f"dim {d} ({value:+.2f})" for d, value in parts.top_dimensions(key))
         return (f"L{s.layer} H{s.head}, query {self.tokens[self.query]!r} -> key {self.tokens[key]!r}: "
                 f"q·k/√d = {parts.scores[key]:.3f}, weight {parts.weights[key]:.3f}; largest q*k: {dims}")
-
-    def show_key(self, key: int) -> None:
-        """Highlight one key and describe it, as hovering it does (-1: none)."""
-        self.plots.highlight(key)
-        self._hovered(key)
 
     def _hovered(self, key: int) -> None:
         s = self.state.settings

@@ -8,7 +8,7 @@ change. The head view, when it is not the page shown, only remembers that it is 
 from __future__ import annotations
 
 import numpy as np
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QSignalBlocker, Qt
 from PySide6.QtGui import QColor, QIcon, QPixmap
 from PySide6.QtWidgets import (
     QAbstractItemView,
@@ -33,6 +33,7 @@ from bertstudio.core.tasks.attention.view import STAT_COLUMNS, STAT_TITLES, Head
 from bertstudio.ui import theme
 from bertstudio.ui.widgets.attention_head_view import VISIBLE_TOKENS, HeadView, head_colour
 from bertstudio.ui.widgets.attention_heatmap import AttentionHeatmap
+from bertstudio.ui.widgets.layouts import column, row
 
 
 def readout_label(text: str) -> QLabel:
@@ -130,10 +131,9 @@ class DetailPage(StatePage):
         s = self.state.settings
         layers, heads = bundle.result.layers, bundle.result.heads
         for box, top, value in ((self.layer, layers - 1, s.layer), (self.head, heads - 1, s.head)):
-            box.blockSignals(True)  # the state already holds the value: no echo back into it
-            box.setRange(0, top)
-            box.setValue(value)
-            box.blockSignals(False)
+            with QSignalBlocker(box):  # the state already holds the value: no echo back into it
+                box.setRange(0, top)
+                box.setValue(value)
         self.head.setEnabled(s.source == "head")
         if s.colours != self._colours:  # a colour map change re-renders the bar: only when it changed
             self._colours = s.colours
@@ -167,8 +167,8 @@ class HeadPage(StatePage):
         self.head_view.focus_changed.connect(self._focus_clicked)
         self.readout = readout_label("Hover a token to see only its lines; click it to keep them")
         self.head_view.hovered.connect(self.readout.setText)
-        self.scroll = QScrollBar(Qt.Orientation.Vertical)
-        self.scroll.valueChanged.connect(lambda value: self.head_view.scroll_to(value - 0.5))
+        self.scroll_bar = QScrollBar(Qt.Orientation.Vertical)
+        self.scroll_bar.valueChanged.connect(lambda value: self.head_view.scroll_to(value - 0.5))
         self.head_view.range_changed.connect(self._range_changed)
         self.fit = QPushButton("All tokens")
         self.fit.setToolTip("Zoom out to every token (the wheel zooms, dragging scrolls)")
@@ -177,35 +177,23 @@ class HeadPage(StatePage):
         self.near.clicked.connect(lambda: self.head_view.zoom(VISIBLE_TOKENS))
         self.lines_label = QLabel()
         theme.follow(self.lines_label, lambda c: f"QLabel {{ color: {c.secondary}; }}")
-        side = QVBoxLayout()
-        side.addWidget(QLabel("Heads"))
-        side.addWidget(self.head_list, 1)
-        top = QHBoxLayout()
-        top.addWidget(self.readout, 1)
-        top.addWidget(self.lines_label)
-        top.addWidget(self.near)
-        top.addWidget(self.fit)
-        plot_row = QHBoxLayout()
-        plot_row.addWidget(self.head_view, 1)
-        plot_row.addWidget(self.scroll)
         main = QVBoxLayout()
-        main.addLayout(top)
-        main.addLayout(plot_row, 1)
+        main.addLayout(row(self.readout, self.lines_label, self.near, self.fit, stretch=0))
+        main.addLayout(row(self.head_view, self.scroll_bar, stretch=0), 1)
         layout = QHBoxLayout(self)
-        layout.addLayout(side)
+        layout.addWidget(column(QLabel("Heads"), self.head_list))
         layout.addLayout(main, 1)
 
     def set_heads(self, count: int) -> None:
         """One checkable, coloured entry per head of the model."""
         if self.head_list.count() == count:
             return
-        self.head_list.blockSignals(True)
-        self.head_list.clear()
-        for head in range(count):
-            item = QListWidgetItem(_swatch(head_colour(head)), f"head {head}")
-            item.setFlags(item.flags() | Qt.ItemFlag.ItemIsUserCheckable)
-            self.head_list.addItem(item)
-        self.head_list.blockSignals(False)
+        with QSignalBlocker(self.head_list):
+            self.head_list.clear()
+            for head in range(count):
+                item = QListWidgetItem(_swatch(head_colour(head)), f"head {head}")
+                item.setFlags(item.flags() | Qt.ItemFlag.ItemIsUserCheckable)
+                self.head_list.addItem(item)
 
     def _ticked(self, _item: QListWidgetItem) -> None:
         self.state.update(heads_shown=tuple(i for i in range(self.head_list.count())
@@ -222,19 +210,17 @@ class HeadPage(StatePage):
 
     def _range_changed(self, low: float, high: float) -> None:
         span = max(1, int(round(high - low)))
-        self.scroll.blockSignals(True)
-        self.scroll.setRange(0, max(0, self.head_view.count - span))
-        self.scroll.setPageStep(span)
-        self.scroll.setValue(int(round(low + 0.5)))
-        self.scroll.blockSignals(False)
+        with QSignalBlocker(self.scroll_bar):
+            self.scroll_bar.setRange(0, max(0, self.head_view.count - span))
+            self.scroll_bar.setPageStep(span)
+            self.scroll_bar.setValue(int(round(low + 0.5)))
 
     def draw(self, bundle: AttentionBundle) -> None:
         s = self.state.settings
-        self.head_list.blockSignals(True)
-        for i in range(self.head_list.count()):
-            checked = Qt.CheckState.Checked if i in s.heads_shown else Qt.CheckState.Unchecked
-            self.head_list.item(i).setCheckState(checked)
-        self.head_list.blockSignals(False)
+        with QSignalBlocker(self.head_list):
+            for i in range(self.head_list.count()):
+                self.head_list.item(i).setCheckState(Qt.CheckState.Checked if i in s.heads_shown
+                                                     else Qt.CheckState.Unchecked)
         result = bundle.result
         queries, keys, _view = shown(result, s.options(result.b_start is not None))
         values, view, norms = shown_heads(result, s)
@@ -276,7 +262,7 @@ class StatisticsTable(QTableWidget):
 
     def __init__(self, state: AttentionViewState, parent: QWidget | None = None) -> None:
         super().__init__(0, 2 + len(STAT_COLUMNS), parent)
-        self.state = state
+        self.view_state = state
         self.setHorizontalHeaderLabels(["layer", "head", *(STAT_TITLES[c] for c in STAT_COLUMNS)])
         self.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         self.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
@@ -288,12 +274,11 @@ class StatisticsTable(QTableWidget):
 
     def mark_current(self) -> None:
         """Select the row of the head the other views show (wherever sorting put it)."""
-        wanted = (self.state.layer, self.state.head)
-        for row in range(self.rowCount()):
-            if self.item(row, 0) is not None and self.head_at(row) == wanted:
-                self.blockSignals(True)
-                self.selectRow(row)
-                self.blockSignals(False)
+        wanted = (self.view_state.layer, self.view_state.head)
+        for line in range(self.rowCount()):
+            if self.item(line, 0) is not None and self.head_at(line) == wanted:
+                with QSignalBlocker(self):
+                    self.selectRow(line)
                 return
 
     def fill(self, statistics: HeadStatistics | None) -> None:
@@ -310,5 +295,6 @@ class StatisticsTable(QTableWidget):
         self.mark_current()
 
     def head_at(self, row: int) -> tuple[int, int]:
-        return (int(self.item(row, 0).data(Qt.ItemDataRole.UserRole)),
-                int(self.item(row, 1).data(Qt.ItemDataRole.UserRole)))
+        layer, head = self.item(row, 0), self.item(row, 1)
+        assert layer is not None and head is not None, f"no head in row {row}"
+        return int(layer.data(Qt.ItemDataRole.UserRole)), int(head.data(Qt.ItemDataRole.UserRole))

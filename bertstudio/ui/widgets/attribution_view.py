@@ -24,10 +24,8 @@ from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
     QFileDialog,
-    QHBoxLayout,
     QLabel,
     QPushButton,
-    QSplitter,
     QTableWidget,
     QTableWidgetItem,
     QTextBrowser,
@@ -37,10 +35,11 @@ from PySide6.QtWidgets import (
 
 from bertstudio.core.errors import BertStudioError
 from bertstudio.core.explain.methods import INTEGRATED_GRADIENTS, METHODS, TITLES
-from bertstudio.core.notes import Note
+from bertstudio.core.notes import info
+from bertstudio.ui.tabs.frame import error_note
 from bertstudio.ui.tabs.run_lifecycle import JobDialog
 from bertstudio.ui.theme import ink_on
-from bertstudio.ui.widgets.layouts import bar_above, splitter
+from bertstudio.ui.widgets.layouts import bar_above, column, row, splitter
 from bertstudio.ui.widgets.notes_area import NotesArea
 from bertstudio.ui.widgets.run_controls import ProgressLine
 from bertstudio.workers.runner import TaskRunner
@@ -124,10 +123,7 @@ class AttributionView(QWidget):
         self.table.setMinimumHeight(self.table.horizontalHeader().sizeHint().height()
                                     + 5 * self.table.verticalHeader().defaultSectionSize() + 4)
 
-        bar = QHBoxLayout()
-        bar.addWidget(self.summary, 1)
-        for widget in (self.legend, self.hide_special, self.csv_button, self.json_button):
-            bar.addWidget(widget)
+        bar = row(self.summary, self.legend, self.hide_special, self.csv_button, self.json_button, stretch=0)
         bar_above(self, bar, splitter(Qt.Orientation.Horizontal, self.tokens, self.table, sizes=(640, 360)))
         self._set_export(False)
 
@@ -241,11 +237,6 @@ class PinnedPairPanel(JobDialog):
         self.cancel_button.setEnabled(False)
         self.progress = ProgressLine()
         self.notes = NotesArea(one_line=True)
-        top = QHBoxLayout()
-        top.addWidget(QLabel("Method:"))
-        for widget in (self.method, self.explain_button, self.cancel_button, self.hide_special):
-            top.addWidget(widget)
-        top.addWidget(self.progress, 1)
         self.legend = QLabel()  # what red and blue mean, for A, B and their difference
         self.legend.setWordWrap(True)
         self.legend.setText(pair_legend(signed=True))
@@ -254,16 +245,11 @@ class PinnedPairPanel(JobDialog):
             title.setWordWrap(True)
             title.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.tokens_a, self.tokens_b, self.tokens_diff = QTextBrowser(), QTextBrowser(), QTextBrowser()
-        split = QSplitter(Qt.Orientation.Horizontal)
-        for title, tokens in ((self.title_a, self.tokens_a), (self.title_b, self.tokens_b)):
-            side = QWidget()
-            column = QVBoxLayout(side)
-            column.setContentsMargins(0, 0, 0, 0)
-            column.addWidget(title)
-            column.addWidget(tokens, 1)
-            split.addWidget(side)
+        split = splitter(Qt.Orientation.Horizontal, column(self.title_a, self.tokens_a),
+                         column(self.title_b, self.tokens_b))
         layout = QVBoxLayout(self)
-        layout.addLayout(top)
+        layout.addLayout(row(QLabel("Method:"), self.method, self.explain_button, self.cancel_button, self.hide_special,
+                             self.progress))
         layout.addWidget(self.legend)
         layout.addWidget(split, 3)
         layout.addWidget(self.title_diff)
@@ -279,8 +265,8 @@ class PinnedPairPanel(JobDialog):
         self.runner.finished.connect(self._finished)
         self.runner.progress.connect(self.progress.show_event)
         self.runner.result.connect(self.show_pair)
-        self.runner.error.connect(lambda error: self.notes.set_notes([_error_note(error)]))
-        self.runner.cancelled.connect(lambda: self.notes.set_notes([_info("Cancelled.")]))
+        self.runner.error.connect(lambda error: self.notes.set_notes([error_note(error)]))
+        self.runner.cancelled.connect(lambda: self.notes.set_notes([info("Cancelled.")]))
 
     def refresh(self) -> None:
         from bertstudio.core.explain.jobs import pinned_pair_job
@@ -290,7 +276,7 @@ class PinnedPairPanel(JobDialog):
             if request is None:
                 raise BertStudioError("Load a model first.")
         except BertStudioError as error:
-            self.notes.set_notes([_error_note(error)])
+            self.notes.set_notes([error_note(error)])
             return
         self.runner.start(pinned_pair_job, request, task, pinned, edit, self.method.currentData())
 
@@ -341,8 +327,8 @@ class PinnedPairPanel(JobDialog):
         moved = sorted(aligned, key=lambda x: -abs(x.difference))[:3]
         words = ", ".join(f"{shown_token(x.token)} {x.difference:+.3f}" for x in moved)
         gone = [shown_token(x.token) for x in aligned if x.edit is None]
-        added = [shown_token(x.token) for x in aligned if x.pinned is None]
-        extra = (f" · removed: {', '.join(gone)}" if gone else "") + (f" · added: {', '.join(added)}" if added else "")
+        new = [shown_token(x.token) for x in aligned if x.pinned is None]
+        extra = (f" · removed: {', '.join(gone)}" if gone else "") + (f" · added: {', '.join(new)}" if new else "")
         self.title_diff.setText(f"<b>Difference B − A</b> (scale ±{diff_scale:.2g}; struck: removed, dashed: added)"
                                 f" · largest: {html.escape(words) or '—'}{html.escape(extra)}")
 
@@ -360,12 +346,3 @@ def pair_legend(signed: bool, scale: float = 0.0) -> str:
     return (f"<b>Colours</b>{amount}: {swatch(1.0)} red pushes toward the explained label, {swatch(-1.0)} blue "
             f"pushes against it, {swatch(0.0)} white none. Difference B − A: red the edit pushes more toward "
             "the label than the pinned input, blue less.")
-
-
-def _info(text: str) -> Note:
-    return Note("info", text)
-
-
-def _error_note(error: BaseException) -> Note:
-    text = getattr(error, "message", None) or f"{type(error).__name__}: {error}"
-    return Note("error", f"{text} {getattr(error, 'hint', '')}".strip())

@@ -10,10 +10,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from PySide6.QtCore import Signal
-from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QSplitter, QVBoxLayout, QWidget
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import QLabel, QPushButton, QWidget
 
 from bertstudio.ui.widgets.eval_tables import RecordsView
+from bertstudio.ui.widgets.layouts import bar_above, column, row, splitter
 
 MAX_WRITTEN = 196  # cells (14 x 14: BERT-base against itself) beyond which values are in the tooltip only
 EMPTY_TEXT = "Measure to see which layer of B matches which layer of A here."
@@ -52,9 +53,7 @@ class CkaHeatmap(QWidget):
         plot_style.style_plot(self.plot)
         self.plot.setToolTip("Linear CKA of A's hidden state (row) and B's (column); 0 is the embeddings. "
                              "1: the same representation up to rotation and scale.")
-        layout = QVBoxLayout(self)
-        layout.setContentsMargins(0, 0, 0, 0)
-        layout.addWidget(self.plot)
+        column(self.plot, owner=self)
         self.clear()
 
     def _show_axes(self, shown: bool) -> None:
@@ -134,22 +133,8 @@ class CompressionPage(QWidget):
         self.summary.setWordWrap(True)
         self.table = RecordsView(("", "A", "B", "B / A"), stretch=0)
         self.heatmap = CkaHeatmap()
-        top = QHBoxLayout()
-        top.addWidget(self.measure)
-        top.addWidget(self.status, 1)
-        left = QWidget()
-        column = QVBoxLayout(left)
-        column.setContentsMargins(0, 0, 0, 0)
-        column.addWidget(self.summary)
-        column.addWidget(self.table, 1)
-        split = QSplitter()
-        split.addWidget(left)
-        split.addWidget(self.heatmap)
-        split.setSizes([320, 520])
-        layout = QVBoxLayout(self)
-        layout.setContentsMargins(0, 0, 0, 0)
-        layout.addLayout(top)
-        layout.addWidget(split, 1)
+        bar_above(self, row(self.measure, self.status), splitter(Qt.Orientation.Horizontal,
+                  column(self.summary, self.table), self.heatmap, sizes=(320, 520)))
 
     def set_comparison(self, comparison: Any) -> None:
         """A new comparison (or None): the old report no longer belongs to it."""

@@ -13,24 +13,15 @@ from typing import Any
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import Qt
-from PySide6.QtWidgets import (
-    QCheckBox,
-    QComboBox,
-    QDoubleSpinBox,
-    QGraphicsItem,
-    QHBoxLayout,
-    QLabel,
-    QSlider,
-    QWidget,
-)
+from PySide6.QtCore import QSignalBlocker, Qt
+from PySide6.QtWidgets import QCheckBox, QComboBox, QDoubleSpinBox, QGraphicsItem, QHBoxLayout, QLabel, QSlider, QWidget
 
 from bertstudio.ui import plot_style
 from bertstudio.ui.theme import Colors
 from bertstudio.ui.widgets.confusion_matrix import ConfusionMatrixView
 from bertstudio.ui.widgets.elided_label import ElidedLabel
 from bertstudio.ui.widgets.eval_tables import RecordsView
-from bertstudio.ui.widgets.layouts import bar_above, splitter, tool_bar
+from bertstudio.ui.widgets.layouts import bar_above, row, splitter
 from bertstudio.workers.runner import TaskRunner
 
 STEPS = 1000  # slider positions: thresholds 0.000 to 1.000
@@ -82,6 +73,7 @@ class CurvesPage(QWidget):
         self.result: Any = None
         self.view: Any = None  # curves.ClassView of the picked class
         self.per_label: Any = None  # a multi-label evaluation: each label's own threshold (LabelThresholds)
+        self.status = ElidedLabel("Run an evaluation of a classifier to see its curves.")
         self.runner = TaskRunner(self)
         self.runner.result.connect(self.show_view)
         self.runner.error.connect(lambda error: self.status.setText(getattr(error, "message", None) or str(error)))
@@ -93,7 +85,16 @@ class CurvesPage(QWidget):
         self.micro = QCheckBox("Micro-average")
         self.micro.setToolTip("Also draw every (row, class) pair pooled into one curve")
         self.micro.toggled.connect(lambda _: self.compute())
-        self.status = ElidedLabel("Run an evaluation of a classifier to see its curves.")
+        plots = self._build_plots()
+        below = QWidget()
+        bar_above(below, self._build_tuner(), self.rule, splitter(Qt.Orientation.Horizontal, self.matrix, self.metrics,
+                                                                  sizes=(420, 300)))
+        bar_above(self, row(QLabel("Class:"), self.class_combo, self.micro, self.status),
+                  splitter(Qt.Orientation.Vertical, plots, below, sizes=(330, 300)))
+        self._recolour(plot_style.theme.colors())
+
+    def _build_plots(self) -> QWidget:
+        """The precision-recall and ROC plots side by side: the class's curve, the micro-average's, a marker."""
         self.pr_plot = _curve_plot("recall", "precision")
         self.roc_plot = _curve_plot("false positive rate", "true positive rate")
         self.chance = pg.PlotDataItem([0, 1], [0, 1])
@@ -110,7 +111,10 @@ class CurvesPage(QWidget):
             plot.addItem(marker)
         plot_style.style_plot(self.pr_plot, self._recolour)
         plot_style.style_plot(self.roc_plot, self._recolour)
+        return splitter(Qt.Orientation.Horizontal, self.pr_plot, self.roc_plot)
 
+    def _build_tuner(self) -> QHBoxLayout:
+        """The threshold's slider and box; the rule, the 2 x 2 matrix and the metrics it gives."""
         self.slider = QSlider(Qt.Orientation.Horizontal)
         self.slider.setRange(0, STEPS)
         self.slider.setPageStep(STEPS // 20)
@@ -134,18 +138,7 @@ class CurvesPage(QWidget):
         self.matrix.colour_bar.getAxis("left").setLabel("row share")
         self.matrix.setToolTip("Colour: the share of the gold row predicted as the column's class")
         self.metrics = RecordsView(("at the threshold", "value"), stretch=0)
-
-        tuner = QHBoxLayout()
-        tuner.addWidget(QLabel("Threshold:"))
-        tuner.addWidget(self.slider, 1)
-        tuner.addWidget(self.spin)
-        plots = splitter(Qt.Orientation.Horizontal, self.pr_plot, self.roc_plot)
-        below = QWidget()
-        bar_above(below, tuner, self.rule, splitter(Qt.Orientation.Horizontal, self.matrix, self.metrics,
-                                                    sizes=(420, 300)))
-        bar_above(self, tool_bar(QLabel("Class:"), self.class_combo, self.micro, status=self.status),
-                  splitter(Qt.Orientation.Vertical, plots, below, sizes=(330, 300)))
-        self._recolour(plot_style.theme.colors())
+        return row(QLabel("Threshold:"), self.slider, self.spin, stretch=1)
 
     # -- data --------------------------------------------------------------------------------
     def set_result(self, result: Any) -> None:
@@ -157,15 +150,14 @@ class CurvesPage(QWidget):
         self.per_label = LabelThresholds(self.result) if is_multi_label_result(self.result) else None
         self.view = None
         self._draw()
-        self.class_combo.blockSignals(True)
-        self.class_combo.clear()
-        if self.result is not None:
-            classes = present_classes(self.result.classes, self.result.golds)
-            self.class_combo.addItems(classes)
-            positive = default_positive(self.result.classes)
-            if positive in classes:
-                self.class_combo.setCurrentText(positive)
-        self.class_combo.blockSignals(False)
+        with QSignalBlocker(self.class_combo):
+            self.class_combo.clear()
+            if self.result is not None:
+                classes = present_classes(self.result.classes, self.result.golds)
+                self.class_combo.addItems(classes)
+                positive = default_positive(self.result.classes)
+                if positive in classes:
+                    self.class_combo.setCurrentText(positive)
         self.micro.setEnabled(self.result is not None and len(self.result.classes) > 2)
         if self.result is None:
             self.runner.cancel()
@@ -194,10 +186,9 @@ class CurvesPage(QWidget):
     # -- the threshold -----------------------------------------------------------------------
     def set_threshold(self, value: float) -> None:
         value = min(1.0, max(0.0, float(value)))
-        for widget, shown in ((self.slider, round(value * STEPS)), (self.spin, value)):
-            widget.blockSignals(True)
-            widget.setValue(shown)
-            widget.blockSignals(False)
+        with QSignalBlocker(self.slider), QSignalBlocker(self.spin):
+            self.slider.setValue(round(value * STEPS))
+            self.spin.setValue(value)
         if self.view is None:
             return
         at = self.view.table.at(value)

@@ -6,23 +6,12 @@ from __future__ import annotations
 from typing import Any
 
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtWidgets import (
-    QCheckBox,
-    QComboBox,
-    QHBoxLayout,
-    QLabel,
-    QLineEdit,
-    QPushButton,
-    QSpinBox,
-    QSplitter,
-    QVBoxLayout,
-    QWidget,
-)
+from PySide6.QtWidgets import QCheckBox, QComboBox, QLabel, QLineEdit, QPushButton, QSpinBox, QWidget
 
 from bertstudio.ui.widgets.confusion_matrix import ConfusionMatrixView
 from bertstudio.ui.widgets.elided_label import ElidedLabel
 from bertstudio.ui.widgets.eval_tables import RecordsView
-from bertstudio.ui.widgets.layouts import bar_above, splitter
+from bertstudio.ui.widgets.layouts import bar_above, column, row, splitter
 from bertstudio.ui.widgets.projector_plot import ProjectorPlot
 
 ROW_HEADERS = ("row", "line", "gold", "prediction", "score", "correct", "text")
@@ -33,13 +22,7 @@ def row_record(row: Any) -> tuple[Any, ...]:
 
 
 def _titled(title: str, widget: QWidget) -> QWidget:
-    box = QWidget()
-    layout = QVBoxLayout(box)
-    layout.setContentsMargins(0, 0, 0, 0)
-    label = QLabel(f"<b>{title}</b>")
-    layout.addWidget(label)
-    layout.addWidget(widget, 1)
-    return box
+    return column(QLabel(f"<b>{title}</b>"), widget)
 
 
 class MetricsPage(QWidget):
@@ -53,26 +36,15 @@ class MetricsPage(QWidget):
         self.slice_filter = QLineEdit()
         self.slice_filter.setPlaceholderText("Filter slices (e.g. length, column:domain, a label)…")
         self.slice_filter.textChanged.connect(self.slices.set_filter)
-        self.per_label_box = _titled("Per class", self.per_label)
-        top = QSplitter()
-        top.addWidget(_titled("Metrics", self.metrics))
-        top.addWidget(self.per_label_box)
-        bottom = QWidget()
-        bottom_layout = QVBoxLayout(bottom)
-        bottom_layout.setContentsMargins(0, 0, 0, 0)
-        bottom_layout.addWidget(QLabel("<b>Slices</b>"))
-        bottom_layout.addWidget(self.slice_filter)
-        bottom_layout.addWidget(self.slices, 1)
-        split = QSplitter(Qt.Orientation.Vertical)
-        split.addWidget(top)
-        split.addWidget(bottom)
-        layout = QVBoxLayout(self)
-        layout.setContentsMargins(0, 0, 0, 0)
-        layout.addWidget(split)
+        self.per_label_title = QLabel()
+        self.per_label_box = column(self.per_label_title, self.per_label)
+        top = splitter(Qt.Orientation.Horizontal, _titled("Metrics", self.metrics), self.per_label_box)
+        bottom = column(QLabel("<b>Slices</b>"), self.slice_filter, self.slices)
+        column(splitter(Qt.Orientation.Vertical, top, bottom), owner=self)
 
     def show_result(self, result: Any) -> None:
         self.metrics.set_records([(k, v) for k, v in result.metrics.items()])
-        self.per_label_box.findChild(QLabel).setText(f"<b>Per {result.adapter.per_label}</b>")
+        self.per_label_title.setText(f"<b>Per {result.adapter.per_label}</b>")
         self.per_label.set_records([(k, s.precision, s.recall, s.f1, s.support) for k, s in result.per_label.items()])
         self.per_label_box.setVisible(bool(result.per_label))
         main = next((k for k in ("f1", "top1_accuracy", "accuracy") if k in result.metrics), "")
@@ -94,7 +66,7 @@ class RowsBrowser(QWidget):
         super().__init__(parent)
         self.rows: tuple[Any, ...] = ()
         self.table = RecordsView(ROW_HEADERS, stretch=6)
-        self.table.doubleClicked.connect(lambda index: self._open(index.row()))
+        self.table.opened.connect(self.opened.emit)
         self.filter = QLineEdit()
         self.filter.setPlaceholderText("Filter rows (any column)…")
         self.filter.textChanged.connect(self.table.set_filter)
@@ -102,14 +74,8 @@ class RowsBrowser(QWidget):
         self.errors_only.setChecked(errors_only)
         self.errors_only.toggled.connect(lambda _: self.set_rows(self.rows))
         self.count = QLabel()
-        bar = QHBoxLayout()
-        bar.addWidget(self.filter, 1)
-        bar.addWidget(self.errors_only)
-        bar.addWidget(self.count)
-        layout = QVBoxLayout(self)
-        layout.setContentsMargins(0, 0, 0, 0)
-        layout.addLayout(bar)
-        layout.addWidget(self.table, 1)
+        # RowsPage puts its tools under the table
+        self.box = bar_above(self, row(self.filter, self.errors_only, self.count, stretch=0), self.table)
         self.table.proxy.rowsInserted.connect(self._count)
         self.table.proxy.modelReset.connect(self._count)
         self.table.proxy.layoutChanged.connect(self._count)
@@ -122,11 +88,6 @@ class RowsBrowser(QWidget):
 
     def _count(self, *_args: Any) -> None:
         self.count.setText(f"{self.table.visible_rows()} of {len(self.rows)} rows")
-
-    def _open(self, view_row: int) -> None:
-        row = self.table.payload_at(view_row)
-        if row is not None:
-            self.opened.emit(int(row))
 
 
 class ConfusionPage(QWidget):
@@ -141,19 +102,9 @@ class ConfusionPage(QWidget):
         self.matrix.cell_clicked.connect(self.show_cell)
         self.cell_label = QLabel("Click a cell to list its rows.")
         self.cell_rows = RecordsView(ROW_HEADERS, stretch=6)
-        self.cell_rows.doubleClicked.connect(self._open)
-        lower = QWidget()
-        lower_layout = QVBoxLayout(lower)
-        lower_layout.setContentsMargins(0, 0, 0, 0)
-        lower_layout.addWidget(self.cell_label)
-        lower_layout.addWidget(self.cell_rows, 1)
-        split = QSplitter(Qt.Orientation.Vertical)
-        split.addWidget(self.matrix)
-        split.addWidget(lower)
-        split.setSizes([380, 200])
-        layout = QVBoxLayout(self)
-        layout.setContentsMargins(0, 0, 0, 0)
-        layout.addWidget(split)
+        self.cell_rows.opened.connect(self.opened.emit)
+        column(splitter(Qt.Orientation.Vertical, self.matrix, column(self.cell_label, self.cell_rows),
+                        sizes=(380, 200)), owner=self)
 
     def show_result(self, result: Any) -> None:
         self.result = result
@@ -169,11 +120,6 @@ class ConfusionPage(QWidget):
         self.cell_label.setText(f"gold <b>{gold}</b>, predicted <b>{prediction}</b>: {len(rows)} row(s)")
         self.cell_rows.set_records([row_record(r) for r in rows], [r.row for r in rows])
 
-    def _open(self, index: Any) -> None:
-        row = self.cell_rows.payload_at(index.row())
-        if row is not None:
-            self.opened.emit(int(row))
-
 
 class ComparePage(QWidget):
     """Both models' metrics side by side, McNemar's test, and the rows where they disagree."""
@@ -186,15 +132,10 @@ class ComparePage(QWidget):
         self.summary.setWordWrap(True)
         self.metrics = RecordsView(("metric", "A", "B", "B − A"), stretch=0)
         self.disagreements = RecordsView(("row", "gold", "A", "B", "A right", "B right"), stretch=1)
-        self.disagreements.doubleClicked.connect(self._open)
-        split = QSplitter()
-        split.addWidget(_titled("Metrics", self.metrics))
-        split.addWidget(_titled("Rows where A and B disagree", self.disagreements))
-        split.setSizes([300, 600])
-        layout = QVBoxLayout(self)
-        layout.setContentsMargins(0, 0, 0, 0)
-        layout.addWidget(self.summary)
-        layout.addWidget(split, 1)
+        self.disagreements.opened.connect(self.opened.emit)
+        column(self.summary, splitter(Qt.Orientation.Horizontal, _titled("Metrics", self.metrics),
+                                      _titled("Rows where A and B disagree", self.disagreements),
+                                      sizes=(300, 600)), owner=self)
 
     def show_comparison(self, comparison: Any) -> None:
         a, b, test = comparison.a, comparison.b, comparison.mcnemar
@@ -218,11 +159,6 @@ class ComparePage(QWidget):
         self.summary.setText("Tick “Compare with…” and run to compare two models on the same rows.")
         self.metrics.source_model.clear()
         self.disagreements.source_model.clear()
-
-    def _open(self, index: Any) -> None:
-        row = self.disagreements.payload_at(index.row())
-        if row is not None:
-            self.opened.emit(int(row))
 
 
 class ProjectorPage(QWidget):
@@ -255,14 +191,9 @@ class ProjectorPage(QWidget):
         self.plot = ProjectorPlot()
         self.plot.selection_changed.connect(self._selected)
         self.chosen = RecordsView(ROW_HEADERS, stretch=6)
-        self.chosen.doubleClicked.connect(lambda index: self._open(index.row()))
-        controls = QHBoxLayout()
-        for label, widget in (("Layer", self.layer), ("Pooling", self.pooling), ("Projection", self.method),
-                              ("Colour by", self.colour)):
-            controls.addWidget(QLabel(label))
-            controls.addWidget(widget)
-        controls.addWidget(self.compute)
-        controls.addWidget(self.status, 1)
+        self.chosen.opened.connect(self.opened.emit)
+        controls = row(QLabel("Layer"), self.layer, QLabel("Pooling"), self.pooling, QLabel("Projection"), self.method,
+                       QLabel("Colour by"), self.colour, self.compute, self.status)
         bar_above(self, controls, splitter(Qt.Orientation.Vertical, self.plot, self.chosen, sizes=(420, 160)))
 
     def set_result(self, result: Any) -> None:
@@ -293,8 +224,3 @@ class ProjectorPage(QWidget):
     def _selected(self, indices: list[int]) -> None:
         rows = [self.result.rows[i] for i in indices] if self.result is not None else []
         self.chosen.set_records([row_record(r) for r in rows], [r.row for r in rows])
-
-    def _open(self, view_row: int) -> None:
-        row = self.chosen.payload_at(view_row)
-        if row is not None:
-            self.opened.emit(int(row))

@@ -19,7 +19,6 @@ from PySide6.QtWidgets import (
     QPushButton,
     QScrollArea,
     QSpinBox,
-    QSplitter,
     QTabWidget,
     QWidget,
 )
@@ -27,7 +26,7 @@ from PySide6.QtWidgets import (
 from bertstudio.ui.widgets.elided_label import ElidedLabel
 from bertstudio.ui.widgets.eval_results import RowsBrowser
 from bertstudio.ui.widgets.eval_tables import RecordsView
-from bertstudio.ui.widgets.layouts import bar_above, splitter, tool_bar
+from bertstudio.ui.widgets.layouts import bar_above, row, splitter
 from bertstudio.ui.widgets.ranked_bars import RankedBars
 from bertstudio.workers.runner import TaskRunner
 
@@ -66,8 +65,7 @@ class ExplainRowsPanel(QWidget):
         scroll.setWidgetResizable(True)
         scroll.setFrameShape(QFrame.Shape.NoFrame)
         scroll.setWidget(self.bars)
-        bar = tool_bar(QLabel("Method:"), self.method, self.share, self.explain_button, self.cancel_button,
-                       status=self.status)
+        bar = row(QLabel("Method:"), self.method, self.share, self.explain_button, self.cancel_button, self.status)
         bar_above(self, bar, splitter(Qt.Orientation.Horizontal, scroll, self.table, sizes=(560, 340)), top=4)
 
     def show_explanation(self, found: Any) -> None:
@@ -106,8 +104,8 @@ class NeighboursPanel(QWidget):
         self.cancel_button.setEnabled(False)
         self.status = ElidedLabel("Select a row above, then Find.")
         self.table = RecordsView(NEIGHBOUR_HEADERS, stretch=5)
-        self.table.doubleClicked.connect(self._open)
-        bar_above(self, tool_bar(QLabel("Rows:"), self.count, self.find_button, self.cancel_button, status=self.status),
+        self.table.opened.connect(self.opened.emit)
+        bar_above(self, row(QLabel("Rows:"), self.count, self.find_button, self.cancel_button, self.status),
                   self.table, top=4)
 
     def show_neighbours(self, found: Any, rows: tuple[Any, ...]) -> None:
@@ -116,11 +114,6 @@ class NeighboursPanel(QWidget):
         layer = "the last layer" if found.layer == -1 else f"layer {found.layer}"
         source = "the projector's mean-pooled vectors" if found.reused else f"{layer}'s mean-pooled vectors"
         self.status.setText(f"Nearest to row {found.row}: {rows[found.row].text} ({source}, cosine, brute force)")
-
-    def _open(self, index: Any) -> None:
-        row = self.table.payload_at(index.row())
-        if row is not None:
-            self.opened.emit(int(row))
 
 
 class RowsPage(RowsBrowser):
@@ -134,20 +127,16 @@ class RowsPage(RowsBrowser):
         self.vectors_layer = -1
         self.explain_panel = ExplainRowsPanel()
         self.neighbours_panel = NeighboursPanel()
-        self.neighbours_panel.opened.connect(self.opened)
+        self.neighbours_panel.opened.connect(self.opened.emit)
         self.tools = QTabWidget()
         self.tools.addTab(self.explain_panel, "Explain selected")
         self.tools.addTab(self.neighbours_panel, "Nearest rows")
-        layout = self.layout()
-        layout.removeWidget(self.table)
+        self.box.removeWidget(self.table)
         self.table.setMinimumHeight(110)
-        split = QSplitter(Qt.Orientation.Vertical)
-        split.addWidget(self.table)
-        split.addWidget(self.tools)
+        split = splitter(Qt.Orientation.Vertical, self.table, self.tools, sizes=(280, 320))
         split.setStretchFactor(0, 1)
         split.setStretchFactor(1, 1)
-        split.setSizes([280, 320])
-        layout.addWidget(split, 1)
+        self.box.addWidget(split, 1)
         self.explain_runner = self._runner(self.explain_panel, self.explain_panel.show_explanation)
         self.neighbours_runner = self._runner(self.neighbours_panel, self._show_neighbours)
         self.explain_panel.explain_button.clicked.connect(self.explain_selected)

@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, QSortFilterProxyModel, Qt
+from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, QSortFilterProxyModel, Qt, Signal
 from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTableView, QWidget
 
 SORT_ROLE = Qt.ItemDataRole.UserRole
@@ -117,8 +117,11 @@ class RecordsProxy(QSortFilterProxyModel):
 class RecordsView(QTableView):
     """A sortable, filterable view of a RecordsModel; `payload_at(view_row)` maps back through the proxy."""
 
+    opened = Signal(object)  # the payload of a double-clicked row that has one (a row of the evaluated file…)
+
     def __init__(self, headers: Sequence[str], stretch: int | None = None, parent: QWidget | None = None) -> None:
         super().__init__(parent)
+        self.doubleClicked.connect(self._open)
         self.source_model = RecordsModel(headers, self)
         self.proxy = RecordsProxy(self)
         self.proxy.setSourceModel(self.source_model)
@@ -142,13 +145,13 @@ class RecordsView(QTableView):
 
     def _fit_columns(self, rows: int) -> None:
         """Columns as wide as their header and (up to 200 rows) their cells; the stretch column takes the rest."""
-        stretch = self._stretch is not None and self._stretch < self.source_model.columnCount()
-        if stretch:
-            self.horizontalHeader().setSectionResizeMode(self._stretch, QHeaderView.ResizeMode.Stretch)
+        stretch = self._stretch if self._stretch is not None and self._stretch < self.source_model.columnCount() else -1
+        if stretch >= 0:
+            self.horizontalHeader().setSectionResizeMode(stretch, QHeaderView.ResizeMode.Stretch)
         if rows <= 200:  # measuring every row's text is what makes big tables slow
             self.resizeColumnsToContents()
-            if stretch:
-                self.horizontalHeader().setSectionResizeMode(self._stretch, QHeaderView.ResizeMode.Stretch)
+            if stretch >= 0:
+                self.horizontalHeader().setSectionResizeMode(stretch, QHeaderView.ResizeMode.Stretch)
 
     def set_filter(self, text: str) -> None:
         self.proxy.set_needle(text)
@@ -156,6 +159,11 @@ class RecordsView(QTableView):
     def payload_at(self, view_row: int) -> Any:
         source = self.proxy.mapToSource(self.proxy.index(view_row, 0))
         return self.source_model.payloads[source.row()] if source.isValid() else None
+
+    def _open(self, index: QModelIndex) -> None:
+        payload = self.payload_at(index.row())
+        if payload is not None:
+            self.opened.emit(payload)
 
     def visible_rows(self) -> int:
         return self.proxy.rowCount()

@@ -18,11 +18,11 @@ from PySide6.QtWidgets import (
     QLabel,
     QTableWidget,
     QTableWidgetItem,
-    QVBoxLayout,
     QWidget,
 )
 
 from bertstudio.core.explain.methods import FAITHFULNESS_BINS
+from bertstudio.ui.widgets.layouts import column
 
 CAPTION = ("<b>Faithfulness</b> (ERASER): C = F(x) − F(x without the top k% tokens), higher is more faithful; "
            "S = F(x) − F(only those tokens), lower is more faithful; AOPC = mean over k.")
@@ -42,14 +42,10 @@ class FaithfulnessTable(QWidget):
         self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
         self.table.verticalHeader().setVisible(False)
         self.table.verticalHeader().setDefaultSectionSize(self.fontMetrics().height() + 5)  # compact rows
-        header = self.table.horizontalHeader()
-        header.setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
-        for column in range(1, len(headers)):
-            header.setSectionResizeMode(column, QHeaderView.ResizeMode.ResizeToContents)
-        layout = QVBoxLayout(self)
-        layout.setContentsMargins(0, 0, 0, 0)
-        layout.addWidget(self.caption)
-        layout.addWidget(self.table, 1)
+        for index in range(len(headers)):  # the method's name takes the room left
+            mode = QHeaderView.ResizeMode.ResizeToContents if index else QHeaderView.ResizeMode.Stretch
+            self.table.horizontalHeader().setSectionResizeMode(index, mode)
+        column(self.caption, self.table, owner=self)
 
     def height_for(self, rows: int) -> int:
         """The height that shows the caption, the header and `rows` rows without scrolling."""

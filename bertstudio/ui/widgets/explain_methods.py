@@ -19,10 +19,8 @@ from PySide6.QtWidgets import (
     QHBoxLayout,
     QHeaderView,
     QLabel,
-    QSplitter,
     QTableWidget,
     QTableWidgetItem,
-    QVBoxLayout,
     QWidget,
 )
 
@@ -31,6 +29,7 @@ from bertstudio.ui.theme import ink_on
 from bertstudio.ui.widgets.attribution_view import COLORMAP, colour_of, shown_token
 from bertstudio.ui.widgets.elided_label import ElidedLabel
 from bertstudio.ui.widgets.explain_faithfulness import FaithfulnessTable
+from bertstudio.ui.widgets.layouts import bar_above, column, splitter
 
 MAX_TICKS = 32  # token labels along x; beyond this every n-th token is named (all are in the hover line)
 
@@ -78,29 +77,14 @@ class MethodsView(QWidget):
         self.agreement.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Stretch)
         self.agreement.verticalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Stretch)
         self.agreement.verticalHeader().setMinimumSectionSize(self.fontMetrics().height() + 1)  # 7 rows in 160 px
-        agreement_box = QWidget()
-        column = QVBoxLayout(agreement_box)
-        column.setContentsMargins(0, 0, 0, 0)
-        column.addWidget(QLabel("Rank agreement (Spearman, non-special tokens)"))
-        column.addWidget(self.agreement, 1)
         self.faithfulness = FaithfulnessTable()
-
-        top = QSplitter(Qt.Orientation.Horizontal)
-        top.addWidget(self.plot_widget)
-        top.addWidget(agreement_box)
-        top.setSizes([760, 440])
-        split = QSplitter(Qt.Orientation.Vertical)
-        split.addWidget(top)
-        split.addWidget(self.faithfulness)
-        split.setSizes([300, 220])
-        self.split = split
-        layout = QVBoxLayout(self)
-        layout.setContentsMargins(0, 0, 0, 0)
+        agreement = column(QLabel("Rank agreement (Spearman, non-special tokens)"), self.agreement)
+        top = splitter(Qt.Orientation.Horizontal, self.plot_widget, agreement, sizes=(760, 440))
+        self.split = splitter(Qt.Orientation.Vertical, top, self.faithfulness, sizes=(300, 220))
         line = QHBoxLayout()  # the hovered cell on the summary's line: no row waits for it
         line.addWidget(self.summary, 3)
         line.addWidget(self.hover, 2)
-        layout.addLayout(line)
-        layout.addWidget(split, 1)
+        bar_above(self, line, self.split)
 
     def _empty(self) -> None:
         for axis in ("left", "bottom"):

@@ -11,7 +11,9 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from PySide6.QtWidgets import QVBoxLayout, QWidget
+from PySide6.QtWidgets import QWidget
+
+from bertstudio.ui.widgets.layouts import column
 
 
 def short(label: str, width: int = 14) -> str:
@@ -48,9 +50,7 @@ class LabelledMatrix(QWidget):
         plot_style.style_plot(self.plot)  # theme colours (colour bar included), no SI prefix
         self.texts: list[Any] = []
         self.labels: tuple[str, ...] = ()
-        layout = QVBoxLayout(self)
-        layout.setContentsMargins(0, 0, 0, 0)
-        layout.addWidget(self.plot)
+        column(self.plot, owner=self)
 
     def show_cells(self, labels: Sequence[str], shades: Any, cell: Callable[[int, int], tuple[str, bool]]) -> None:
         """Draw the matrix: `shades` (n x n) on the colour scale; `cell(row, column)` gives what the

@@ -10,25 +10,23 @@ from __future__ import annotations
 
 from typing import Any
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import QSignalBlocker, Qt, Signal
 from PySide6.QtGui import QColor
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QComboBox,
     QFileDialog,
-    QHBoxLayout,
     QHeaderView,
     QLabel,
     QLineEdit,
     QPushButton,
     QTableWidget,
     QTableWidgetItem,
-    QVBoxLayout,
     QWidget,
 )
 
 from bertstudio.ui.plot_style import format_probability
-from bertstudio.ui.widgets.layouts import splitter, tool_bar
+from bertstudio.ui.widgets.layouts import bar_above, column, row, splitter
 
 
 def _table() -> QTableWidget:
@@ -44,8 +42,8 @@ class LayerPredictionsView(QWidget):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.predictions: Any = None
-        self.mask = QComboBox()
-        self.mask.currentIndexChanged.connect(self._redraw)
+        self.mask_combo = QComboBox()
+        self.mask_combo.currentIndexChanged.connect(self._redraw)
         self.note = QLabel("Fill-mask models: the model's own MLM head read at every layer.")
         self.note.setWordWrap(True)
         self.lens = QLineEdit()
@@ -59,23 +57,12 @@ class LayerPredictionsView(QWidget):
         self.tuned_table = _table()
         self.logit_title = QLabel("Logit lens")
         self.tuned_title = QLabel("Tuned lens")
-        left, right = QWidget(), QWidget()
-        for holder, title, table in ((left, self.logit_title, self.table), (right, self.tuned_title, self.tuned_table)):
-            column = QVBoxLayout(holder)
-            column.setContentsMargins(0, 0, 0, 0)
-            column.addWidget(title)
-            column.addWidget(table, 1)
-        self.tuned_side = right
+        self.tuned_side = column(self.tuned_title, self.tuned_table)
         self.tuned_side.setVisible(False)
         self.logit_title.setVisible(False)
-        lens_row = QHBoxLayout()
-        for widget in (QLabel("Tuned lens:"), self.lens, browse, clear):
-            lens_row.addWidget(widget, 1 if widget is self.lens else 0)
-        layout = QVBoxLayout(self)
-        layout.setContentsMargins(0, 0, 0, 0)
-        layout.addLayout(tool_bar(QLabel("Mask:"), self.mask, status=self.note))
-        layout.addLayout(lens_row)
-        layout.addWidget(splitter(Qt.Orientation.Horizontal, left, right), 1)
+        layout = bar_above(self, row(QLabel("Mask:"), self.mask_combo, self.note),
+                           splitter(Qt.Orientation.Horizontal, column(self.logit_title, self.table), self.tuned_side))
+        layout.insertLayout(1, row(QLabel("Tuned lens:"), self.lens, browse, clear, stretch=1))
 
     def lens_path(self) -> str:
         return self.lens.text().strip()
@@ -95,7 +82,7 @@ class LayerPredictionsView(QWidget):
 
     def clear(self) -> None:
         self.predictions = None
-        self.mask.clear()
+        self.mask_combo.clear()
         for table in (self.table, self.tuned_table):
             table.clear()
             table.setRowCount(0)
@@ -103,32 +90,35 @@ class LayerPredictionsView(QWidget):
 
     def show_predictions(self, predictions: Any) -> None:
         self.predictions = predictions
-        self.mask.blockSignals(True)
-        self.mask.clear()
-        for number in range(len(predictions.masks)):
-            self.mask.addItem(f"mask {number + 1}", number)
-        self.mask.blockSignals(False)
+        with QSignalBlocker(self.mask_combo):
+            self.mask_combo.clear()
+            for number in range(len(predictions.masks)):
+                self.mask_combo.addItem(f"mask {number + 1}", number)
         if predictions.notes:
             self.note.setText(" ".join(note.text for note in predictions.notes))
         self._redraw()
 
     def cell(self, layer: int, rank: int) -> str:
-        return self.table.item(layer, rank).text() if self.table.item(layer, rank) else ""
+        return _text(self.table.item(layer, rank))
 
     def tuned_cell(self, layer: int, rank: int) -> str:
-        return self.tuned_table.item(layer, rank).text() if self.tuned_table.item(layer, rank) else ""
+        return _text(self.tuned_table.item(layer, rank))
 
     def _redraw(self, *_args: Any) -> None:
         p = self.predictions
         if p is None:
             return
-        number = max(0, self.mask.currentIndex())
+        number = max(0, self.mask_combo.currentIndex())
         tuned = bool(getattr(p, "tuned", ()))
         self.tuned_side.setVisible(tuned)
         self.logit_title.setVisible(tuned)
         _fill(self.table, p.layers, getattr(p, "kl", ()), number)
         if tuned:
             _fill(self.tuned_table, p.tuned, p.tuned_kl, number)
+
+
+def _text(item: QTableWidgetItem | None) -> str:
+    return item.text() if item is not None else ""
 
 
 def _fill(table: QTableWidget, layers: Any, kl: Any, number: int) -> None:

@@ -10,12 +10,12 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QHBoxLayout, QLayout, QSplitter, QVBoxLayout, QWidget
 
 
-def tool_bar(*widgets: QWidget, status: QWidget) -> QHBoxLayout:
-    """The widgets side by side, then `status` taking the rest of the row (a readout or a note)."""
+def row(*widgets: QWidget, stretch: int = -1) -> QHBoxLayout:
+    """The widgets side by side; the one at index `stretch` (the last by default: a readout or a
+    note after the controls) takes the room left."""
     bar = QHBoxLayout()
-    for widget in widgets:
-        bar.addWidget(widget)
-    bar.addWidget(status, 1)
+    for index, widget in enumerate(widgets):
+        bar.addWidget(widget, 1 if index == stretch % len(widgets) else 0)
     return bar
 
 
@@ -29,6 +29,17 @@ def bar_above(owner: QWidget, bar: QLayout, *body: QWidget, top: int = 0) -> QVB
         layout.addWidget(widget)
     layout.addWidget(body[-1], 1)
     return layout
+
+
+def column(*widgets: QWidget, owner: QWidget | None = None, stretch: int = -1) -> QWidget:
+    """`owner` (a new widget when None) holding the widgets top to bottom, flush with its edges; the
+    one at index `stretch` (the last by default) takes the room left (a title over its table, say)."""
+    owner = owner if owner is not None else QWidget()
+    layout = QVBoxLayout(owner)
+    layout.setContentsMargins(0, 0, 0, 0)
+    for index, widget in enumerate(widgets):
+        layout.addWidget(widget, 1 if index == stretch % len(widgets) else 0)
+    return owner
 
 
 def splitter(orientation: Qt.Orientation, *widgets: QWidget, sizes: tuple[int, ...] = ()) -> QSplitter:

@@ -44,16 +44,14 @@ class ProjectorPlot(QWidget):
         self.legend.setWordWrap(True)
         self.legend.setMinimumWidth(140)
         self.legend.setMaximumWidth(220)
-        row = QHBoxLayout()
-        row.addWidget(self.plot, 1)
         side = QVBoxLayout()
         side.addWidget(self.legend)
         side.addWidget(self.box_select)
         side.addStretch(1)
-        row.addLayout(side)
-        layout = QVBoxLayout(self)
+        layout = QHBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
-        layout.addLayout(row)
+        layout.addWidget(self.plot, 1)
+        layout.addLayout(side)
         plot_style.style_plot(self.plot, on_theme=self._theme_changed)  # theme colours, no SI prefix
 
     @staticmethod
