@@ -27,7 +27,8 @@ set back afterwards; results equal eager's to float32 rounding (`weights=None`: 
 where a caller wants the numbers of its own forward). Half precision is the model's own
 dtype (the user's choice at load time); outputs are widened to float32 on the host.
 
-torch is imported inside the functions: nothing here runs before the window shows.
+torch and numpy are imported inside the functions: nothing here runs before the window shows, and reading
+the task specs imports neither.
 """
 
 from __future__ import annotations
@@ -37,11 +38,11 @@ from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
-
 from bertstudio.core.progress import TaskControl
 
 if TYPE_CHECKING:
+    import numpy as np
+
     from bertstudio.core.models import LoadedModel
 
 CHUNK = 1024  # rows per tokenizer call: one call over 100,000 rows kept Cancel and Ctrl+C waiting for seconds
@@ -73,6 +74,8 @@ class Encoded:
 
     @property
     def lengths(self) -> np.ndarray:
+        import numpy as np
+
         return np.fromiter((len(row) for row in self.input_ids), dtype=np.int64, count=len(self.input_ids))
 
 
@@ -153,6 +156,8 @@ def _cut_rows(loaded: LoadedModel, texts: Sequence[str], pairs: Sequence[str | N
 def batches(encoded: Encoded, token_budget: int = CPU_TOKEN_BUDGET, max_rows: int = MAX_ROWS) -> list[np.ndarray]:
     """Row groups, longest rows first, each at most `max_rows` rows and `token_budget` padded tokens
     (rows x its longest row; a row longer than the budget goes alone)."""
+    import numpy as np
+
     lengths = encoded.lengths
     order = np.argsort(-lengths, kind="stable")
     groups: list[np.ndarray] = []
@@ -172,6 +177,8 @@ def token_budget(loaded: LoadedModel) -> int:
 def padded(loaded: LoadedModel, encoded: Encoded, rows: np.ndarray) -> dict[str, np.ndarray]:
     """The rows' model inputs padded on the right to the longest of them (BERT-family absolute
     positions: the real tokens keep positions 0..n-1, as unpadded)."""
+    import numpy as np
+
     tokenizer = loaded.tokenizer
     width = max(len(encoded.input_ids[i]) for i in rows)
     pad = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else 0
@@ -316,6 +323,8 @@ def logits(batch: Batch, model: Any) -> Any:
 
 def run_logits(loaded: LoadedModel, encoded: Encoded, control: TaskControl | None = None, **options: Any) -> np.ndarray:
     """(rows, ...) float32 logits in input order."""
+    import numpy as np
+
     model = loaded.model
     found = run(loaded, encoded, lambda batch: logits(batch, model), control, **options)
     return np.stack(found) if found else np.zeros((0, 0), dtype=np.float32)
