@@ -56,6 +56,11 @@ CHUNK = 1024  # rows per tokenizer call: one call over 100,000 rows kept Cancel 
 CPU_TOKEN_BUDGET = 1024
 GPU_TOKEN_BUDGET = 16384
 MAX_ROWS = 256  # rows per forward at most, whatever the budget (short rows: the per-row work still grows)
+# Padded widths on CUDA are rounded up to a multiple of this (never past the model's length), so a run
+# meets at most 512 / 32 = 16 shapes and each kernel is warmed once, not once per width; on the CPU
+# every padded token costs time and nothing is compiled per shape, so widths stay exact there. Not yet
+# measured on a GPU: bench/gpu_check.py's engine rows (first pass vs warm) are the measurement.
+GPU_WIDTH_MULTIPLE = 32
 
 
 @dataclass(frozen=True)
@@ -153,9 +158,10 @@ def _cut_rows(loaded: LoadedModel, texts: Sequence[str], pairs: Sequence[str | N
     return tuple(sorted(cut))
 
 
-def batches(encoded: Encoded, token_budget: int = CPU_TOKEN_BUDGET, max_rows: int = MAX_ROWS) -> list[np.ndarray]:
+def batches(encoded: Encoded, token_budget: int = CPU_TOKEN_BUDGET, max_rows: int = MAX_ROWS,
+            multiple: int = 1) -> list[np.ndarray]:
     """Row groups, longest rows first, each at most `max_rows` rows and `token_budget` padded tokens
-    (rows x its longest row; a row longer than the budget goes alone)."""
+    (rows x its padded width; a row longer than the budget goes alone)."""
     import numpy as np
 
     lengths = encoded.lengths
@@ -163,7 +169,7 @@ def batches(encoded: Encoded, token_budget: int = CPU_TOKEN_BUDGET, max_rows: in
     groups: list[np.ndarray] = []
     start = 0
     while start < len(order):
-        width = max(int(lengths[order[start]]), 1)
+        width = max(padded_width(int(lengths[order[start]]), multiple, encoded.max_length), 1)
         size = max(1, min(max_rows, token_budget // width, len(order) - start))
         groups.append(order[start:start + size])
         start += size
@@ -174,13 +180,23 @@ def token_budget(loaded: LoadedModel) -> int:
     return GPU_TOKEN_BUDGET if loaded.model.device.type == "cuda" else CPU_TOKEN_BUDGET
 
 
-def padded(loaded: LoadedModel, encoded: Encoded, rows: np.ndarray) -> dict[str, np.ndarray]:
-    """The rows' model inputs padded on the right to the longest of them (BERT-family absolute
-    positions: the real tokens keep positions 0..n-1, as unpadded)."""
+def width_multiple(loaded: LoadedModel) -> int:
+    return GPU_WIDTH_MULTIPLE if loaded.model.device.type == "cuda" else 1
+
+
+def padded_width(longest: int, multiple: int, max_length: int) -> int:
+    """`longest` rounded up to `multiple`, but never past the model's length (or below `longest`)."""
+    rounded = -(-longest // multiple) * multiple
+    return max(longest, min(rounded, max_length)) if max_length else rounded
+
+
+def padded(loaded: LoadedModel, encoded: Encoded, rows: np.ndarray, multiple: int = 1) -> dict[str, np.ndarray]:
+    """The rows' model inputs padded on the right to the longest of them, rounded up to `multiple`
+    (BERT-family absolute positions: the real tokens keep positions 0..n-1, as unpadded)."""
     import numpy as np
 
     tokenizer = loaded.tokenizer
-    width = max(len(encoded.input_ids[i]) for i in rows)
+    width = padded_width(max(len(encoded.input_ids[i]) for i in rows), multiple, encoded.max_length)
     pad = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else 0
     ids = np.full((len(rows), width), pad, dtype=np.int64)
     mask = np.zeros((len(rows), width), dtype=np.int64)
@@ -220,6 +236,20 @@ def to_host(value: Any) -> Any:
     return value
 
 
+def _copy_to_host(value: Any) -> Any:
+    """CUDA tensors copied to pinned host memory without waiting (half precision widened on the device
+    first); `to_host` after one synchronize reads them. No per-batch stall: the GPU keeps its queue."""
+    import torch
+
+    if isinstance(value, torch.Tensor) and value.is_cuda:
+        value = value.detach()
+        wide = value.float() if value.is_floating_point() and value.element_size() < 4 else value
+        return wide.to("cpu", non_blocking=True)
+    if isinstance(value, tuple | list):
+        return type(value)(_copy_to_host(v) for v in value)
+    return value
+
+
 def split_rows(batch: Batch, value: Any) -> list[Any]:
     """Per row of the batch: value[k] (an array), or a tuple of value[j][k] (a tuple of arrays)."""
     if isinstance(value, tuple):
@@ -249,35 +279,50 @@ def attention_for(model: Any, weights: bool | None) -> Iterator[None]:
 
 def run(loaded: LoadedModel, encoded: Encoded, forward: Callable[[Batch], Any], control: TaskControl | None = None,
         *, budget: int | None = None, max_rows: int = MAX_ROWS, weights: bool | None = False, verb: str = "Scored",
-        unit: str = "rows", progress: bool = True,
+        unit: str = "rows", progress: bool = True, bucket: bool = False,
         rows_of: Callable[[Batch, Any], Sequence[Any]] = split_rows) -> list[Any]:
     """`forward` over every row in batches under `budget` padded tokens; one result per row, in input
     order (`rows_of(batch, host values)` splits a batch's values; by default row k of each array).
     Cancel is checked and progress reported ("Scored 320 of 4,096 rows") once per batch; `progress=False`
-    where the caller reports its own (a search scoring many small sets)."""
+    where the caller reports its own (a search scoring many small sets). `bucket=True`: on CUDA, widths
+    rounded up to GPU_WIDTH_MULTIPLE, for forwards whose results do not depend on the padded width
+    (one vector per row, the attention mask honoured)."""
     import torch
 
     control = control or TaskControl()
-    groups = batches(encoded, budget or token_budget(loaded), max_rows)
+    multiple = width_multiple(loaded) if bucket else 1
+    groups = batches(encoded, budget or token_budget(loaded), max_rows, multiple)
     results: list[Any] = [None] * len(encoded)
+    pending: list[tuple[Batch, Any]] = []  # CUDA: batches whose results are still on their way to the host
     total, done = len(encoded), 0
     model, lengths = loaded.model, encoded.lengths
     with loaded.lock, torch.inference_mode(), attention_for(model, weights):
         device = model.device
-        ahead = _to_device(padded(loaded, encoded, groups[0]), device) if groups else {}
+        ahead = _to_device(padded(loaded, encoded, groups[0], multiple), device) if groups else {}
         for n, rows in enumerate(groups):
             control.check()
             batch = Batch(rows, ahead, lengths[rows])
             out = forward(batch)  # on a GPU: queued; the next batch is padded and sent meanwhile
             if n + 1 < len(groups):
-                ahead = _to_device(padded(loaded, encoded, groups[n + 1]), device)
-            for i, value in zip(rows.tolist(), rows_of(batch, to_host(out)), strict=True):
-                results[i] = value
+                ahead = _to_device(padded(loaded, encoded, groups[n + 1], multiple), device)
+            if device.type == "cuda":
+                pending.append((batch, _copy_to_host(out)))
+            else:
+                _place(results, batch, rows_of(batch, to_host(out)))
             done += len(rows)
             if progress:
                 control.report(f"{verb} {done:,} of {total:,} {unit}", done / total)
+        if pending:
+            torch.cuda.synchronize(device)
+    for batch, out in pending:
+        _place(results, batch, rows_of(batch, to_host(out)))
     control.check()
     return results
+
+
+def _place(results: list[Any], batch: Batch, values: Sequence[Any]) -> None:
+    for i, value in zip(batch.rows.tolist(), values, strict=True):
+        results[i] = value
 
 
 # -- single inputs (one forward each) -----------------------------------------------------------
@@ -326,7 +371,7 @@ def run_logits(loaded: LoadedModel, encoded: Encoded, control: TaskControl | Non
     import numpy as np
 
     model = loaded.model
-    found = run(loaded, encoded, lambda batch: logits(batch, model), control, **options)
+    found = run(loaded, encoded, lambda batch: logits(batch, model), control, **{"bucket": True, **options})
     return np.stack(found) if found else np.zeros((0, 0), dtype=np.float32)
 
 

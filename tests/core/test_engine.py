@@ -56,6 +56,24 @@ def test_engine_equals_the_per_row_pipeline_in_input_order(checkpoint_factory, a
     np.testing.assert_allclose(_softmax(found.astype(np.float64)), expected, atol=1e-5)
 
 
+@pytest.mark.parametrize("arch", ["bert", "roberta"])
+def test_bucketed_widths_give_the_same_logits(checkpoint_factory, arch: str, monkeypatch) -> None:  # noqa: ANN001
+    """CUDA rounds padded widths up to GPU_WIDTH_MULTIPLE (fewer shapes, warm kernels): forced here on the
+    CPU, the logits equal the exact widths' and no width passes the model's length (RoBERTa: 514 - 2)."""
+    folder = checkpoint_factory(arch, "SequenceClassification")
+    loaded = load_model(LoadRequest(str(folder), "classification"))
+    encoded = engine.encode_all(loaded, _texts(23))
+    exact = engine.run_logits(loaded, encoded, budget=64, max_rows=5)
+    widths: list[int] = []
+    monkeypatch.setattr(engine, "width_multiple", lambda _loaded: 7)
+    found = engine.run(loaded, encoded, lambda batch: widths.append(batch.inputs["input_ids"].shape[1])
+                       or engine.logits(batch, loaded.model), budget=64, max_rows=5, bucket=True)
+    assert widths and all(width % 7 == 0 for width in widths)
+    np.testing.assert_allclose(np.stack(found), exact, atol=1e-5)
+    assert engine.padded_width(510, 32, 510) == 510 and engine.padded_width(33, 32, 510) == 64
+    assert engine.padded_width(600, 32, 0) == 608
+
+
 @pytest.mark.parametrize("arch", ["bert", "albert"])
 def test_eager_model_runs_the_batch_with_sdpa_and_is_set_back(checkpoint_factory, arch: str) -> None:
     folder = checkpoint_factory(arch, "SequenceClassification")
