@@ -14,21 +14,18 @@ off) holds `holding` (the lock only: its steps take inference mode), a backward 
 - `batches(encoded, token_budget, max_rows)` -> row groups, longest first (an out-of-memory shows on
   the first batch, not the last).
 - `run(loaded, encoded, forward, control)` -> one result per row, in input order. `forward(batch)`
-  maps a padded batch on the model's device to tensors with one row per input row (logits, pooled
-  states, ...); the engine brings them to the host as numpy (float32 or wider) while the next batch is
-  already padded and, on CUDA, on its way (pinned memory, non_blocking).
+  maps a padded batch on the model's device to tensors with one row per input row; they reach the host
+  as numpy (float32 or wider) while the next batch is padded and sent (on CUDA: pinned, non_blocking).
 - `rows(ids)` -> `Encoded` of token id rows the caller built (perturbed copies of one input).
 - `exclusive(loaded, grad=False)`: the lock for one input's forward (inference mode), or with
   `grad=True` for gradient code (captum, head gates, a tuned lens); its batches still go through `run`.
 
-The attention kernel: unless the caller reads attention weights (`weights=True`), a model loaded
-with eager attention (the Attention task loads it so) runs the batch with sdpa, and is
-set back afterwards; results equal eager's to float32 rounding (`weights=None`: the kernel as loaded,
-where a caller wants the numbers of its own forward). Half precision is the model's own
-dtype (the user's choice at load time); outputs are widened to float32 on the host.
+The attention kernel: unless the caller reads attention weights (`weights=True`), a model loaded with
+eager attention (the Attention task loads it so) runs the batch with sdpa, and is set back afterwards;
+results equal eager's to float32 rounding (`weights=None`: the kernel as loaded). Half precision is the
+model's own dtype (the user's choice at load time); outputs are widened to float32 on the host.
 
-torch and numpy are imported inside the functions: nothing here runs before the window shows, and reading
-the task specs imports neither.
+torch and numpy are imported inside the functions: nothing here runs before the window shows.
 """
 
 from __future__ import annotations
