@@ -221,29 +221,18 @@ def _to_device(arrays: dict[str, np.ndarray], device: Any) -> dict[str, Any]:
     return {k: t.pin_memory().to(device, non_blocking=True) for k, t in tensors.items()}
 
 
-def to_host(value: Any) -> Any:
-    """Tensors (alone, in a tuple or list) as numpy on the CPU; half precision widened to float32."""
+def to_host(value: Any, wait: bool = True) -> Any:
+    """Tensors (alone, in a tuple or list) as numpy on the CPU; half precision widened to float32 (on the
+    device). `wait=False`: CUDA tensors start their copy to pinned host memory and are returned as CPU
+    tensors, to be read by `to_host` after one synchronize (no per-batch stall: the GPU keeps its queue)."""
     import torch
 
     if isinstance(value, torch.Tensor):
         value = value.detach()
-        return (value.float() if value.is_floating_point() and value.element_size() < 4 else value).cpu().numpy()
-    if isinstance(value, tuple | list):
-        return type(value)(to_host(v) for v in value)
-    return value
-
-
-def _copy_to_host(value: Any) -> Any:
-    """CUDA tensors copied to pinned host memory without waiting (half precision widened on the device
-    first); `to_host` after one synchronize reads them. No per-batch stall: the GPU keeps its queue."""
-    import torch
-
-    if isinstance(value, torch.Tensor) and value.is_cuda:
-        value = value.detach()
         wide = value.float() if value.is_floating_point() and value.element_size() < 4 else value
-        return wide.to("cpu", non_blocking=True)
+        return wide.cpu().numpy() if wait else wide.to("cpu", non_blocking=True)
     if isinstance(value, tuple | list):
-        return type(value)(_copy_to_host(v) for v in value)
+        return type(value)(to_host(v, wait) for v in value)
     return value
 
 
@@ -303,7 +292,7 @@ def run(loaded: LoadedModel, encoded: Encoded, forward: Callable[[Batch], Any], 
             if n + 1 < len(groups):
                 ahead = _to_device(padded(loaded, encoded, groups[n + 1], multiple), device)
             if device.type == "cuda":
-                pending.append((batch, _copy_to_host(out)))
+                pending.append((batch, to_host(out, wait=False)))
             else:
                 _place(results, batch, rows_of(batch, to_host(out)))
             done += len(rows)
