@@ -84,6 +84,8 @@ class TrainTab(StudioTab):
     output_dir: QLineEdit
     eval_share: QDoubleSpinBox
     overwrite: QCheckBox
+    multi_label: QCheckBox
+    learning_rate: QDoubleSpinBox
 
     run_ended = Signal()  # the run fully ended (saved, failed or cancelled): the window may close now
     open_model_requested = Signal(str, str)  # (task key, trained model folder): ui/wiring.py opens it there

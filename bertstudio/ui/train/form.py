@@ -47,9 +47,9 @@ def make_widget(option: Option, default: Any) -> QWidget:
         widget = QDoubleSpinBox()
         widget.setDecimals(option.decimals)
         tick = 10.0 ** -option.decimals
-        low = (option.low or 0.0) + (tick if option.low_open else 0.0)
-        high = (option.high if option.high is not None else 1e9) - (tick if option.high_open else 0.0)
-        widget.setRange(low, high)
+        bottom = (option.low or 0.0) + (tick if option.low_open else 0.0)
+        top = (option.high if option.high is not None else 1e9) - (tick if option.high_open else 0.0)
+        widget.setRange(bottom, top)
         widget.setSingleStep(option.step)
         widget.setValue(float(default))
     elif option.widget in ("choice", "device"):
@@ -86,7 +86,7 @@ class ConfigForm(QWidget):
         self.groups: dict[str, QGroupBox] = {}
         self.layouts: dict[str, QFormLayout] = {}
         self.options: dict[str, Option] = {}
-        outer = QVBoxLayout(self)
+        self.outer = outer = QVBoxLayout(self)
         for cls in classes:
             for name, option, default in options(cls):
                 if name in self.widgets:
@@ -122,6 +122,12 @@ class ConfigForm(QWidget):
         assert layout is not None
         layout.addWidget(button)
         return button
+
+    def line(self, name: str) -> QLineEdit:
+        """A text field by name (the browse buttons and hints reach these)."""
+        widget = self.widgets[name]
+        assert isinstance(widget, QLineEdit), name
+        return widget
 
     def value(self, name: str) -> Any:
         value = read_widget(self.widgets[name])

@@ -6,6 +6,7 @@ Start/Stop beside it."""
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import cast
 
 from PySide6.QtWidgets import QCheckBox, QComboBox, QFormLayout, QGroupBox, QScrollArea, QWidget
 
@@ -27,25 +28,25 @@ class FormPane(QScrollArea):
                  parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.form = form = ConfigForm((TrainConfig, ScratchConfig, DistillConfig))
-        fields = form.widgets
-        base_model, output_dir = fields["model"], fields["output_dir"]
         for name, browse in (("model", output_mod.browse_folder), ("train_file", output_mod.browse_file),
                              ("eval_file", output_mod.browse_file), ("teacher", output_mod.browse_folder)):
-            field = fields[name]
+            field = form.line(name)
             form.add_button(name, "…").clicked.connect(lambda _=False, b=browse, f=field: b(self, f))
             if name == "train_file":
                 self.demo_button = form.add_button(
                     "train_file", "Demo data", "Use the small demo dataset for this task (about a minute on CPU)")
                 self.demo_button.clicked.connect(use_demo)
         form.add_button("output_dir", "…").clicked.connect(browse_output)
-        output_dir.setPlaceholderText("new folder for the trained model (default: ~/bertstudio-runs/…)")
+        form.line("output_dir").setPlaceholderText("new folder for the trained model (default: ~/bertstudio-runs/…)")
         self.from_scratch = QCheckBox("From scratch (new WordPiece vocabulary from the corpus)")
         data_form = form.layouts["Data"]
-        data_form.insertRow(data_form.getWidgetPosition(form.rows["model"])[0] + 1, "", self.from_scratch)
+        # Qt's stubs type getWidgetPosition's (row, role) pair as object
+        model_row = cast(tuple[int, QFormLayout.ItemRole], data_form.getWidgetPosition(form.rows["model"]))[0]
+        data_form.insertRow(model_row + 1, "", self.from_scratch)
         self.scratch_box = form.groups["Model size"]
         self.distill_box = form.groups["Distillation"]  # shown for a task that distils, under Data
-        form.layout().insertWidget(form.layout().indexOf(form.groups["Data"]) + 1, self.distill_box)
-        self.lora_box = LoraBox(form, base_model.text, task_key, show_message, self)
+        form.outer.insertWidget(form.outer.indexOf(form.groups["Data"]) + 1, self.distill_box)
+        self.lora_box = LoraBox(form, form.line("model").text, task_key, show_message, self)
         self.columns_box = QGroupBox("Columns (detected; confirm)")
         columns = QFormLayout(self.columns_box)
         self.text_column, self.pair_column, self.label_column = QComboBox(), QComboBox(), QComboBox()

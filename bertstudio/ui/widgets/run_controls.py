@@ -149,6 +149,7 @@ class Veil(QWidget):
 
     def __init__(self, results: QWidget) -> None:
         super().__init__(results)
+        self.results = results  # the parent it covers
         self.setAttribute(Qt.WidgetAttribute.WA_TransparentForMouseEvents)
         self.setAttribute(Qt.WidgetAttribute.WA_StyledBackground)
         results.installEventFilter(self)
@@ -159,13 +160,13 @@ class Veil(QWidget):
             colour = self.palette().window().color()
             alpha = int(255 * (1 - STALE_OPACITY))
             self.setStyleSheet(f"background: rgba({colour.red()}, {colour.green()}, {colour.blue()}, {alpha});")
-            self.setGeometry(self.parentWidget().rect())
+            self.setGeometry(self.results.rect())
             self.raise_()
         self.setVisible(on)
 
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802 - Qt's name
         if event.type() == QEvent.Type.Resize and self.isVisible():
-            self.setGeometry(self.parentWidget().rect())
+            self.setGeometry(self.results.rect())
         return False
 
 
