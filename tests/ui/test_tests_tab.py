@@ -151,7 +151,7 @@ def test_cancel_ends_the_run(qtbot, window, checkpoint_factory, tmp_path: Path) 
     tab.model_bar.source.setEditText(str(checkpoint_factory("bert", "SequenceClassification")))
     with qtbot.waitSignal(tab.runner.cancelled, timeout=120_000):
         tab.run_button.click()
-        tab.cancel()
+        tab.lifecycle.cancel()
     assert "Cancelled." in tab.notes.text() and tab.result is None
 
 

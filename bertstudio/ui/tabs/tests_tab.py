@@ -213,9 +213,6 @@ class TestsTab(ComparingTab):
         self._run_for = suite_origin(request, self._inputs_now(), compare_source)
         self.runner.start(suite_job, request, self.suite, compare_source)
 
-    def cancel(self) -> None:
-        self.lifecycle.cancel()
-
     def _on_result(self, result: Any) -> None:
         from bertstudio.core.suites.after import FixReport
 

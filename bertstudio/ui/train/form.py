@@ -6,7 +6,7 @@ choices and tooltip, exactly as it gives the `train` CLI its options: the two ca
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, TypeVar
 
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import (
@@ -69,6 +69,7 @@ def make_widget(option: Option, default: Any) -> QWidget:
     return widget
 
 
+W = TypeVar("W", bound=QWidget)
 # Choices for the next Start only: never kept, so a later run never resumes or overwrites silently
 # (issue 29 #5: a Resume ticked once stayed ticked and failed a run into a new folder).
 ONE_SHOT = frozenset({"overwrite", "resume"})
@@ -123,10 +124,10 @@ class ConfigForm(QWidget):
         layout.addWidget(button)
         return button
 
-    def line(self, name: str) -> QLineEdit:
-        """A text field by name (the browse buttons and hints reach these)."""
+    def field(self, name: str, kind: type[W]) -> W:
+        """A field's widget by name, as the kind its option makes."""
         widget = self.widgets[name]
-        assert isinstance(widget, QLineEdit), name
+        assert isinstance(widget, kind), name
         return widget
 
     def value(self, name: str) -> Any:
