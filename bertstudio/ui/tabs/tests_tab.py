@@ -32,12 +32,11 @@ from bertstudio.ui.tabs.frame import ComparingTab, error_note
 from bertstudio.ui.tabs.run_lifecycle import RunLifecycle
 from bertstudio.ui.tabs.tab_state import RunState, TabState
 from bertstudio.ui.widgets.compare_panel import CompareSource
-from bertstudio.ui.widgets.run_controls import ProgressLine, StaleBanner
-from bertstudio.ui.widgets.suite_fix import SuiteFix, field_row, fix_summary
+from bertstudio.ui.widgets.run_controls import ProgressLine, StaleBanner, field_row
+from bertstudio.ui.widgets.suite_controls import SuiteFix, SuitePicker, fix_summary
 from bertstudio.ui.widgets.suite_masks import SuiteMasks
 from bertstudio.ui.widgets.suite_origin import NAMES as SUITE_FIELDS
 from bertstudio.ui.widgets.suite_origin import suite_inputs, suite_origin
-from bertstudio.ui.widgets.suite_picker import SuitePicker
 from bertstudio.ui.widgets.suite_results import SuiteResults, status_text
 
 
@@ -85,11 +84,9 @@ class TestsTab(ComparingTab):
         self.run_button = QPushButton("Run suite")
         self.cancel_button = QPushButton("Cancel")
         self.progress_line = ProgressLine()
-        self.fix = SuiteFix()
-        self.held_apart, self.data_file, self.held_out_file = (self.fix.held_apart, self.fix.data_file,
-                                                               self.fix.held_out_file)
-        self.fix_button, self.label_button, self.fix_summary = (self.fix.fix_button, self.fix.label_button,
-                                                                self.fix.summary)
+        self.fix = fix = SuiteFix()
+        self.held_apart, self.data_file, self.held_out_file = fix.held_apart, fix.data_file, fix.held_out_file
+        self.fix_button, self.label_button, self.fix_summary = fix.fix_button, fix.label_button, fix.summary
         self.held_apart.toggled.connect(self._redraw)
         self.fix_button.clicked.connect(self.fine_tune_on_failures)
         self.label_button.clicked.connect(self.label_failures)

@@ -43,10 +43,9 @@ from bertstudio.ui.train.form_pane import FormPane
 from bertstudio.ui.train.jobs import Preview, preview_job, train_job
 from bertstudio.ui.train.label_box import on_preview
 from bertstudio.ui.train.lines import NO_PLAN
-from bertstudio.ui.train.live import LiveRun
+from bertstudio.ui.train.live import LiveRun, RunColumn
 from bertstudio.ui.train.origin import NAMES as ORIGIN_FIELDS
 from bertstudio.ui.train.origin import TrainInputs, inputs_of, origin_line, run_state
-from bertstudio.ui.train.run_column import RunColumn
 from bertstudio.ui.train.search_panel import SearchPanel
 from bertstudio.ui.widgets.run_controls import StaleBanner
 from bertstudio.workers.runner import TaskRunner
@@ -312,8 +311,8 @@ class TrainTab(StudioTab):
             return False
         if self.search_panel.is_running():
             self.search_panel.stop()  # its search_ended is run_ended
-            return True
-        self.stop()
+        else:
+            self.stop()
         return True
 
     def _set_running(self, running: bool) -> None:

@@ -76,7 +76,7 @@ class CurationPanel(TrainPanel):
         self.folds.setValue(5)
         self.folds.setPrefix("K = ")
         self.run_button, self.cancel_button = QPushButton("Cross-validate"), QPushButton("Cancel")
-        self.cancel_button.setEnabled(False)
+        self.while_running(self.run_button, self.cancel_button)
         self.run_button.clicked.connect(self.start)
         self.cancel_button.clicked.connect(self.cancel)
         self.summary = QLabel("")
@@ -106,9 +106,7 @@ class CurationPanel(TrainPanel):
         self.progress.setValue(0)
         self._stop_event = threading.Event()
         self.runner.start(cv_job, checked, self.folds.value(), assignments, self._stop_event)
-        self.run_button.setEnabled(False)
         self.write_button.setEnabled(False)
-        self.cancel_button.setEnabled(True)
 
     @staticmethod
     def _cv_config(config: TrainConfig, word: str) -> TrainConfig:
@@ -186,7 +184,5 @@ class CurationPanel(TrainPanel):
         self.start(self._cv_config(base, "cv-corrected"), tuple(kept))
 
     def _on_finished(self) -> None:
-        self.run_button.setEnabled(True)
-        self.cancel_button.setEnabled(False)
         self.write_button.setEnabled(bool(self.changes))
         self.cv_ended.emit()

@@ -44,7 +44,7 @@ class FindLrPanel(TrainPanel):
         self.steps.setSuffix(" steps")
         self.steps.setToolTip("Training steps in the sweep from 1e-7 to 1 (it stops early once the loss explodes)")
         self.start_button, self.cancel_button = QPushButton("Find LR"), QPushButton("Cancel")
-        self.cancel_button.setEnabled(False)
+        self.while_running(self.start_button, self.cancel_button)
         self.use_button = QPushButton("Use this LR")
         self.use_button.setEnabled(False)
         self.use_button.setToolTip("Put the suggested learning rate in the form")
@@ -64,7 +64,7 @@ class FindLrPanel(TrainPanel):
         self.lay_out(buttons, self.plot, chosen, cancelled="Learning-rate sweep cancelled.")
         self.runner.progress.connect(self.on_progress)
         self.runner.result.connect(self.on_result)
-        self.runner.finished.connect(self._on_finished)
+        self.runner.finished.connect(self.sweep_ended)
 
     @staticmethod
     def _build_plot() -> tuple[pg.PlotWidget, pg.PlotDataItem, pg.PlotDataItem, pg.InfiniteLine]:
@@ -98,8 +98,6 @@ class FindLrPanel(TrainPanel):
         self.use_button.setEnabled(False)
         self.progress.setValue(0)
         self.runner.start(find_lr_job, config, self.steps.value())
-        self.start_button.setEnabled(False)
-        self.cancel_button.setEnabled(True)
 
     def on_progress(self, event: ProgressEvent) -> None:
         if isinstance(event.payload, LrPoint):
@@ -126,8 +124,3 @@ class FindLrPanel(TrainPanel):
         if self.result is not None and self.result.suggested is not None:
             self.use_lr(self.result.suggested)
             self.show_message(f"Learning rate set to {self.result.suggested:.2g}.")
-
-    def _on_finished(self) -> None:
-        self.start_button.setEnabled(True)
-        self.cancel_button.setEnabled(False)
-        self.sweep_ended.emit()

@@ -68,6 +68,16 @@ class TrainPanel(QWidget):
         if cancelled:
             self.runner.cancelled.connect(lambda: self.show_message(cancelled))
 
+    def while_running(self, start: QWidget, stop: QWidget) -> None:
+        """`start` off and `stop` on while the worker runs; the other way round before and after."""
+        def running(on: bool) -> None:
+            start.setEnabled(not on)
+            stop.setEnabled(on)
+
+        running(False)
+        self.runner.started.connect(lambda: running(True))
+        self.runner.finished.connect(lambda: running(False))
+
     def show_message(self, text: str, error: bool = False) -> None:
         if self._tell is not None:
             self._tell(text, error=error)

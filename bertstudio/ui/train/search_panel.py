@@ -81,7 +81,7 @@ class SearchPanel(TrainPanel):
         self.defaults_button.clicked.connect(self.fill_defaults)
         self.start_button, self.stop_button = QPushButton("Start search"), QPushButton("Stop search")
         self.stop_button.setToolTip("End the running trial; the finished trials and the best model are kept")
-        self.stop_button.setEnabled(False)
+        self.while_running(self.start_button, self.stop_button)
         self.start_button.clicked.connect(self.start)
         self.stop_button.clicked.connect(self.stop)
         self.progress.setTextVisible(True)
@@ -101,7 +101,7 @@ class SearchPanel(TrainPanel):
         self._lay_out_parts()
         self.runner.progress.connect(self.on_progress)
         self.runner.result.connect(self.on_result)
-        self.runner.finished.connect(self._on_finished)
+        self.runner.finished.connect(self.search_ended)
 
     def _lay_out_parts(self) -> None:
         settings = QFormLayout()
@@ -154,8 +154,6 @@ class SearchPanel(TrainPanel):
         self._stop_event = threading.Event()
         self.runner.start(search_job, config, self.trials.value(), self.space.toPlainText(),
                           self.metric_choice.currentText(), self._stop_event)
-        self.start_button.setEnabled(False)
-        self.stop_button.setEnabled(True)
 
     def stop(self) -> None:
         """End the running trial after its step; the finished trials and the best model stay."""
@@ -211,8 +209,3 @@ class SearchPanel(TrainPanel):
         self.notes.set_notes([Note("info", f"Best trial {result.best.number + 1}: {result.metric} "
                                            f"{result.best.value:.4f}; model saved to {result.output_dir} "
                                            "(finished trials in its trials folder).")])
-
-    def _on_finished(self) -> None:
-        self.start_button.setEnabled(True)
-        self.stop_button.setEnabled(False)
-        self.search_ended.emit()
