@@ -19,8 +19,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from bertstudio.core.curation.active_learning import STRATEGIES, Chosen
-from bertstudio.core.progress import TaskControl
+from bertstudio.core.curation.active_learning import STRATEGIES, Chosen, select
 from bertstudio.core.training.config import TrainConfig
 from bertstudio.ui.train.panel import TrainPanel, new_table, set_cells
 
@@ -35,12 +34,6 @@ class ToLabel:
     proposed: str = ""
     origin: str = ""
     score: float | None = None
-
-
-def select_job(model: str, pool: str, count: int, strategy: str, control: TaskControl) -> list[Chosen]:
-    from bertstudio.core.curation.active_learning import select
-
-    return select(model, pool, count, strategy, control=control)
 
 
 class LabelPanel(TrainPanel):
@@ -94,7 +87,7 @@ class LabelPanel(TrainPanel):
             return
         self.progress.setValue(0)
         self.choose_button.setEnabled(False)
-        self.runner.start(select_job, model, pool, self.count.value(), self.strategy.currentText())
+        self.runner.start(select, model, pool, self.count.value(), self.strategy.currentText())
 
     def _on_chosen(self, chosen: list[Chosen]) -> None:
         self.progress.setValue(1000)
