@@ -59,12 +59,16 @@ class RunCurves(QWidget):
         layout.addWidget(self.metric_plot, 2)
         for widget in (self.loss_plot, self.lr_plot, self.metric_plot):
             widget.setMinimumHeight(120)
-            plot_style.style_plot(widget, on_theme=(lambda _colors: self._draw()) if widget is self.loss_plot else None)
+            plot_style.style_plot(widget, on_theme=self.apply_theme if widget is self.loss_plot else None)
         self._draw()
 
     def colour(self, index: int) -> str:
         colours = RUN_COLOURS.get(theme.colors().name, RUN_COLOURS["light"])
         return colours[index % len(colours)]
+
+    def apply_theme(self, _colors: Any) -> None:
+        """Run colours follow the scheme (plot_style calls this bound method on a theme change)."""
+        self._draw()
 
     def show_runs(self, runs: Sequence[Any]) -> None:
         """Draw these runs (in this order: colours follow it); the metric choice is kept if it is there."""
