@@ -67,16 +67,16 @@ class ResultPanel(QWidget):
         checkpoint_row.addWidget(self.delete_checkpoints)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
-        for label in self._lines():
-            layout.addWidget(label)
+        for line in self._lines():
+            layout.addWidget(line)
         layout.addLayout(checkpoint_row)
         layout.addLayout(open_row)
         self.clear()
 
     def clear(self) -> None:
         self.result = None
-        for label in self._lines():
-            label.setText("")
+        for line in self._lines():
+            line.setText("")
         self.checkpoint_action.setVisible(False)
         for button in (*self.open_buttons.values(), self.evaluate_button, self.delete_checkpoints):
             button.setVisible(False)
