@@ -23,7 +23,7 @@ def test_failures_fill_the_labelling_table(qtbot, window, checkpoint_factory, tm
     model = str(checkpoint_factory("bert", "SequenceClassification"))
     tab = tab_of(window, TestsTab)
     window.tabs.setCurrentWidget(tab)
-    tab.set_suite(str(_suite(tmp_path)))
+    tab.picker.set_path(str(_suite(tmp_path)))
     tab.model_bar.source.setEditText(model)
     assert not tab.label_button.isEnabled()
     _run(qtbot, tab)

@@ -25,7 +25,7 @@ def test_shown_suite_results_keep_their_origin_and_are_marked_when_it_changes(
     first = str(_suite(tmp_path))
     other = tmp_path / "other.json"
     other.write_text(json.dumps({**SUITE, "tests": SUITE["tests"][:1]}), encoding="utf-8")
-    tab.set_suite(first)
+    tab.picker.set_path(first)
     tab.model_bar.source.setEditText(a)
     tab.data_file.setText(str(tmp_path / "train.csv"))
     assert tab.result_origin() is None
@@ -36,12 +36,12 @@ def test_shown_suite_results_keep_their_origin_and_are_marked_when_it_changes(
     assert shown == tab.origin_now() and tab.read_state().stale_reason() == "" and not tab.stale_banner.reason
     assert walkthrough.origin_problems(window) == []  # the run loaded its model itself: still current
 
-    tab.set_suite(str(other))
+    tab.picker.set_path(str(other))
     assert tab.stale_banner.reason == "suite" and tab.stale_banner.isVisibleTo(tab)
     assert tab.read_state().stale_reason() == "suite" and tab.result_origin() == shown  # as the banner (issue 40)
     assert walkthrough.origin_problems(window) == []  # differs, and says so
     assert tab.results.tests.model().rowCount() == len(SUITE["tests"])  # the record stays, marked
-    tab.set_suite(first)
+    tab.picker.set_path(first)
     assert tab.stale_banner.reason == "" and not tab.stale_banner.isVisibleTo(tab)
 
     tab.model_bar.source.setEditText(str(tmp_path / "another-model"))

@@ -50,7 +50,7 @@ def test_runs_a_suite_compares_opens_a_failure_and_hands_failures_to_train(
     window.resize(900, 600)
     tab = tab_of(window, TestsTab)
     window.tabs.setCurrentWidget(tab)
-    tab.set_suite(str(_suite(tmp_path)))
+    tab.picker.set_path(str(_suite(tmp_path)))
     assert tab.model_bar.task == "classification" and "4 tests" in tab.suite_info.text()
     tab.model_bar.source.setEditText(a)
     tab.compare_source.set_source(b)
@@ -136,7 +136,7 @@ def test_a_malformed_suite_says_which_test_and_field(qtbot, window, tmp_path: Pa
     tab = tab_of(window, TestsTab)
     bad = {"task": "classify", "tests": [{"name": "negation", "type": "DIR", "pairs": [["a", "b"]], "label": "x",
                                           "direction": "sideways"}]}
-    tab.set_suite(str(_suite(tmp_path, bad)))
+    tab.picker.set_path(str(_suite(tmp_path, bad)))
     assert "test 'negation', field 'direction'" in tab.notes.text()
     tab.run_button.click()
     assert not tab.runner.busy
@@ -147,11 +147,11 @@ def test_cancel_ends_the_run(qtbot, window, checkpoint_factory, tmp_path: Path) 
     big = {"task": "classify", "tests": [{"name": "many", "type": "MFT", "template": "the cat {a} sat {b}",
                                           "fill": {"a": [str(i) for i in range(100)], "b": [str(i) for i in range(50)]},
                                           "expect": "positive"}]}
-    tab.set_suite(str(_suite(tmp_path, big)))
+    tab.picker.set_path(str(_suite(tmp_path, big)))
     tab.model_bar.source.setEditText(str(checkpoint_factory("bert", "SequenceClassification")))
     with qtbot.waitSignal(tab.runner.cancelled, timeout=120_000):
         tab.run_button.click()
-        tab.cancel()
+        tab.lifecycle.cancel()
     assert "Cancelled." in tab.notes.text() and tab.result is None
 
 
@@ -165,7 +165,7 @@ def test_mask_words_are_suggested_shown_and_can_be_unticked(
         {"name": "masked", "type": "MFT", "template": "the {a} was {mask}", "fill": {"a": ["cat", "dog"]},
          "expect": "positive"}]}
     tab = tab_of(window, TestsTab)
-    tab.set_suite(str(_suite(tmp_path, masked)))
+    tab.picker.set_path(str(_suite(tmp_path, masked)))
     assert tab.mask_panel.isVisibleTo(tab) and tab.suite is None and "{mask}" in tab.suite_info.text()
     assert tab.mask_panel.source.text() == mlm
     with qtbot.waitSignal(tab.runner.finished, timeout=60_000):
@@ -189,7 +189,7 @@ def test_a_head_not_trained_for_the_suite_or_for_mask_is_said(
     masked = {"task": "classify", "mask_model": classifier, "mask_top_k": 2, "tests": [
         {"name": "masked", "type": "MFT", "template": "the cat was {mask}", "expect": "LABEL_1"}]}  # an MLM's labels
     tab = tab_of(window, TestsTab)
-    tab.set_suite(str(_suite(tmp_path, masked)))
+    tab.picker.set_path(str(_suite(tmp_path, masked)))
     with qtbot.waitSignal(tab.runner.finished, timeout=60_000):
         tab.mask_panel.suggest_button.click()
     assert "no trained fill-mask head" in tab.notes.text()  # with its words, or why there are none
@@ -198,7 +198,7 @@ def test_a_head_not_trained_for_the_suite_or_for_mask_is_said(
     path = tmp_path / "plain" / "suite.json"
     path.parent.mkdir()
     path.write_text(json.dumps(plain), encoding="utf-8")
-    tab.set_suite(str(path))
+    tab.picker.set_path(str(path))
     tab.model_bar.source.setEditText(mlm)
     _run(qtbot, tab)
     assert tab.result is not None and "no trained classification head" in tab.notes.text()
@@ -209,7 +209,7 @@ def test_mask_words_default_to_the_fill_mask_tabs_model(qtbot, window, checkpoin
     masked = {"task": "classify", "tests": [{"name": "masked", "type": "MFT", "template": "a {mask} day",
                                              "expect": "positive"}]}
     tab = tab_of(window, TestsTab)
-    tab.set_suite(str(_suite(tmp_path, masked)))
+    tab.picker.set_path(str(_suite(tmp_path, masked)))
     tab.mask_panel.suggest_button.click()  # no masked LM anywhere: a message, nothing runs
     assert "masked LM" in tab.notes.text() and not tab.runner.busy
     fill_mask = window.task_tabs["fill-mask"]
@@ -224,7 +224,7 @@ def test_a_real_fix_run_reruns_the_suite_when_training_ends(qtbot, window, check
     """The hook on the Train tab's own end of run: a 3-step fine-tune started by Fine-tune on failures."""
     a = str(checkpoint_factory("bert", "SequenceClassification"))
     tab = tab_of(window, TestsTab)
-    tab.set_suite(str(_suite(tmp_path)))
+    tab.picker.set_path(str(_suite(tmp_path)))
     tab.model_bar.source.setEditText(a)
     _run(qtbot, tab)
     data = tmp_path / "train.csv"
@@ -252,7 +252,7 @@ def test_fixing_on_a_demo_file_asks_for_a_folder_and_never_writes_into_bertstudi
     from bertstudio.resources import resource_path
 
     tab = tab_of(window, TestsTab)
-    tab.set_suite(str(_suite(tmp_path)))
+    tab.picker.set_path(str(_suite(tmp_path)))
     tab.model_bar.source.setEditText(str(checkpoint_factory("bert", "SequenceClassification")))
     _run(qtbot, tab)
     demo = resource_path("datasets", "reviews_train.csv")

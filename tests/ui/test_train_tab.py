@@ -157,7 +157,7 @@ def test_eta_comes_from_a_recent_window(qtbot, window) -> None:  # noqa: ANN001
     assert rate == pytest.approx(80.0) and eta == pytest.approx(10.0)  # the average since the start says 55 s
     tab = tab_of(window, TrainTab)
     tab.progress.setRange(0, 200)
-    tab._on_progress(ProgressEvent("step", 0.5, TrainingEvent(
+    tab.live.on_progress(ProgressEvent("step", 0.5, TrainingEvent(
         "step", step=100, max_steps=200, loss=0.5, learning_rate=1e-5, samples_per_second=rate, eta_seconds=eta)))
     assert tab.rate_label.text() == "80.0 samples/s  ETA 0:10"
 

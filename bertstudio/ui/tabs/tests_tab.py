@@ -24,15 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from PySide6.QtCore import Signal
-from PySide6.QtWidgets import (
-    QCheckBox,
-    QComboBox,
-    QFileDialog,
-    QHBoxLayout,
-    QLabel,
-    QLineEdit,
-    QPushButton,
-)
+from PySide6.QtWidgets import QFileDialog, QPushButton
 
 from bertstudio.core.errors import BertStudioError, InputError
 from bertstudio.core.models import ModelInfo
@@ -40,11 +32,12 @@ from bertstudio.ui.tabs.frame import ComparingTab, error_note
 from bertstudio.ui.tabs.run_lifecycle import RunLifecycle
 from bertstudio.ui.tabs.tab_state import RunState, TabState
 from bertstudio.ui.widgets.compare_panel import CompareSource
-from bertstudio.ui.widgets.run_controls import ProgressLine, StaleBanner
+from bertstudio.ui.widgets.run_controls import ProgressLine, StaleBanner, field_row
+from bertstudio.ui.widgets.suite_controls import SuiteFix, SuitePicker, fix_summary
 from bertstudio.ui.widgets.suite_masks import SuiteMasks
 from bertstudio.ui.widgets.suite_origin import NAMES as SUITE_FIELDS
 from bertstudio.ui.widgets.suite_origin import suite_inputs, suite_origin
-from bertstudio.ui.widgets.suite_results import SuiteResults
+from bertstudio.ui.widgets.suite_results import SuiteResults, status_text
 
 
 class TestsTab(ComparingTab):
@@ -64,13 +57,12 @@ class TestsTab(ComparingTab):
     def _setup(self) -> None:
         from bertstudio.core.suites.tasks import suite_specs
 
-        # The model bar loads for the chosen suite's task (the first testable task until one is read).
-        self.MODEL_TASK = next(suite_specs()).key
+        # The model bar loads for the chosen suite's task (the first testable task until one is read);
+        # asked here, not at import, so the suites' tasks are read only when the tab is made.
+        type(self).MODEL_TASK = next(suite_specs()).key
         super()._setup()
 
     def build(self) -> None:
-        from bertstudio.core.suites.builtin import built_in_suites
-
         self.suite: Any = None  # the core Suite read from the chosen file
         self.suite_data: Any = None  # its JSON value (`{mask}` suggestions read it)
         self.suite_file: Path | None = None
@@ -81,79 +73,36 @@ class TestsTab(ComparingTab):
         self._shown_for: RunState | None = None  # what the shown results were computed from (issue 29)
         self.pending_fix: dict[str, Any] | None = None  # the run Train is doing for "Fine-tune on failures"
         self.masked_lm_source: Any = lambda: ""  # ui/wiring.py: the Fill-mask tab's loaded model
-        self.suite_combo = QComboBox()
-        self.suite_combo.setEditable(True)
-        self.suite_combo.setMinimumContentsLength(16)
-        for name, path in built_in_suites().items():
-            self.suite_combo.addItem(f"{name} (starter)", str(path))
-        self.suite_combo.setToolTip("A starter suite, or the path of a suite file (JSON)")
-        self.suite_combo.currentIndexChanged.connect(self._suite_changed)
-        self.suite_combo.lineEdit().editingFinished.connect(self._suite_changed)
-        browse = QPushButton("Open…")
-        browse.clicked.connect(self._browse)
-        self.suite_info = QLabel("")
-        self.suite_info.setWordWrap(True)
-        self.compare_source = CompareSource(self.model_bar.source)
-        self.run_button = QPushButton("Run suite")
-        self.cancel_button = QPushButton("Cancel")
-        self.progress_line = ProgressLine()
-        self.held_apart = QCheckBox("Held-apart cases only")
-        self.held_apart.setToolTip("Judge every test on the half of its cases that fine-tuning never sees")
-        self.held_apart.toggled.connect(self._redraw)
-        self.data_file = QLineEdit()
-        self.data_file.setPlaceholderText("your training data: the failures are added to a copy beside it")
-        data_browse = QPushButton("…")
-        data_browse.clicked.connect(self._browse_data)
-        self.fix_button = QPushButton("Fine-tune on failures")
-        self.fix_button.clicked.connect(self.fine_tune_on_failures)
-        self._fix_allowed("Run the suite first: the failing cases are what the fine-tune adds to your data.")
-        self.label_button = QPushButton("Label failures…")
-        self.label_button.setToolTip("Send the failing cases to Train's labelling table, to check each label "
-                                     "before they are added to a copy of your data")
-        self.label_button.clicked.connect(self.label_failures)
-        self.label_button.setEnabled(False)
-        self.held_out_file = QLineEdit()
-        self.held_out_file.setPlaceholderText("held-out file (optional): evaluated before and after the fix")
-        held_out_browse = QPushButton("…")
-        held_out_browse.clicked.connect(self._browse_held_out)
-        self.fix_summary = QLabel("")
-        self.fix_summary.setWordWrap(True)
-        self.results = SuiteResults()
+        self.picker = SuitePicker()
+        self.picker.changed.connect(self._suite_changed)
+        self.suite_info = self.picker.info
         self.mask_panel = SuiteMasks()
         self.mask_panel.suggest.connect(self.suggest_masks)
         self.mask_panel.changed.connect(self._masks_ticked)
         self.mask_panel.setVisible(False)
+        self.compare_source = CompareSource(self.model_bar.source)
+        self.run_button = QPushButton("Run suite")
+        self.cancel_button = QPushButton("Cancel")
+        self.progress_line = ProgressLine()
+        self.fix = fix = SuiteFix()
+        self.held_apart, self.data_file, self.held_out_file = fix.held_apart, fix.data_file, fix.held_out_file
+        self.fix_button, self.label_button, self.fix_summary = fix.fix_button, fix.label_button, fix.summary
+        self.held_apart.toggled.connect(self._redraw)
+        self.fix_button.clicked.connect(self.fine_tune_on_failures)
+        self.label_button.clicked.connect(self.label_failures)
+        self.results = SuiteResults()
         self.results.opened.connect(self._open_case)
-
-        suite_row = QHBoxLayout()
-        for widget in (QLabel("Suite:"), self.suite_combo, browse):
-            suite_row.addWidget(widget, 1 if widget is self.suite_combo else 0)
-        run_row = QHBoxLayout()
-        run_row.addWidget(self.compare_source, 1)
-        run_row.addWidget(self.run_button)
-        run_row.addWidget(self.cancel_button)
-        fix_row = QHBoxLayout()
-        for widget in (QLabel("Fix it:"), self.data_file, data_browse, self.fix_button, self.label_button,
-                       self.held_apart):
-            fix_row.addWidget(widget, 1 if widget is self.data_file else 0)
-        self.body.addLayout(suite_row)
-        self.body.addWidget(self.suite_info)
-        self.body.addWidget(self.mask_panel)
-        self.body.addLayout(run_row)
-        self.body.addLayout(fix_row)
-        held_out_row = QHBoxLayout()
-        for widget in (QLabel("Held-out:"), self.held_out_file, held_out_browse):
-            held_out_row.addWidget(widget, 1 if widget is self.held_out_file else 0)
-        self.body.addLayout(held_out_row)
-        self.body.addWidget(self.fix_summary)
-        self.body.addWidget(self.progress_line)
         # the results stay (a record), marked when the tab differs
         self.stale_banner = StaleBanner(self.results, action="Press Run suite (Ctrl+Enter) to update it.")
-        self.body.addWidget(self.stale_banner)
+        self.body.addWidget(self.picker)
+        self.body.addWidget(self.mask_panel)
+        self.body.addLayout(field_row("", self.compare_source, self.run_button, self.cancel_button))
+        for widget in (self.fix, self.progress_line, self.stale_banner):
+            self.body.addWidget(widget)
         self.body.addWidget(self.results, 1)
         self.runner.result.connect(self._on_result)
-        for signal in (self.model_bar.source.editTextChanged, self.suite_combo.currentIndexChanged,
-                       self.suite_combo.editTextChanged, self.mask_panel.changed, self.data_file.textChanged,
+        for signal in (self.model_bar.source.editTextChanged, self.picker.combo.currentIndexChanged,
+                       self.picker.combo.editTextChanged, self.mask_panel.changed, self.data_file.textChanged,
                        self.held_out_file.textChanged, self.compare_source.enabled.toggled,
                        self.compare_source.combo.editTextChanged, self.compare_source.int8.toggled,
                        self.runner.started, self.runner.finished):
@@ -163,28 +112,13 @@ class TestsTab(ComparingTab):
         self._suite_changed()
 
     # -- the suite ---------------------------------------------------------------------------
-    def suite_path(self) -> str:
-        index = self.suite_combo.currentIndex()
-        data = self.suite_combo.itemData(index) if index >= 0 else None
-        if data and self.suite_combo.itemText(index) == self.suite_combo.currentText():
-            return str(data)
-        return self.suite_combo.currentText().strip()
-
-    def set_suite(self, path: str) -> None:
-        index = self.suite_combo.findData(path)
-        if index >= 0:
-            self.suite_combo.setCurrentIndex(index)
-        else:
-            self.suite_combo.setEditText(path)
-        self._suite_changed()
-
-    def _suite_changed(self, *_args: Any) -> None:
+    def _suite_changed(self) -> None:
         """Read the chosen suite (its errors show at once) and load models for its task."""
         from bertstudio.core.suites.builtin import suite_path
         from bertstudio.core.suites.masks import masked_templates
         from bertstudio.core.suites.suite import read_suite_data
 
-        path = self.suite_path()
+        path = self.picker.path()
         if not path:
             return
         try:
@@ -225,10 +159,7 @@ class TestsTab(ComparingTab):
             self.notes.set_notes([error_note(error)])
             return
         self.notes.clear()
-        kinds = ", ".join(f"{sum(t.type == k for t in self.suite.tests)} {k}" for k in ("MFT", "INV", "DIR")
-                          if any(t.type == k for t in self.suite.tests))
-        self.suite_info.setText(f"{self.suite.name}: {self.suite.task}, {len(self.suite.tests)} tests ({kinds}), "
-                                f"{self.suite.cases:,} cases")
+        self.picker.describe(self.suite)
         self.model_bar.task = self.suite.task
 
     # -- {mask} -------------------------------------------------------------------------------
@@ -258,23 +189,6 @@ class TestsTab(ComparingTab):
         if self.suite_file is not None and self.mask_panel.words:
             self._build_suite()
 
-    def _browse(self) -> None:
-        path, _ = QFileDialog.getOpenFileName(self, "Open a test suite", "", "Suites (*.json *.yaml *.yml);;All (*)")
-        if path:
-            self.set_suite(path)
-
-    def _browse_data(self) -> None:
-        path, _ = QFileDialog.getOpenFileName(self, "Your training data", "",
-                                              "Data (*.csv *.tsv *.jsonl *.json *.conll *.txt);;All (*)")
-        if path:
-            self.data_file.setText(path)
-
-    def _browse_held_out(self) -> None:
-        path, _ = QFileDialog.getOpenFileName(self, "Held-out data", "",
-                                              "Data (*.csv *.tsv *.jsonl *.json *.conll *.txt);;All (*)")
-        if path:
-            self.held_out_file.setText(path)
-
     # -- running -------------------------------------------------------------------------------
     def run(self) -> None:
         from bertstudio.core.suites.jobs import suite_job
@@ -296,9 +210,6 @@ class TestsTab(ComparingTab):
         self._run_for = suite_origin(request, self._inputs_now(), compare_source)
         self.runner.start(suite_job, request, self.suite, compare_source)
 
-    def cancel(self) -> None:
-        self.lifecycle.cancel()
-
     def _on_result(self, result: Any) -> None:
         from bertstudio.core.suites.after import FixReport
 
@@ -318,11 +229,11 @@ class TestsTab(ComparingTab):
         from bertstudio.core.suites.fix_tasks import can_fine_tune
 
         if not can_fine_tune(result.a.suite.task):
-            self._fix_allowed(f"Fine-tuning on failures is not offered for {result.a.suite.task} suites.")
+            self.fix.allow(f"Fine-tuning on failures is not offered for {result.a.suite.task} suites.")
         elif result.a.failures == 0:
-            self._fix_allowed("No case failed: there is nothing to fine-tune on.")
+            self.fix.allow("No case failed: there is nothing to fine-tune on.")
         else:
-            self._fix_allowed("")
+            self.fix.allow("")
         self.label_button.setEnabled(self.fix_button.isEnabled())
         if self.model_bar.info is None:  # the run loaded the model itself (through the shared cache)
             self.model_bar.info_label.setText(f"Tested {result.a.model}")
@@ -358,13 +269,6 @@ class TestsTab(ComparingTab):
         self.open_row.emit(spec.key, self.result.a.model, spec.evaluate.inputs_of(example))
 
     # -- fix it --------------------------------------------------------------------------------
-    def _fix_allowed(self, why_not: str) -> None:
-        """Fine-tune on failures on, or off with the reason in its tooltip (issue 40: a disabled
-        button said nothing)."""
-        self.fix_button.setEnabled(not why_not)
-        self.fix_button.setToolTip(why_not or "Write your data plus the failing cases of each test's training "
-                                   "half as a new file beside it, and open Train with it")
-
     def fine_tune_on_failures(self) -> None:
         """The user's data plus the training half's failures, beside the data; Train opens with it, and
         its output folder becomes the compared model here (run again for before/after)."""
@@ -441,7 +345,7 @@ class TestsTab(ComparingTab):
 
     # -- the shown results' origin (issue 29) ---------------------------------------------------
     def _inputs_now(self) -> Any:
-        return suite_inputs(self.suite_path(), self.mask_panel.ticked(), self.data_file.text(),
+        return suite_inputs(self.picker.path(), self.mask_panel.ticked(), self.data_file.text(),
                             self.held_apart.isChecked(), self.held_out_file.text())
 
     def read_state(self) -> TabState:
@@ -462,44 +366,10 @@ class TestsTab(ComparingTab):
 
     @property
     def chosen_suite(self) -> str:
-        return self.suite_path()
+        return self.picker.path()
 
     @chosen_suite.setter
     def chosen_suite(self, path: str) -> None:
         if isinstance(path, str) and path:
-            self.set_suite(path)
+            self.picker.set_path(path)
 
-
-
-def fix_summary(report: Any) -> str:
-    """One paragraph: which cases trained the fix and which measure it, what it fixed and broke, and the
-    held-out figure before and after."""
-    trained = sum(s.train for s in report.splits)
-    measure = sum(s.measure for s in report.splits)
-    found = report.measured_differences
-    fixed, broken = sum(d.fixed for d in found), sum(d.broken for d in found)
-    text = (f"Before: {Path(report.before.model).name}, after: {Path(report.after.model).name}. Each test's seeded "
-            f"training half ({trained:,} cases) gave the training rows; the table judges both models on the other "
-            f"half ({measure:,} cases training never saw): {fixed} fixed, {broken} broken.")
-    accuracy = report.accuracy()
-    if accuracy is not None:
-        from bertstudio.core.suites.after import headline
-
-        key = headline(report.held_out.a.metrics)
-        change = accuracy[1] - accuracy[0]
-        text += (f" Held-out {key} ({Path(report.held_out.a.data).name}): {accuracy[0]:.3f} → {accuracy[1]:.3f} "
-                 f"({change * 100:+.1f} points).")
-    else:
-        text += " Give a held-out file to see its accuracy before and after."
-    return text
-
-
-def status_text(result: Any) -> str:
-    """The Log's line for a run: each model's own count (issue 40: a comparison repeated A's count)."""
-    def count(run: Any) -> str:
-        return f"{run.failures} of {run.cases} cases failed ({run.failures / max(1, run.cases):.1%})"
-
-    if result.b is None:
-        return f"Tests: {count(result.a)}"
-    a, b = Path(result.a.model).name, Path(result.b.model).name
-    return f"Tests: A ({a}) {count(result.a)}; B ({b}) {count(result.b)}"

@@ -25,43 +25,31 @@ from PySide6.QtWidgets import (
     QComboBox,
     QDoubleSpinBox,
     QFileDialog,
-    QHBoxLayout,
     QLineEdit,
-    QPushButton,
     QSplitter,
-    QVBoxLayout,
-    QWidget,
 )
 
-from bertstudio.core.progress import ProgressEvent
 from bertstudio.core.tasks.pretraining.spec import SPEC as PRETRAINING
 from bertstudio.core.training.base import TrainableTask
 from bertstudio.core.training.config import TrainConfig
-from bertstudio.core.training.scratch_config import ScratchConfig
 from bertstudio.core.training.trainable import TRAINABLE
 from bertstudio.resources import resource_path
 from bertstudio.ui.binding import MERGED
-from bertstudio.ui.screen_fit import keep_room
 from bertstudio.ui.tabs.frame import StudioTab
 from bertstudio.ui.tabs.tab_state import RunState
 from bertstudio.ui.train import curation_wiring
 from bertstudio.ui.train import output as output_mod
-from bertstudio.ui.train.distill_panel import distill_settings
 from bertstudio.ui.train.form_pane import FormPane
 from bertstudio.ui.train.jobs import Preview, preview_job, train_job
-from bertstudio.ui.train.label_box import LabelBox, on_preview, show_loss_rows
-from bertstudio.ui.train.lines import NO_PAIR, NO_PLAN, fill_columns
-from bertstudio.ui.train.live import LiveRun
+from bertstudio.ui.train.label_box import on_preview
+from bertstudio.ui.train.lines import NO_PLAN
+from bertstudio.ui.train.live import LiveRun, RunColumn
 from bertstudio.ui.train.origin import NAMES as ORIGIN_FIELDS
 from bertstudio.ui.train.origin import TrainInputs, inputs_of, origin_line, run_state
 from bertstudio.ui.train.search_panel import SearchPanel
 from bertstudio.ui.widgets.run_controls import StaleBanner
 from bertstudio.workers.runner import TaskRunner
 
-PROGRESS_MIN_WIDTH = 160  # pixels: room for "step 1234 / 5678" beside the bar's fill
-# A hand-off's form settings that belong to an earlier run and would train something else than the
-# handed-over model on the handed-over data (set_training_data resets them to their defaults).
-HANDOFF_RESET = ("eval_file", "max_steps", "lora_rank", "lora_alpha", "lora_dropout", "lora_targets", "teacher")
 ALIASES = {"model": "base_model", "intermediate_size": "ffn", "hidden_size": "hidden"}
 
 
@@ -84,6 +72,8 @@ class TrainTab(StudioTab):
     output_dir: QLineEdit
     eval_share: QDoubleSpinBox
     overwrite: QCheckBox
+    multi_label: QCheckBox
+    learning_rate: QDoubleSpinBox
 
     run_ended = Signal()  # the run fully ended (saved, failed or cancelled): the window may close now
     open_model_requested = Signal(str, str)  # (task key, trained model folder): ui/wiring.py opens it there
@@ -107,90 +97,66 @@ class TrainTab(StudioTab):
         self.plan_result: Any = None
         self.can_open: Callable[[str], bool] = lambda _key: False  # which task tabs exist: set by ui/wiring.py
         self._stop_event = threading.Event()
-        self._columns_path = ""  # the file whose header fills the column choices
         self.confirm_replace = output_mod.ask_replace  # replaced in tests
         self.plan_runner = TaskRunner(self)  # the plan preview, separate from the run
         self.plan_runner.result.connect(self._on_plan)
         self.plan_runner.error.connect(self._on_plan_error)
-
-        pane = FormPane(self.use_demo_data, self._browse_output, lambda: self.task_key, self.show_message, self)
-        self.form, self.demo_button, self.from_scratch = pane.form, pane.demo_button, pane.from_scratch
-        self.scratch_box, self.distill_box, self.lora_box = pane.scratch_box, pane.distill_box, pane.lora_box
-        self.columns_box = pane.columns_box
-        self.label_box = LabelBox()  # the label distribution and multi-label proposal (issue 41)
-        self.form.layouts["Data"].addRow(self.label_box)
-        self.text_column, self.pair_column, self.label_column = pane.text_column, pane.pair_column, pane.label_column
-        for name, widget in self.form.widgets.items():
-            setattr(self, ALIASES.get(name, name), widget)
-        self._share_tip, self._model_hint = self.eval_share.toolTip(), self.base_model.placeholderText()
-
+        self._build_form()
         self.live = LiveRun(NO_PLAN)  # the plan line, plots, progress and rate: what a run draws on
         self.plan_label, self.plots, self.teacher_plot = self.live.plan_label, self.live.plots, self.live.teacher_plot
         self.progress, self.rate_label, self.results = self.live.progress, self.live.rate_label, self.live.results
-        self.start_button = QPushButton("Start")
-        self.start_button.clicked.connect(self.start)
-        self.stop_button = QPushButton("Stop")
-        self.stop_button.setToolTip("Stop after the current step (or evaluation batch) and save what was trained")
-        self.stop_button.setEnabled(False)
-        self.stop_button.clicked.connect(self.stop)
-        # Resume is an action, not a setting: a ticked box stayed ticked after the resume, below the
-        # visible form, and the next run into a new folder failed with "no checkpoint to resume".
-        self.resume_button = QPushButton("Resume")
-        self.resume_button.setToolTip("Continue the run saved in the output folder from its last checkpoint "
-                                      "(same task, base model and labels)")
-        self.resume_button.clicked.connect(lambda: self.start(resume=True))
-        self.form.layouts["Hardware"].setRowVisible(self.form.rows["resume"], False)
-        self.overwrite.setText("Replace an earlier run here")  # the whole sentence (tooltip) set the form width
-        self.multi_label.setText("Multi-label (several labels per row, separated by '|')")
-        self.export_button = QPushButton("Export PNG…")
-        self.export_button.clicked.connect(self._export)
-        self.results.open_in.connect(self.open_result_in)
-        self.results.evaluate.connect(self.evaluate_result)
         self.metrics_label, self.checkpoint_label = self.results.metrics_label, self.results.checkpoint_label
         self.open_buttons, self.evaluate_button = self.results.open_buttons, self.results.evaluate_button
         self.delete_checkpoints = self.results.delete_checkpoints
-        controls, status = QHBoxLayout(), QVBoxLayout()
-        for widget in (self.start_button, self.stop_button, self.resume_button):
-            controls.addWidget(widget)
-        controls.addStretch(1)
-        controls.addWidget(self.export_button)
-        # Rows of their own: the bar's text ("step 12 / 45") and the rate with a run's longest ETA
-        # ("123.4 samples/s  ETA 1:12:01") are never squeezed to "Trainin…" / "ETA 0:…", even at 900x600
-        self.progress.setMinimumWidth(PROGRESS_MIN_WIDTH)
-        status.setSpacing(2)
-        status.addWidget(self.progress)
-        status.addWidget(self.rate_label)
-        right = QWidget()
-        right_layout = QVBoxLayout(right)
-        right_layout.setContentsMargins(0, 0, 0, 0)
-        right_layout.addWidget(self.plan_label)
-        right_layout.addWidget(self.plots, 1)
-        right_layout.addWidget(self.teacher_plot)
-        right_layout.addLayout(controls)
-        right_layout.addLayout(status)
-        right_layout.addWidget(keep_room(self.notes))
-        # the shown run stays (a record), marked when the form differs
-        self.stale_banner = StaleBanner(self.results, action="Start trains a new model with the form as it is now.")
+        self.results.open_in.connect(self.open_result_in)
+        self.results.evaluate.connect(self.evaluate_result)
+        self.run_column = RunColumn(self.live, self.notes, self.settings)
+        self.start_button, self.stop_button = self.run_column.start_button, self.run_column.stop_button
+        self.resume_button = self.run_column.resume_button
+        self.start_button.clicked.connect(self.start)
+        self.stop_button.clicked.connect(self.stop)
+        self.resume_button.clicked.connect(lambda: self.start(resume=True))
+        self._build_panels()
+        splitter = QSplitter()
+        splitter.addWidget(self.pane)
+        splitter.addWidget(self.run_column)
+        splitter.setStretchFactor(1, 1)
+        splitter.setChildrenCollapsible(False)
+        splitter.setSizes([self.pane.wanted_width, 2 * self.pane.wanted_width])
+        self.body.addWidget(splitter, 1)
+        self._connect_run()
+        self._task_changed()
+
+    def _build_form(self) -> None:
+        """The settings pane; its fields become the tab's attributes by name (ALIASES)."""
+        self.pane = pane = FormPane(self.use_demo_data, self._browse_output, lambda: self.task_key,
+                                    self.show_message, self)
+        self.form, self.demo_button, self.from_scratch = pane.form, pane.demo_button, pane.from_scratch
+        self.scratch_box, self.distill_box, self.lora_box = pane.scratch_box, pane.distill_box, pane.lora_box
+        self.columns_box, self.label_box = pane.columns_box, pane.label_box
+        self.text_column, self.pair_column, self.label_column = pane.text_column, pane.pair_column, pane.label_column
+        for name, widget in self.form.widgets.items():
+            setattr(self, ALIASES.get(name, name), widget)
+        self.form.layouts["Hardware"].setRowVisible(self.form.rows["resume"], False)  # Resume is a button
+        self.overwrite.setText("Replace an earlier run here")  # the whole sentence (tooltip) set the form width
+        self.multi_label.setText("Multi-label (several labels per row, separated by '|')")
+
+    def _build_panels(self) -> None:
+        """The search's controls above the run's record (a result shown after Stop grows below them and
+        moves nothing already on the page), then Find LR, cross-validation and labelling; the shown run
+        stays (a record), marked when the form differs."""
         self.search_panel = SearchPanel(self.config, self.log_refusal, self)  # Optuna search, collapsed
         self.search_panel.runner.started.connect(lambda: self.start_button.setEnabled(False))
         self.search_panel.search_ended.connect(lambda: self.start_button.setEnabled(not self.runner.busy))
         self.search_panel.search_ended.connect(self.run_ended)  # its trials are runs: the Runs tab refreshes
         self.runner.started.connect(lambda: self.search_panel.start_button.setEnabled(False))
         self.runner.finished.connect(lambda: self.search_panel.start_button.setEnabled(True))
-        # The search's controls above the run's record: a result shown after Stop grows below them
-        # and moves nothing already on the page.
-        right_layout.addWidget(self.search_panel)
-        curation_wiring.add_to(self, right_layout)  # Find LR, cross-validation and label issues, labelling
-        right_layout.addWidget(self.stale_banner)
-        right_layout.addWidget(self.results)
-        splitter = QSplitter()
-        splitter.addWidget(pane)
-        splitter.addWidget(right)
-        splitter.setStretchFactor(1, 1)
-        splitter.setChildrenCollapsible(False)
-        splitter.setSizes([pane.wanted_width, 2 * pane.wanted_width])
-        self.body.addWidget(splitter, 1)
+        self.run_column.add(self.search_panel)
+        curation_wiring.add_to(self, self.run_column.column)
+        self.stale_banner = StaleBanner(self.results, action="Start trains a new model with the form as it is now.")
+        self.run_column.add(self.stale_banner, self.results)
 
+    def _connect_run(self) -> None:
         self._replan = QTimer(self)  # debounce: one worker read after typing pauses
         self._replan.setSingleShot(True)
         self._replan.setInterval(300)
@@ -209,7 +175,6 @@ class TrainTab(StudioTab):
         self.runner.result.connect(self._on_result)
         self.runner.finished.connect(self._on_finished)
         self.runner.cancelled.connect(lambda: self.show_message("Training cancelled."))
-        self._task_changed()
 
     # -- settings --------------------------------------------------------------------------
     @property
@@ -225,18 +190,7 @@ class TrainTab(StudioTab):
         if self.task_key != self._task_shown:
             self._forget_run(self._task_shown is not None and not self._restoring)
             self._task_shown = self.task_key
-        can_scratch = self.trainable.from_scratch
-        self.from_scratch.setVisible(can_scratch)
-        scratch = can_scratch and self.from_scratch.isChecked()
-        self.scratch_box.setVisible(scratch)
-        self.base_model.setEnabled(not scratch)
-        self.columns_box.setVisible(self.trainable.columns)
-        show_loss_rows(self.form, self.trainable)
-        distils = bool(getattr(self.trainable, "distils", False))
-        self.distill_box.setVisible(distils)
-        self.live.show_task(distils)
-        self._name_model_row(distils)
-        self._columns_path = ""
+        self.live.show_task(self.pane.show_task(self.trainable))
         self._clear_plan("Reading the data for the plan…" if self.train_file.text().strip() else NO_PLAN)
         self._settings_changed()
 
@@ -251,15 +205,6 @@ class TrainTab(StudioTab):
             self.output_dir.clear()
             self.overwrite.setChecked(False)
 
-    def _name_model_row(self, distils: bool) -> None:
-        """For a distillation the model row names the student (empty: cut from the teacher)."""
-        label = self.form.layouts["Data"].labelForField(self.form.rows["model"])
-        if label is not None:
-            label.setText("Student model" if distils else "Base model")  # type: ignore[attr-defined]
-        self.base_model.setPlaceholderText(
-            "empty: the teacher cut to Student layers (or a smaller checkpoint with its labels)" if distils
-            else self._model_hint)
-
     def set_training_data(self, task: str, model: str, train_file: str, output_dir: str = "") -> None:
         """Another tab's hand-off (Tests' "Fine-tune on failures"): task, base model, data and output set;
         the person checks the plan and presses Start. The form's settings of an earlier run that would
@@ -268,21 +213,14 @@ class TrainTab(StudioTab):
         index = self.task.findData(task)
         if index >= 0:
             self.task.setCurrentIndex(index)
-        reset = [name for name in HANDOFF_RESET if name in self.form.widgets
-                 and self.form.value(name) != self._bound_defaults.get(name)]
-        self.form.restore({name: self._bound_defaults[name] for name in reset})
-        if self.from_scratch.isChecked():
-            self.from_scratch.setChecked(False)
-            reset.append("from_scratch")
+        reset = self.pane.reset(self._bound_defaults)
         self.base_model.setText(model)
         self.train_file.setText(train_file)
         if output_dir:
             self.output_dir.setText(output_dir)
         self._settings_changed()
         if reset:
-            labels = ", ".join(self.form.options[name].label if name in self.form.options else "From scratch"
-                               for name in reset)
-            self.show_message(f"Back to their defaults for this model: {labels}.")
+            self.show_message(f"Back to their defaults for this model: {reset}.")
 
     def use_demo_data(self) -> None:
         train, evaluation = self.trainable.demo_files
@@ -299,34 +237,12 @@ class TrainTab(StudioTab):
         self._settings_changed()  # the plan of what came back, drawn without waiting for an edit
 
     def _settings_changed(self) -> None:
-        has_eval = bool(self.eval_file.text().strip())  # a validation file: nothing is held out
-        self.eval_share.setEnabled(not has_eval)
-        self.eval_share.setToolTip("Not used: the validation file is the held-out data." if has_eval
-                                   else self._share_tip)
+        self.pane.held_out_changed()
         self._replan.start()
-
-    def _columns(self) -> Any:
-        from bertstudio.core.training.data import Columns
-
-        if not self.trainable.columns or self._columns_path != self.train_file.text().strip():
-            return None  # a new file: detected in the worker
-        text, label, pair = (self.text_column.currentText(), self.label_column.currentText(),
-                             self.pair_column.currentText())
-        return Columns(text, label, None if pair in ("", NO_PAIR) else pair) if text and label else None
 
     def config(self) -> TrainConfig:
         """The run's settings as the core's TrainConfig."""
-        values = self.form.values(TrainConfig)
-        scratch = None
-        if self.trainable.from_scratch and self.from_scratch.isChecked():
-            scratch = ScratchConfig(max_length=values["max_length"], **self.form.values(ScratchConfig))
-        values.update(
-            model="" if scratch else values["model"], eval_file=values["eval_file"] or None,
-            device=self.device.currentText() or "cpu",
-            output_dir=values["output_dir"] or str(Path.home() / "bertstudio-runs" /
-                                                   output_mod.new_run_name(self.task_key)))
-        distill = distill_settings(self.form, self.trainable)
-        return TrainConfig(columns=self._columns(), scratch=scratch, distill=distill, **values)
+        return self.pane.config(self.trainable, self.task_key)
 
     # -- the plan (before Start), read in a worker -------------------------------------------
     def update_plan(self) -> None:
@@ -344,9 +260,7 @@ class TrainTab(StudioTab):
         self.live.clear_plan(text)
 
     def _on_plan(self, preview: Preview) -> None:
-        if preview.header is not None and preview.path != self._columns_path:
-            fill_columns(self.text_column, self.pair_column, self.label_column, preview.header, preview.detected)
-            self._columns_path = preview.path
+        self.pane.show_header(preview)
         instead = on_preview(self.label_box, self.multi_label, preview)  # labels with `|`: multi-label proposed
         if instead is not None:
             self._clear_plan(instead)
@@ -371,10 +285,11 @@ class TrainTab(StudioTab):
         except BertStudioError as error:
             self.show_message(f"{error.message} {error.hint}".strip(), error=True)
             return
-        safe = self._safe_output(config)
-        if safe is None:
+        checked = output_mod.safe_output(config, lambda folder: self.confirm_replace(self, folder), self.show_message)
+        if checked is None:
             return
-        config = safe
+        config = checked
+        self.overwrite.setChecked(config.overwrite)  # an earlier run of ours here: replaced, as confirmed
         self.output_dir.setText(config.output_dir)
         self.plan_runner.cancel(emit=False)
         self._stop_event = threading.Event()
@@ -383,24 +298,8 @@ class TrainTab(StudioTab):
         self.live.clear_run()
         self.stale_banner.show_for("")
         self.runner.start(train_job, config, self._stop_event)
-        self.start_button.setEnabled(False)
-        self.resume_button.setEnabled(False)
-        self.stop_button.setEnabled(True)
+        self.run_column.show_running(True)
         self.status.emit(f"Train: started {config.task} → {config.output_dir}")
-
-    def _safe_output(self, config: TrainConfig) -> TrainConfig | None:
-        """Never replace the user's folder: a new sub-folder inside it; ask before replacing our run."""
-        folder, why = output_mod.propose(Path(config.output_dir).expanduser(), config.task)
-        if why == "inside":
-            self.show_message(f"{config.output_dir} already holds other files; the model goes into a new "
-                              f"folder inside it: {folder}")
-            return replace(config, output_dir=str(folder))
-        if why == "ours" and not (config.overwrite or config.resume):
-            if not self.confirm_replace(self, folder):
-                return None
-            self.overwrite.setChecked(True)
-            return replace(config, overwrite=True)
-        return config
 
     def is_running(self) -> bool:
         """Whether a training run is under way (for the window's close)."""
@@ -412,8 +311,8 @@ class TrainTab(StudioTab):
             return False
         if self.search_panel.is_running():
             self.search_panel.stop()  # its search_ended is run_ended
-            return True
-        self.stop()
+        else:
+            self.stop()
         return True
 
     def _set_running(self, running: bool) -> None:
@@ -428,9 +327,6 @@ class TrainTab(StudioTab):
         self.stop_button.setEnabled(False)
         self.show_message("Stopping after this step and saving…")
 
-    def _on_progress(self, event: ProgressEvent) -> None:
-        self.live.on_progress(event)
-
     def _on_result(self, result: Any) -> None:
         self.result = result
         self._shown_inputs = replace(self._run_inputs or self._inputs_now(result.output_dir),
@@ -444,9 +340,7 @@ class TrainTab(StudioTab):
         self.status.emit(f"Train: {state} step {result.step}; model in {result.output_dir}")
 
     def _on_finished(self) -> None:
-        self.start_button.setEnabled(True)
-        self.resume_button.setEnabled(True)
-        self.stop_button.setEnabled(False)
+        self.run_column.show_running(False)
         if self.rate_label.text() in ("Saving…", "Evaluating…", "Training…"):
             self.rate_label.setText("")
         if self.message.text().startswith("Stopping"):
@@ -469,9 +363,8 @@ class TrainTab(StudioTab):
     # -- the shown run's origin (issue 29) -----------------------------------------------------
     def _inputs_now(self, output_dir: str | None = None) -> TrainInputs:
         """What Start would run now (`output_dir`: the folder it writes; default: the field)."""
-        columns = tuple(c.currentText() for c in (self.text_column, self.pair_column, self.label_column))
-        return inputs_of(self.task_key, self.trainable.from_scratch and self.from_scratch.isChecked(),
-                         self.form.state(), columns if self.trainable.columns else (),
+        return inputs_of(self.task_key, self.pane.scratch(self.trainable), self.form.state(),
+                         self.pane.chosen_columns(self.trainable),
                          self.output_dir.text().strip() if output_dir is None else output_dir)
 
     def result_origin(self) -> RunState | None:
@@ -500,10 +393,3 @@ class TrainTab(StudioTab):
         if why == "inside":
             self.show_message(f"{chosen} holds other files and is never replaced: the model goes into a new "
                               f"folder inside it.")
-
-    def _export(self) -> None:
-        path, _ = QFileDialog.getSaveFileName(self, "Export plots", self.settings.save_path("training.png"),
-                                              "PNG image (*.png)")
-        self.settings.remember_save(path)
-        if path:
-            self.plots.export_png(path)

@@ -13,23 +13,13 @@ from pathlib import Path
 
 import numpy as np
 from PySide6.QtCore import Signal
-from PySide6.QtWidgets import (
-    QHBoxLayout,
-    QLabel,
-    QProgressBar,
-    QPushButton,
-    QSpinBox,
-    QTableWidget,
-    QTableWidgetItem,
-    QWidget,
-)
+from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QSpinBox, QWidget
 
 from bertstudio.core.curation.crossval import CrossValidation
 from bertstudio.core.curation.label_issues import LabelIssue
 from bertstudio.core.progress import ProgressEvent, TaskControl
 from bertstudio.core.training.config import TrainConfig
-from bertstudio.ui.widgets.collapsible import collapsible, say_failures, stack
-from bertstudio.workers.runner import TaskRunner
+from bertstudio.ui.train.panel import TrainPanel, new_table, set_cells
 
 DROP = None  # a pending change that removes the row
 COLUMNS = ("Row", "Text", "Given", "Suggested", "Self-confidence", "Change", "", "")
@@ -68,38 +58,30 @@ def describe(cv: CrossValidation) -> str:
     return ", ".join(f"{name} {cv.mean[name]:.3f} ± {cv.sd[name]:.3f}" for name in cv.mean)
 
 
-class CurationPanel(QWidget):
+class CurationPanel(TrainPanel):
     """K, Run/Cancel, progress, metrics (before -> after), the suspected rows and their fixes."""
 
     cv_ended = Signal()
 
     def __init__(self, config_source: Callable[[], TrainConfig], show_message: Callable[..., None],
                  parent: QWidget | None = None) -> None:
-        super().__init__(parent)
-        self.config_source, self.show_message = config_source, show_message
+        super().__init__("Cross-validation and label issues",
+                         "K-fold cross-validation; cleanlab lists the rows whose label looks wrong",
+                         config_source, show_message, parent)
         self.result: Curated | None = None
         self.before: Curated | None = None  # the run the corrected copy is compared with
         self.changes: dict[int, str | None] = {}  # data row -> new label, or DROP
-        self._stop_event = threading.Event()
-        self.runner = TaskRunner(self)
-        self.toggle, self.body = collapsible(
-            "Cross-validation and label issues",
-            "K-fold cross-validation; cleanlab lists the rows whose label looks wrong")
         self.folds = QSpinBox()
         self.folds.setRange(2, 20)
         self.folds.setValue(5)
         self.folds.setPrefix("K = ")
         self.run_button, self.cancel_button = QPushButton("Cross-validate"), QPushButton("Cancel")
-        self.cancel_button.setEnabled(False)
+        self.while_running(self.run_button, self.cancel_button)
         self.run_button.clicked.connect(self.start)
         self.cancel_button.clicked.connect(self.cancel)
-        self.progress = QProgressBar()
-        self.progress.setRange(0, 1000)
         self.summary = QLabel("")
         self.summary.setWordWrap(True)
-        self.table = QTableWidget(0, len(COLUMNS))
-        self.table.setHorizontalHeaderLabels(list(COLUMNS))
-        self.table.setMinimumHeight(120)
+        self.table = new_table(COLUMNS, 120)
         self.write_button = QPushButton("Write corrected copy and re-run")
         self.write_button.setToolTip("A copy beside your file (name-corrected.csv; never over it), "
                                      "cross-validated on the same folds")
@@ -109,33 +91,22 @@ class CurationPanel(QWidget):
         for widget in (self.folds, self.run_button, self.cancel_button):
             controls.addWidget(widget)
         controls.addWidget(self.progress, 1)
-        stack(self, self.toggle, self.body, controls, self.summary, self.table, self.write_button)
+        self.lay_out(controls, self.summary, self.table, self.write_button, cancelled="Cross-validation cancelled.")
         self.runner.progress.connect(self.on_progress)
         self.runner.result.connect(self.on_result)
-        say_failures(self, "Cross-validation cancelled.")
         self.runner.finished.connect(self._on_finished)
-
-    def is_running(self) -> bool:
-        return self.runner.busy
 
     # -- running ---------------------------------------------------------------------------
     def start(self, config: TrainConfig | None = None, assignments: tuple[int, ...] | None = None) -> None:
-        from bertstudio.core.errors import BertStudioError
-
-        try:
-            config = config or self._cv_config(self.config_source(), "cv")
-            config.validate()
-        except BertStudioError as error:
-            self.show_message(f"{error.message} {error.hint}".strip(), error=True)
+        checked = self.checked_config(lambda: config or self._cv_config(self.config_source(), "cv"))
+        if checked is None:
             return
         if assignments is None:
             self.before = None
         self.progress.setValue(0)
         self._stop_event = threading.Event()
-        self.runner.start(cv_job, config, self.folds.value(), assignments, self._stop_event)
-        self.run_button.setEnabled(False)
+        self.runner.start(cv_job, checked, self.folds.value(), assignments, self._stop_event)
         self.write_button.setEnabled(False)
-        self.cancel_button.setEnabled(True)
 
     @staticmethod
     def _cv_config(config: TrainConfig, word: str) -> TrainConfig:
@@ -154,8 +125,7 @@ class CurationPanel(QWidget):
 
     def on_result(self, result: Curated) -> None:
         self.result, self.changes = result, {}
-        self.progress.setValue(1000)
-        self.progress.setFormat("done")
+        self.show_done()
         text = f"{len(result.cv.folds)} folds: {describe(result.cv)}. {len(result.issues)} row(s) look mislabelled."
         if self.before is not None:
             text = f"Before: {describe(self.before.cv)}.\nAfter (same folds): {text}"
@@ -165,12 +135,8 @@ class CurationPanel(QWidget):
     def fill_table(self, result: Curated) -> None:
         self.table.setRowCount(len(result.issues))
         for line, issue in enumerate(result.issues):
-            cells = (str(issue.row), result.texts[issue.row], issue.given, issue.suggested,
-                     f"{issue.self_confidence:.3f}", "")
-            for column, text in enumerate(cells):
-                item = QTableWidgetItem(text)
-                item.setToolTip(text)
-                self.table.setItem(line, column, item)
+            set_cells(self.table, line, (str(issue.row), result.texts[issue.row], issue.given, issue.suggested,
+                                         f"{issue.self_confidence:.3f}", ""))
             relabel, drop = QPushButton(f"→ {issue.suggested}"), QPushButton("Drop")
             relabel.setToolTip("Relabel this row as the model suggests (click again to undo)")
             relabel.clicked.connect(lambda _c=False, row=issue.row, to=issue.suggested: self.set_change(row, to))
@@ -208,7 +174,7 @@ class CurationPanel(QWidget):
         try:
             path = corrected_copy(self.result.train_file, self.result.label_column, relabel, dropped)
         except BertStudioError as error:
-            self.show_message(f"{error.message} {error.hint}".strip(), error=True)
+            self.refuse(error)
             return
         self.show_message(f"Wrote {path} ({len(relabel)} relabelled, {len(dropped)} dropped); cross-validating it "
                           "on the same folds…")
@@ -218,7 +184,5 @@ class CurationPanel(QWidget):
         self.start(self._cv_config(base, "cv-corrected"), tuple(kept))
 
     def _on_finished(self) -> None:
-        self.run_button.setEnabled(True)
-        self.cancel_button.setEnabled(False)
         self.write_button.setEnabled(bool(self.changes))
         self.cv_ended.emit()

@@ -11,59 +11,46 @@ from collections.abc import Callable
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import Signal
-from PySide6.QtWidgets import (
-    QHBoxLayout,
-    QLabel,
-    QProgressBar,
-    QPushButton,
-    QSpinBox,
-    QWidget,
-)
+from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QSpinBox, QWidget
 
-from bertstudio.core.progress import ProgressEvent
+from bertstudio.core.progress import ProgressEvent, TaskControl
 from bertstudio.core.training.config import TrainConfig
 from bertstudio.core.training.find_lr import STEPS, LrPoint, LrRange
 from bertstudio.ui import plot_style
-from bertstudio.ui.widgets.collapsible import collapsible, say_failures, stack
-from bertstudio.workers.runner import TaskRunner
+from bertstudio.ui.train.panel import TrainPanel
 
 
-def find_lr_job(config: TrainConfig, steps: int, control) -> LrRange:  # noqa: ANN001 - the runner's TaskControl
+def find_lr_job(config: TrainConfig, steps: int, control: TaskControl) -> LrRange:
     from bertstudio.core.training.find_lr import find_lr
 
     return find_lr(config, control, steps)
 
 
-class FindLrPanel(QWidget):
+class FindLrPanel(TrainPanel):
     """Find LR / Cancel, progress, the loss-vs-LR plot and the suggestion with "Use this LR"."""
 
     sweep_ended = Signal()
 
     def __init__(self, config_source: Callable[[], TrainConfig], use_lr: Callable[[float], None],
                  show_message: Callable[..., None], parent: QWidget | None = None) -> None:
-        super().__init__(parent)
-        self.config_source, self.use_lr, self.show_message = config_source, use_lr, show_message
+        super().__init__("Learning-rate finder", "A short sweep of the learning rate from 1e-7 to 1; nothing is saved",
+                         config_source, show_message, parent)
+        self.use_lr = use_lr
         self.result: LrRange | None = None
         self.points: list[LrPoint] = []
-        self.runner = TaskRunner(self)
-        self.toggle, self.body = collapsible(
-            "Learning-rate finder",
-            "A short sweep of the learning rate from 1e-7 to 1; nothing is saved")
         self.steps = QSpinBox()
         self.steps.setRange(10, 1000)
         self.steps.setValue(STEPS)
         self.steps.setSuffix(" steps")
         self.steps.setToolTip("Training steps in the sweep from 1e-7 to 1 (it stops early once the loss explodes)")
         self.start_button, self.cancel_button = QPushButton("Find LR"), QPushButton("Cancel")
-        self.cancel_button.setEnabled(False)
+        self.while_running(self.start_button, self.cancel_button)
         self.use_button = QPushButton("Use this LR")
         self.use_button.setEnabled(False)
         self.use_button.setToolTip("Put the suggested learning rate in the form")
         self.start_button.clicked.connect(self.start)
         self.cancel_button.clicked.connect(lambda: self.runner.cancel())
         self.use_button.clicked.connect(self._use)
-        self.progress = QProgressBar()
-        self.progress.setRange(0, 1000)
         self.suggestion = QLabel("")
         self.suggestion.setWordWrap(True)  # a long reason never widens the page
         self.plot, self.raw, self.curve, self.marker = self._build_plot()
@@ -74,11 +61,10 @@ class FindLrPanel(QWidget):
         chosen = QHBoxLayout()
         chosen.addWidget(self.suggestion, 1)
         chosen.addWidget(self.use_button)
-        stack(self, self.toggle, self.body, buttons, self.plot, chosen)
+        self.lay_out(buttons, self.plot, chosen, cancelled="Learning-rate sweep cancelled.")
         self.runner.progress.connect(self.on_progress)
         self.runner.result.connect(self.on_result)
-        say_failures(self, "Learning-rate sweep cancelled.")
-        self.runner.finished.connect(self._on_finished)
+        self.runner.finished.connect(self.sweep_ended)
 
     @staticmethod
     def _build_plot() -> tuple[pg.PlotWidget, pg.PlotDataItem, pg.PlotDataItem, pg.InfiniteLine]:
@@ -99,18 +85,10 @@ class FindLrPanel(QWidget):
         plot_style.style_plot(plot)
         return plot, raw, curve, marker
 
-    def is_running(self) -> bool:
-        return self.runner.busy
-
     def start(self) -> None:
-        from bertstudio.core.errors import BertStudioError
-
         self.toggle.setChecked(True)
-        try:
-            config = self.config_source()
-            config.validate()
-        except BertStudioError as error:
-            self.show_message(f"{error.message} {error.hint}".strip(), error=True)
+        config = self.checked_config()
+        if config is None:
             return
         self.result, self.points = None, []
         self.raw.setData([], [])
@@ -120,8 +98,6 @@ class FindLrPanel(QWidget):
         self.use_button.setEnabled(False)
         self.progress.setValue(0)
         self.runner.start(find_lr_job, config, self.steps.value())
-        self.start_button.setEnabled(False)
-        self.cancel_button.setEnabled(True)
 
     def on_progress(self, event: ProgressEvent) -> None:
         if isinstance(event.payload, LrPoint):
@@ -129,14 +105,12 @@ class FindLrPanel(QWidget):
             lrs = np.asarray([p.learning_rate for p in self.points])
             self.raw.setData(lrs, np.asarray([p.loss for p in self.points]))
             self.curve.setData(lrs, np.asarray([p.smoothed for p in self.points]))
-        if event.fraction is not None:
-            self.progress.setValue(int(1000 * event.fraction))
+        self.show_fraction(event)
         self.progress.setFormat(event.message[:60])
 
     def on_result(self, result: LrRange) -> None:
         self.result = result
-        self.progress.setValue(1000)
-        self.progress.setFormat("done")
+        self.show_done()
         if result.suggested is None:
             self.suggestion.setText(f"No suggestion: the loss never fell ({result.stopped_because}).")
             return
@@ -150,8 +124,3 @@ class FindLrPanel(QWidget):
         if self.result is not None and self.result.suggested is not None:
             self.use_lr(self.result.suggested)
             self.show_message(f"Learning rate set to {self.result.suggested:.2g}.")
-
-    def _on_finished(self) -> None:
-        self.start_button.setEnabled(True)
-        self.cancel_button.setEnabled(False)
-        self.sweep_ended.emit()

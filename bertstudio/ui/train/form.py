@@ -6,7 +6,7 @@ choices and tooltip, exactly as it gives the `train` CLI its options: the two ca
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, TypeVar
 
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import (
@@ -47,9 +47,9 @@ def make_widget(option: Option, default: Any) -> QWidget:
         widget = QDoubleSpinBox()
         widget.setDecimals(option.decimals)
         tick = 10.0 ** -option.decimals
-        low = (option.low or 0.0) + (tick if option.low_open else 0.0)
-        high = (option.high if option.high is not None else 1e9) - (tick if option.high_open else 0.0)
-        widget.setRange(low, high)
+        bottom = (option.low or 0.0) + (tick if option.low_open else 0.0)
+        top = (option.high if option.high is not None else 1e9) - (tick if option.high_open else 0.0)
+        widget.setRange(bottom, top)
         widget.setSingleStep(option.step)
         widget.setValue(float(default))
     elif option.widget in ("choice", "device"):
@@ -69,6 +69,7 @@ def make_widget(option: Option, default: Any) -> QWidget:
     return widget
 
 
+W = TypeVar("W", bound=QWidget)
 # Choices for the next Start only: never kept, so a later run never resumes or overwrites silently
 # (issue 29 #5: a Resume ticked once stayed ticked and failed a run into a new folder).
 ONE_SHOT = frozenset({"overwrite", "resume"})
@@ -86,7 +87,7 @@ class ConfigForm(QWidget):
         self.groups: dict[str, QGroupBox] = {}
         self.layouts: dict[str, QFormLayout] = {}
         self.options: dict[str, Option] = {}
-        outer = QVBoxLayout(self)
+        self.outer = outer = QVBoxLayout(self)
         for cls in classes:
             for name, option, default in options(cls):
                 if name in self.widgets:
@@ -122,6 +123,12 @@ class ConfigForm(QWidget):
         assert layout is not None
         layout.addWidget(button)
         return button
+
+    def field(self, name: str, kind: type[W]) -> W:
+        """A field's widget by name, as the kind its option makes."""
+        widget = self.widgets[name]
+        assert isinstance(widget, kind), name
+        return widget
 
     def value(self, name: str) -> Any:
         value = read_widget(self.widgets[name])

@@ -14,19 +14,14 @@ from PySide6.QtWidgets import (
     QFileDialog,
     QHBoxLayout,
     QLineEdit,
-    QProgressBar,
     QPushButton,
     QSpinBox,
-    QTableWidget,
-    QTableWidgetItem,
     QWidget,
 )
 
-from bertstudio.core.curation.active_learning import STRATEGIES, Chosen
-from bertstudio.core.progress import ProgressEvent, TaskControl
+from bertstudio.core.curation.active_learning import STRATEGIES, Chosen, select
 from bertstudio.core.training.config import TrainConfig
-from bertstudio.ui.widgets.collapsible import collapsible, say_failures, stack
-from bertstudio.workers.runner import TaskRunner
+from bertstudio.ui.train.panel import TrainPanel, new_table, set_cells
 
 SKIP = "(not labelled)"
 
@@ -41,24 +36,15 @@ class ToLabel:
     score: float | None = None
 
 
-def select_job(model: str, pool: str, count: int, strategy: str, control: TaskControl) -> list[Chosen]:
-    from bertstudio.core.curation.active_learning import select
-
-    return select(model, pool, count, strategy, control=control)
-
-
-class LabelPanel(QWidget):
+class LabelPanel(TrainPanel):
     """Pool, count, strategy, "Choose rows"; the table of rows to label; append and retrain."""
 
     def __init__(self, config_source: Callable[[], TrainConfig], model_source: Callable[[], str],
                  retrain: Callable[[str], None], show_message: Callable[..., None],
                  parent: QWidget | None = None) -> None:
-        super().__init__(parent)
-        self.config_source, self.model_source = config_source, model_source
-        self.retrain, self.show_message = retrain, show_message
+        super().__init__("Label next (active learning)", "", config_source, show_message, parent)
+        self.model_source, self.retrain = model_source, retrain
         self.rows: list[ToLabel] = []
-        self.runner = TaskRunner(self)
-        self.toggle, self.body = collapsible("Label next (active learning)")
         self.pool = QLineEdit()
         self.pool.setPlaceholderText("unlabelled texts (CSV/TSV/JSONL with a text column)")
         browse = QPushButton("Browse…")
@@ -72,11 +58,7 @@ class LabelPanel(QWidget):
         self.choose_button = QPushButton("Choose rows")
         self.choose_button.setToolTip("The pool rows the trained model (the output folder) is least sure of")
         self.choose_button.clicked.connect(self.choose)
-        self.progress = QProgressBar()
-        self.progress.setRange(0, 1000)
-        self.table = QTableWidget(0, 4)
-        self.table.setHorizontalHeaderLabels(["Text", "Score", "From", "Label"])
-        self.table.setMinimumHeight(120)
+        self.table = new_table(["Text", "Score", "From", "Label"], 120)
         self.append_button = QPushButton("Append to a copy and retrain")
         self.append_button.setToolTip("Writes <training file>-labelled.csv beside it (never over it) and trains on it")
         self.append_button.clicked.connect(self.append_and_retrain)
@@ -86,14 +68,10 @@ class LabelPanel(QWidget):
         for widget in (self.count, self.strategy, self.choose_button):
             run_row.addWidget(widget)
         run_row.addWidget(self.progress, 1)
-        stack(self, self.toggle, self.body, pool_row, run_row, self.table, self.append_button)
-        self.runner.progress.connect(self._on_progress)
+        self.lay_out(pool_row, run_row, self.table, self.append_button)
+        self.runner.progress.connect(self.show_fraction)
         self.runner.result.connect(self._on_chosen)
-        say_failures(self)
         self.runner.finished.connect(lambda: self.choose_button.setEnabled(True))
-
-    def is_running(self) -> bool:
-        return self.runner.busy
 
     def _browse(self) -> None:
         path, _filter = QFileDialog.getOpenFileName(self, "Pool of unlabelled texts", "",
@@ -109,11 +87,7 @@ class LabelPanel(QWidget):
             return
         self.progress.setValue(0)
         self.choose_button.setEnabled(False)
-        self.runner.start(select_job, model, pool, self.count.value(), self.strategy.currentText())
-
-    def _on_progress(self, event: ProgressEvent) -> None:
-        if event.fraction is not None:
-            self.progress.setValue(int(1000 * event.fraction))
+        self.runner.start(select, model, pool, self.count.value(), self.strategy.currentText())
 
     def _on_chosen(self, chosen: list[Chosen]) -> None:
         self.progress.setValue(1000)
@@ -137,10 +111,7 @@ class LabelPanel(QWidget):
         classes = self.classes()
         self.table.setRowCount(len(self.rows))
         for line, row in enumerate(self.rows):
-            for column, text in enumerate((row.text, "" if row.score is None else f"{row.score:.4f}", row.origin)):
-                item = QTableWidgetItem(text)
-                item.setToolTip(text)
-                self.table.setItem(line, column, item)
+            set_cells(self.table, line, (row.text, "" if row.score is None else f"{row.score:.4f}", row.origin))
             combo = QComboBox()
             combo.addItems([SKIP, *classes, *([row.proposed] if row.proposed and row.proposed not in classes else [])])
             if row.proposed:
@@ -171,7 +142,7 @@ class LabelPanel(QWidget):
             columns = read_labelled(config.train_file, config.columns).columns
             path = appended_copy(config.train_file, columns.text, columns.label, labelled)
         except BertStudioError as error:
-            self.show_message(f"{error.message} {error.hint}".strip(), error=True)
+            self.refuse(error)
             return
         self.show_message(f"Wrote {path} ({len(labelled)} new rows); training on it…")
         done = {text for text, _label in labelled}

@@ -23,14 +23,6 @@ OFF = "Rank 0: a full fine-tune (every weight trains)."
 PRESETS = ((lora.QUERY_VALUE, "attention query and value"), (lora.ALL_LINEAR, "all linear layers"))
 
 
-def _estimate(source: str, task: str, settings: lora.LoraSettings, control: Any) -> lora.LoraCount:
-    return lora.estimate_for(source, task, settings, control)
-
-
-def _merge(adapter: str, output: str, control: Any) -> Path:
-    return lora.merge_folder(adapter, output, control)
-
-
 class LoraBox(QObject):
     """Binds to the form's LoRA rows; `settings()` is what Start will train."""
 
@@ -58,7 +50,7 @@ class LoraBox(QObject):
         self.merge_button.clicked.connect(self._merge_dialog)
         layout.addRow(self.merge_button)
         self.count_runner, self.merge_runner = TaskRunner(self), TaskRunner(self)
-        self.count_runner.result.connect(self._on_count)
+        self.count_runner.result.connect(lambda counted: self._show_count(counted.describe()))
         self.count_runner.error.connect(
             lambda error: self._show_count(f"Not counted: {getattr(error, 'message', error)}"))
         self.merge_runner.result.connect(self._on_merged)
@@ -94,10 +86,7 @@ class LoraBox(QObject):
             self._show_count("Choose a base model to see what the adapter trains.")
         else:
             self.count_label.setText("Counting…")
-            self.count_runner.start(_estimate, source, self._task(), settings)
-
-    def _on_count(self, counted: lora.LoraCount) -> None:
-        self._show_count(counted.describe())
+            self.count_runner.start(lora.estimate_for, source, self._task(), settings)
 
     def _show_count(self, text: str) -> None:
         self.count_label.setText(text)
@@ -115,7 +104,7 @@ class LoraBox(QObject):
 
     def merge(self, adapter: str, output: str) -> None:
         self._tell(f"Merging {adapter}…")
-        self.merge_runner.start(_merge, adapter, output)
+        self.merge_runner.start(lora.merge_folder, adapter, output)
 
     def _on_merged(self, folder: Path) -> None:
         self._tell(f"Merged model saved to {folder}")

@@ -5,10 +5,13 @@ earlier BERT Studio run. The core refuses the rest (core/training/saving.py)."""
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 
 from PySide6.QtWidgets import QFileDialog, QLineEdit, QMessageBox, QWidget
 
+from bertstudio.core.training.config import TrainConfig
 from bertstudio.core.training.saving import checkpoints_dir, folder_size, is_ours
 
 
@@ -25,6 +28,17 @@ def propose(chosen: Path, task: str) -> tuple[Path, str]:
         return chosen, "ours"
     base = chosen if chosen.is_dir() else chosen.parent
     return base / new_run_name(task), "inside"
+
+
+def safe_output(config: TrainConfig, ask: Callable[[Path], bool], say: Callable[[str], None]) -> TrainConfig | None:
+    """Never replace the user's folder: a new sub-folder inside it; `ask` before replacing our run (None: no)."""
+    folder, why = propose(Path(config.output_dir).expanduser(), config.task)
+    if why == "inside":
+        say(f"{config.output_dir} already holds other files; the model goes into a new folder inside it: {folder}")
+        return replace(config, output_dir=str(folder))
+    if why == "ours" and not (config.overwrite or config.resume):
+        return replace(config, overwrite=True) if ask(folder) else None
+    return config
 
 
 def ask_replace(parent: QWidget, folder: Path) -> bool:

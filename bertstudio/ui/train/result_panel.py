@@ -67,25 +67,23 @@ class ResultPanel(QWidget):
         checkpoint_row.addWidget(self.delete_checkpoints)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
-        layout.addWidget(self.origin_label)
-        layout.addWidget(self.summary_label)
-        layout.addWidget(self.metrics_label)
-        layout.addWidget(self.note_label)
-        layout.addWidget(self.checkpoint_label)
+        for line in self._lines():
+            layout.addWidget(line)
         layout.addLayout(checkpoint_row)
         layout.addLayout(open_row)
         self.clear()
 
     def clear(self) -> None:
         self.result = None
-        self.origin_label.setText("")
-        self.summary_label.setText("")
-        self.metrics_label.setText("")
-        self.note_label.setText("")
-        self.checkpoint_label.setText("")
+        for line in self._lines():
+            line.setText("")
         self.checkpoint_action.setVisible(False)
         for button in (*self.open_buttons.values(), self.evaluate_button, self.delete_checkpoints):
             button.setVisible(False)
+
+    def _lines(self) -> tuple[QLabel, ...]:
+        """The run's lines, top to bottom: which run, where saved, metrics, its note, the checkpoint."""
+        return self.origin_label, self.summary_label, self.metrics_label, self.note_label, self.checkpoint_label
 
     def show_eval(self, step: int, metrics: dict[str, float]) -> None:
         self.metrics_label.setText(f"Validation at step {step}: " + format_metrics(metrics))

@@ -21,11 +21,8 @@ from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
     QPlainTextEdit,
-    QProgressBar,
     QPushButton,
     QSpinBox,
-    QTableWidget,
-    QTableWidgetItem,
     QWidget,
 )
 
@@ -36,9 +33,8 @@ from bertstudio.core.training.search import SearchResult, TrialProgress, TrialRe
 from bertstudio.core.training.search_space import MAXIMISED, default_space
 from bertstudio.ui import plot_style
 from bertstudio.ui.screen_fit import keep_room
-from bertstudio.ui.widgets.collapsible import collapsible, say_failures, stack
+from bertstudio.ui.train.panel import TrainPanel, new_table, set_cells
 from bertstudio.ui.widgets.notes_area import NotesArea
-from bertstudio.workers.runner import TaskRunner
 
 METRICS = ("loss", *sorted(MAXIMISED))
 
@@ -56,24 +52,20 @@ def search_job(config: TrainConfig, trials: int, space_text: str, metric: str, s
     return search(config, trials, parse_space(data, config), control, stop_event=stop_event)
 
 
-class SearchPanel(QWidget):
+class SearchPanel(TrainPanel):
     """Search settings, Start/Stop, the trials table, the metric plot and importance."""
 
     search_ended = Signal()  # the worker returned (finished, stopped or failed)
 
     def __init__(self, config_source: Callable[[], TrainConfig], log_refusal: Callable[[str], None],
                  parent: QWidget | None = None) -> None:
-        super().__init__(parent)
-        self.config_source, self.log_refusal = config_source, log_refusal
+        super().__init__("Hyperparameter search",
+                         "Optuna: several runs with settings from a seeded sampler; bad trials are pruned",
+                         config_source, parent=parent)
+        self.log_refusal = log_refusal
         self.notes = NotesArea(one_line=True)  # under Start search: a refusal beside the button refused
         self.result: SearchResult | None = None
         self.records: list[TrialRecord] = []
-        self._stop_event = threading.Event()
-        self.runner = TaskRunner(self)
-        self.toggle, self.body = collapsible(
-            "Hyperparameter search",
-            "Optuna: several runs with settings from a seeded sampler; bad trials are pruned")
-
         self.trials = QSpinBox()
         self.trials.setRange(1, 500)
         self.trials.setValue(8)
@@ -89,16 +81,12 @@ class SearchPanel(QWidget):
         self.defaults_button.clicked.connect(self.fill_defaults)
         self.start_button, self.stop_button = QPushButton("Start search"), QPushButton("Stop search")
         self.stop_button.setToolTip("End the running trial; the finished trials and the best model are kept")
-        self.stop_button.setEnabled(False)
+        self.while_running(self.start_button, self.stop_button)
         self.start_button.clicked.connect(self.start)
         self.stop_button.clicked.connect(self.stop)
-        self.progress = QProgressBar()
-        self.progress.setRange(0, 1000)
         self.progress.setTextVisible(True)
         self.progress.setFormat("")
-        self.table = QTableWidget(0, 3)
-        self.table.setHorizontalHeaderLabels(["Trial", "State", "Metric"])
-        self.table.setMinimumHeight(90)
+        self.table = new_table(["Trial", "State", "Metric"], 90)
         self.plot = pg.PlotWidget()
         self.plot.setMinimumHeight(90)
         self.plot.setMaximumHeight(180)
@@ -110,7 +98,12 @@ class SearchPanel(QWidget):
         plot_style.style_plot(self.plot)
         self.importance = QLabel("")
         self.importance.setWordWrap(True)
+        self._lay_out_parts()
+        self.runner.progress.connect(self.on_progress)
+        self.runner.result.connect(self.on_result)
+        self.runner.finished.connect(self.search_ended)
 
+    def _lay_out_parts(self) -> None:
         settings = QFormLayout()
         settings.addRow("Trials", self.trials)
         settings.addRow("Metric", self.metric_choice)
@@ -125,12 +118,7 @@ class SearchPanel(QWidget):
         views = QHBoxLayout()
         views.addWidget(self.table, 1)
         views.addWidget(self.plot, 1)
-        stack(self, self.toggle, self.body, settings, buttons, keep_room(self.notes), views, self.importance)
-
-        self.runner.progress.connect(self.on_progress)
-        self.runner.result.connect(self.on_result)
-        say_failures(self, "Search cancelled.")
-        self.runner.finished.connect(self._on_finished)
+        self.lay_out(settings, buttons, keep_room(self.notes), views, self.importance, cancelled="Search cancelled.")
 
     def show_message(self, text: str, error: bool = False) -> None:
         """A note under the search's buttons; a refusal (`error`) goes to the Log too."""
@@ -150,20 +138,12 @@ class SearchPanel(QWidget):
         space = default_space(config)
         self.space.setPlainText(json.dumps({r.name: r.to_json() for r in space.ranges}, indent=1))
 
-    def is_running(self) -> bool:
-        return self.runner.busy
-
     # -- running ---------------------------------------------------------------------------
     def start(self) -> None:
-        from bertstudio.core.errors import BertStudioError
-
         if not self.space.toPlainText().strip():
             self.fill_defaults()
-        try:
-            config = self.config_source()
-            config.validate()
-        except BertStudioError as error:
-            self.show_message(f"{error.message} {error.hint}".strip(), error=True)
+        config = self.checked_config()
+        if config is None:
             return
         self.result, self.records = None, []
         self.table.setRowCount(0)
@@ -174,8 +154,6 @@ class SearchPanel(QWidget):
         self._stop_event = threading.Event()
         self.runner.start(search_job, config, self.trials.value(), self.space.toPlainText(),
                           self.metric_choice.currentText(), self._stop_event)
-        self.start_button.setEnabled(False)
-        self.stop_button.setEnabled(True)
 
     def stop(self) -> None:
         """End the running trial after its step; the finished trials and the best model stay."""
@@ -193,8 +171,8 @@ class SearchPanel(QWidget):
             self.progress.setValue(int(1000 * (done + step) / max(1, total)))
             self.progress.setFormat(f"trial {payload.trial + 1}/{total}: step {payload.event.step}"
                                     f"/{payload.event.max_steps}")
-        elif event.fraction is not None:
-            self.progress.setValue(int(1000 * event.fraction))
+        else:
+            self.show_fraction(event)
 
     def add_record(self, record: TrialRecord) -> None:
         """A trial that ended: a table row (its parameters as columns) and a point on the plot."""
@@ -206,11 +184,8 @@ class SearchPanel(QWidget):
         row = self.table.rowCount()
         self.table.insertRow(row)
         value = "" if record.value is None else f"{record.value:.4f}"
-        cells = [str(record.number + 1), record.state, value, *(f"{record.params[n]:.3g}" for n in names)]
-        for column, text in enumerate(cells):
-            cell = QTableWidgetItem(text)
-            cell.setToolTip(record.message or record.output_dir)
-            self.table.setItem(row, column, cell)
+        set_cells(self.table, row, [str(record.number + 1), record.state, value,
+                                    *(f"{record.params[n]:.3g}" for n in names)], record.message or record.output_dir)
         finished = [r for r in self.records if r.state == "finished" and r.value is not None]
         if finished:
             xs = np.asarray([r.number + 1 for r in finished], dtype=float)
@@ -229,14 +204,8 @@ class SearchPanel(QWidget):
         if result.best is None:
             self.show_message("No trial finished, so no model was saved.", error=True)
             return
-        self.progress.setValue(1000)
-        self.progress.setFormat("stopped" if result.stopped else "done")
+        self.show_done("stopped" if result.stopped else "done")
         # a success is information, not a warning (issue 40: it carried the warning icon)
         self.notes.set_notes([Note("info", f"Best trial {result.best.number + 1}: {result.metric} "
                                            f"{result.best.value:.4f}; model saved to {result.output_dir} "
                                            "(finished trials in its trials folder).")])
-
-    def _on_finished(self) -> None:
-        self.start_button.setEnabled(True)
-        self.stop_button.setEnabled(False)
-        self.search_ended.emit()

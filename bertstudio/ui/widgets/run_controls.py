@@ -30,6 +30,17 @@ def problem_colour() -> str:
     return "#ff7b72" if theme.manager().scheme() == "dark" else "#a40000"
 
 
+def field_row(label: str, field: QWidget, *more: QWidget) -> QHBoxLayout:
+    """`label:` (none if empty), the field that takes the room, then its buttons."""
+    row = QHBoxLayout()
+    if label:
+        row.addWidget(QLabel(label))
+    row.addWidget(field, 1)
+    for widget in more:
+        row.addWidget(widget)
+    return row
+
+
 class RunControls(HeightForWidth):
     """`options` is a layout a view fills with its own small options (top-k, aggregation...)."""
 
@@ -149,6 +160,7 @@ class Veil(QWidget):
 
     def __init__(self, results: QWidget) -> None:
         super().__init__(results)
+        self.results = results  # the parent it covers
         self.setAttribute(Qt.WidgetAttribute.WA_TransparentForMouseEvents)
         self.setAttribute(Qt.WidgetAttribute.WA_StyledBackground)
         results.installEventFilter(self)
@@ -159,13 +171,13 @@ class Veil(QWidget):
             colour = self.palette().window().color()
             alpha = int(255 * (1 - STALE_OPACITY))
             self.setStyleSheet(f"background: rgba({colour.red()}, {colour.green()}, {colour.blue()}, {alpha});")
-            self.setGeometry(self.parentWidget().rect())
+            self.setGeometry(self.results.rect())
             self.raise_()
         self.setVisible(on)
 
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802 - Qt's name
         if event.type() == QEvent.Type.Resize and self.isVisible():
-            self.setGeometry(self.parentWidget().rect())
+            self.setGeometry(self.results.rect())
         return False
 
 

@@ -14,26 +14,11 @@ import pyqtgraph as pg
 from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QVBoxLayout, QWidget
 
 from bertstudio.ui import plot_style, theme
+from bertstudio.ui.widgets.training_plots import CORRELATIONS, legend_title, score_axis, step_plot
 
 # one colour per run (cycled), readable on each scheme's background
 RUN_COLOURS = {"light": ("#1a56b0", "#c2410c", "#2a9d5c", "#7c3aed", "#0e7490", "#b91c1c", "#a16207", "#be185d"),
                "dark": ("#7fb0ff", "#f0935e", "#4cc38a", "#b794f6", "#5fd1e6", "#f87171", "#facc15", "#f472b6")}
-CORRELATIONS = ("pearson", "spearman")
-SCORE_MARGIN = 0.04
-
-
-def _plot(left: str) -> pg.PlotWidget:
-    widget = pg.PlotWidget()
-    item = widget.getPlotItem()
-    item.setLabel("left", left)
-    plot_style.step_axis(widget)
-    item.getAxis("left").enableAutoSIPrefix(False)
-    item.getAxis("left").setWidth(64)  # the three plots' data areas line up
-    item.showGrid(x=True, y=True, alpha=0.2)
-    item.setClipToView(True)
-    item.setDownsampling(auto=True, mode="peak")
-    widget.setMinimumHeight(120)
-    return widget
 
 
 def metric_names(runs: Sequence[Any]) -> list[str]:
@@ -52,9 +37,9 @@ class RunCurves(QWidget):
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        self.loss_plot = _plot("training loss")
-        self.lr_plot = _plot("learning rate")
-        self.metric_plot = _plot("score (0-1)")
+        self.loss_plot = step_plot("training loss")
+        self.lr_plot = step_plot("learning rate")
+        self.metric_plot = step_plot("score (0-1)")
         for plot in (self.lr_plot, self.metric_plot):
             plot.setXLink(self.loss_plot)
         self.metric_choice = QComboBox()
@@ -73,6 +58,7 @@ class RunCurves(QWidget):
         layout.addLayout(row)
         layout.addWidget(self.metric_plot, 2)
         for widget in (self.loss_plot, self.lr_plot, self.metric_plot):
+            widget.setMinimumHeight(120)
             plot_style.style_plot(widget, on_theme=self.apply_theme if widget is self.loss_plot else None)
         self._draw()
 
@@ -81,6 +67,7 @@ class RunCurves(QWidget):
         return colours[index % len(colours)]
 
     def apply_theme(self, _colors: Any) -> None:
+        """Run colours follow the scheme (plot_style calls this bound method on a theme change)."""
         self._draw()
 
     def show_runs(self, runs: Sequence[Any]) -> None:
@@ -91,12 +78,9 @@ class RunCurves(QWidget):
         self.metric_choice.blockSignals(True)
         self.metric_choice.clear()
         self.metric_choice.addItems(names)
-        if chosen in names:
-            self.metric_choice.setCurrentText(chosen)
-        else:
-            preferred = [n for n in ("accuracy", "f1", "exact_match", "pearson") if n in names]
-            if preferred:
-                self.metric_choice.setCurrentText(preferred[0])
+        preferred = [n for n in (chosen, "accuracy", "f1", "exact_match", "pearson") if n in names]
+        if preferred:
+            self.metric_choice.setCurrentText(preferred[0])
         self.metric_choice.blockSignals(False)
         self.metric_choice.setEnabled(bool(names))
         self._draw()
@@ -122,12 +106,10 @@ class RunCurves(QWidget):
                                                symbolBrush=self.colour(index), skipFiniteCheck=True)
                 self.items.append((plot, item))
         self._metric_axis(metric, values)
-        keys = "&nbsp;&nbsp;".join(f"<span style='color:{self.colour(i)}'>━</span>&nbsp;{self.label(run)}"
-                                   for i, run in enumerate(self.runs))
+        keys = [("━", self.colour(i), self.label(run)) for i, run in enumerate(self.runs)]
         for plot, title in ((self.loss_plot, "Training loss"), (self.lr_plot, "Learning rate"),
                             (self.metric_plot, f"Validation {metric}" if metric else "Validation")):
-            legend = keys or "select runs in the table"
-            plot_style.set_title(plot, f"<b>{title}</b>&nbsp;&nbsp;&nbsp;<span style='font-size:8pt'>{legend}</span>")
+            plot_style.set_title(plot, legend_title(title, keys, "select runs in the table"))
 
     @staticmethod
     def label(run: Any) -> str:
@@ -139,14 +121,10 @@ class RunCurves(QWidget):
 
     def _metric_axis(self, metric: str, values: list[float]) -> None:
         item = self.metric_plot.getPlotItem()
-        view = item.getViewBox()
         if metric and values and is_score(metric, values):
-            low = -1.0 if metric in CORRELATIONS or min(values) < 0 else 0.0
-            item.setLabel("left", "score (0-1)" if low == 0.0 else "score (-1..1)")
-            view.setLimits(yMin=low - SCORE_MARGIN, yMax=1.0 + SCORE_MARGIN)
             item.enableAutoRange(axis="y", enable=False)
-            item.setYRange(low - SCORE_MARGIN, 1.0 + SCORE_MARGIN, padding=0)
+            score_axis(self.metric_plot, -1.0 if metric in CORRELATIONS or min(values) < 0 else 0.0)
         else:
             item.setLabel("left", metric or "value")
-            view.setLimits(yMin=None, yMax=None)
+            item.getViewBox().setLimits(yMin=None, yMax=None)
             item.enableAutoRange(axis="y", enable=True)

@@ -5,6 +5,7 @@ core results (core.suites.runner)."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from PySide6.QtCore import QModelIndex, Qt, Signal
@@ -82,6 +83,7 @@ class SuiteResults(QWidget):
         """A CheckResult; with `measured`, every test judged on those cases only (a fix's held-apart half)."""
         self.result, self.measured = result, measured
         a = self._tests(result.a)
+        records: list[tuple[Any, ...]]
         if result.b is None:
             records = [(t.name, t.type, t.cases, t.failures, t.failure_rate, _example(next(iter(t.failing), None)))
                        for t in a]
@@ -130,3 +132,14 @@ class SuiteResults(QWidget):
         case = self.cases.payload_at(index.row())
         if case is not None:
             self.opened.emit(case)
+
+
+def status_text(result: Any) -> str:
+    """The Log's line for a run: each model's own count (issue 40: a comparison repeated A's count)."""
+    def count(run: Any) -> str:
+        return f"{run.failures} of {run.cases} cases failed ({run.failures / max(1, run.cases):.1%})"
+
+    if result.b is None:
+        return f"Tests: {count(result.a)}"
+    a, b = Path(result.a.model).name, Path(result.b.model).name
+    return f"Tests: A ({a}) {count(result.a)}; B ({b}) {count(result.b)}"

@@ -32,7 +32,8 @@ CURVES = {"light": ("#9bb7e0", "#1a56b0", "#c2410c", "#999999", "#2a9d5c"),
           "dark": ("#4f6685", "#7fb0ff", "#f0935e", "#8f959e", "#4cc38a")}
 
 
-def _plot(left: str) -> pg.PlotWidget:
+def step_plot(left: str) -> pg.PlotWidget:
+    """A plot against the training step: no SI prefix, aligned data areas, downsampled when long."""
     widget = pg.PlotWidget()
     item = widget.getPlotItem()
     item.setLabel("left", left)
@@ -45,11 +46,19 @@ def _plot(left: str) -> pg.PlotWidget:
     return widget
 
 
-def _legend_title(title: str, entries: Sequence[tuple[str, str, str]]) -> str:
-    """An HTML title with a legend: (glyph, colour, name) per curve, above the data."""
+def legend_title(title: str, entries: Sequence[tuple[str, str, str]], empty: str = "") -> str:
+    """An HTML title with a legend: (glyph, colour, name) per curve, above the data; `empty` without any."""
     keys = "&nbsp;&nbsp;".join(f"<span style='color:{colour}'>{glyph}</span>&nbsp;{name}"
                                for glyph, colour, name in entries)
-    return f"<b>{title}</b>&nbsp;&nbsp;&nbsp;<span style='font-size:8pt'>{keys}</span>"
+    return f"<b>{title}</b>&nbsp;&nbsp;&nbsp;<span style='font-size:8pt'>{keys or empty}</span>"
+
+
+def score_axis(plot: pg.PlotWidget, low: float) -> None:
+    """The fixed score axis: 0-1, or -1..1 for correlations; it never zooms in on a small change."""
+    item = plot.getPlotItem()
+    item.setLabel("left", "score (0-1)" if low == 0.0 else "score (-1..1)")
+    item.getViewBox().setLimits(yMin=low - SCORE_MARGIN, yMax=1.0 + SCORE_MARGIN)
+    item.setYRange(low - SCORE_MARGIN, 1.0 + SCORE_MARGIN, padding=0)
 
 
 class _Series:
@@ -81,13 +90,12 @@ class TrainingPlots(QWidget):
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        self.loss_plot = _plot("loss")
-        self.lr_plot = _plot("learning rate")
-        self.metric_plot = _plot("score (0-1)")
+        self.loss_plot = step_plot("loss")
+        self.lr_plot = step_plot("learning rate")
+        self.metric_plot = step_plot("score (0-1)")
         self.metric_plot.setXLink(self.loss_plot)
         self.metric_plot.getPlotItem().enableAutoRange(axis="y", enable=False)
-        self._score_low = 0.0
-        self._set_score_range(0.0)
+        score_axis(self.metric_plot, 0.0)
         loss = self.loss_plot.getPlotItem()
         loss.getViewBox().setLimits(yMin=0.0)
         self.raw_loss = _Series(loss.plot())
@@ -119,15 +127,15 @@ class TrainingPlots(QWidget):
         self.eval_loss.item.setSymbolBrush(evaluation)
         self.planned_lr.setPen(pg.mkPen(plan, width=1.5, style=Qt.PenStyle.DashLine))
         self.live_lr.item.setPen(pg.mkPen(live, width=2))
-        plot_style.set_title(self.loss_plot, _legend_title(
+        plot_style.set_title(self.loss_plot, legend_title(
             "Loss", [("━", raw, "loss"), ("━", smooth, "smoothed"), ("●", evaluation, "validation loss")]))
-        plot_style.set_title(self.lr_plot, _legend_title(
+        plot_style.set_title(self.lr_plot, legend_title(
             "Learning rate", [("┅", plan, "planned"), ("━", live, "actual")]))
         self._update_metric_title()
 
     def _update_metric_title(self) -> None:
         entries = [("●", METRIC_COLOURS[i % len(METRIC_COLOURS)], name) for i, name in enumerate(self.metrics)]
-        plot_style.set_title(self.metric_plot, _legend_title(
+        plot_style.set_title(self.metric_plot, legend_title(
             "Validation", entries or [("", theme.colors().muted, "appears at each evaluation")]))
 
     # -- data in ---------------------------------------------------------------------------
@@ -170,7 +178,7 @@ class TrainingPlots(QWidget):
             if not -1.0 <= value <= 1.0:
                 continue  # only scores (0-1, correlations -1..1) belong on this axis, not runtimes
             if value < 0.0 or name in CORRELATIONS:
-                self._set_score_range(-1.0)  # a Pearson of -0.35 is a point, not an empty plot
+                score_axis(self.metric_plot, -1.0)  # a Pearson of -0.35 is a point, not an empty plot
             if name not in self.metrics:
                 colour = METRIC_COLOURS[len(self.metrics) % len(METRIC_COLOURS)]
                 item = self.metric_plot.getPlotItem().plot(
@@ -201,15 +209,6 @@ class TrainingPlots(QWidget):
             plot.getPlotItem().removeItem(line)
         self.stop_marks.clear()
 
-    def _set_score_range(self, low: float) -> None:
-        """The fixed score axis: 0-1, or -1..1 for correlations; it never zooms in on a small change."""
-        self._score_low = low
-        item = self.metric_plot.getPlotItem()
-        item.setLabel("left", "score (0-1)" if low == 0.0 else "score (-1..1)")
-        view = item.getViewBox()
-        view.setLimits(yMin=low - SCORE_MARGIN, yMax=1.0 + SCORE_MARGIN)
-        item.setYRange(low - SCORE_MARGIN, 1.0 + SCORE_MARGIN, padding=0)
-
     def clear_run(self) -> None:
         """Forget the live curves (the planned one stays). The validation curves go with their legend
         entries: the next run may report other metrics (a QA run after a classifier's accuracy)."""
@@ -219,7 +218,7 @@ class TrainingPlots(QWidget):
             self.metric_plot.getPlotItem().removeItem(series.item)
         self.metrics.clear()
         self.clear_marks()
-        self._set_score_range(0.0)
+        score_axis(self.metric_plot, 0.0)
         self._update_metric_title()
         self._smoothed = None
 
