@@ -64,7 +64,7 @@ class ChoiceTab(TaskTab):
     def clear_result(self) -> None:
         self.bars.show_one([], [])
 
-    def render(self, outcome: Outcome) -> None:
+    def show_outcome(self, outcome: Outcome) -> None:
         result = outcome.result
         labels, values = [c.choice for c in result.choices], [c.score for c in result.choices]
         if outcome.second is None:

@@ -245,7 +245,7 @@ class ClassificationTab(TaskTab):
         self.export_button.setEnabled(False)
         self.bars.show_one([], [])
 
-    def render(self, outcome: Outcome) -> None:
+    def show_outcome(self, outcome: Outcome) -> None:
         result = outcome.result
         regression = result.kind == "regression"
         second = outcome.second  # its own scale: a regression score beside a classifier's probabilities

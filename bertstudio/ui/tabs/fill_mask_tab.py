@@ -131,7 +131,7 @@ class FillMaskTab(TaskTab):
             bars.deleteLater()
         self.bars = []
 
-    def render(self, outcome: Outcome) -> None:
+    def show_outcome(self, outcome: Outcome) -> None:
         result: FillMaskResult = outcome.result
         self.clear_result()
         filled = _highlighted(result)

@@ -203,7 +203,7 @@ class NerTab(TaskTab):
         self.title_a.setVisible(False)
         self.side_b.setVisible(False)
 
-    def render(self, outcome: Outcome) -> None:
+    def show_outcome(self, outcome: Outcome) -> None:
         result = outcome.result
         self.highlight.set_kinds(result.entity_types)
         self._show_entities(result, result.entities)

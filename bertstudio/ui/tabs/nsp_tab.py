@@ -100,7 +100,7 @@ class NspTab(TaskTab):
         self.compare_bars.side_b.setVisible(False)
         self.compare_bars.summary.setVisible(False)
 
-    def render(self, outcome: Outcome) -> None:
+    def show_outcome(self, outcome: Outcome) -> None:
         result = outcome.result
         self.compare_bars.title_a.setVisible(False)
         self.compare_bars.side_b.setVisible(False)

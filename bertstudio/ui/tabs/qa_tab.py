@@ -216,7 +216,7 @@ class QATab(TaskTab):
         self.side_b.setVisible(False)
         self.compare_summary.setVisible(False)
 
-    def render(self, outcome: Outcome) -> None:
+    def show_outcome(self, outcome: Outcome) -> None:
         result = outcome.result
         self.b_span = None
         self.table.blockSignals(True)

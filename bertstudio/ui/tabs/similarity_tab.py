@@ -132,7 +132,7 @@ class SimilarityTab(TaskTab):
         self.compare_bars.summary.setVisible(False)
         self.matrix.setVisible(False)
 
-    def render(self, outcome: Outcome) -> None:
+    def show_outcome(self, outcome: Outcome) -> None:
         result: SimilarityResult = outcome.result
         if outcome.second is not None:
             self._show_two(outcome)
