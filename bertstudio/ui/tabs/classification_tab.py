@@ -16,7 +16,6 @@ from PySide6.QtWidgets import (
     QFileDialog,
     QHBoxLayout,
     QLabel,
-    QPlainTextEdit,
     QPushButton,
     QSplitter,
     QTabWidget,
@@ -33,6 +32,7 @@ from bertstudio.ui.tabs.base import TaskTab
 from bertstudio.ui.widgets.batch_table import BatchTable
 from bertstudio.ui.widgets.compare_panel import CompareBars
 from bertstudio.ui.widgets.elided_label import ElidedLabel
+from bertstudio.ui.widgets.forms import text_box
 from bertstudio.workers.runner import TaskRunner
 
 PAIR_SEPARATOR = " ||| "
@@ -62,12 +62,8 @@ class ClassificationTab(TaskTab):
         self.table_path: str | None = None
         self.modes = QTabWidget()
         single = QWidget()
-        self.text = QPlainTextEdit()
-        self.text.setPlaceholderText("Type or paste a text to classify…")
-        self.pair = QPlainTextEdit()
-        self.pair.setPlaceholderText("Optional text B, for sentence-pair models (e.g. is B a paraphrase of A?)")
-        for edit in (self.text, self.pair):
-            edit.setMaximumHeight(64)
+        self.text = text_box("Type or paste a text to classify…", 64)
+        self.pair = text_box("Optional text B, for sentence-pair models (e.g. is B a paraphrase of A?)", 64)
         single_layout = QVBoxLayout(single)
         single_layout.setContentsMargins(4, 4, 4, 4)
         single_layout.addWidget(QLabel("Text (A):"))
@@ -76,9 +72,7 @@ class ClassificationTab(TaskTab):
         single_layout.addWidget(self.pair)
 
         batch = QWidget()
-        self.lines = QPlainTextEdit()
-        self.lines.setPlaceholderText("One text per line, or open a CSV/TSV file…")
-        self.lines.setMaximumHeight(110)
+        self.lines = text_box("One text per line, or open a CSV/TSV file…", 110)
         self.lines.textChanged.connect(self._lines_edited)
         self.open_table = QPushButton("Open CSV/TSV…")
         self.open_table.clicked.connect(self._choose_table)

@@ -10,14 +10,15 @@ from __future__ import annotations
 import html
 from typing import Any
 
-from PySide6.QtWidgets import QCheckBox, QLabel, QPlainTextEdit, QPushButton, QVBoxLayout
+from PySide6.QtWidgets import QCheckBox, QLabel, QPushButton, QVBoxLayout
 
 from bertstudio.core.jobs import Outcome
 from bertstudio.core.models import ModelInfo
-from bertstudio.core.tasks.nsp import NspInput, NspRanking, candidates_from_lines, ranked_items
+from bertstudio.core.tasks.nsp import NspInput, NspRanking, NspResult, candidates_from_lines, ranked_items
 from bertstudio.resources import examples
 from bertstudio.ui.tabs.base import TaskTab
 from bertstudio.ui.widgets.compare_panel import CompareBars, fit_labels, ranking_summary
+from bertstudio.ui.widgets.forms import text_box
 
 LABEL_NOTE = ("BERT's NSP head: <b>label 0 = IsNext</b> (B continues A), "
               "<b>label 1 = NotNext</b> (B is a random sentence). Hover the bars for the raw logits.")
@@ -36,12 +37,8 @@ class NspTab(TaskTab):
     def build_inputs(self, box: QVBoxLayout) -> None:
         self.label_note = QLabel(LABEL_NOTE)
         self.label_note.setWordWrap(True)
-        self.sentence_a = QPlainTextEdit()
-        self.sentence_a.setPlaceholderText("Sentence A…")
-        self.sentence_a.setMaximumHeight(70)
-        self.sentence_b = QPlainTextEdit()
-        self.sentence_b.setPlaceholderText("Sentence B… (in rank mode: one candidate per line)")
-        self.sentence_b.setMaximumHeight(120)
+        self.sentence_a = text_box("Sentence A…", 70)
+        self.sentence_b = text_box("Sentence B… (in rank mode: one candidate per line)", 120)
         self.rank_mode = QCheckBox("Rank several B's (one per line)")
         self.rank_mode.toggled.connect(self._mode_changed)
         self.swap_button = QPushButton("Swap A ⇄ B")
@@ -106,7 +103,7 @@ class NspTab(TaskTab):
         self.compare_bars.side_b.setVisible(False)
         self.compare_bars.summary.setVisible(False)
         if outcome.second is not None:
-            self._show_two(outcome)
+            self._show_two(outcome, outcome.second)
             return
         if isinstance(result, NspRanking):
             self.bars.getPlotItem().getAxis("bottom").setLabel("P(IsNext): probability that B continues A")
@@ -131,11 +128,11 @@ class NspTab(TaskTab):
         self.status.emit(f"Next sentence: P(IsNext) = {result.is_next:.1%}")
 
     # -- comparing two models ----------------------------------------------------------------
-    def _show_two(self, outcome: Outcome) -> None:
+    def _show_two(self, outcome: Outcome, second: NspResult | NspRanking) -> None:
         """A's and B's bars side by side; B's labels carry the probability change (and rank move)."""
         ranked = isinstance(outcome.result, NspRanking)
         diff = outcome.diff
-        items_a, items_b = ranked_items(outcome.result), ranked_items(outcome.second)
+        items_a, items_b = ranked_items(outcome.result), ranked_items(second)
         source_a = self.source_a(outcome)
         self.compare_bars.show_two(source_a, outcome.second_source,
                                    ([label for label, _ in items_a], [p for _, p in items_a]),

@@ -10,7 +10,7 @@ import html
 from typing import Any
 
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QComboBox, QLabel, QPlainTextEdit, QSplitter, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QComboBox, QLabel, QSplitter, QVBoxLayout, QWidget
 
 from bertstudio.core.jobs import Outcome
 from bertstudio.core.tasks.similarity import (
@@ -22,6 +22,7 @@ from bertstudio.core.tasks.similarity import (
 )
 from bertstudio.ui.tabs.base import TaskTab
 from bertstudio.ui.widgets.compare_panel import CompareBars, fit_labels
+from bertstudio.ui.widgets.forms import text_box
 from bertstudio.ui.widgets.labelled_matrix import LabelledMatrix, short
 
 AXIS = "cosine similarity with sentence A"
@@ -70,12 +71,8 @@ class SimilarityTab(TaskTab):
     RUN_LABEL = "Compare sentences"
 
     def build_inputs(self, box: QVBoxLayout) -> None:
-        self.sentence_a = QPlainTextEdit()
-        self.sentence_a.setPlaceholderText("Sentence A…")
-        self.sentence_a.setMaximumHeight(70)
-        self.sentences_b = QPlainTextEdit()
-        self.sentences_b.setPlaceholderText("Sentences B, one per line…")
-        self.sentences_b.setMaximumHeight(120)
+        self.sentence_a = text_box("Sentence A…", 70)
+        self.sentences_b = text_box("Sentences B, one per line…", 120)
         self.pooling = QComboBox()
         for key in POOLINGS:
             self.pooling.addItem(POOLING_LABELS[key], key)
@@ -135,7 +132,7 @@ class SimilarityTab(TaskTab):
     def show_outcome(self, outcome: Outcome) -> None:
         result: SimilarityResult = outcome.result
         if outcome.second is not None:
-            self._show_two(outcome)
+            self._show_two(outcome, outcome.second)
         else:
             ranked = result.ranked
             self.compare_bars.show_one([s.text for s in ranked], [s.score for s in ranked],
@@ -155,10 +152,10 @@ class SimilarityTab(TaskTab):
             labels = ("A", *(f"B{i + 1}" for i in range(len(result.scores))))
             self.matrix.set_matrix(labels, result.matrix)
 
-    def _show_two(self, outcome: Outcome) -> None:
+    def _show_two(self, outcome: Outcome, other: SimilarityResult) -> None:
         """A's and B's bars side by side on the -1..1 axis; B's labels carry the change and rank move."""
         diff = outcome.diff
-        first, second = outcome.result.ranked, outcome.second.ranked
+        first, second = outcome.result.ranked, other.ranked
         source_a = self.source_a(outcome)
         self.compare_bars.show_two(source_a, outcome.second_source, ([s.text for s in first], [s.score for s in first]),
                                    ([s.text for s in second], [s.score for s in second]), diff)

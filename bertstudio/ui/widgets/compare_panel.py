@@ -62,7 +62,9 @@ class CompareSource(QWidget):
         self.enabled.setToolTip("Run a second model on the same input and show both results side by side")
         self.combo = QComboBox(editable=True)
         self.combo.setMinimumWidth(200)
-        self.combo.lineEdit().setPlaceholderText("second model: Hub id or local folder")
+        line = self.combo.lineEdit()  # an editable combo's own
+        if line is not None:
+            line.setPlaceholderText("second model: Hub id or local folder")
         self.combo.setEnabled(False)
         self.browse = QPushButton("Folder…")
         self.browse.setEnabled(False)
@@ -120,7 +122,8 @@ class CompareSource(QWidget):
         return self.combo.currentText().strip() or None
 
 
-def _short(source: str, limit: int = 48) -> str:
+def short_source(source: str, limit: int = 48) -> str:
+    """A model source cut from the left (its end names it)."""
     return source if len(source) <= limit else "…" + source[-(limit - 1):]
 
 
@@ -195,8 +198,8 @@ class CompareBars(QWidget):
         diff: Any,
     ) -> None:
         """`diff` is a core.compare.RankingDiff of A -> B; B's labels carry their change."""
-        self.title_a.setText(f"<b style='color:{self.bars_a.color}'>A</b> {html.escape(_short(source_a))}")
-        self.title_b.setText(f"<b style='color:{self.bars_b.color}'>B</b> {html.escape(_short(source_b))}")
+        self.title_a.setText(f"<b style='color:{self.bars_a.color}'>A</b> {html.escape(short_source(source_a))}")
+        self.title_b.setText(f"<b style='color:{self.bars_b.color}'>B</b> {html.escape(short_source(source_b))}")
         self.title_a.setVisible(True)
         shown_a = [_elide(label) for label in a[0]]
         fit_labels(self.bars_a, shown_a)

@@ -45,7 +45,8 @@ class SpanText(QWidget):
 
     span_hovered = Signal(object)  # Span under the mouse, or None
 
-    def __init__(self, parent: QWidget | None = None, legend: bool = True) -> None:
+    def __init__(self, parent: QWidget | None = None, legend: bool = True, colours_of: SpanText | None = None) -> None:
+        """`colours_of`: another SpanText whose kind colours this one shares (a type the same colour in both)."""
         super().__init__(parent)
         self.view = QPlainTextEdit()
         self.view.setReadOnly(True)
@@ -59,7 +60,7 @@ class SpanText(QWidget):
         self._show_legend = legend
         self.text = ""
         self.spans: tuple[Span, ...] = ()
-        self._kinds: list[str] = []
+        self._kinds: list[str] = colours_of._kinds if colours_of is not None else []
         self._units: list[int] = [0]
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
