@@ -15,10 +15,8 @@ from PySide6.QtGui import QFontMetrics
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
-    QFileDialog,
     QHBoxLayout,
     QLabel,
-    QPushButton,
     QScrollArea,
     QVBoxLayout,
     QWidget,
@@ -26,6 +24,7 @@ from PySide6.QtWidgets import (
 
 from bertstudio.core.quantize import split_variant, variant_source
 from bertstudio.ui import theme
+from bertstudio.ui.widgets.forms import browse_button
 
 if TYPE_CHECKING:
     from bertstudio.ui.widgets.ranked_bars import RankedBars
@@ -66,9 +65,8 @@ class CompareSource(QWidget):
         if line is not None:
             line.setPlaceholderText("second model: Hub id or local folder")
         self.combo.setEnabled(False)
-        self.browse = QPushButton("Folder…")
+        self.browse = browse_button(self.set_source, "Choose the model to compare with", folder=True, text="Folder…")
         self.browse.setEnabled(False)
-        self.browse.clicked.connect(self._choose_folder)
         self.int8 = QCheckBox("int8")  # B is the model quantized (core/quantize.py): the same model shows the gain
         self.int8.setToolTip("Compare with this model dynamically quantized to int8 on the CPU (name the same "
                              "model as A to see size, speed and agreement side by side)")
@@ -95,11 +93,6 @@ class CompareSource(QWidget):
             for i in range(self._suggestions.count()):  # the model bar's local models
                 self.combo.addItem(self._suggestions.itemText(i), self._suggestions.itemData(i))
             self.combo.setEditText(text)
-
-    def _choose_folder(self) -> None:
-        folder = QFileDialog.getExistingDirectory(self, "Choose the model to compare with")
-        if folder:
-            self.set_source(folder)
 
     def set_source(self, source: str | None) -> None:
         """Turn comparing on with `source` ('SRC [int8]' ticks int8), or off with None."""

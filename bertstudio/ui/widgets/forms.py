@@ -31,20 +31,26 @@ def hbox(*items: QWidget | str, stretch: QWidget | None = None) -> QHBoxLayout:
     return layout
 
 
-def browse_button(edit: QLineEdit, title: str, filters: str = "", *, folder: bool = False, text: str = "Browse…",
-                  then: Callable[[], None] | None = None) -> QPushButton:
-    """A button that puts a chosen file (`filters`) or folder into `edit`, then calls `then`."""
+def browse_button(target: QLineEdit | Callable[[str], None], title: str, filters: str = "", *, folder: bool = False,
+                  text: str = "Browse…", then: Callable[[], None] | None = None) -> QPushButton:
+    """A button that asks for a file (`filters`) or a folder and puts it into `target` (a line edit, or a
+    function given the path), then calls `then`."""
     button = QPushButton(text)
 
     def choose() -> None:
+        start = target.text() if isinstance(target, QLineEdit) else ""
         if folder:
-            path = QFileDialog.getExistingDirectory(edit, title, edit.text())
+            path = QFileDialog.getExistingDirectory(button, title, start)
         else:
-            path, _ = QFileDialog.getOpenFileName(edit, title, "", filters)
-        if path:
-            edit.setText(path)
-            if then is not None:
-                then()
+            path, _ = QFileDialog.getOpenFileName(button, title, start, filters)
+        if not path:
+            return
+        if isinstance(target, QLineEdit):
+            target.setText(path)
+        else:
+            target(path)
+        if then is not None:
+            then()
 
     button.clicked.connect(choose)
     return button
