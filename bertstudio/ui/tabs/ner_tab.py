@@ -33,6 +33,7 @@ from bertstudio.resources import examples
 from bertstudio.ui.tabs.base import TaskTab
 from bertstudio.ui.theme import colors, ink_on
 from bertstudio.ui.widgets.forms import read_only_table, text_box
+from bertstudio.ui.widgets.layouts import splitter
 from bertstudio.ui.widgets.span_text import Span, SpanText
 
 CHANGE_COLOURS = {"same": "#e6e6e6", "relabelled": "#ffd2a8", "removed": "#f4b4b4", "added": "#bfe8bf"}
@@ -63,12 +64,10 @@ def _column(*widgets: QWidget) -> QWidget:
 
 def _split(top: QWidget, bottom: QWidget) -> QSplitter:
     """The highlighted text above its table; the table gets most of the room."""
-    splitter = QSplitter(Qt.Orientation.Vertical)
-    splitter.addWidget(top)
-    splitter.addWidget(bottom)
-    splitter.setStretchFactor(0, 1)
-    splitter.setStretchFactor(1, 2)
-    return splitter
+    split = splitter(Qt.Orientation.Vertical, top, bottom)
+    split.setStretchFactor(0, 1)
+    split.setStretchFactor(1, 2)
+    return split
 
 
 def _item(value: object) -> QTableWidgetItem:
@@ -123,9 +122,7 @@ class NerTab(TaskTab):
         self.side_b = _column(self.title_b, _split(self.highlight_b, _column(self.changes_summary, self.changes)))
         self.side_b.setVisible(False)
         side_a = _column(self.title_a, _split(self.highlight, self.entities))
-        sides = QSplitter(Qt.Orientation.Horizontal)
-        sides.addWidget(side_a)
-        sides.addWidget(self.side_b)
+        sides = splitter(Qt.Orientation.Horizontal, side_a, self.side_b)
         self.views = QTabWidget()
         self.views.addTab(sides, "Entities")
         self.views.addTab(self.wordpieces, "Wordpieces")

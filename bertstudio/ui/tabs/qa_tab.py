@@ -14,16 +14,7 @@ from typing import Any
 import numpy as np
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QColor, QTextCharFormat
-from PySide6.QtWidgets import (
-    QCheckBox,
-    QDoubleSpinBox,
-    QLabel,
-    QLineEdit,
-    QSplitter,
-    QTableWidgetItem,
-    QVBoxLayout,
-    QWidget,
-)
+from PySide6.QtWidgets import QCheckBox, QDoubleSpinBox, QLabel, QLineEdit, QTableWidgetItem, QVBoxLayout, QWidget
 
 from bertstudio.core.jobs import Outcome
 from bertstudio.core.models import ModelInfo
@@ -35,6 +26,7 @@ from bertstudio.ui.tabs.base import TaskTab
 from bertstudio.ui.theme import ink_on
 from bertstudio.ui.widgets.compare_panel import COLOR_B, short_source
 from bertstudio.ui.widgets.forms import read_only_table, spin_box
+from bertstudio.ui.widgets.layouts import splitter
 from bertstudio.ui.widgets.qa_context import QAContextEdit
 from bertstudio.ui.widgets.qa_scores_plot import QAScoresPlot
 
@@ -124,12 +116,7 @@ class QATab(TaskTab):
             column.setContentsMargins(0, 0, 0, 0)
             column.addWidget(title)
             column.addWidget(table, 1)
-        lower = QSplitter(Qt.Orientation.Horizontal)
-        lower.addWidget(side_a)
-        lower.addWidget(self.side_b)
-        lower.addWidget(self.plot)
-        lower.setSizes([300, 300, 400])
-        box.addWidget(lower, 1)
+        box.addWidget(splitter(Qt.Orientation.Horizontal, side_a, self.side_b, self.plot, sizes=(300, 300, 400)), 1)
         box.addWidget(self.compare_summary)
         self.title_a.setVisible(False)
         self.side_b.setVisible(False)

@@ -10,7 +10,7 @@ import html
 from typing import Any
 
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QComboBox, QLabel, QSplitter, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QComboBox, QLabel, QVBoxLayout, QWidget
 
 from bertstudio.core.jobs import Outcome
 from bertstudio.core.tasks.similarity import (
@@ -24,6 +24,7 @@ from bertstudio.ui.tabs.base import TaskTab
 from bertstudio.ui.widgets.compare_panel import CompareBars, fit_labels
 from bertstudio.ui.widgets.forms import text_box
 from bertstudio.ui.widgets.labelled_matrix import LabelledMatrix, short
+from bertstudio.ui.widgets.layouts import splitter
 
 AXIS = "cosine similarity with sentence A"
 POOLING_LABELS = {"mean": "Mean of the tokens (sentence-transformers)", "cls": "First token ([CLS])"}
@@ -96,9 +97,7 @@ class SimilarityTab(TaskTab):
         self.matrix.setVisible(False)
         # Side by side: the ranked bars keep the tab's whole height (one row per sentence B), the matrix
         # of every pair beside them; the template remembers where the user puts the divider.
-        split = QSplitter(Qt.Orientation.Horizontal)
-        split.addWidget(self.compare_bars)
-        split.addWidget(self.matrix)
+        split = splitter(Qt.Orientation.Horizontal, self.compare_bars, self.matrix)
         split.setStretchFactor(0, 3)
         split.setStretchFactor(1, 2)
         box.addWidget(split, 1)

@@ -12,19 +12,12 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from PySide6.QtGui import QFontMetrics
-from PySide6.QtWidgets import (
-    QCheckBox,
-    QComboBox,
-    QHBoxLayout,
-    QLabel,
-    QScrollArea,
-    QVBoxLayout,
-    QWidget,
-)
+from PySide6.QtWidgets import QCheckBox, QComboBox, QHBoxLayout, QLabel, QScrollArea, QVBoxLayout, QWidget
 
 from bertstudio.core.quantize import split_variant, variant_source
 from bertstudio.ui import theme
 from bertstudio.ui.widgets.forms import browse_button
+from bertstudio.ui.widgets.labelled_matrix import short
 
 if TYPE_CHECKING:
     from bertstudio.ui.widgets.ranked_bars import RankedBars
@@ -38,10 +31,6 @@ REGRESSION_AXIS = "regression score (not a probability; 0 marked)"
 REGRESSION_FORMAT = "{:.4g}"
 SCALES_DIFFER = ("<b>Different scales:</b> one side is a regression score, the other probabilities (0 to 1): "
                  "their bars and top labels do not compare.")
-
-
-def _elide(label: str) -> str:
-    return label if len(label) <= MAX_LABEL_CHARS else label[: MAX_LABEL_CHARS - 1] + "…"
 
 
 def fit_labels(bars: RankedBars, labels: Sequence[str]) -> None:
@@ -176,7 +165,7 @@ class CompareBars(QWidget):
 
     def show_one(self, labels: Sequence[str], values: Sequence[float], tooltips: Sequence[str] = ()) -> None:
         self.title_a.setVisible(False)
-        shown = [_elide(label) for label in labels]
+        shown = [short(label, MAX_LABEL_CHARS) for label in labels]
         fit_labels(self.bars_a, shown)
         self.bars_a.set_items(shown, values, tooltips or labels)
         self.side_b.setVisible(False)
@@ -194,7 +183,7 @@ class CompareBars(QWidget):
         self.title_a.setText(f"<b style='color:{self.bars_a.color}'>A</b> {html.escape(short_source(source_a))}")
         self.title_b.setText(f"<b style='color:{self.bars_b.color}'>B</b> {html.escape(short_source(source_b))}")
         self.title_a.setVisible(True)
-        shown_a = [_elide(label) for label in a[0]]
+        shown_a = [short(label, MAX_LABEL_CHARS) for label in a[0]]
         fit_labels(self.bars_a, shown_a)
         self.bars_a.set_items(shown_a, a[1], a[0])
         other_labels = bool(getattr(diff, "labels_note", ""))  # another classifier's labels: nothing is "new"
@@ -207,9 +196,9 @@ class CompareBars(QWidget):
         for label in labels_b:
             delta = diff.delta_of(label) if same_scale else None
             change = delta.delta if delta is not None else None
-            marked.append(f"{_elide(label)} ({change:+.1%})" if change is not None and abs(change) >= 0.0005
-                          else _elide(label) if change is not None or other_labels or not same_scale
-                          else f"{_elide(label)} (new)")
+            shown = short(label, MAX_LABEL_CHARS)
+            marked.append(f"{shown} ({change:+.1%})" if change is not None and abs(change) >= 0.0005
+                          else shown if change is not None or other_labels or not same_scale else f"{shown} (new)")
         fit_labels(self.bars_b, marked)
         self.bars_b.set_items(marked, values_b, labels_b)
         # Each side as tall as its own labels need: two labels beside 27 are two bars with their own

@@ -57,10 +57,9 @@ class SpanText(QWidget):
         self.legend = QLabel()
         self.legend.setWordWrap(True)
         self.legend.setVisible(legend)
-        self._show_legend = legend
         self.text = ""
         self.spans: tuple[Span, ...] = ()
-        self._kinds: list[str] = colours_of._kinds if colours_of is not None else []
+        self.kinds: list[str] = colours_of.kinds if colours_of is not None else []  # in colour order
         self._units: list[int] = [0]
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
@@ -71,13 +70,13 @@ class SpanText(QWidget):
     def set_kinds(self, kinds: Sequence[str]) -> None:
         """Declare kinds in a stable order (e.g. the model's labels) so colours do not move."""
         for kind in kinds:
-            if kind not in self._kinds:
-                self._kinds.append(kind)
+            if kind not in self.kinds:
+                self.kinds.append(kind)
 
     def colour(self, kind: str) -> str:
-        if kind not in self._kinds:
-            self._kinds.append(kind)
-        return PALETTE[self._kinds.index(kind) % len(PALETTE)]
+        if kind not in self.kinds:
+            self.kinds.append(kind)
+        return PALETTE[self.kinds.index(kind) % len(PALETTE)]
 
     # -- content ---------------------------------------------------------------------------
     def set_spans(self, text: str, spans: Sequence[Span]) -> None:
