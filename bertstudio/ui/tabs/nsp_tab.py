@@ -90,15 +90,11 @@ class NspTab(TaskTab):
 
     def clear_result(self) -> None:
         self.bars.set_items([], [], [])
-        self.compare_bars.title_a.setVisible(False)
-        self.compare_bars.side_b.setVisible(False)
-        self.compare_bars.summary.setVisible(False)
+        self.compare_bars.hide_b()
 
     def show_outcome(self, outcome: Outcome) -> None:
         result = outcome.result
-        self.compare_bars.title_a.setVisible(False)
-        self.compare_bars.side_b.setVisible(False)
-        self.compare_bars.summary.setVisible(False)
+        self.compare_bars.hide_b()
         if outcome.second is not None:
             self._show_two(outcome, outcome.second)
             return

@@ -123,9 +123,7 @@ class SimilarityTab(TaskTab):
     def clear_result(self) -> None:
         self.bars.set_items([], [], [])
         _cosine_axis(self.bars)
-        self.compare_bars.title_a.setVisible(False)
-        self.compare_bars.side_b.setVisible(False)
-        self.compare_bars.summary.setVisible(False)
+        self.compare_bars.hide_b()
         self.matrix.setVisible(False)
 
     def show_outcome(self, outcome: Outcome) -> None:

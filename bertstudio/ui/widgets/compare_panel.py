@@ -163,13 +163,16 @@ class CompareBars(QWidget):
             bars.value_format = REGRESSION_FORMAT if regression else "{:.1%}"
             bars.set_probability(not regression, REGRESSION_AXIS if regression else PROBABILITY_AXIS)
 
+    def hide_b(self) -> None:
+        """Model A's bars alone: no titles, no B, no summary of the two."""
+        for widget in (self.title_a, self.side_b, self.summary):
+            widget.setVisible(False)
+
     def show_one(self, labels: Sequence[str], values: Sequence[float], tooltips: Sequence[str] = ()) -> None:
-        self.title_a.setVisible(False)
+        self.hide_b()
         shown = [short(label, MAX_LABEL_CHARS) for label in labels]
         fit_labels(self.bars_a, shown)
         self.bars_a.set_items(shown, values, tooltips or labels)
-        self.side_b.setVisible(False)
-        self.summary.setVisible(False)
 
     def show_two(
         self,

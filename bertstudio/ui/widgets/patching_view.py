@@ -191,16 +191,11 @@ class PatchingPanel(JobDialog):
             request, task, pinned, edit, label = self.source()
             if request is None:
                 raise BertStudioError("Load a model first.")
+            noise = self.noise() if self.corruption.currentData() == NOISE else None
         except BertStudioError as error:
             self.notes.set_notes([error_note(error)])
             return
-        noise = None
-        if self.corruption.currentData() == NOISE:
-            try:
-                noise = self.noise()
-            except BertStudioError as error:
-                self.notes.set_notes([error_note(error)])
-                return
+        if noise is not None:
             edit, label = pinned, f"noise on tokens {', '.join(map(str, noise.positions))}"
         self.request, self.texts, self.corrupted_by = request, (pinned, edit), label
         self.title.setText(f"Clean: the pinned input; corrupted: {label}. Tracing…")
