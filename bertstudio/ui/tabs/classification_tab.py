@@ -238,14 +238,11 @@ class ClassificationTab(TaskTab):
         top = result.first.top
         self.status.emit(f"Classification: {len(result.rows)} row(s); first: {top.label} {top.score:.3f}")
 
-    def _result_index(self, table_row: int) -> int:
-        return self.table.result_index(table_row)
-
     def _show_row(self, table_row: int) -> None:
         outcome = self.outcome
         if outcome is None or table_row < 0:
             return
-        index = self._result_index(table_row) if outcome.result.batch else 0
+        index = self.table.result_index(table_row) if outcome.result.batch else 0
         row = outcome.result.rows[index]
         labels, values = [s.label for s in row.scores], [s.score for s in row.scores]
         if outcome.second is None:
