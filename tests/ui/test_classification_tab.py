@@ -53,7 +53,7 @@ def test_pair_batch_sort_export_and_errors(qtbot, window, checkpoint_factory, tm
     scores = [float(tab.table.item(r, 3).text()) for r in range(3)]
     assert scores == sorted(scores, reverse=True)
     tab.table.setCurrentCell(2, 1)  # the bars follow the chosen row, whatever the sort order
-    row = tab.outcome.result.rows[tab._result_index(2)]
+    row = tab.outcome.result.rows[tab.table.result_index(2)]
     assert tab.bars.bars_a.labels == [s.label for s in row.scores]
     out = tmp_path / "out.csv"
     tab.export_to(str(out))

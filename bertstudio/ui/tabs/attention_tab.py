@@ -193,7 +193,7 @@ class AttentionTab(TaskTab):
         self.stats.fill(None)
         self.status.emit(f"Attention: {stage.result.length} tokens drawn; computing statistics…")
 
-    def render(self, outcome: Any) -> None:
+    def show_outcome(self, outcome: Any) -> None:
         bundle: AttentionBundle = outcome
         if self.bundle is None or self.bundle.result is not bundle.result:
             self._prepare(bundle.result)

@@ -3,7 +3,7 @@ one notes area, progress, and a splitter that gives the results the room.
 
 A view declares `SPEC_KEY` (title, order, attention implementation come from the task spec) and
 writes only its own part: `build_inputs`/`build_results` (its widgets), `inputs()` (the spec's
-input dataclass; InputError for bad input), `render(outcome)`, `clear_result()`,
+input dataclass; InputError for bad input), `show_outcome(outcome)`, `clear_result()`,
 `state()`/`restore()` (workspace files) and `set_inputs()` (open a dataset row). Running,
 cancelling, comparing, ablating, notes and progress happen here, the same for every task;
 so do edit and pin and "What would flip this?" (ui/tabs/pinning.py; the jobs are in workers/jobs.py).
@@ -170,7 +170,7 @@ class TaskTab(PinnedInputs, ModelTab):
         """The spec's input dataclass from the widgets; InputError for input that cannot work."""
         raise NotImplementedError
 
-    def render(self, outcome: Any) -> None:
+    def show_outcome(self, outcome: Any) -> None:
         """Show `outcome.result`, and `outcome.second` beside it when comparing/ablating."""
         raise NotImplementedError
 

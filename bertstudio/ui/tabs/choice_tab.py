@@ -7,13 +7,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from PySide6.QtWidgets import QLabel, QPlainTextEdit, QVBoxLayout
+from PySide6.QtWidgets import QLabel, QVBoxLayout
 
 from bertstudio.core.jobs import Outcome
 from bertstudio.core.tasks.multiple_choice import ChoiceInput, parse_choices
 from bertstudio.resources import resource_path
 from bertstudio.ui.tabs.base import TaskTab
 from bertstudio.ui.widgets.compare_panel import CompareBars
+from bertstudio.ui.widgets.forms import text_box
 
 
 def example_blocks() -> list[tuple[str, list[str]]]:
@@ -36,12 +37,8 @@ class ChoiceTab(TaskTab):
     RUN_LABEL = "Score endings"
 
     def build_inputs(self, box: QVBoxLayout) -> None:
-        self.prompt = QPlainTextEdit()
-        self.prompt.setPlaceholderText("The prompt (context), e.g. “She opened the fridge, took out the milk and”")
-        self.prompt.setMaximumHeight(70)
-        self.endings = QPlainTextEdit()
-        self.endings.setPlaceholderText("Candidate endings, one per line (two or more)")
-        self.endings.setMaximumHeight(110)
+        self.prompt = text_box("The prompt (context), e.g. “She opened the fridge, took out the milk and”", 70)
+        self.endings = text_box("Candidate endings, one per line (two or more)", 110)
         box.addWidget(QLabel("Prompt:"))
         box.addWidget(self.prompt)
         box.addWidget(QLabel("Endings (one per line):"))
@@ -64,7 +61,7 @@ class ChoiceTab(TaskTab):
     def clear_result(self) -> None:
         self.bars.show_one([], [])
 
-    def render(self, outcome: Outcome) -> None:
+    def show_outcome(self, outcome: Outcome) -> None:
         result = outcome.result
         labels, values = [c.choice for c in result.choices], [c.score for c in result.choices]
         if outcome.second is None:

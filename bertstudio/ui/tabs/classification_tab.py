@@ -11,18 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import (
-    QComboBox,
-    QFileDialog,
-    QHBoxLayout,
-    QLabel,
-    QPlainTextEdit,
-    QPushButton,
-    QSplitter,
-    QTabWidget,
-    QVBoxLayout,
-    QWidget,
-)
+from PySide6.QtWidgets import QComboBox, QFileDialog, QLabel, QLayout, QPushButton, QTabWidget, QVBoxLayout, QWidget
 
 from bertstudio.core.jobs import Outcome
 from bertstudio.core.models import ModelInfo
@@ -33,6 +22,8 @@ from bertstudio.ui.tabs.base import TaskTab
 from bertstudio.ui.widgets.batch_table import BatchTable
 from bertstudio.ui.widgets.compare_panel import CompareBars
 from bertstudio.ui.widgets.elided_label import ElidedLabel
+from bertstudio.ui.widgets.forms import browse_button, hbox, text_box
+from bertstudio.ui.widgets.layouts import splitter
 from bertstudio.workers.runner import TaskRunner
 
 PAIR_SEPARATOR = " ||| "
@@ -50,6 +41,18 @@ def columns_job(path: str, control: TaskControl) -> list[str]:
     return table_columns(path)
 
 
+def _page(*widgets: QWidget, last: QLayout | None = None) -> QWidget:
+    """One page of the input tabs: the widgets one under the other, then the `last` row."""
+    page = QWidget()
+    layout = QVBoxLayout(page)
+    layout.setContentsMargins(4, 4, 4, 4)
+    for widget in widgets:
+        layout.addWidget(widget)
+    if last is not None:
+        layout.addLayout(last)
+    return page
+
+
 class ClassificationTab(TaskTab):
     SPEC_KEY = "classification"
     ONNX_RUNTIME = True  # its runs are whole forwards: an exported model may run them (ONNX Runtime)
@@ -60,28 +63,22 @@ class ClassificationTab(TaskTab):
 
     def build_inputs(self, box: QVBoxLayout) -> None:
         self.table_path: str | None = None
+        self.text = text_box("Type or paste a text to classify…", 64)
+        self.pair = text_box("Optional text B, for sentence-pair models (e.g. is B a paraphrase of A?)", 64)
         self.modes = QTabWidget()
-        single = QWidget()
-        self.text = QPlainTextEdit()
-        self.text.setPlaceholderText("Type or paste a text to classify…")
-        self.pair = QPlainTextEdit()
-        self.pair.setPlaceholderText("Optional text B, for sentence-pair models (e.g. is B a paraphrase of A?)")
-        for edit in (self.text, self.pair):
-            edit.setMaximumHeight(64)
-        single_layout = QVBoxLayout(single)
-        single_layout.setContentsMargins(4, 4, 4, 4)
-        single_layout.addWidget(QLabel("Text (A):"))
-        single_layout.addWidget(self.text)
-        single_layout.addWidget(QLabel("Text B (optional):"))
-        single_layout.addWidget(self.pair)
+        self.modes.addTab(_page(QLabel("Text (A):"), self.text, QLabel("Text B (optional):"), self.pair), "Text / pair")
+        self.modes.addTab(self._batch_page(), "Batch")
+        self.modes.setMaximumHeight(200)
+        self.kind_label = ElidedLabel()  # eight long label names never widen the window
+        box.addWidget(self.modes)
+        box.addWidget(self.kind_label)
 
-        batch = QWidget()
-        self.lines = QPlainTextEdit()
-        self.lines.setPlaceholderText("One text per line, or open a CSV/TSV file…")
-        self.lines.setMaximumHeight(110)
+    def _batch_page(self) -> QWidget:
+        """Typed lines, or an opened CSV/TSV and the column that holds the texts."""
+        self.lines = text_box("One text per line, or open a CSV/TSV file…", 110)
         self.lines.textChanged.connect(self._lines_edited)
-        self.open_table = QPushButton("Open CSV/TSV…")
-        self.open_table.clicked.connect(self._choose_table)
+        self.open_table = browse_button(self.open_table_file, "Open a table of texts", "Tables (*.csv *.tsv *.txt)",
+                                        text="Open CSV/TSV…")
         self.column = QComboBox()
         self.column.setToolTip("The column that holds the texts")
         self.column.setEnabled(False)
@@ -89,24 +86,12 @@ class ClassificationTab(TaskTab):
         self.file_runner = TaskRunner(self)  # reads a chosen file's columns off the GUI thread
         self.file_runner.result.connect(self._columns_read)
         self.file_runner.error.connect(self._on_error)
-        file_row = QHBoxLayout()
-        for widget in (self.open_table, QLabel("column:"), self.column, self.table_label):
-            file_row.addWidget(widget)
-        file_row.addStretch(1)
         self.export_button = QPushButton("Export CSV…")  # here, not under the table: the table keeps 10 rows
         self.export_button.setEnabled(False)
         self.export_button.clicked.connect(self._choose_export)
+        file_row = hbox(self.open_table, "column:", self.column, self.table_label)
         file_row.addWidget(self.export_button)
-        batch_layout = QVBoxLayout(batch)
-        batch_layout.setContentsMargins(4, 4, 4, 4)
-        batch_layout.addWidget(self.lines)
-        batch_layout.addLayout(file_row)
-        self.modes.addTab(single, "Text / pair")
-        self.modes.addTab(batch, "Batch")
-        self.modes.setMaximumHeight(200)
-        self.kind_label = ElidedLabel()  # eight long label names never widen the window
-        box.addWidget(self.modes)
-        box.addWidget(self.kind_label)
+        return _page(self.lines, last=file_row)
 
     def build_results(self, box: QVBoxLayout) -> None:
         self.table = BatchTable()
@@ -116,9 +101,7 @@ class ClassificationTab(TaskTab):
         side = QVBoxLayout(self.table_side)
         side.setContentsMargins(0, 0, 0, 0)
         side.addWidget(self.table, 1)
-        self.results_split = QSplitter(Qt.Orientation.Horizontal)
-        self.results_split.addWidget(self.table_side)
-        self.results_split.addWidget(self.bars)
+        self.results_split = splitter(Qt.Orientation.Horizontal, self.table_side, self.bars)
         self.results_split.setStretchFactor(0, 3)
         self.results_split.setStretchFactor(1, 2)
         self.table_side.setVisible(False)
@@ -136,11 +119,6 @@ class ClassificationTab(TaskTab):
             first, _, second = line.partition(PAIR_SEPARATOR)
             found.append((line, ClassificationInput(first, second or None)))
         return found
-
-    def _choose_table(self) -> None:
-        path, _ = QFileDialog.getOpenFileName(self, "Open a table of texts", "", "Tables (*.csv *.tsv *.txt)")
-        if path:
-            self.open_table_file(path)
 
     def open_table_file(self, path: str) -> None:
         """Use a CSV/TSV as the batch input; its columns are read in a worker, then the user chooses one."""
@@ -245,7 +223,7 @@ class ClassificationTab(TaskTab):
         self.export_button.setEnabled(False)
         self.bars.show_one([], [])
 
-    def render(self, outcome: Outcome) -> None:
+    def show_outcome(self, outcome: Outcome) -> None:
         result = outcome.result
         regression = result.kind == "regression"
         second = outcome.second  # its own scale: a regression score beside a classifier's probabilities
@@ -260,14 +238,11 @@ class ClassificationTab(TaskTab):
         top = result.first.top
         self.status.emit(f"Classification: {len(result.rows)} row(s); first: {top.label} {top.score:.3f}")
 
-    def _result_index(self, table_row: int) -> int:
-        return self.table.result_index(table_row)
-
     def _show_row(self, table_row: int) -> None:
         outcome = self.outcome
         if outcome is None or table_row < 0:
             return
-        index = self._result_index(table_row) if outcome.result.batch else 0
+        index = self.table.result_index(table_row) if outcome.result.batch else 0
         row = outcome.result.rows[index]
         labels, values = [s.label for s in row.scores], [s.score for s in row.scores]
         if outcome.second is None:

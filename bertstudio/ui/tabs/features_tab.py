@@ -12,20 +12,11 @@ trains an SAE or a tuned lens with progress and Cancel.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtWidgets import (
-    QComboBox,
-    QFileDialog,
-    QHBoxLayout,
-    QLabel,
-    QLineEdit,
-    QPlainTextEdit,
-    QPushButton,
-    QTabWidget,
-    QWidget,
-)
+from PySide6.QtWidgets import QComboBox, QLineEdit, QPushButton, QTabWidget, QWidget
 
 from bertstudio.core.errors import BertStudioError, InputError
 from bertstudio.core.explain.inputs import adapter_for, explainable
@@ -40,6 +31,7 @@ from bertstudio.ui.widgets.elided_label import ElidedLabel
 from bertstudio.ui.widgets.features_card import FeatureCardView
 from bertstudio.ui.widgets.features_tokens import TokensTable
 from bertstudio.ui.widgets.features_train import TrainPage
+from bertstudio.ui.widgets.forms import browse_button, hbox, text_box
 from bertstudio.ui.widgets.run_controls import ProgressLine
 from bertstudio.workers.runner import TaskRunner
 
@@ -82,17 +74,13 @@ class FeaturesTab(ModelTab):
         self.sae_path = QLineEdit()
         self.sae_path.setPlaceholderText("An SAE folder (sae.safetensors, sae.json)")
         self.sae_path.returnPressed.connect(self.open_sae)
-        browse = QPushButton("Open…")
-        browse.clicked.connect(self._browse)
         self.sae_info = ElidedLabel("No SAE open.")
         self.task_combo = QComboBox()
         for spec in explainable():
             self.task_combo.addItem(spec.title, spec.key)
         self.task_combo.setToolTip("The task whose answer a feature's ablation changes (the model loads for it)")
         self.task_combo.currentIndexChanged.connect(self._task_changed)
-        self.text = QPlainTextEdit()
-        self.text.setPlaceholderText("A text to read with the SAE (one part per line for pairs)")
-        self.text.setMaximumHeight(56)
+        self.text = text_box("A text to read with the SAE (one part per line for pairs)", 56)
         self.run_button = QPushButton("Encode")
         self.cancel_button = QPushButton("Cancel")
         self.progress_line = ProgressLine()
@@ -103,32 +91,25 @@ class FeaturesTab(ModelTab):
         self.pages.addTab(self.tokens, "Tokens")
         self.pages.addTab(self.card, "Feature")
         self.pages.addTab(self.train_page, "Train")
-
-        first = QHBoxLayout()
-        for widget in (QLabel("SAE"), self.sae_path, browse):
-            first.addWidget(widget, 1 if widget is self.sae_path else 0)
-        second = QHBoxLayout()
-        second.addWidget(QLabel("Task"))
-        second.addWidget(self.task_combo)
-        second.addWidget(self.sae_info, 1)
-        run = QHBoxLayout()
-        for widget in (self.run_button, self.cancel_button, self.progress_line):
-            run.addWidget(widget, 1 if widget is self.progress_line else 0)
-        self.body.addLayout(first)
-        self.body.addLayout(second)
+        browse = browse_button(self.sae_path, "SAE folder", folder=True, text="Open…", then=self.open_sae)
+        self.body.addLayout(hbox("SAE", self.sae_path, browse, stretch=self.sae_path))
+        self.body.addLayout(hbox("Task", self.task_combo, self.sae_info, stretch=self.sae_info))
         self.body.addWidget(self.text)
-        self.body.addLayout(run)
+        self.body.addLayout(hbox(self.run_button, self.cancel_button, self.progress_line, stretch=self.progress_line))
         self.body.addWidget(self.pages, 1)
+        self._connect_runners()
 
-        self.open_runner = TaskRunner(self)
-        self.open_runner.result.connect(self._opened)
-        self.open_runner.error.connect(self._on_error)
-        self.card_runner = TaskRunner(self)
-        self.card_runner.result.connect(self._card_shown)
-        self.card_runner.error.connect(self._on_error)
-        self.train_runner = TaskRunner(self)
-        self.train_runner.result.connect(self._trained)
-        self.train_runner.error.connect(self._on_error)
+    def _runner(self, on_result: Callable[[Any], None]) -> TaskRunner:
+        runner = TaskRunner(self)
+        runner.result.connect(on_result)
+        runner.error.connect(self._on_error)
+        return runner
+
+    def _connect_runners(self) -> None:
+        """Opening an SAE, showing a card and training run beside Encode/intervene; Cancel stops them all."""
+        self.open_runner = self._runner(self.adopt)
+        self.card_runner = self._runner(self.card.show_card)
+        self.train_runner = self._runner(self._trained)
         self.train_runner.started.connect(lambda: self._training(True))
         self.train_runner.finished.connect(lambda: self._training(False))
         self.train_runner.progress.connect(self.train_page.progress.show_event)
@@ -145,21 +126,12 @@ class FeaturesTab(ModelTab):
         self.card.intervene_requested.connect(self.intervene)
 
     # -- the SAE -------------------------------------------------------------------------------
-    def _browse(self) -> None:
-        folder = QFileDialog.getExistingDirectory(self, "SAE folder", self.sae_path.text())
-        if folder:
-            self.sae_path.setText(folder)
-            self.open_sae()
-
     def open_sae(self) -> None:
         path = self.sae_path.text().strip()
         if not path:
             self.notes.set_notes([error_note(InputError("Choose an SAE folder."))])
             return
         self.open_runner.start(jobs.open_sae_job, path)
-
-    def _opened(self, found: SaeFolder) -> None:
-        self.adopt(found)
 
     def adopt(self, found: SaeFolder) -> None:
         """Show `found` and load its model for the chosen task (the checkpoint's own where it has one)."""
@@ -254,9 +226,6 @@ class FeaturesTab(ModelTab):
             self.outcome = value
             self.card.show_intervention(value, adapter_for(self._intervened_task).summary)
             self.notes.set_notes(value.notes)
-
-    def _card_shown(self, card: Any) -> None:
-        self.card.show_card(card)
 
     # -- training ----------------------------------------------------------------------------------
     def _training(self, running: bool) -> None:

@@ -131,7 +131,7 @@ class FillMaskTab(TaskTab):
             bars.deleteLater()
         self.bars = []
 
-    def render(self, outcome: Outcome) -> None:
+    def show_outcome(self, outcome: Outcome) -> None:
         result: FillMaskResult = outcome.result
         self.clear_result()
         filled = _highlighted(result)
@@ -155,8 +155,9 @@ class FillMaskTab(TaskTab):
                               _ranking(outcome.second.masks[number]), outcome.diff[number])
             self.bars_box.insertWidget(self.bars_box.count() - 1, bars)
             self.bars.append(bars)
-        for side in ("bars_a", "bars_b"):  # one label-axis width per column: the 0-1 axes line up
-            plot_style.align_axes([getattr(bars, side) for bars in self.bars])
+        # one label-axis width per column: the 0-1 axes line up
+        plot_style.align_axes([bars.bars_a for bars in self.bars])
+        plot_style.align_axes([bars.bars_b for bars in self.bars])
         top = ", ".join(m.candidates[0].token for m in result.masks)
         self.status.emit(f"Fill-mask: {len(result.masks)} mask(s); best: {top}")
 

@@ -7,17 +7,15 @@ entities are highlighted beside A's and a table marks each one same / relabelled
 from __future__ import annotations
 
 import html
+from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
 
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QColor
 from PySide6.QtWidgets import (
-    QAbstractItemView,
     QComboBox,
-    QHeaderView,
     QLabel,
-    QPlainTextEdit,
     QSplitter,
     QTableWidget,
     QTableWidgetItem,
@@ -34,6 +32,8 @@ from bertstudio.core.tasks.ner.entities import compare_entities as compare_entit
 from bertstudio.resources import examples
 from bertstudio.ui.tabs.base import TaskTab
 from bertstudio.ui.theme import colors, ink_on
+from bertstudio.ui.widgets.forms import read_only_table, text_box
+from bertstudio.ui.widgets.layouts import splitter
 from bertstudio.ui.widgets.span_text import Span, SpanText
 
 CHANGE_COLOURS = {"same": "#e6e6e6", "relabelled": "#ffd2a8", "removed": "#f4b4b4", "added": "#bfe8bf"}
@@ -47,17 +47,8 @@ STRATEGY_HELP = {
 }
 
 
-def _table(headers: list[str], stretch: int = 0) -> QTableWidget:
-    table = QTableWidget(0, len(headers))
-    table.setHorizontalHeaderLabels(headers)
-    table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
-    table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
-    table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
-    table.verticalHeader().setVisible(False)
-    header = table.horizontalHeader()
-    header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
-    header.setSectionResizeMode(stretch, QHeaderView.ResizeMode.Stretch)  # the text gets the room, not "end"
-    header.setStretchLastSection(False)
+def _table(headers: list[str], stretch: Sequence[int] = (0,)) -> QTableWidget:
+    table = read_only_table(headers, stretch)  # the text gets the room, not "end"
     table.verticalHeader().setDefaultSectionSize(table.fontMetrics().height() + 8)
     return table
 
@@ -73,12 +64,10 @@ def _column(*widgets: QWidget) -> QWidget:
 
 def _split(top: QWidget, bottom: QWidget) -> QSplitter:
     """The highlighted text above its table; the table gets most of the room."""
-    splitter = QSplitter(Qt.Orientation.Vertical)
-    splitter.addWidget(top)
-    splitter.addWidget(bottom)
-    splitter.setStretchFactor(0, 1)
-    splitter.setStretchFactor(1, 2)
-    return splitter
+    split = splitter(Qt.Orientation.Vertical, top, bottom)
+    split.setStretchFactor(0, 1)
+    split.setStretchFactor(1, 2)
+    return split
 
 
 def _item(value: object) -> QTableWidgetItem:
@@ -97,9 +86,7 @@ class NerTab(TaskTab):
     RUN_LABEL = "Tag"
 
     def build_inputs(self, box: QVBoxLayout) -> None:
-        self.text = QPlainTextEdit()
-        self.text.setPlaceholderText("Type or paste text to tag…")
-        self.text.setMaximumHeight(90)
+        self.text = text_box("Type or paste text to tag…", 90)
         self.strategy = QComboBox()
         for name in STRATEGIES:
             self.strategy.addItem(name, name)
@@ -118,27 +105,24 @@ class NerTab(TaskTab):
         self.shown_entities: tuple[Entity, ...] = ()
         self.highlight = SpanText()
         self.entities = _table(["text", "type", "score", "start", "end"])
-        self.entities.itemSelectionChanged.connect(self._entity_selected)
+        self.entities.itemSelectionChanged.connect(lambda: self._select_from(self.entities, self.highlight))
         self.wordpieces = _table(["wordpiece", "label", "score", "start", "end"])
-        self.wordpieces.itemSelectionChanged.connect(self._wordpiece_selected)
-        self.compare = _table(list(STRATEGIES))
-        self.compare.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Stretch)
+        self.wordpieces.itemSelectionChanged.connect(lambda: self._select_from(self.wordpieces, self.highlight))
+        self.compare = _table(list(STRATEGIES), stretch=range(len(STRATEGIES)))
         # model B ("Compare with…"): its highlighted entities and each change from A, in a column beside A's
         self.title_a = QLabel()
         self.title_a.setVisible(False)
         self.title_b = QLabel()
-        self.highlight_b = SpanText(legend=False)
-        self.highlight_b.colour = self.highlight.colour  # B shows each type in A's colour
+        self.highlight_b = SpanText(legend=False, colours_of=self.highlight)  # each type in A's colour
         self.changes_summary = QLabel()
         self.changes_summary.setWordWrap(True)
-        self.changes = _table(["change", "text", "A", "B", "start", "end"], stretch=1)
-        self.changes.itemSelectionChanged.connect(self._change_selected)
+        self.changes = _table(["change", "text", "A", "B", "start", "end"], stretch=(1,))
+        self.changes.itemSelectionChanged.connect(
+            lambda: self._select_from(self.changes, self.highlight, self.highlight_b))
         self.side_b = _column(self.title_b, _split(self.highlight_b, _column(self.changes_summary, self.changes)))
         self.side_b.setVisible(False)
         side_a = _column(self.title_a, _split(self.highlight, self.entities))
-        sides = QSplitter(Qt.Orientation.Horizontal)
-        sides.addWidget(side_a)
-        sides.addWidget(self.side_b)
+        sides = splitter(Qt.Orientation.Horizontal, side_a, self.side_b)
         self.views = QTabWidget()
         self.views.addTab(sides, "Entities")
         self.views.addTab(self.wordpieces, "Wordpieces")
@@ -203,7 +187,7 @@ class NerTab(TaskTab):
         self.title_a.setVisible(False)
         self.side_b.setVisible(False)
 
-    def render(self, outcome: Outcome) -> None:
+    def show_outcome(self, outcome: Outcome) -> None:
         result = outcome.result
         self.highlight.set_kinds(result.entity_types)
         self._show_entities(result, result.entities)
@@ -273,13 +257,6 @@ class NerTab(TaskTab):
         else:
             self.changes_summary.setText(f"Same entities in A and B ({len(diff.same)}).")
 
-    def _change_selected(self) -> None:
-        rows = self.changes.selectionModel().selectedRows()
-        if rows:
-            role = Qt.ItemDataRole.UserRole
-            start, end = (self.changes.item(rows[0].row(), c).data(role) for c in (4, 5))
-            self.highlight.select(int(start), int(end))
-            self.highlight_b.select(int(start), int(end))
 
     def _show_entities(self, result: NerResult, entities: tuple[Entity, ...]) -> None:
         self.shown_entities = entities
@@ -302,18 +279,14 @@ class NerTab(TaskTab):
                     item.setForeground(QColor(ink_on(self.highlight.colour(kind))))
                 table.setItem(r, c, item)
 
-    def _select_from(self, table: QTableWidget) -> None:
+    def _select_from(self, table: QTableWidget, *texts: SpanText) -> None:
+        """Select the chosen row's span (its last two columns: start, end) in `texts`."""
         rows = table.selectionModel().selectedRows()
         if not rows:
             return
-        row = rows[0].row()
-        role = Qt.ItemDataRole.UserRole
-        start, end = table.item(row, 3).data(role), table.item(row, 4).data(role)
-        if start is not None and end is not None:
-            self.highlight.select(int(start), int(end))
-
-    def _entity_selected(self) -> None:
-        self._select_from(self.entities)
-
-    def _wordpiece_selected(self) -> None:
-        self._select_from(self.wordpieces)
+        row, last = rows[0].row(), table.columnCount() - 1
+        items = (table.item(row, last - 1), table.item(row, last))
+        span = [item.data(Qt.ItemDataRole.UserRole) for item in items if item is not None]
+        if len(span) == 2 and None not in span:
+            for text in texts:
+                text.select(int(span[0]), int(span[1]))

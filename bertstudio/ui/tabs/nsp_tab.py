@@ -10,21 +10,19 @@ from __future__ import annotations
 import html
 from typing import Any
 
-from PySide6.QtWidgets import QCheckBox, QLabel, QPlainTextEdit, QPushButton, QVBoxLayout
+from PySide6.QtWidgets import QCheckBox, QLabel, QPushButton, QVBoxLayout
 
 from bertstudio.core.jobs import Outcome
 from bertstudio.core.models import ModelInfo
-from bertstudio.core.tasks.nsp import NspInput, NspRanking, candidates_from_lines, ranked_items
+from bertstudio.core.tasks.nsp import NspInput, NspRanking, NspResult, candidates_from_lines, ranked_items
 from bertstudio.resources import examples
 from bertstudio.ui.tabs.base import TaskTab
 from bertstudio.ui.widgets.compare_panel import CompareBars, fit_labels, ranking_summary
+from bertstudio.ui.widgets.forms import text_box
+from bertstudio.ui.widgets.labelled_matrix import short
 
 LABEL_NOTE = ("BERT's NSP head: <b>label 0 = IsNext</b> (B continues A), "
               "<b>label 1 = NotNext</b> (B is a random sentence). Hover the bars for the raw logits.")
-
-
-def _short(text: str, width: int = 60) -> str:
-    return text if len(text) <= width else text[: width - 1] + "…"
 
 
 class NspTab(TaskTab):
@@ -36,12 +34,8 @@ class NspTab(TaskTab):
     def build_inputs(self, box: QVBoxLayout) -> None:
         self.label_note = QLabel(LABEL_NOTE)
         self.label_note.setWordWrap(True)
-        self.sentence_a = QPlainTextEdit()
-        self.sentence_a.setPlaceholderText("Sentence A…")
-        self.sentence_a.setMaximumHeight(70)
-        self.sentence_b = QPlainTextEdit()
-        self.sentence_b.setPlaceholderText("Sentence B… (in rank mode: one candidate per line)")
-        self.sentence_b.setMaximumHeight(120)
+        self.sentence_a = text_box("Sentence A…", 70)
+        self.sentence_b = text_box("Sentence B… (in rank mode: one candidate per line)", 120)
         self.rank_mode = QCheckBox("Rank several B's (one per line)")
         self.rank_mode.toggled.connect(self._mode_changed)
         self.swap_button = QPushButton("Swap A ⇄ B")
@@ -80,7 +74,7 @@ class NspTab(TaskTab):
         found = []
         for line in examples("nsp"):
             kind, a, b = (part.strip() for part in line.split("|", 2))
-            found.append((f"{kind}: {_short(a, 30)} → {_short(b, 30)}", NspInput(a, (b,))))
+            found.append((f"{kind}: {short(a, 30)} → {short(b, 30)}", NspInput(a, (b,))))
         return found
 
     def inputs(self) -> NspInput:
@@ -96,28 +90,24 @@ class NspTab(TaskTab):
 
     def clear_result(self) -> None:
         self.bars.set_items([], [], [])
-        self.compare_bars.title_a.setVisible(False)
-        self.compare_bars.side_b.setVisible(False)
-        self.compare_bars.summary.setVisible(False)
+        self.compare_bars.hide_b()
 
-    def render(self, outcome: Outcome) -> None:
+    def show_outcome(self, outcome: Outcome) -> None:
         result = outcome.result
-        self.compare_bars.title_a.setVisible(False)
-        self.compare_bars.side_b.setVisible(False)
-        self.compare_bars.summary.setVisible(False)
+        self.compare_bars.hide_b()
         if outcome.second is not None:
-            self._show_two(outcome)
+            self._show_two(outcome, outcome.second)
             return
         if isinstance(result, NspRanking):
             self.bars.getPlotItem().getAxis("bottom").setLabel("P(IsNext): probability that B continues A")
             self.bars.set_items(
-                [_short(r.sentence_b) for r in result.results],
+                [short(r.sentence_b, 60) for r in result.results],
                 [r.is_next for r in result.results],
-                [f"{_short(r.sentence_b, 40)}: P(IsNext)={r.is_next:.4f}  logits "
+                [f"{short(r.sentence_b, 40)}: P(IsNext)={r.is_next:.4f}  logits "
                  f"[{r.logits[0]:.3f}, {r.logits[1]:.3f}]" for r in result.results],
             )
             best = result.results[0]
-            self.status.emit(f"Next sentence: best of {len(result.results)} is “{_short(best.sentence_b, 40)}” "
+            self.status.emit(f"Next sentence: best of {len(result.results)} is “{short(best.sentence_b, 40)}” "
                              f"({best.is_next:.1%})")
             return
         self.bars.getPlotItem().getAxis("bottom").setLabel("probability")
@@ -131,18 +121,18 @@ class NspTab(TaskTab):
         self.status.emit(f"Next sentence: P(IsNext) = {result.is_next:.1%}")
 
     # -- comparing two models ----------------------------------------------------------------
-    def _show_two(self, outcome: Outcome) -> None:
+    def _show_two(self, outcome: Outcome, second: NspResult | NspRanking) -> None:
         """A's and B's bars side by side; B's labels carry the probability change (and rank move)."""
         ranked = isinstance(outcome.result, NspRanking)
         diff = outcome.diff
-        items_a, items_b = ranked_items(outcome.result), ranked_items(outcome.second)
+        items_a, items_b = ranked_items(outcome.result), ranked_items(second)
         source_a = self.source_a(outcome)
         self.compare_bars.show_two(source_a, outcome.second_source,
                                    ([label for label, _ in items_a], [p for _, p in items_a]),
                                    ([label for label, _ in items_b], [p for _, p in items_b]), diff)
         axis = "P(IsNext): probability that B continues A" if ranked else "probability"
         self.compare_bars.set_value_format("{:.1%}", axis)
-        shown_a = [_short(label, 40) for label, _ in items_a]
+        shown_a = [short(label, 40) for label, _ in items_a]
         self.bars.set_items(shown_a, [p for _, p in items_a], [f"{label}: {p:.4f}" for label, p in items_a])
         marked = [self.marked_label(label, diff, ranked) for label, _ in items_b]
         fit_labels(self.bars, shown_a)
@@ -151,7 +141,7 @@ class NspTab(TaskTab):
                                            [f"{label}: {p:.4f}" for label, p in items_b])
         summary = ranking_summary(diff)
         if ranked:
-            moves = [f"{html.escape(_short(d.label, 40))} {d.rank_a}→{d.rank_b}"
+            moves = [f"{html.escape(short(d.label, 40))} {d.rank_a}→{d.rank_b}"
                      for d in diff.deltas if d.rank_a != d.rank_b]
             summary += ("<br><b>Rank changes:</b> " + "; ".join(moves)) if moves else "<br>No candidate changed rank."
         self.compare_bars.summary.setText(summary)
@@ -168,4 +158,4 @@ class NspTab(TaskTab):
         if ranked and delta is not None and delta.rank_a is not None and delta.rank_b is not None:
             move = delta.rank_a - delta.rank_b
             marks.append(f"▲{move}" if move > 0 else f"▼{-move}" if move < 0 else "=")
-        return f"{_short(label, 40)} ({', '.join(marks)})" if marks else _short(label, 40)
+        return f"{short(label, 40)} ({', '.join(marks)})" if marks else short(label, 40)

@@ -33,7 +33,7 @@ def tops(diff: Any) -> str:
 
 
 class PinnedInputs:
-    """TaskTab's pins. Uses the template's own members (spec, runner, result, outcome, render, state...)."""
+    """TaskTab's pins. Uses the template's own members (spec, runner, result, outcome, show_outcome, state...)."""
 
     spec: Any
     runner: Any
@@ -81,7 +81,7 @@ class PinnedInputs:
         self.show_pins()
         if self.result is not None and self.outcome is not None and self.outcome.result is not self.result:
             self.outcome = Outcome(self.result, notes=self.outcome.notes)
-            self.render(self.outcome)
+            self.show_outcome(self.outcome)
 
     def step_pin(self, index: int) -> None:
         if not 0 <= index < len(self.pins.entries):
@@ -144,15 +144,15 @@ class PinnedInputs:
                        first_source="pinned")
 
     def render_shown(self, outcome: Any) -> None:
-        """The tab's render, then, when an edit is compared with its pin, a status line about that
-        comparison: render's own line speaks of A, which is then the pinned input, not this edit, so it
+        """The tab's show_outcome, then, when an edit is compared with its pin, a status line about that
+        comparison: show_outcome's own line speaks of A, which is then the pinned input, not this edit, so it
         is held back (the status bar and the log read one line: the edit's result against its pin)."""
         if not self.pin_comparison:
-            self.render(outcome)
+            self.show_outcome(outcome)
             return
         blocker = QSignalBlocker(self)  # the tab's own signals only (status); its widgets still update
         try:
-            self.render(outcome)
+            self.show_outcome(outcome)
         finally:
             blocker.unblock()
         self.status.emit(f"{self.TITLE}: {self.pin_comparison}")

@@ -13,22 +13,8 @@ from typing import Any
 
 import numpy as np
 from PySide6.QtCore import Qt
-from PySide6.QtGui import QColor, QTextCharFormat, QTextCursor
-from PySide6.QtWidgets import (
-    QAbstractItemView,
-    QCheckBox,
-    QDoubleSpinBox,
-    QHeaderView,
-    QLabel,
-    QLineEdit,
-    QSpinBox,
-    QSplitter,
-    QTableWidget,
-    QTableWidgetItem,
-    QTextEdit,
-    QVBoxLayout,
-    QWidget,
-)
+from PySide6.QtGui import QColor, QTextCharFormat
+from PySide6.QtWidgets import QCheckBox, QDoubleSpinBox, QLabel, QLineEdit, QTableWidgetItem, QVBoxLayout, QWidget
 
 from bertstudio.core.jobs import Outcome
 from bertstudio.core.models import ModelInfo
@@ -38,7 +24,9 @@ from bertstudio.resources import examples
 from bertstudio.ui import theme
 from bertstudio.ui.tabs.base import TaskTab
 from bertstudio.ui.theme import ink_on
-from bertstudio.ui.widgets.compare_panel import COLOR_B
+from bertstudio.ui.widgets.compare_panel import COLOR_B, short_source
+from bertstudio.ui.widgets.forms import read_only_table, spin_box
+from bertstudio.ui.widgets.layouts import splitter
 from bertstudio.ui.widgets.qa_context import QAContextEdit
 from bertstudio.ui.widgets.qa_scores_plot import QAScoresPlot
 
@@ -70,35 +58,6 @@ def span_summary(diff: SpanDiff) -> str:
     return " · ".join(parts)
 
 
-def _short(source: str, limit: int = 48) -> str:
-    return source if len(source) <= limit else "…" + source[-(limit - 1):]
-
-
-def _spin(low: int, high: int, value: int, prefix: str, tip: str) -> QSpinBox:
-    spin = QSpinBox()
-    spin.setRange(low, high)
-    spin.setValue(value)
-    spin.setPrefix(prefix)
-    spin.setToolTip(tip)
-    return spin
-
-
-def _answers_table(headers: list[str]) -> QTableWidget:
-    """The answer column takes the room; the numbers only what they need (two tables share a row)."""
-    table = QTableWidget(0, len(headers))
-    table.setHorizontalHeaderLabels(headers)
-    table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
-    table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
-    table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
-    header = table.horizontalHeader()
-    header.setStretchLastSection(False)
-    header.setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
-    for column in range(1, table.columnCount()):
-        header.setSectionResizeMode(column, QHeaderView.ResizeMode.ResizeToContents)
-    table.verticalHeader().setVisible(False)
-    return table
-
-
 class QATab(TaskTab):
     SPEC_KEY = "qa"
     BOUND = {"question": "question", "context": "context",  # the workspace binds these by name
@@ -115,12 +74,13 @@ class QATab(TaskTab):
         self.question.returnPressed.connect(self.run)
         self.context = QAContextEdit()
         self.context.setPlaceholderText("Paste the context: the text that holds the answer (any length).")
-        self.top_k = _spin(1, 50, 5, "top-k ", "How many spans to list")
-        self.max_answer_len = _spin(1, 200, defaults.max_answer_len, "max answer ",
-                                    "Longest answer, in tokens")
+        self.top_k = spin_box(1, 50, 5, prefix="top-k ", tip="How many spans to list")
+        self.max_answer_len = spin_box(1, 200, defaults.max_answer_len, prefix="max answer ",
+                                       tip="Longest answer, in tokens")
         self.max_answer_len.setSuffix(" tok")
-        self.doc_stride = _spin(0, 1024, defaults.doc_stride, "doc stride ",
-                                "Tokens shared by consecutive windows when the context is longer than the model reads")
+        self.doc_stride = spin_box(0, 1024, defaults.doc_stride, prefix="doc stride ",
+                                   tip="Tokens shared by consecutive windows when the context is longer than the "
+                                   "model reads")
         self.allow_null = QCheckBox("allow no answer")
         self.allow_null.setToolTip("SQuAD 2.0 models: the empty answer (scored at CLS) may win")
         self.threshold = QDoubleSpinBox()
@@ -139,9 +99,10 @@ class QATab(TaskTab):
 
     def build_results(self, box: QVBoxLayout) -> None:
         self.b_span: tuple[int, int] | None = None  # B's answer shown in the context
-        self.table = _answers_table(["answer", "score", "start", "end"])
+        # the answer column takes the room; the numbers only what they need (two tables share a row)
+        self.table = read_only_table(["answer", "score", "start", "end"])
         self.table.currentCellChanged.connect(lambda row, *_: self.show_answer(row))
-        self.table_b = _answers_table(["answer", "score", "start", "end", "vs A"])
+        self.table_b = read_only_table(["answer", "score", "start", "end", "vs A"])
         self.table_b.currentCellChanged.connect(lambda row, *_: self.show_answer_b(row))
         self.plot = QAScoresPlot()
         self.title_a = QLabel()
@@ -155,12 +116,7 @@ class QATab(TaskTab):
             column.setContentsMargins(0, 0, 0, 0)
             column.addWidget(title)
             column.addWidget(table, 1)
-        lower = QSplitter(Qt.Orientation.Horizontal)
-        lower.addWidget(side_a)
-        lower.addWidget(self.side_b)
-        lower.addWidget(self.plot)
-        lower.setSizes([300, 300, 400])
-        box.addWidget(lower, 1)
+        box.addWidget(splitter(Qt.Orientation.Horizontal, side_a, self.side_b, self.plot, sizes=(300, 300, 400)), 1)
         box.addWidget(self.compare_summary)
         self.title_a.setVisible(False)
         self.side_b.setVisible(False)
@@ -216,7 +172,7 @@ class QATab(TaskTab):
         self.side_b.setVisible(False)
         self.compare_summary.setVisible(False)
 
-    def render(self, outcome: Outcome) -> None:
+    def show_outcome(self, outcome: Outcome) -> None:
         result = outcome.result
         self.b_span = None
         self.table.blockSignals(True)
@@ -256,9 +212,9 @@ class QATab(TaskTab):
         """B's n-best beside A's: each row's rank in A's list and its score change (B − A)."""
         assert outcome.second is not None
         source_a = self.source_a(outcome)
-        self.title_a.setText(f"<b style='color:{theme.colors().series_a}'>A</b> {html.escape(_short(source_a))}")
+        self.title_a.setText(f"<b style='color:{theme.colors().series_a}'>A</b> {html.escape(short_source(source_a))}")
         self.title_b.setText(f"<b style='color:{theme.colors().series_b}'>B</b> "
-                             f"{html.escape(_short(outcome.second_source))} "
+                             f"{html.escape(short_source(outcome.second_source))} "
                              f"<span style='background:#fbd9c4; color:{ink_on('#fbd9c4')}'>(underlined in the "
                              "context)</span>")
         answers = outcome.second.answers
@@ -322,18 +278,12 @@ class QATab(TaskTab):
         start, end = max(0, min(self.b_span[0], length)), max(0, min(self.b_span[1], length))
         if end <= start:
             return
-        selection = QTextEdit.ExtraSelection()
-        cursor = QTextCursor(self.context.document())
-        cursor.setPosition(start)
-        cursor.setPosition(end, QTextCursor.MoveMode.KeepAnchor)
-        fmt = QTextCharFormat()
-        fmt.setBackground(B_BACKGROUND)
-        fmt.setForeground(QColor(ink_on(B_BACKGROUND.name())))  # dark text on the light mark, in both themes
+        selection = self.context.selection(start, end, B_BACKGROUND, bold=False)
+        fmt = selection.format  # B's background in the ink that reads on it, underlined in B's colour
         fmt.setFontUnderline(True)
         fmt.setUnderlineStyle(QTextCharFormat.UnderlineStyle.SingleUnderline)
         fmt.setUnderlineColor(QColor(COLOR_B))
         fmt.setToolTip("model B's answer")
-        selection.cursor = cursor
         selection.format = fmt
         selections = list(self.context.extraSelections())
         # The window shading first, then B, then A's answer on top where the two overlap.

@@ -10,7 +10,7 @@ import html
 from typing import Any
 
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QComboBox, QLabel, QPlainTextEdit, QSplitter, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QComboBox, QLabel, QVBoxLayout, QWidget
 
 from bertstudio.core.jobs import Outcome
 from bertstudio.core.tasks.similarity import (
@@ -22,7 +22,9 @@ from bertstudio.core.tasks.similarity import (
 )
 from bertstudio.ui.tabs.base import TaskTab
 from bertstudio.ui.widgets.compare_panel import CompareBars, fit_labels
+from bertstudio.ui.widgets.forms import text_box
 from bertstudio.ui.widgets.labelled_matrix import LabelledMatrix, short
+from bertstudio.ui.widgets.layouts import splitter
 
 AXIS = "cosine similarity with sentence A"
 POOLING_LABELS = {"mean": "Mean of the tokens (sentence-transformers)", "cls": "First token ([CLS])"}
@@ -70,12 +72,8 @@ class SimilarityTab(TaskTab):
     RUN_LABEL = "Compare sentences"
 
     def build_inputs(self, box: QVBoxLayout) -> None:
-        self.sentence_a = QPlainTextEdit()
-        self.sentence_a.setPlaceholderText("Sentence A…")
-        self.sentence_a.setMaximumHeight(70)
-        self.sentences_b = QPlainTextEdit()
-        self.sentences_b.setPlaceholderText("Sentences B, one per line…")
-        self.sentences_b.setMaximumHeight(120)
+        self.sentence_a = text_box("Sentence A…", 70)
+        self.sentences_b = text_box("Sentences B, one per line…", 120)
         self.pooling = QComboBox()
         for key in POOLINGS:
             self.pooling.addItem(POOLING_LABELS[key], key)
@@ -99,9 +97,7 @@ class SimilarityTab(TaskTab):
         self.matrix.setVisible(False)
         # Side by side: the ranked bars keep the tab's whole height (one row per sentence B), the matrix
         # of every pair beside them; the template remembers where the user puts the divider.
-        split = QSplitter(Qt.Orientation.Horizontal)
-        split.addWidget(self.compare_bars)
-        split.addWidget(self.matrix)
+        split = splitter(Qt.Orientation.Horizontal, self.compare_bars, self.matrix)
         split.setStretchFactor(0, 3)
         split.setStretchFactor(1, 2)
         box.addWidget(split, 1)
@@ -127,15 +123,13 @@ class SimilarityTab(TaskTab):
     def clear_result(self) -> None:
         self.bars.set_items([], [], [])
         _cosine_axis(self.bars)
-        self.compare_bars.title_a.setVisible(False)
-        self.compare_bars.side_b.setVisible(False)
-        self.compare_bars.summary.setVisible(False)
+        self.compare_bars.hide_b()
         self.matrix.setVisible(False)
 
-    def render(self, outcome: Outcome) -> None:
+    def show_outcome(self, outcome: Outcome) -> None:
         result: SimilarityResult = outcome.result
         if outcome.second is not None:
-            self._show_two(outcome)
+            self._show_two(outcome, outcome.second)
         else:
             ranked = result.ranked
             self.compare_bars.show_one([s.text for s in ranked], [s.score for s in ranked],
@@ -155,10 +149,10 @@ class SimilarityTab(TaskTab):
             labels = ("A", *(f"B{i + 1}" for i in range(len(result.scores))))
             self.matrix.set_matrix(labels, result.matrix)
 
-    def _show_two(self, outcome: Outcome) -> None:
+    def _show_two(self, outcome: Outcome, other: SimilarityResult) -> None:
         """A's and B's bars side by side on the -1..1 axis; B's labels carry the change and rank move."""
         diff = outcome.diff
-        first, second = outcome.result.ranked, outcome.second.ranked
+        first, second = outcome.result.ranked, other.ranked
         source_a = self.source_a(outcome)
         self.compare_bars.show_two(source_a, outcome.second_source, ([s.text for s in first], [s.score for s in first]),
                                    ([s.text for s in second], [s.score for s in second]), diff)

@@ -12,20 +12,12 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from PySide6.QtGui import QFontMetrics
-from PySide6.QtWidgets import (
-    QCheckBox,
-    QComboBox,
-    QFileDialog,
-    QHBoxLayout,
-    QLabel,
-    QPushButton,
-    QScrollArea,
-    QVBoxLayout,
-    QWidget,
-)
+from PySide6.QtWidgets import QCheckBox, QComboBox, QHBoxLayout, QLabel, QScrollArea, QVBoxLayout, QWidget
 
 from bertstudio.core.quantize import split_variant, variant_source
 from bertstudio.ui import theme
+from bertstudio.ui.widgets.forms import browse_button
+from bertstudio.ui.widgets.labelled_matrix import short
 
 if TYPE_CHECKING:
     from bertstudio.ui.widgets.ranked_bars import RankedBars
@@ -39,10 +31,6 @@ REGRESSION_AXIS = "regression score (not a probability; 0 marked)"
 REGRESSION_FORMAT = "{:.4g}"
 SCALES_DIFFER = ("<b>Different scales:</b> one side is a regression score, the other probabilities (0 to 1): "
                  "their bars and top labels do not compare.")
-
-
-def _elide(label: str) -> str:
-    return label if len(label) <= MAX_LABEL_CHARS else label[: MAX_LABEL_CHARS - 1] + "…"
 
 
 def fit_labels(bars: RankedBars, labels: Sequence[str]) -> None:
@@ -62,11 +50,12 @@ class CompareSource(QWidget):
         self.enabled.setToolTip("Run a second model on the same input and show both results side by side")
         self.combo = QComboBox(editable=True)
         self.combo.setMinimumWidth(200)
-        self.combo.lineEdit().setPlaceholderText("second model: Hub id or local folder")
+        line = self.combo.lineEdit()  # an editable combo's own
+        if line is not None:
+            line.setPlaceholderText("second model: Hub id or local folder")
         self.combo.setEnabled(False)
-        self.browse = QPushButton("Folder…")
+        self.browse = browse_button(self.set_source, "Choose the model to compare with", folder=True, text="Folder…")
         self.browse.setEnabled(False)
-        self.browse.clicked.connect(self._choose_folder)
         self.int8 = QCheckBox("int8")  # B is the model quantized (core/quantize.py): the same model shows the gain
         self.int8.setToolTip("Compare with this model dynamically quantized to int8 on the CPU (name the same "
                              "model as A to see size, speed and agreement side by side)")
@@ -94,11 +83,6 @@ class CompareSource(QWidget):
                 self.combo.addItem(self._suggestions.itemText(i), self._suggestions.itemData(i))
             self.combo.setEditText(text)
 
-    def _choose_folder(self) -> None:
-        folder = QFileDialog.getExistingDirectory(self, "Choose the model to compare with")
-        if folder:
-            self.set_source(folder)
-
     def set_source(self, source: str | None) -> None:
         """Turn comparing on with `source` ('SRC [int8]' ticks int8), or off with None."""
         plain, quantize = split_variant(source or "")
@@ -120,7 +104,8 @@ class CompareSource(QWidget):
         return self.combo.currentText().strip() or None
 
 
-def _short(source: str, limit: int = 48) -> str:
+def short_source(source: str, limit: int = 48) -> str:
+    """A model source cut from the left (its end names it)."""
     return source if len(source) <= limit else "…" + source[-(limit - 1):]
 
 
@@ -178,13 +163,16 @@ class CompareBars(QWidget):
             bars.value_format = REGRESSION_FORMAT if regression else "{:.1%}"
             bars.set_probability(not regression, REGRESSION_AXIS if regression else PROBABILITY_AXIS)
 
+    def hide_b(self) -> None:
+        """Model A's bars alone: no titles, no B, no summary of the two."""
+        for widget in (self.title_a, self.side_b, self.summary):
+            widget.setVisible(False)
+
     def show_one(self, labels: Sequence[str], values: Sequence[float], tooltips: Sequence[str] = ()) -> None:
-        self.title_a.setVisible(False)
-        shown = [_elide(label) for label in labels]
+        self.hide_b()
+        shown = [short(label, MAX_LABEL_CHARS) for label in labels]
         fit_labels(self.bars_a, shown)
         self.bars_a.set_items(shown, values, tooltips or labels)
-        self.side_b.setVisible(False)
-        self.summary.setVisible(False)
 
     def show_two(
         self,
@@ -195,10 +183,10 @@ class CompareBars(QWidget):
         diff: Any,
     ) -> None:
         """`diff` is a core.compare.RankingDiff of A -> B; B's labels carry their change."""
-        self.title_a.setText(f"<b style='color:{self.bars_a.color}'>A</b> {html.escape(_short(source_a))}")
-        self.title_b.setText(f"<b style='color:{self.bars_b.color}'>B</b> {html.escape(_short(source_b))}")
+        self.title_a.setText(f"<b style='color:{self.bars_a.color}'>A</b> {html.escape(short_source(source_a))}")
+        self.title_b.setText(f"<b style='color:{self.bars_b.color}'>B</b> {html.escape(short_source(source_b))}")
         self.title_a.setVisible(True)
-        shown_a = [_elide(label) for label in a[0]]
+        shown_a = [short(label, MAX_LABEL_CHARS) for label in a[0]]
         fit_labels(self.bars_a, shown_a)
         self.bars_a.set_items(shown_a, a[1], a[0])
         other_labels = bool(getattr(diff, "labels_note", ""))  # another classifier's labels: nothing is "new"
@@ -211,9 +199,9 @@ class CompareBars(QWidget):
         for label in labels_b:
             delta = diff.delta_of(label) if same_scale else None
             change = delta.delta if delta is not None else None
-            marked.append(f"{_elide(label)} ({change:+.1%})" if change is not None and abs(change) >= 0.0005
-                          else _elide(label) if change is not None or other_labels or not same_scale
-                          else f"{_elide(label)} (new)")
+            shown = short(label, MAX_LABEL_CHARS)
+            marked.append(f"{shown} ({change:+.1%})" if change is not None and abs(change) >= 0.0005
+                          else shown if change is not None or other_labels or not same_scale else f"{shown} (new)")
         fit_labels(self.bars_b, marked)
         self.bars_b.set_items(marked, values_b, labels_b)
         # Each side as tall as its own labels need: two labels beside 27 are two bars with their own

@@ -11,26 +11,14 @@ from collections.abc import Callable
 from typing import Any
 
 from PySide6.QtCore import Signal
-from PySide6.QtWidgets import (
-    QAbstractItemView,
-    QComboBox,
-    QFormLayout,
-    QHBoxLayout,
-    QHeaderView,
-    QLineEdit,
-    QPushButton,
-    QSpinBox,
-    QTableWidget,
-    QTableWidgetItem,
-    QVBoxLayout,
-    QWidget,
-)
+from PySide6.QtWidgets import QComboBox, QFormLayout, QLineEdit, QPushButton, QTableWidgetItem, QVBoxLayout, QWidget
 
 from bertstudio.core.errors import BertStudioError
 from bertstudio.core.models import LoadRequest
 from bertstudio.core.notes import Note
 from bertstudio.ui.tabs.frame import error_note
 from bertstudio.ui.tabs.run_lifecycle import JobDialog, RunLifecycle
+from bertstudio.ui.widgets.forms import hbox, read_only_table, spin_box
 from bertstudio.ui.widgets.notes_area import NotesArea
 from bertstudio.ui.widgets.run_controls import ProgressLine
 from bertstudio.workers.runner import TaskRunner
@@ -57,9 +45,7 @@ class CounterfactualPanel(JobDialog):
         self.method = QComboBox()
         for key, label in METHODS:
             self.method.addItem(label, key)
-        self.max_edits = QSpinBox()
-        self.max_edits.setRange(1, MAX_EDITS)
-        self.max_edits.setValue(2)
+        self.max_edits = spin_box(1, MAX_EDITS, 2)
         self.mlm = QLineEdit()
         self.mlm.setPlaceholderText("the model's own MLM head (or a masked LM with the same vocabulary)")
         self.method.currentIndexChanged.connect(lambda _i: self.mlm.setEnabled(self.method.currentData() == "mlm"))
@@ -79,33 +65,21 @@ class CounterfactualPanel(JobDialog):
         self.cancel_button.setEnabled(False)
         self.progress = ProgressLine()
         self.notes = NotesArea(one_line=True)
-        buttons = QHBoxLayout()
-        buttons.addWidget(self.find_button)
-        buttons.addWidget(self.cancel_button)
-        buttons.addWidget(self.progress, 1)
-        self.table = QTableWidget(0, len(COLUMNS))
-        self.table.setHorizontalHeaderLabels(COLUMNS)
-        self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
-        self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
-        header = self.table.horizontalHeader()
-        header.setSectionResizeMode(3, QHeaderView.ResizeMode.Stretch)
-        for column in (0, 1, 2, 4):
-            header.setSectionResizeMode(column, QHeaderView.ResizeMode.ResizeToContents)
-        self.table.verticalHeader().setVisible(False)
+        self.table = read_only_table(COLUMNS, stretch=(3,))
         self.table.cellDoubleClicked.connect(lambda row, _column: self.open_row(row))
         layout = QVBoxLayout(self)
         layout.addLayout(form)
-        layout.addLayout(buttons)
+        layout.addLayout(hbox(self.find_button, self.cancel_button, self.progress, stretch=self.progress))
         layout.addWidget(self.table, 1)
         layout.addWidget(self.notes)
         self.results: tuple[Any, ...] = ()
         # Run/Cancel/progress/"Cancelled." as every tab has them; Esc is JobDialog's (closes when idle)
-        self.lifecycle = RunLifecycle(self, self.runner, self.find, self.find_button, self.cancel_button,
+        self.lifecycle = RunLifecycle(self, self.runner, self.search, self.find_button, self.cancel_button,
                                       self.progress, self.notes, esc_cancels=False)
         self.runner.result.connect(self.show_result)
         self.runner.error.connect(lambda error: self.notes.set_notes([error_note(error)]))
 
-    def find(self) -> None:
+    def search(self) -> None:
         from bertstudio.core.whatif.search import options
         from bertstudio.workers.jobs import counterfactual_job
 
@@ -126,9 +100,9 @@ class CounterfactualPanel(JobDialog):
     def show_result(self, result: Any) -> None:
         self.results = result.counterfactuals
         self.table.setRowCount(len(self.results))
+        edits = [", ".join(describe_edit(e, len(found.texts)) for e in found.edits) for found in self.results]
         for row, found in enumerate(self.results):
-            edits = ", ".join(describe_edit(e, len(found.texts)) for e in found.edits)
-            cells = (edits, found.prediction.label, f"{found.prediction.score:.3f}", " | ".join(found.texts))
+            cells = (edits[row], found.prediction.label, f"{found.prediction.score:.3f}", " | ".join(found.texts))
             for column, text in enumerate(cells):
                 item = QTableWidgetItem(text)
                 item.setToolTip(text)
@@ -141,9 +115,7 @@ class CounterfactualPanel(JobDialog):
         head = Note("info", f"Original: {original.label} ({original.score:.3f}); {len(self.results)} "
                     f"counterfactual(s) from {result.evaluated:,} edited inputs ({result.method}).")
         self.notes.set_notes([head, *result.notes])
-        best = ""
-        if self.results:
-            best = f"; fewest edits: {self.table.item(0, 0).text()} -> {self.results[0].prediction.label}"
+        best = f"; fewest edits: {edits[0]} -> {self.results[0].prediction.label}" if self.results else ""
         self.searched.emit(f"What would flip this? {head.text}{best}")  # into the window's log (issue 29 #19)
 
     def open_row(self, row: int) -> None:

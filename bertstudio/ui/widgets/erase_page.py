@@ -8,20 +8,9 @@ from __future__ import annotations
 from typing import Any
 
 from PySide6.QtCore import Signal
-from PySide6.QtWidgets import (
-    QComboBox,
-    QFileDialog,
-    QHBoxLayout,
-    QHeaderView,
-    QLabel,
-    QLineEdit,
-    QPushButton,
-    QSpinBox,
-    QTableWidget,
-    QTableWidgetItem,
-    QVBoxLayout,
-    QWidget,
-)
+from PySide6.QtWidgets import QComboBox, QLabel, QLineEdit, QPushButton, QTableWidgetItem, QVBoxLayout, QWidget
+
+from bertstudio.ui.widgets.forms import browse_button, hbox, read_only_table, spin_box
 
 
 class ErasePage(QWidget):
@@ -30,13 +19,9 @@ class ErasePage(QWidget):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.erasure: Any = None
-        self.layer = QSpinBox()
-        self.layer.setRange(0, 0)
-        self.layer.setToolTip("The hidden state the concept is erased from: 0 = the embeddings, 1..layers")
+        self.layer = spin_box(0, 0, tip="The hidden state the concept is erased from: 0 = the embeddings, 1..layers")
         self.concept = QLineEdit()
         self.concept.setPlaceholderText("A table with text,concept columns (CSV/TSV/JSONL)")
-        browse = QPushButton("Browse…")
-        browse.clicked.connect(self._browse)
         self.positions = QComboBox()
         self.positions.addItem("every token", "all")
         self.positions.addItem("first token ([CLS])", "first")
@@ -49,30 +34,17 @@ class ErasePage(QWidget):
         self.status = QLabel("Choose a layer and a concept file. With a data file above, the task is scored "
                              "intact and with the concept erased.")
         self.status.setWordWrap(True)
-        self.table = QTableWidget(0, 3)
-        self.table.setHorizontalHeaderLabels(["", "before", "after erasure"])
-        self.table.verticalHeader().setVisible(False)
-        header = self.table.horizontalHeader()
-        header.setSectionResizeMode(0, QHeaderView.ResizeMode.ResizeToContents)
-        for column in (1, 2):
-            header.setSectionResizeMode(column, QHeaderView.ResizeMode.Stretch)
-        row = QHBoxLayout()
-        for widget in (QLabel("Layer"), self.layer, QLabel("Concept"), self.concept, browse, self.positions,
-                       self.erase_button):
-            row.addWidget(widget, 1 if widget is self.concept else 0)
+        self.table = read_only_table(["", "before", "after erasure"], stretch=(1, 2), rows=False)
+        browse = browse_button(self.concept, "Concept file", "Tables (*.csv *.tsv *.jsonl);;All files (*)")
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 4, 0, 0)
-        layout.addLayout(row)
+        layout.addLayout(hbox("Layer", self.layer, "Concept", self.concept, browse, self.positions, self.erase_button,
+                              stretch=self.concept))
         layout.addWidget(self.status)
         layout.addWidget(self.table, 1)
 
     def set_layers(self, levels: int) -> None:
         self.layer.setRange(0, max(0, levels))
-
-    def _browse(self) -> None:
-        path, _ = QFileDialog.getOpenFileName(self, "Concept file", "", "Tables (*.csv *.tsv *.jsonl);;All files (*)")
-        if path:
-            self.concept.setText(path)
 
     def show_erasure(self, erasure: Any) -> None:
         self.erasure = erasure

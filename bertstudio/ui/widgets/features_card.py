@@ -11,23 +11,11 @@ from typing import Any
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import Signal
-from PySide6.QtWidgets import (
-    QAbstractItemView,
-    QDoubleSpinBox,
-    QHBoxLayout,
-    QHeaderView,
-    QLabel,
-    QPushButton,
-    QSpinBox,
-    QTableWidget,
-    QTableWidgetItem,
-    QTextEdit,
-    QVBoxLayout,
-    QWidget,
-)
+from PySide6.QtWidgets import QDoubleSpinBox, QLabel, QPushButton, QTableWidgetItem, QTextEdit, QVBoxLayout, QWidget
 
 from bertstudio.ui import plot_style
 from bertstudio.ui.widgets.attention_corpus import HTML_ROLE, RichTextDelegate, context_html
+from bertstudio.ui.widgets.forms import hbox, read_only_table, spin_box
 from bertstudio.ui.widgets.head_importance_view import summary_of
 from bertstudio.ui.widgets.layouts import splitter
 from bertstudio.ui.widgets.ranked_bars import RankedBars
@@ -98,26 +86,30 @@ class FeatureCardView(QWidget):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.card: Any = None
-        self.feature = QSpinBox()
-        self.feature.setRange(0, 0)
-        self.feature.setPrefix("feature ")
+        self.feature = spin_box(0, 0, prefix="feature ")
         self.show_button = QPushButton("Show")
         self.show_button.clicked.connect(lambda: self.show_requested.emit(self.feature.value()))
         self.summary = QLabel("Open an SAE, then pick a feature (or click one on the Tokens page).")
         self.summary.setWordWrap(True)
-        self.table = QTableWidget(0, len(COLUMNS))
-        self.table.setHorizontalHeaderLabels(list(COLUMNS))
-        self.table.verticalHeader().setVisible(False)
-        self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        self.table = read_only_table(COLUMNS, stretch=(3,), rows=False)
         self.table.setItemDelegateForColumn(3, RichTextDelegate(self.table))
-        header = self.table.horizontalHeader()
-        for column in range(3):
-            header.setSectionResizeMode(column, QHeaderView.ResizeMode.ResizeToContents)
-        header.setSectionResizeMode(3, QHeaderView.ResizeMode.Stretch)
         self.histogram = Histogram()
         self.promoted = RankedBars(value_format="{:+.2f}", probability=False)
         self.promoted.set_probability(False, "logit change")
         plot_style.set_title(self.promoted, "promotes (MLM head)")
+        plots = QWidget()
+        side = QVBoxLayout(plots)
+        side.setContentsMargins(0, 0, 0, 0)
+        side.addWidget(self.histogram, 1)
+        side.addWidget(self.promoted, 1)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 4, 0, 0)
+        layout.addLayout(hbox(self.feature, self.show_button, self.summary, stretch=self.summary))
+        layout.addWidget(splitter(pg.QtCore.Qt.Orientation.Horizontal, self.table, plots, sizes=(600, 300)), 3)
+        self._build_intervention(layout)
+
+    def _build_intervention(self, layout: QVBoxLayout) -> None:
+        """The scale, "Run the task with it", and the intact (A) and edited (B) answers."""
         self.scale = QDoubleSpinBox()
         self.scale.setRange(-10.0, 10.0)
         self.scale.setSingleStep(0.5)
@@ -135,27 +127,9 @@ class FeatureCardView(QWidget):
             box.setPlaceholderText(title)
         self.difference = QLabel("")
         self.difference.setWordWrap(True)
-
-        top = QHBoxLayout()
-        for widget in (self.feature, self.show_button):
-            top.addWidget(widget)
-        top.addWidget(self.summary, 1)
-        plots = QWidget()
-        side = QVBoxLayout(plots)
-        side.setContentsMargins(0, 0, 0, 0)
-        side.addWidget(self.histogram, 1)
-        side.addWidget(self.promoted, 1)
-        edit_row = QHBoxLayout()
-        for widget in (QLabel("Scale"), self.scale, self.intervene_button):
-            edit_row.addWidget(widget)
-        edit_row.addWidget(self.difference, 1)
         answers = splitter(pg.QtCore.Qt.Orientation.Horizontal, self.intact, self.edited)
         answers.setMinimumHeight(90)
-        layout = QVBoxLayout(self)
-        layout.setContentsMargins(0, 4, 0, 0)
-        layout.addLayout(top)
-        layout.addWidget(splitter(pg.QtCore.Qt.Orientation.Horizontal, self.table, plots, sizes=(600, 300)), 3)
-        layout.addLayout(edit_row)
+        layout.addLayout(hbox("Scale", self.scale, self.intervene_button, self.difference, stretch=self.difference))
         layout.addWidget(answers, 1)
 
     def set_features(self, count: int) -> None:

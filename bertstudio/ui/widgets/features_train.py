@@ -4,22 +4,12 @@ runner with progress and Cancel (core/features/jobs.py)."""
 
 from __future__ import annotations
 
-from PySide6.QtWidgets import (
-    QCheckBox,
-    QComboBox,
-    QFileDialog,
-    QHBoxLayout,
-    QLabel,
-    QLineEdit,
-    QPushButton,
-    QSpinBox,
-    QVBoxLayout,
-    QWidget,
-)
+from PySide6.QtWidgets import QCheckBox, QComboBox, QLabel, QLineEdit, QPushButton, QVBoxLayout, QWidget
 
 from bertstudio.core.features import sae as sae_math
 from bertstudio.core.features import tuned_lens
 from bertstudio.ui.widgets.flow_layout import FlowLayout, group, wrapping_row
+from bertstudio.ui.widgets.forms import browse_button, hbox, spin_box
 from bertstudio.ui.widgets.run_controls import ProgressLine
 
 DEMOS = (("English sentences (ambiguous words)", "ambiguous_words.txt"), ("SMILES molecules", "molecules_smiles.txt"))
@@ -30,32 +20,19 @@ class TrainPage(QWidget):
         super().__init__(parent)
         self.corpus = QLineEdit()
         self.corpus.setPlaceholderText("A UTF-8 text file, one text per line")
-        browse = QPushButton("Browse…")
-        browse.clicked.connect(self._browse_corpus)
         self.demo = QComboBox()
         self.demo.addItem("Demo corpus…", None)
         for label, name in DEMOS:
             self.demo.addItem(label, name)
         self.demo.activated.connect(self._demo_chosen)
-        self.layer = QSpinBox()
-        self.layer.setRange(0, 0)
-        self.layer.setToolTip("The hidden state: 0 = the embeddings, 1..layers = the encoder layers' outputs")
-        self.expansion = QSpinBox()
-        self.expansion.setRange(1, sae_math.MAX_EXPANSION)
-        self.expansion.setValue(sae_math.DEFAULT_EXPANSION)
-        self.expansion.setToolTip("Features = expansion × the layer's width")
-        self.k = QSpinBox()
-        self.k.setRange(1, 1024)
-        self.k.setValue(sae_math.DEFAULT_K)
-        self.k.setToolTip("Active features per token (TopK)")
-        self.epochs = QSpinBox()
-        self.epochs.setRange(1, sae_math.MAX_EPOCHS)
-        self.epochs.setValue(sae_math.DEFAULT_EPOCHS)
-        self.epochs.setToolTip("Passes over the training tokens (a tuned lens: over the masked positions)")
+        self.layer = spin_box(0, 0, tip="The hidden state: 0 = the embeddings, 1..layers = the encoder layers' outputs")
+        self.expansion = spin_box(1, sae_math.MAX_EXPANSION, sae_math.DEFAULT_EXPANSION,
+                                  tip="Features = expansion × the layer's width")
+        self.k = spin_box(1, 1024, sae_math.DEFAULT_K, tip="Active features per token (TopK)")
+        self.epochs = spin_box(1, sae_math.MAX_EPOCHS, sae_math.DEFAULT_EPOCHS,
+                               tip="Passes over the training tokens (a tuned lens: over the masked positions)")
         self.output = QLineEdit()
         self.output.setPlaceholderText("A new folder for the SAE or the lens")
-        out_browse = QPushButton("Browse…")
-        out_browse.clicked.connect(self._browse_output)
         self.overwrite = QCheckBox("Replace an earlier one there")
         self.overwrite.setToolTip("Only a folder BERT Studio wrote is ever replaced")
         self.train_button = QPushButton("Train SAE")
@@ -66,27 +43,22 @@ class TrainPage(QWidget):
         self.progress = ProgressLine()
         self.result = QLabel("")
         self.result.setWordWrap(True)
+        self._lay_out()
 
-        files = QHBoxLayout()
-        for widget in (QLabel("Corpus"), self.corpus, browse, self.demo):
-            files.addWidget(widget, 1 if widget is self.corpus else 0)
+    def _lay_out(self) -> None:
         sizes = FlowLayout()
         for label, widget in (("Layer", self.layer), ("Expansion", self.expansion), ("k", self.k),
                               ("Epochs", self.epochs)):
             sizes.addWidget(group(QLabel(label), widget))
-        output = QHBoxLayout()
-        for widget in (QLabel("Output"), self.output, out_browse, self.overwrite):
-            output.addWidget(widget, 1 if widget is self.output else 0)
-        run = QHBoxLayout()
-        for widget in (self.train_button, self.lens_button, self.cancel_button):
-            run.addWidget(widget)
-        run.addWidget(self.progress, 1)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 4, 0, 0)
-        layout.addLayout(files)
+        browse = browse_button(self.corpus, "Corpus file", "Text files (*.txt);;All files (*)")
+        layout.addLayout(hbox("Corpus", self.corpus, browse, self.demo, stretch=self.corpus))
         layout.addWidget(wrapping_row(sizes))
-        layout.addLayout(output)
-        layout.addLayout(run)
+        layout.addLayout(hbox("Output", self.output, browse_button(self.output, "Output folder", folder=True),
+                              self.overwrite, stretch=self.output))
+        layout.addLayout(hbox(self.train_button, self.lens_button, self.cancel_button, self.progress,
+                              stretch=self.progress))
         layout.addWidget(self.result)
         layout.addStretch(1)
 
@@ -105,16 +77,6 @@ class TrainPage(QWidget):
         if name:
             self.use_demo(str(name))
         self.demo.setCurrentIndex(0)
-
-    def _browse_corpus(self) -> None:
-        path, _ = QFileDialog.getOpenFileName(self, "Corpus file", "", "Text files (*.txt);;All files (*)")
-        if path:
-            self.corpus.setText(path)
-
-    def _browse_output(self) -> None:
-        folder = QFileDialog.getExistingDirectory(self, "Output folder")
-        if folder:
-            self.output.setText(folder)
 
     def show_sae(self, found: object) -> None:
         info = getattr(found, "info", None)

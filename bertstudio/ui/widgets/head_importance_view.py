@@ -12,18 +12,9 @@ from collections.abc import Callable
 from typing import Any
 
 from PySide6.QtCore import Signal
-from PySide6.QtWidgets import (
-    QCheckBox,
-    QFileDialog,
-    QHBoxLayout,
-    QLabel,
-    QLineEdit,
-    QPushButton,
-    QSpinBox,
-    QTextBrowser,
-    QVBoxLayout,
-    QWidget,
-)
+from PySide6.QtWidgets import QCheckBox, QHBoxLayout, QLabel, QLineEdit, QPushButton, QTextBrowser, QVBoxLayout, QWidget
+
+from bertstudio.ui.widgets.forms import browse_button, hbox, spin_box
 
 
 def summary_of(summary: Callable[[Any], str] | None, result: Any) -> str:
@@ -44,27 +35,45 @@ class HeadImportanceView(QWidget):
     prune_requested = Signal(object)  # the heads to switch off, ((layer, head), ...)
 
     def __init__(self, parent: QWidget | None = None) -> None:
-        import pyqtgraph as pg
-
         super().__init__(parent)
         self.importance: Any = None
         self.data_file = QLineEdit()
         self.data_file.setPlaceholderText("optional: a data file (CSV/TSV for classification; else one input per line)")
-        browse = QPushButton("Open…")
-        browse.clicked.connect(self._browse)
         self.normalise = QCheckBox("Normalise per layer (L2)")
         self.normalise.setChecked(True)
         self.compute_button = QPushButton("Compute head importance")
         self.compute_button.clicked.connect(
             lambda: self.compute_requested.emit(self.data_file.text().strip(), self.normalise.isChecked()))
-        self.k = QSpinBox()
-        self.k.setRange(1, 1)
-        self.k.setPrefix("k = ")
+        self.k = spin_box(1, 1, prefix="k = ")
         self.prune_button = QPushButton("Preview: prune the k least important")
         self.prune_button.setEnabled(False)
         self.prune_button.clicked.connect(self._prune)
         self.pruned_label = QLabel()
         self.pruned_label.setWordWrap(True)
+        self._build_plot()
+        self.intact = QTextBrowser()
+        self.pruned = QTextBrowser()
+        side = QVBoxLayout()
+        side.addLayout(hbox(self.k, self.prune_button, self.pruned_label, stretch=self.pruned_label))
+        pair = QHBoxLayout()
+        for title, box in (("intact", self.intact), ("pruned", self.pruned)):
+            column = QVBoxLayout()
+            column.addWidget(QLabel(f"<b>{title}</b>"))
+            column.addWidget(box, 1)
+            pair.addLayout(column)
+        side.addLayout(pair, 1)
+        body = QHBoxLayout()
+        body.addWidget(self.plot_widget, 3)
+        body.addLayout(side, 2)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        browse = browse_button(self.data_file, "Data for head importance",
+                               "Tables or text (*.csv *.tsv *.txt);;All files (*)", text="Open…")
+        layout.addLayout(hbox(self.data_file, browse, self.normalise, self.compute_button, stretch=self.data_file))
+        layout.addLayout(body, 1)
+
+    def _build_plot(self) -> None:
+        import pyqtgraph as pg
 
         from bertstudio.ui import plot_style
 
@@ -82,37 +91,6 @@ class HeadImportanceView(QWidget):
         self.plot.setContentsMargins(0, 10, 4, 0)  # room above for layer 0's tick and the colour bar's "1.0"
         self._empty()
         plot_style.style_plot(self.plot_widget)  # theme colours, no SI prefix, restyled with the theme
-
-        self.intact = QTextBrowser()
-        self.pruned = QTextBrowser()
-        top = QHBoxLayout()
-        for widget in (self.data_file, browse, self.normalise, self.compute_button):
-            top.addWidget(widget, 1 if widget is self.data_file else 0)
-        prune_row = QHBoxLayout()
-        for widget in (self.k, self.prune_button, self.pruned_label):
-            prune_row.addWidget(widget, 1 if widget is self.pruned_label else 0)
-        side = QVBoxLayout()
-        side.addLayout(prune_row)
-        pair = QHBoxLayout()
-        for title, box in (("intact", self.intact), ("pruned", self.pruned)):
-            column = QVBoxLayout()
-            column.addWidget(QLabel(f"<b>{title}</b>"))
-            column.addWidget(box, 1)
-            pair.addLayout(column)
-        side.addLayout(pair, 1)
-        body = QHBoxLayout()
-        body.addWidget(self.plot_widget, 3)
-        body.addLayout(side, 2)
-        layout = QVBoxLayout(self)
-        layout.setContentsMargins(0, 0, 0, 0)
-        layout.addLayout(top)
-        layout.addLayout(body, 1)
-
-    def _browse(self) -> None:
-        path, _ = QFileDialog.getOpenFileName(self, "Data for head importance", "",
-                                              "Tables or text (*.csv *.tsv *.txt);;All files (*)")
-        if path:
-            self.data_file.setText(path)
 
     def clear(self) -> None:
         self.importance = None

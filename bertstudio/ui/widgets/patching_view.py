@@ -10,29 +10,21 @@ CLI's `patch --json`), Copy as Python a hooks-only script for the cell last hove
 
 from __future__ import annotations
 
+import html
 from collections.abc import Callable, Sequence
 from typing import Any
 
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import (
-    QApplication,
-    QComboBox,
-    QFileDialog,
-    QHBoxLayout,
-    QLabel,
-    QLineEdit,
-    QPushButton,
-    QSpinBox,
-    QSplitter,
-    QWidget,
-)
+from PySide6.QtWidgets import QApplication, QComboBox, QFileDialog, QLabel, QLineEdit, QPushButton, QWidget
 
 from bertstudio.core.errors import BertStudioError
 from bertstudio.core.notes import Note
 from bertstudio.ui.screen_fit import PageLayout, scroll_body
 from bertstudio.ui.tabs.frame import error_note
 from bertstudio.ui.tabs.run_lifecycle import JobDialog, RunLifecycle
+from bertstudio.ui.widgets.forms import hbox, spin_box
 from bertstudio.ui.widgets.labelled_matrix import LabelledMatrix, short
+from bertstudio.ui.widgets.layouts import splitter
 from bertstudio.ui.widgets.notes_area import NotesArea
 from bertstudio.ui.widgets.run_controls import ProgressLine
 from bertstudio.workers.runner import TaskRunner
@@ -117,6 +109,31 @@ class PatchingPanel(JobDialog):
         self.setWindowTitle("Trace why — which layer, position and head carry the pinned answer")
         self.resize(1000, 720)
         self.runner = TaskRunner(self)
+        self._build_options()
+        self.trace_button = QPushButton("Trace")
+        self.trace_button.setToolTip("Patch every cell (Ctrl+Enter)")
+        self.cancel_button = QPushButton("Cancel")
+        self.cancel_button.setToolTip("Cancel (Esc)")
+        self.cancel_button.setEnabled(False)
+        self.export_button = QPushButton("Export…")
+        self.export_button.setToolTip("The heatmaps as PNG or SVG, the numbers as JSON (as `bertstudio patch --json`)")
+        self.python_button = QPushButton("Copy as Python")
+        self.python_button.setToolTip(PYTHON_TIP)
+        for button in (self.export_button, self.python_button):
+            button.setEnabled(False)
+        self.progress = ProgressLine()
+        self.notes = NotesArea(one_line=True)
+        self._build_view()
+        self.export_button.clicked.connect(self.export)
+        self.python_button.clicked.connect(self.copy_python)
+        # Run/Cancel/progress/"Cancelled." as every tab has them; Esc is JobDialog's (closes when idle)
+        self.lifecycle = RunLifecycle(self, self.runner, self.refresh, self.trace_button, self.cancel_button,
+                                      self.progress, self.notes, esc_cancels=False)
+        self.runner.result.connect(self.show_result)
+        self.runner.error.connect(lambda error: self.notes.set_notes([error_note(error)]))
+
+    def _build_options(self) -> None:
+        """What to trace: the method, what a cell shows, what corrupts the pinned input, the target."""
         self.method = QComboBox()
         for key, title in METHODS.items():
             self.method.addItem(title, key)
@@ -137,44 +154,15 @@ class PatchingPanel(JobDialog):
         self.noise_positions.setToolTip("Gaussian noise (3 x the embeddings' standard deviation) on these tokens of "
                                         "the pinned input, as shown on the heatmap's axis: the corruption when no "
                                         "edit is at hand")
-        self.noise_seed = QSpinBox()
-        self.noise_seed.setRange(0, MAX_SEED)
-        self.noise_seed.setPrefix("seed ")
+        self.noise_seed = spin_box(0, MAX_SEED, prefix="seed ")
         self.target = QLineEdit()  # empty: the clean prediction (the tab's answer)
         self.target.setPlaceholderText("target: the clean prediction")
         self.target.setToolTip(TARGET_TIP)
         self.corruption.currentIndexChanged.connect(self._corruption_changed)
         self._corruption_changed()
-        self.trace_button = QPushButton("Trace")
-        self.trace_button.setToolTip("Patch every cell (Ctrl+Enter)")
-        self.cancel_button = QPushButton("Cancel")
-        self.cancel_button.setToolTip("Cancel (Esc)")
-        self.cancel_button.setEnabled(False)
-        self.export_button = QPushButton("Export…")
-        self.export_button.setToolTip("The heatmaps as PNG or SVG, the numbers as JSON (as `bertstudio patch --json`)")
-        self.python_button = QPushButton("Copy as Python")
-        self.python_button.setToolTip(PYTHON_TIP)
-        for button in (self.export_button, self.python_button):
-            button.setEnabled(False)
-        self.progress = ProgressLine()
-        self.notes = NotesArea(one_line=True)
-        top = QHBoxLayout()  # what to trace, then the actions: two short rows fit a 900 px screen
-        rows: tuple[tuple[QWidget, ...], ...] = (
-            (QLabel("Method:"), self.method, QLabel("Show:"), self.shown),
-            (self.trace_button, self.cancel_button, self.export_button, self.python_button),
-            (QLabel("Corrupt with:"), self.corruption, self.noise_positions, self.noise_seed, QLabel("Target:"),
-             self.target))
-        for widget in rows[0]:
-            top.addWidget(widget)
-        top.addStretch(1)
-        actions = QHBoxLayout()
-        for widget in rows[1]:
-            actions.addWidget(widget)
-        actions.addWidget(self.progress, 1)
-        corrupt = QHBoxLayout()
-        for widget in rows[2]:
-            corrupt.addWidget(widget)
-        corrupt.addStretch(1)
+
+    def _build_view(self) -> None:
+        """Two short rows of options and actions (they fit a 900 px screen), the heatmaps, the words."""
         self.title = QLabel("Clean: the pinned input; corrupted: the edit. Trace to patch.")
         self.title.setWordWrap(True)
         self.title.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
@@ -182,28 +170,19 @@ class PatchingPanel(JobDialog):
         self.heads = PatchHeatmap("restored share or P", ("layer", "head (all = every head)"))
         self.states.hovered = lambda row, column, text: self._hovered("state", row, column, text)
         self.heads.hovered = lambda row, column, text: self._hovered("head", row, column, text)
-        self.view = QSplitter(Qt.Orientation.Vertical)
-        self.view.addWidget(self.states)
-        self.view.addWidget(self.heads)
+        self.view = splitter(Qt.Orientation.Vertical, self.states, self.heads)
         self.view.setStretchFactor(0, 3)
         self.view.setStretchFactor(1, 2)
         self.words = QLabel("Hover a cell to read it in words.")
         self.words.setWordWrap(True)
         layout = PageLayout(scroll_body(self))  # smaller than its contents on a small screen: they scroll
-        layout.addLayout(top)
-        layout.addLayout(corrupt)
-        layout.addLayout(actions)
-        layout.addWidget(self.title)
-        layout.addWidget(self.view, 1)
-        layout.addWidget(self.words)
-        layout.addWidget(self.notes)
-        self.export_button.clicked.connect(self.export)
-        self.python_button.clicked.connect(self.copy_python)
-        # Run/Cancel/progress/"Cancelled." as every tab has them; Esc is JobDialog's (closes when idle)
-        self.lifecycle = RunLifecycle(self, self.runner, self.refresh, self.trace_button, self.cancel_button,
-                                      self.progress, self.notes, esc_cancels=False)
-        self.runner.result.connect(self.show_result)
-        self.runner.error.connect(lambda error: self.notes.set_notes([error_note(error)]))
+        layout.addLayout(hbox("Method:", self.method, "Show:", self.shown))
+        layout.addLayout(hbox("Corrupt with:", self.corruption, self.noise_positions, self.noise_seed, "Target:",
+                              self.target))
+        layout.addLayout(hbox(self.trace_button, self.cancel_button, self.export_button, self.python_button,
+                              self.progress, stretch=self.progress))
+        for widget in (self.title, self.view, self.words, self.notes):
+            layout.addWidget(widget, 1 if widget is self.view else 0)
 
     def refresh(self) -> None:
         from bertstudio.core.patching.jobs import trace_job
@@ -212,16 +191,11 @@ class PatchingPanel(JobDialog):
             request, task, pinned, edit, label = self.source()
             if request is None:
                 raise BertStudioError("Load a model first.")
+            noise = self.noise() if self.corruption.currentData() == NOISE else None
         except BertStudioError as error:
             self.notes.set_notes([error_note(error)])
             return
-        noise = None
-        if self.corruption.currentData() == NOISE:
-            try:
-                noise = self.noise()
-            except BertStudioError as error:
-                self.notes.set_notes([error_note(error)])
-                return
+        if noise is not None:
             edit, label = pinned, f"noise on tokens {', '.join(map(str, noise.positions))}"
         self.request, self.texts, self.corrupted_by = request, (pinned, edit), label
         self.title.setText(f"Clean: the pinned input; corrupted: {label}. Tracing…")
@@ -261,8 +235,8 @@ class PatchingPanel(JobDialog):
         if result.method == "attribution" and result.agreement is not None:
             agreement = (f" · estimate vs exact patching: Spearman {result.agreement:+.2f} on "
                          f"{result.agreement_cells} cells")
-        self.title.setText(f"<b>{_escape(result.target_label)}</b>: clean {result.clean_score:.4f}, corrupted "
-                           f"({_escape(self.corrupted_by)}) {result.corrupted_score:.4f}{agreement}")
+        self.title.setText(f"<b>{html.escape(result.target_label)}</b>: clean {result.clean_score:.4f}, corrupted "
+                           f"({html.escape(self.corrupted_by)}) {result.corrupted_score:.4f}{agreement}")
         self._redraw()
 
     def value(self, raw: float | None) -> float:
@@ -355,9 +329,3 @@ class PatchingPanel(JobDialog):
             self.notes.set_notes([Note("error", f"Could not export: {error}")])
             return
         self.notes.set_notes([Note("info", f"Exported {chosen.name}.")])
-
-
-def _escape(text: str) -> str:
-    import html
-
-    return html.escape(text)

@@ -25,7 +25,8 @@ class QAContextEdit(QPlainTextEdit):
         self.textChanged.connect(self._drop_stale)
         self._setting = False
 
-    def _selection(self, start: int, end: int, colour: QColor, bold: bool) -> QTextEdit.ExtraSelection:
+    def selection(self, start: int, end: int, colour: QColor, bold: bool) -> QTextEdit.ExtraSelection:
+        """Characters [start, end) on `colour`, in the ink that reads on it."""
         selection = QTextEdit.ExtraSelection()
         cursor = QTextCursor(self.document())
         cursor.setPosition(start)
@@ -47,10 +48,10 @@ class QAContextEdit(QPlainTextEdit):
         self.window_span = window
         if window is not None:
             shade = QColor(theme.colors().window_background)
-            selections.append(self._selection(max(0, window[0]), min(window[1], length), shade, False))
+            selections.append(self.selection(max(0, window[0]), min(window[1], length), shade, False))
         self.highlights = [(start, end)] if end > start else []
         if end > start:
-            selections.append(self._selection(start, end, BEST, True))
+            selections.append(self.selection(start, end, BEST, True))
             cursor = QTextCursor(self.document())
             cursor.setPosition(start)
             self.setTextCursor(cursor)

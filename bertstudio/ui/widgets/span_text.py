@@ -45,7 +45,8 @@ class SpanText(QWidget):
 
     span_hovered = Signal(object)  # Span under the mouse, or None
 
-    def __init__(self, parent: QWidget | None = None, legend: bool = True) -> None:
+    def __init__(self, parent: QWidget | None = None, legend: bool = True, colours_of: SpanText | None = None) -> None:
+        """`colours_of`: another SpanText whose kind colours this one shares (a type the same colour in both)."""
         super().__init__(parent)
         self.view = QPlainTextEdit()
         self.view.setReadOnly(True)
@@ -56,10 +57,9 @@ class SpanText(QWidget):
         self.legend = QLabel()
         self.legend.setWordWrap(True)
         self.legend.setVisible(legend)
-        self._show_legend = legend
         self.text = ""
         self.spans: tuple[Span, ...] = ()
-        self._kinds: list[str] = []
+        self.kinds: list[str] = colours_of.kinds if colours_of is not None else []  # in colour order
         self._units: list[int] = [0]
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
@@ -70,13 +70,13 @@ class SpanText(QWidget):
     def set_kinds(self, kinds: Sequence[str]) -> None:
         """Declare kinds in a stable order (e.g. the model's labels) so colours do not move."""
         for kind in kinds:
-            if kind not in self._kinds:
-                self._kinds.append(kind)
+            if kind not in self.kinds:
+                self.kinds.append(kind)
 
     def colour(self, kind: str) -> str:
-        if kind not in self._kinds:
-            self._kinds.append(kind)
-        return PALETTE[self._kinds.index(kind) % len(PALETTE)]
+        if kind not in self.kinds:
+            self.kinds.append(kind)
+        return PALETTE[self.kinds.index(kind) % len(PALETTE)]
 
     # -- content ---------------------------------------------------------------------------
     def set_spans(self, text: str, spans: Sequence[Span]) -> None:
