@@ -1,7 +1,7 @@
 """Which tasks Evaluate scores, and which task a checkpoint is scored as.
 
-`evaluable`/`adapter_for` live in evaluable.py (no training import: the task packages' readers
-reach them); what needs the training side's task table (`evaluated_as`) is here.
+`evaluable` lives in evaluable.py (no training import: the task packages' readers reach it); what
+needs the training side's task table (`evaluated_as`) is here.
 """
 
 from __future__ import annotations
@@ -10,10 +10,10 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from bertstudio.core.errors import BertStudioError
-from bertstudio.core.evaluate.evaluable import adapter_for, evaluable, names_text
+from bertstudio.core.evaluate.evaluable import evaluable
 from bertstudio.core.tasks.spec import all_specs
 
-__all__ = ["adapter_for", "checkpoint_task", "evaluable", "evaluated_as", "load_task", "names_text", "trained_for"]
+__all__ = ["checkpoint_task", "evaluable", "evaluated_as", "load_task", "trained_for"]
 
 
 def evaluated_as(task: str) -> str:

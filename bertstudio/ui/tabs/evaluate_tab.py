@@ -29,9 +29,10 @@ from PySide6.QtWidgets import (
 
 from bertstudio.core import notes
 from bertstudio.core.errors import BertStudioError, InputError
-from bertstudio.core.evaluate.adapters import adapter_for, checkpoint_task, evaluable, evaluated_as, load_task
+from bertstudio.core.evaluate.adapters import checkpoint_task, evaluable, evaluated_as, load_task
 from bertstudio.core.evaluate.jobs import evaluation_job, projection_job
 from bertstudio.core.models import LoadRequest, ModelInfo
+from bertstudio.core.tasks.spec import EvaluateAdapter, adapter_for
 from bertstudio.ui.tabs.frame import ComparingTab, error_note
 from bertstudio.ui.tabs.run_lifecycle import RunLifecycle
 from bertstudio.ui.tabs.tab_state import RunState
@@ -226,7 +227,7 @@ class EvaluateTab(ComparingTab):
         self.choice_columns = QLineEdit()
         self.choice_columns.setPlaceholderText("choice0, choice1… (detected)")
         header = header_of(self.data_file.text().strip())
-        adapter = adapter_for(self.task_key)
+        adapter = adapter_for(self.task_key, EvaluateAdapter)
         roles = adapter.columns
         if not roles or not header:
             note = QLabel("none to choose for this task" if not roles else "detected when a file is chosen")
@@ -248,7 +249,7 @@ class EvaluateTab(ComparingTab):
         row.addStretch(1)
 
     def _browse(self) -> None:
-        filters = adapter_for(self.task_key).file_filter
+        filters = adapter_for(self.task_key, EvaluateAdapter).file_filter
         path, _ = QFileDialog.getOpenFileName(self, "Open a labelled file", "", f"{filters};;All files (*)")
         if path:
             self.data_file.setText(path)
