@@ -23,6 +23,7 @@ from bertstudio.core.tasks.spec import (
     CounterfactualAdapter,
     EvaluateAdapter,
     ExplainAdapter,
+    Part,
     SuiteAdapter,
     TaskSpec,
 )
@@ -33,6 +34,8 @@ SPEC = TaskSpec(
     default_model="distilbert/distilbert-base-uncased-finetuned-sst-2-english",
     trained_as="ForSequenceClassification", run=run, compare=compare, order=60,
     script=snippet.build, pipeline=steps.PIPELINE,
+    parts=(Part("text", "the text to classify (or use --file)", required=False),
+           Part("pair", "second text of a pair (e.g. is B a paraphrase of the text?)", "--pair", "B", required=False)),
     counterfactual=CounterfactualAdapter(
         predicted=whatif.predicted,
         probabilities=whatif.probabilities, edits=(0, 1),

@@ -6,12 +6,12 @@ from __future__ import annotations
 from bertstudio.core.tasks.fill_mask import PATCH_READER, compare, evaluate, explain, inputs_for, run, snippet, whatif
 from bertstudio.core.tasks.fill_mask.layers import per_layer
 from bertstudio.core.tasks.fill_mask.suite import first_mask_words
-from bertstudio.core.tasks.spec import CounterfactualAdapter, EvaluateAdapter, ExplainAdapter, TaskSpec
+from bertstudio.core.tasks.spec import CounterfactualAdapter, EvaluateAdapter, ExplainAdapter, Part, TaskSpec
 
 SPEC = TaskSpec(
     key="fill-mask", title="Fill-mask", model_class="AutoModelForMaskedLM", default_model="bert-base-uncased",
     run=run, compare=compare, inputs_for=inputs_for, order=10, mask_words=first_mask_words,
-    script=snippet.build,
+    script=snippet.build, parts=(Part("text", "text with one or more of the model's mask tokens"),),
     counterfactual=CounterfactualAdapter(
         predicted=whatif.predicted,
         probabilities=whatif.probabilities, masked_lm=True,

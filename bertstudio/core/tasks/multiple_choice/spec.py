@@ -10,6 +10,7 @@ from bertstudio.core.tasks.spec import (
     CounterfactualAdapter,
     EvaluateAdapter,
     ExplainAdapter,
+    Part,
     SuiteAdapter,
     SuiteFix,
     TaskSpec,
@@ -19,6 +20,9 @@ SPEC = TaskSpec(
     key="multiple-choice", title="Multiple choice", command="choice", model_class="AutoModelForMultipleChoice",
     default_model="bert-base-uncased", trained_as="ForMultipleChoice", run=run, compare=compare, order=70,
     script=snippet.build,
+    parts=(Part("prompt", "the context the endings continue", "--prompt", "P"),
+           Part("choice", "a candidate ending; give it two or more times", "--choice", "ENDING", many=True,
+                required=False)),
     counterfactual=CounterfactualAdapter(
         predicted=whatif.predicted,
         probabilities=whatif.probabilities, choices=True,

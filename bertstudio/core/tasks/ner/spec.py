@@ -5,13 +5,13 @@ from __future__ import annotations
 
 from bertstudio.core.tasks.ner import PATCH_READER, compare_results, evaluate, explain, run, snippet, suite
 from bertstudio.core.tasks.ner.train import TokenClassification
-from bertstudio.core.tasks.spec import EvaluateAdapter, ExplainAdapter, SuiteAdapter, SuiteFix, TaskSpec
+from bertstudio.core.tasks.spec import EvaluateAdapter, ExplainAdapter, Part, SuiteAdapter, SuiteFix, TaskSpec
 
 SPEC = TaskSpec(
     key="ner", title="NER", model_class="AutoModelForTokenClassification",
     default_model="dslim/bert-base-NER", trained_as="ForTokenClassification",
     run=run, compare=compare_results, order=30,
-    script=snippet.build,
+    script=snippet.build, parts=(Part("text", "the text to tag"),),
     explain=ExplainAdapter(
         parts="the text", texts_of=explain.texts_of, inputs_of=explain.inputs_of,
         target_of=explain.target_of, prepare=explain.prepare, summary=explain.summary, one_text=True,

@@ -10,6 +10,7 @@ from bertstudio.core.tasks.spec import (
     CounterfactualAdapter,
     EvaluateAdapter,
     ExplainAdapter,
+    Part,
     SuiteAdapter,
     TaskSpec,
 )
@@ -18,6 +19,8 @@ SPEC = TaskSpec(
     key="nsp", title="Next sentence", model_class="AutoModelForNextSentencePrediction",
     default_model="bert-base-uncased", run=run, compare=compare, order=20,
     script=snippet.build, pipeline=steps.PIPELINE,
+    parts=(Part("sentence_a", "the first sentence", metavar="A"),
+           Part("sentences_b", "one or more candidate next sentences", metavar="B", many=True)),
     counterfactual=CounterfactualAdapter(
         predicted=whatif.predicted,
         probabilities=whatif.probabilities, edits=(0, 1),

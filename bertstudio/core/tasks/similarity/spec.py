@@ -4,12 +4,14 @@ this package, so a grep for a function finds who uses it."""
 from __future__ import annotations
 
 from bertstudio.core.tasks.similarity import compare, evaluate, explain, run, snippet
-from bertstudio.core.tasks.spec import EvaluateAdapter, ExplainAdapter, TaskSpec
+from bertstudio.core.tasks.spec import EvaluateAdapter, ExplainAdapter, Part, TaskSpec
 
 SPEC = TaskSpec(
     key="similarity", title="Similarity", model_class="AutoModel",
     default_model="sentence-transformers/all-MiniLM-L6-v2", run=run, compare=compare, order=25,
     ignore_missing=("pooler.",), script=snippet.build,
+    parts=(Part("sentence_a", "the sentence the others are compared with", metavar="A"),
+           Part("sentences_b", "one or more sentences to compare with A", metavar="B", many=True)),
     explain=ExplainAdapter(
         parts="sentence A, then sentence B", texts_of=explain.texts_of, inputs_of=explain.inputs_of,
         target_of=explain.target_of, prepare=explain.prepare, summary=explain.summary,
