@@ -20,6 +20,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
+from types import ModuleType
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol, TypeVar
 
 from bertstudio.core.errors import InputError
@@ -104,6 +105,12 @@ class ExplainAdapter:
     examples: ExamplesReader | None = None  # a data file -> [importance.Example] (default: tab-separated)
     target_of: TargetOf | None = None  # the task's result -> the --target it explains (its answer)
 
+    @classmethod
+    def of(cls, steps: ModuleType, parts: str, **options: Any) -> ExplainAdapter:
+        """The adapter of a task's explain.py, whose functions are named as the fields are."""
+        return cls(parts, steps.texts_of, steps.inputs_of, steps.prepare, summary=steps.summary,
+                   target_of=steps.target_of, **options)
+
 
 @dataclass(frozen=True)
 class EvaluateAdapter:
@@ -133,6 +140,12 @@ class EvaluateAdapter:
     per_label: str = "class"  # per-label scores are "per class" or "per type" (entities)
     error_order: Callable[[Any], float] | None = None  # predicted value -> sort key of the errors; None: row order
 
+    @classmethod
+    def of(cls, steps: ModuleType, picker: str, file_filter: str, **options: Any) -> EvaluateAdapter:
+        """The adapter of a task's evaluate.py: its read_file, predict and inputs_of, and `options`."""
+        return cls(picker, file_filter, **{"read": steps.read_file, "predict": steps.predict,
+                                           "inputs_of": steps.inputs_of, **options})
+
 
 @dataclass(frozen=True)
 class CounterfactualAdapter:
@@ -145,6 +158,11 @@ class CounterfactualAdapter:
     edits: tuple[int, ...] = (0,)  # which texts a search may edit (0: the text or prompt, 1: the pair)
     choices: bool = False  # texts are a prompt and endings: one sequence per ending (batch x choices x tokens)
     masked_lm: bool = False  # the task's own model is a masked LM: it proposes words; `--mlm` loads for this task
+
+    @classmethod
+    def of(cls, steps: ModuleType, **options: Any) -> CounterfactualAdapter:
+        """The adapter of a task's whatif.py: its `predicted` and `probabilities`."""
+        return cls(steps.predicted, steps.probabilities, **options)
 
 
 # Suites (core/suites): a case is a tuple of strings, one per part; a training row made of a failing

@@ -36,25 +36,13 @@ SPEC = TaskSpec(
     script=snippet.build, pipeline=steps.PIPELINE,
     parts=(Part("text", "the text to classify (or use --file)", required=False),
            Part("pair", "second text of a pair (e.g. is B a paraphrase of the text?)", "--pair", "B", required=False)),
-    counterfactual=CounterfactualAdapter(
-        predicted=whatif.predicted,
-        probabilities=whatif.probabilities, edits=(0, 1),
-    ),
-    explain=ExplainAdapter(
-        parts="the text (and its pair on a second line)", texts_of=explain.texts_of, inputs_of=explain.inputs_of,
-        target_of=explain.target_of, prepare=explain.prepare, summary=explain.summary, examples=explain.examples,
-    ),
-    evaluate=EvaluateAdapter(
-        picker="Classification (CSV/TSV/JSONL)", file_filter="Tables (*.csv *.tsv *.jsonl)",
-        read=evaluate.read_file,
+    counterfactual=CounterfactualAdapter.of(whatif, edits=(0, 1)),
+    explain=ExplainAdapter.of(explain, "the text (and its pair on a second line)", examples=explain.examples),
+    evaluate=EvaluateAdapter.of(
+        evaluate, "Classification (CSV/TSV/JSONL)", "Tables (*.csv *.tsv *.jsonl)", pair_of=pair_of_two,
         # regression.py hands a regression head (train --task regression) its own steps, others on
-        prepare=regression.prepare,
-        predict=regression.predict,
-        metrics=regression.metrics,
-        correct=regression.correct,
-        error_order=regression.error_order,
-        inputs_of=evaluate.inputs_of,
-        pair_of=pair_of_two,
+        prepare=regression.prepare, predict=regression.predict, metrics=regression.metrics,
+        correct=regression.correct, error_order=regression.error_order,
         columns=(("text", "Text"), ("pair", "Second text"), ("label", "Label")), labelled=True,
     ),
     patch_reader=PATCH_READER,

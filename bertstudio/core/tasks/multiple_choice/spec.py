@@ -23,22 +23,11 @@ SPEC = TaskSpec(
     parts=(Part("prompt", "the context the endings continue", "--prompt", "P"),
            Part("choice", "a candidate ending; give it two or more times", "--choice", "ENDING", many=True,
                 required=False)),
-    counterfactual=CounterfactualAdapter(
-        predicted=whatif.predicted,
-        probabilities=whatif.probabilities, choices=True,
-    ),
-    explain=ExplainAdapter(
-        parts="the prompt, then one ending per line", texts_of=explain.texts_of, inputs_of=explain.inputs_of,
-        target_of=explain.target_of, prepare=explain.prepare, summary=explain.summary,
-    ),
-    evaluate=EvaluateAdapter(
-        picker="Multiple choice (CSV with choices)", file_filter="Tables (*.csv *.tsv *.jsonl)",
-        read=evaluate.read_file,
-        predict=evaluate.predict,
-        metrics=accuracy_scores,
-        inputs_of=evaluate.inputs_of,
-        pair_of=evaluate.pair_of,
-        shown_gold=evaluate.shown_gold,
+    counterfactual=CounterfactualAdapter.of(whatif, choices=True),
+    explain=ExplainAdapter.of(explain, "the prompt, then one ending per line"),
+    evaluate=EvaluateAdapter.of(
+        evaluate, "Multiple choice (CSV with choices)", "Tables (*.csv *.tsv *.jsonl)", metrics=accuracy_scores,
+        pair_of=evaluate.pair_of, shown_gold=evaluate.shown_gold,
         columns=(("prompt", "Prompt"), ("label", "Correct index")), choice_columns=True, labelled=True,
     ),
     trainables=(MultipleChoice(),),

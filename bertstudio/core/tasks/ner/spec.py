@@ -12,19 +12,10 @@ SPEC = TaskSpec(
     default_model="dslim/bert-base-NER", trained_as="ForTokenClassification",
     run=run, compare=compare_results, order=30,
     script=snippet.build, parts=(Part("text", "the text to tag"),),
-    explain=ExplainAdapter(
-        parts="the text", texts_of=explain.texts_of, inputs_of=explain.inputs_of,
-        target_of=explain.target_of, prepare=explain.prepare, summary=explain.summary, one_text=True,
-    ),
-    evaluate=EvaluateAdapter(
-        picker="Token classification (CoNLL)", file_filter="CoNLL (*.conll *.txt *.iob *.bio)",
-        read=evaluate.read_file,
-        prepare=evaluate.prepare,
-        predict=evaluate.predict,
-        metrics=evaluate.metrics,
-        inputs_of=evaluate.inputs_of,
-        pair_of=evaluate.pair_of,
-        shown_gold=evaluate.shown_gold, per_label="type",
+    explain=ExplainAdapter.of(explain, "the text", one_text=True),
+    evaluate=EvaluateAdapter.of(
+        evaluate, "Token classification (CoNLL)", "CoNLL (*.conll *.txt *.iob *.bio)", prepare=evaluate.prepare,
+        metrics=evaluate.metrics, pair_of=evaluate.pair_of, shown_gold=evaluate.shown_gold, per_label="type",
     ),
     patch_reader=PATCH_READER,
     trainables=(TokenClassification(),),

@@ -21,21 +21,11 @@ SPEC = TaskSpec(
     script=snippet.build, pipeline=steps.PIPELINE,
     parts=(Part("sentence_a", "the first sentence", metavar="A"),
            Part("sentences_b", "one or more candidate next sentences", metavar="B", many=True)),
-    counterfactual=CounterfactualAdapter(
-        predicted=whatif.predicted,
-        probabilities=whatif.probabilities, edits=(0, 1),
-    ),
-    explain=ExplainAdapter(
-        parts="sentence A, then sentence B", texts_of=explain.texts_of, inputs_of=explain.inputs_of,
-        target_of=explain.target_of, prepare=explain.prepare, summary=explain.summary,
-    ),
-    evaluate=EvaluateAdapter(
-        picker="Next sentence (pairs with 0/1 labels)", file_filter="Tables (*.csv *.tsv *.jsonl)",
-        read=evaluate.read_file,
-        predict=evaluate.predict,
-        metrics=label_metrics, labels=("IsNext", "NotNext"),
-        inputs_of=evaluate.inputs_of,
-        pair_of=pair_of_two,
+    counterfactual=CounterfactualAdapter.of(whatif, edits=(0, 1)),
+    explain=ExplainAdapter.of(explain, "sentence A, then sentence B"),
+    evaluate=EvaluateAdapter.of(
+        evaluate, "Next sentence (pairs with 0/1 labels)", "Tables (*.csv *.tsv *.jsonl)", metrics=label_metrics,
+        labels=("IsNext", "NotNext"), pair_of=pair_of_two,
         columns=(("text", "Sentence A"), ("pair", "Sentence B"), ("label", "Label")), labelled=True,
     ),
     patch_reader=PATCH_READER,

@@ -14,18 +14,10 @@ SPEC = TaskSpec(
     script=snippet.build, check_config=check_span_config,
     parts=(Part("question", "the question", "--question"),
            Part("context", "the text holding the answer", "--context", file="--context-file")),
-    explain=ExplainAdapter(
-        parts="the question, then the context", texts_of=explain.texts_of, inputs_of=explain.inputs_of,
-        target_of=explain.target_of, prepare=explain.prepare, summary=explain.summary,
-    ),
-    evaluate=EvaluateAdapter(
-        picker="Question answering (SQuAD JSON or CSV)", file_filter="SQuAD or tables (*.json *.csv *.tsv *.jsonl)",
-        read=evaluate.read_file, predict=evaluate.predict,
-        metrics=evaluate.metrics,
-        inputs_of=evaluate.inputs_of,
-        pair_of=pair_of_two,
-        correct=evaluate.correct,
-        shown_gold=evaluate.shown_gold,
+    explain=ExplainAdapter.of(explain, "the question, then the context"),
+    evaluate=EvaluateAdapter.of(
+        evaluate, "Question answering (SQuAD JSON or CSV)", "SQuAD or tables (*.json *.csv *.tsv *.jsonl)",
+        metrics=evaluate.metrics, pair_of=pair_of_two, correct=evaluate.correct, shown_gold=evaluate.shown_gold,
         label_of=evaluate.label_of,
         columns=(("question", "Question"), ("context", "Context"), ("answer", "Answer")),
     ),

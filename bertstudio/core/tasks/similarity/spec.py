@@ -12,14 +12,10 @@ SPEC = TaskSpec(
     ignore_missing=("pooler.",), script=snippet.build,
     parts=(Part("sentence_a", "the sentence the others are compared with", metavar="A"),
            Part("sentences_b", "one or more sentences to compare with A", metavar="B", many=True)),
-    explain=ExplainAdapter(
-        parts="sentence A, then sentence B", texts_of=explain.texts_of, inputs_of=explain.inputs_of,
-        target_of=explain.target_of, prepare=explain.prepare, summary=explain.summary,
-    ),
-    evaluate=EvaluateAdapter(
-        picker="Similarity (sentence pairs with gold scores, STS)", file_filter="Tables (*.csv *.tsv *.jsonl)",
-        read=evaluate.read_file, predict=evaluate.predict, metrics=evaluate.metrics, inputs_of=evaluate.inputs_of,
-        pair_of=evaluate.pair_of, correct=evaluate.correct, shown_gold=evaluate.shown_gold,
+    explain=ExplainAdapter.of(explain, "sentence A, then sentence B"),
+    evaluate=EvaluateAdapter.of(
+        evaluate, "Similarity (sentence pairs with gold scores, STS)", "Tables (*.csv *.tsv *.jsonl)",
+        metrics=evaluate.metrics, pair_of=evaluate.pair_of, correct=evaluate.correct, shown_gold=evaluate.shown_gold,
         error_order=evaluate.error_order,
         columns=(("text", "Sentence 1"), ("pair", "Sentence 2"), ("label", "Gold score")), row_accuracy=False,
     ),
