@@ -230,6 +230,11 @@ class Part:
     file: str = ""  # "--context-file": the part may be read from a UTF-8 text file instead
 
 
+def sentence_parts(first: str, more: str) -> tuple[Part, Part]:
+    """Sentence A and one or more sentences B, both positional."""
+    return Part("sentence_a", first, metavar="A"), Part("sentences_b", more, metavar="B", many=True)
+
+
 @dataclass(frozen=True)
 class TaskSpec:
     key: str  # LoadRequest.task, settings keys: "fill-mask", "classification"...

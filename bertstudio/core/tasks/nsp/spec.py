@@ -10,17 +10,16 @@ from bertstudio.core.tasks.spec import (
     CounterfactualAdapter,
     EvaluateAdapter,
     ExplainAdapter,
-    Part,
     SuiteAdapter,
     TaskSpec,
+    sentence_parts,
 )
 
 SPEC = TaskSpec(
     key="nsp", title="Next sentence", model_class="AutoModelForNextSentencePrediction",
     default_model="bert-base-uncased", run=run, compare=compare, order=20,
     script=snippet.build, pipeline=steps.PIPELINE,
-    parts=(Part("sentence_a", "the first sentence", metavar="A"),
-           Part("sentences_b", "one or more candidate next sentences", metavar="B", many=True)),
+    parts=sentence_parts("the first sentence", "one or more candidate next sentences"),
     counterfactual=CounterfactualAdapter.of(whatif, edits=(0, 1)),
     explain=ExplainAdapter.of(explain, "sentence A, then sentence B"),
     evaluate=EvaluateAdapter.of(

@@ -4,14 +4,13 @@ this package, so a grep for a function finds who uses it."""
 from __future__ import annotations
 
 from bertstudio.core.tasks.similarity import compare, evaluate, explain, run, snippet
-from bertstudio.core.tasks.spec import EvaluateAdapter, ExplainAdapter, Part, TaskSpec
+from bertstudio.core.tasks.spec import EvaluateAdapter, ExplainAdapter, TaskSpec, sentence_parts
 
 SPEC = TaskSpec(
     key="similarity", title="Similarity", model_class="AutoModel",
     default_model="sentence-transformers/all-MiniLM-L6-v2", run=run, compare=compare, order=25,
     ignore_missing=("pooler.",), script=snippet.build,
-    parts=(Part("sentence_a", "the sentence the others are compared with", metavar="A"),
-           Part("sentences_b", "one or more sentences to compare with A", metavar="B", many=True)),
+    parts=sentence_parts("the sentence the others are compared with", "one or more sentences to compare with A"),
     explain=ExplainAdapter.of(explain, "sentence A, then sentence B"),
     evaluate=EvaluateAdapter.of(
         evaluate, "Similarity (sentence pairs with gold scores, STS)", "Tables (*.csv *.tsv *.jsonl)",
