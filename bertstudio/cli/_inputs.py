@@ -1,7 +1,6 @@
-"""A task's input on a command line, declared once on its spec (`TaskSpec.parts`, in its package): the
-task's own command adds those arguments (`add_parts`); explain, counterfactual, patch and head-importance
-add every task's named parts and take its unnamed ones as INPUT... (`add_input_options`), read in the
-task's order (`task_texts`): `explain --task qa` takes the question and context the way `qa` does."""
+"""A task's input on a command line, declared once on its spec (`TaskSpec.parts`): its own command adds
+those arguments; explain, counterfactual, patch and head-importance add every task's named parts and take
+the unnamed ones as INPUT..., so `explain --task qa` takes the question and context the way `qa` does."""
 
 from __future__ import annotations
 
@@ -14,17 +13,12 @@ if TYPE_CHECKING:
 
 
 def _add(parser: argparse.ArgumentParser, part: Part, owner: str, required: bool) -> None:
-    text = f"{owner}{part.help}"
     where: Any = parser.add_mutually_exclusive_group(required=required) if part.file else parser
-    if not part.flag:
-        where.add_argument(part.dest, metavar=part.metavar, help=text, nargs="+" if part.many else None if required
-                           else "?")
-    elif part.many:
-        where.add_argument(part.flag, dest=part.dest, metavar=part.metavar, help=text, action="append", default=[],
-                           required=required)
-    else:
-        where.add_argument(part.flag, dest=part.dest, metavar=part.metavar, help=text,
-                           required=required and not part.file)
+    how: dict[str, Any] = {"dest": part.dest, "required": required and not part.file} if part.flag else \
+        {"nargs": "+" if part.many else None if required else "?"}
+    if part.flag and part.many:
+        how |= {"action": "append", "default": []}
+    where.add_argument(part.flag or part.dest, metavar=part.metavar, help=owner + part.help, **how)
     if part.file:
         where.add_argument(part.file, dest=f"{part.dest}_file", metavar="F",
                            help=f"{owner}read the {part.dest} from a UTF-8 text file (long texts)")
@@ -88,11 +82,10 @@ def task_texts(args: argparse.Namespace, spec: TaskSpec) -> tuple[str, ...]:
     from bertstudio.core.tasks.spec import all_specs
 
     own = {part.flag for part in spec.parts}
-    for other in all_specs().values():
-        for part in other.parts:
-            if part.flag and part.flag not in own and (getattr(args, part.dest, None) or
-                                                       getattr(args, f"{part.dest}_file", None)):
-                raise InputError(f"{spec.cli_name} takes no {part.flag}.", hint=f"{spec.cli_name}: {usage(spec)}")
+    foreign = next((part.flag for other in all_specs().values() for part in other.parts if part.flag not in own
+                    and (getattr(args, part.dest, None) or getattr(args, f"{part.dest}_file", None))), None)
+    if foreign:
+        raise InputError(f"{spec.cli_name} takes no {foreign}.", hint=f"{spec.cli_name}: {usage(spec)}")
     texts: list[str] = []
     rest = [str(text) for text in args.inputs]
     for part in spec.parts:

@@ -60,6 +60,6 @@ def run(args: argparse.Namespace) -> int:
     spec = spec_for_command(args.task)
     texts = checked(spec, task_texts(args, spec))
     assert spec.explain is not None  # --task choices have one
-    loaded = load(args)
+    loaded = load(args, spec)
     result = find(loaded, spec, spec.explain.inputs_of(texts), chosen, stderr_control())
     return print_result(result, args.json, _print)

@@ -67,12 +67,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.set_defaults(func=run)
 
 
-def load(args: argparse.Namespace) -> Any:
+def load(args: argparse.Namespace, spec: Any) -> Any:
     from bertstudio.core.jobs import model_notes
     from bertstudio.core.models import LoadRequest, load_model
-    from bertstudio.core.tasks.spec import spec_for_command
 
-    spec = spec_for_command(args.task)
     loaded = load_model(LoadRequest(args.model, spec.key, args.device, args.dtype), stderr_control())
     clear_progress_line()
     print_notes(model_notes(loaded))
@@ -119,7 +117,7 @@ def run(args: argparse.Namespace) -> int:
     check_method(args.method, args.baseline)
     spec = spec_for_command(args.task)
     texts = checked(spec, task_texts(args, spec))
-    loaded = load(args)
+    loaded = load(args, spec)
     with engine.exclusive(loaded) as model, \
             heads_switched_off(model, args.ablate_heads) if args.ablate_heads else nullcontext():
         result = explain(loaded, spec.key, texts, args.method, args.target, steps, args.converge, stderr_control(),

@@ -63,7 +63,7 @@ def run(args: argparse.Namespace) -> int:
     prune_count = as_int(args.prune, "--prune")  # before the model is loaded
     spec = spec_for_command(args.task)
     examples = _examples(args, spec)
-    loaded = load(args)
+    loaded = load(args, spec)
     result = head_importance(loaded, spec.key, examples, normalize=not args.raw, control=stderr_control())
     total = sum(len(row) for row in result.importance)
     if not 0 <= prune_count < total:

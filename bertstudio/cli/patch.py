@@ -43,17 +43,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.set_defaults(func=run)
 
 
-def _whole(text: str, what: str, low: int, high: int) -> int:
-    from bertstudio.core.errors import InputError
-
-    value = text.strip()
-    if not (value.isascii() and value.isdigit()) or not low <= int(value) <= high:
-        raise InputError(f"{what} must be a whole number from {low} to {high}, not '{text}'.")
-    return int(value)
-
-
 def _noise(args: argparse.Namespace) -> Any:
     from bertstudio.core.errors import InputError
+    from bertstudio.core.limits import check_count
     from bertstudio.core.patching.trace import MAX_NOISE_SEED, Noise
 
     if args.noise is None:
@@ -63,8 +55,8 @@ def _noise(args: argparse.Namespace) -> Any:
     items = [item for item in args.noise.replace(" ", ",").split(",") if item]
     if not items:
         raise InputError("--noise needs token positions, e.g. --noise 2,3.")
-    positions = tuple(_whole(item, "A --noise position", 0, 100_000) for item in items)
-    return Noise(positions, _whole(args.seed, "--seed", 0, MAX_NOISE_SEED))
+    positions = tuple(check_count(item, "A --noise position", 0, 100_000) for item in items)
+    return Noise(positions, check_count(args.seed, "--seed", 0, MAX_NOISE_SEED))
 
 
 def _corrupted(args: argparse.Namespace, spec: Any) -> tuple[str, ...] | None:
@@ -106,15 +98,16 @@ def _print(result: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from bertstudio.core.limits import check_count
     from bertstudio.core.patching.trace import MAX_SAMPLE, trace
     from bertstudio.core.tasks.spec import spec_for_command
 
-    sample = _whole(args.sample, "--sample", 3, MAX_SAMPLE)
+    sample = check_count(args.sample, "--sample", 3, MAX_SAMPLE)
     noise = _noise(args)
     spec = spec_for_command(args.task)
     corrupted = _corrupted(args, spec)
     texts = checked(spec, task_texts(args, spec))
-    loaded = load(args)
+    loaded = load(args, spec)
     result = trace(loaded, spec.key, texts, corrupted, args.target, noise=noise,
                    method=args.method, control=stderr_control(), sample=sample)
     return print_result(result, args.json, _print)

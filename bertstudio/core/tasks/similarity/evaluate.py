@@ -93,7 +93,3 @@ def shown_gold(example: Example, _prediction: Any) -> str:
 def inputs_of(example: Example) -> SimilarityInput:
     """A row opened in the Similarity tab: sentence 1 against sentence 2."""
     return SimilarityInput(example.inputs[0], (example.inputs[1],))
-
-
-def pair_of(example: Example) -> tuple[str, str | None]:
-    return example.inputs[0], example.inputs[1]

@@ -3,6 +3,7 @@ this package, so a grep for a function finds who uses it."""
 
 from __future__ import annotations
 
+from bertstudio.core.evaluate.rows import pair_of_two
 from bertstudio.core.tasks.similarity import compare, evaluate, explain, run, snippet
 from bertstudio.core.tasks.spec import EvaluateAdapter, ExplainAdapter, TaskSpec, sentence_parts
 
@@ -14,7 +15,7 @@ SPEC = TaskSpec(
     explain=ExplainAdapter.of(explain, "sentence A, then sentence B"),
     evaluate=EvaluateAdapter.of(
         evaluate, "Similarity (sentence pairs with gold scores, STS)", "Tables (*.csv *.tsv *.jsonl)",
-        metrics=evaluate.metrics, pair_of=evaluate.pair_of, correct=evaluate.correct, shown_gold=evaluate.shown_gold,
+        metrics=evaluate.metrics, pair_of=pair_of_two, correct=evaluate.correct, shown_gold=evaluate.shown_gold,
         error_order=evaluate.error_order,
         columns=(("text", "Sentence 1"), ("pair", "Sentence 2"), ("label", "Gold score")), row_accuracy=False,
     ),
