@@ -14,6 +14,7 @@ from typing import Any
 
 from bertstudio.cli._inputs import add_input_options, checked, task_texts
 from bertstudio.cli.common import stderr_control
+from bertstudio.core.explain.inputs import explainable
 
 METHODS = ("mlm", "hotflip", "ablation")  # as core.whatif.generators, without torch
 
@@ -25,10 +26,8 @@ def register(subparsers: Any) -> None:
         "counterfactual", help="the fewest word edits that flip the prediction (what if)",
         description=__doc__.split("\n", 2)[2], formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    from bertstudio.core.tasks.spec import all_specs
-
-    specs = [s for s in all_specs().values() if s.counterfactual is not None and s.explain is not None]
-    add_input_options(parser, specs, "the task whose prediction is flipped")
+    flipped = [spec for spec in explainable() if spec.counterfactual is not None]
+    add_input_options(parser, flipped, "the task whose prediction is flipped")
     parser.add_argument("--method", default="mlm", choices=METHODS, help="how edits are proposed (default mlm)")
     parser.add_argument("--mlm", metavar="SRC2", help="mlm: the masked LM proposing words (default: the model's own)")
     parser.add_argument("--max-edits", default="2", metavar="N", help=f"edits per result, 1-{MAX_EDITS} (default 2)")
