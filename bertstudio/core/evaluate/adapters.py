@@ -72,26 +72,19 @@ def load_task(source: str, task: str) -> str:
 
 
 def _architectures(source: str) -> list[str]:
+    """The classes a local model folder's config.json names (read through its checked reader); [] for a
+    Hub id or a folder without a readable config (the load itself says what is wrong with the folder)."""
     from bertstudio.core.model_folder import read_config
 
+    folder = Path(source).expanduser()
     try:
-        names = read_config(Path(source).expanduser()).get("architectures") or []
+        names = read_config(folder).get("architectures") or [] if folder.is_dir() else []
     except BertStudioError:
         return []
     return [str(name) for name in names] if isinstance(names, list) else []
 
 
 def checkpoint_task(source: str) -> str | None:
-    """`trained_for` of a local model folder's config.json (read through its checked reader); None
-    for a Hub id, a folder without a readable config, or a config that names no head."""
-    from bertstudio.core.model_folder import read_config
-
-    folder = Path(source).expanduser()
-    if not folder.is_dir():
-        return None
-    try:
-        config = read_config(folder)
-    except BertStudioError:
-        return None  # the load itself says what is wrong with the folder
-    names = config.get("architectures") or []
-    return trained_for([str(name) for name in names]) if isinstance(names, list) else None
+    """`trained_for` of a local model folder's config.json; None for a Hub id, a folder without a readable
+    config, or a config that names no head."""
+    return trained_for(_architectures(source))
