@@ -28,9 +28,9 @@ REMAINING = {
 # holds it around one input's explanation with heads off; the method's own forwards (IG's steps, occlusion's and
 # LIME's perturbed rows) are core/explain's, listed in REMAINING.
 SINGLE_INPUT = {
-    "cli/_per_layer.py", "cli/explain.py", "core/jobs.py", "core/features/card.py", "core/patching/trace.py", "core/tasks/attention/__init__.py",
-    "core/tasks/classification/__init__.py", "core/tasks/ner/__init__.py", "core/tasks/nsp/__init__.py",
-    "core/tasks/qa/__init__.py",
+    "cli/_per_layer.py", "cli/explain.py", "core/jobs.py", "core/features/card.py", "core/patching/trace.py",
+    "core/tasks/attention/__init__.py", "core/tasks/classification/__init__.py", "core/tasks/ner/__init__.py",
+    "core/tasks/nsp/__init__.py", "core/tasks/qa/__init__.py",
 }
 
 
