@@ -1,11 +1,10 @@
 """One forward path (issue 39.1): the model lock and `torch.inference_mode` are taken in core/engine.py
 only: batches through `engine.run` (custom forwards allowed), one input through `engine.exclusive`, a
 job of several steps under `engine.holding`, a backward pass under `engine.exclusive(loaded, grad=True)`.
-Until they move, the files in REMAINING still take them themselves. A new file that takes either, or
-that holds `engine.exclusive` without being named in SINGLE_INPUT (one forward on one input) or in
-HOLDS (a job of its own: gradient code with `grad=True`, a hook kept across engine runs; said why),
-fails here: run its forwards through `engine.run` instead. The lists can only shrink: a listed
-file that no longer does it fails until its entry is removed. Read with `ast`: strings (the Copy as
+A file that takes either, or that holds `engine.exclusive` without being named in SINGLE_INPUT (one
+forward on one input) or in HOLDS (a job of its own: gradient code with `grad=True`, a hook kept across
+engine runs; said why), fails here: run its forwards through `engine.run` instead. The lists can only
+shrink: a listed file that no longer does it fails until its entry is removed. Read with `ast`: strings (the Copy as
 Python snippets) and `<output>.lock` paths do not count."""
 
 from __future__ import annotations
@@ -15,11 +14,6 @@ from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parent.parent / "bertstudio"
 THE_ONE = {"core/engine.py"}
-# Still taking them (issue 39 lists the paths that batch on their own): they hold the lock around a
-# whole job or run their own loops.
-REMAINING = {
-    "cli/_per_layer.py", "cli/explain.py",
-}
 # Hold `engine.exclusive` for one input's forward (several rows of one input count as a batch).
 SINGLE_INPUT = {
     "core/corpus/query.py", "core/explain/targets.py", "core/features/card.py", "core/patching/trace.py",
@@ -29,6 +23,8 @@ SINGLE_INPUT = {
 
 # Hold `engine.exclusive` across a job of their own (their batches still go through `engine.run`): why.
 HOLDS = {
+    "cli/explain.py": "heads switched off around one input's explanation (its batches: core/explain's engine.run)",
+    "cli/_per_layer.py": "heads switched off around one input's per-layer explanation",
     "core/explain/attribution.py": "captum's gradients of F (grad=True); the perturbed copies go through engine.run",
     "core/explain/importance.py": "|d loss / d gate| per input, summed (grad=True): no batch",
     "core/features/erase.py": "the concept-erasing hook stays on the model while a data set is evaluated",
@@ -68,10 +64,7 @@ def takers() -> set[str]:
 def test_the_model_lock_and_inference_mode_are_taken_in_the_engine_only() -> None:
     found = takers()
     assert THE_ONE <= found
-    new = found - THE_ONE - REMAINING
-    assert not new, f"these take the model lock or inference_mode outside core/engine.py: {sorted(new)}"
-    gone = REMAINING - found
-    assert not gone, f"these no longer take them: remove them from REMAINING: {sorted(gone)}"
+    assert found == THE_ONE, f"these take the model lock or inference_mode: {sorted(found - THE_ONE)}"
 
 
 def test_one_input_forwards_hold_the_engine_only_where_named() -> None:
@@ -85,8 +78,7 @@ def test_one_input_forwards_hold_the_engine_only_where_named() -> None:
 
 
 def test_the_scan_sees_each_way_of_taking_them() -> None:
-    for source in ("with loaded.lock:\n    pass", "with torch.inference_mode():\n    pass",
-                   ):
+    for source in ("with loaded.lock:\n    pass", "with torch.inference_mode():\n    pass"):
         assert takes_lock_or_inference_mode(ast.parse(source)), source
     for source in ("path = output.name + '.lock'", "print('with torch.inference_mode():')"):
         assert not takes_lock_or_inference_mode(ast.parse(source)), source

@@ -43,6 +43,7 @@ def layers_for(result: Any) -> Any:
     """The per-layer predictions for the text fill-mask read, on the same (cached) model and heads."""
     from contextlib import nullcontext
 
+    from bertstudio.core import engine
     from bertstudio.core.explain.ablation import heads_switched_off
     from bertstudio.core.explain.inputs import explainable
     from bertstudio.core.models import LoadRequest, load_model
@@ -57,7 +58,7 @@ def layers_for(result: Any) -> Any:
         from bertstudio.core.features.tuned_lens import load
 
         lens = load(args.tuned_lens)
-    with loaded.lock, heads_switched_off(loaded.model, heads) if heads else nullcontext():
+    with engine.exclusive(loaded) as model, heads_switched_off(model, heads) if heads else nullcontext():
         return per_layer(loaded, result.text, args.top_k, lens=lens)
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING
 
+from bertstudio.cli._inputs import add_parts
 from bertstudio.cli.task_command import Command
 
 if TYPE_CHECKING:
@@ -13,9 +14,7 @@ if TYPE_CHECKING:
 
 
 def _arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--prompt", required=True, metavar="P", help="the context the endings continue")
-    parser.add_argument("--choice", action="append", default=[], metavar="ENDING",
-                        help="a candidate ending; give it two or more times")
+    add_parts(parser, "multiple-choice")
 
 
 def _inputs(args: argparse.Namespace) -> ChoiceInput:

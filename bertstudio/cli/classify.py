@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING, Any
 
+from bertstudio.cli._inputs import add_parts
 from bertstudio.cli.task_command import Command
 
 if TYPE_CHECKING:
@@ -13,8 +14,7 @@ if TYPE_CHECKING:
 
 
 def _arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("text", nargs="?", help="the text to classify (or use --file)")
-    parser.add_argument("--pair", metavar="B", help="second text of a pair (e.g. is B a paraphrase of the text?)")
+    add_parts(parser, "classification")
     parser.add_argument("--file", metavar="F", help="CSV/TSV (or .txt, one text per line) to classify row by row")
     parser.add_argument("--column", metavar="C", help="column of --file holding the texts (default: 'text' or first)")
 

@@ -1,11 +1,8 @@
 """bertstudio counterfactual --model SRC --task TASK INPUT... [--method M] [--mlm SRC2] [--max-edits N] [--json]
 
 The fewest word edits that flip the model's prediction, each verified by running the task on the
-edited text. Which input each task takes (as its own command does):
-  classify   TEXT [--pair B]          (the text and its pair are edited; the label must change)
-  nsp        A B                      (IsNext <-> NotNext)
-  choice     --prompt P --choice E1 --choice E2 ... (the prompt is edited; the best ending must change)
-  fill-mask  TEXT                     (the context is edited; the top candidate at the first mask must change)
+edited text: classify's text and pair (the label must change), nsp's A and B (IsNext <-> NotNext),
+choice's prompt (the best ending must change), fill-mask's context (the top candidate at the first mask).
 Methods: mlm (a masked LM's substitutions: the model's own MLM head, or --mlm with the same
 vocabulary, e.g. bert-base-uncased), hotflip (gradient-guided word flips), ablation (word removals).
 """
@@ -15,16 +12,11 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from bertstudio.cli._inputs import add_input_options, checked, task_texts
 from bertstudio.cli.common import stderr_control
+from bertstudio.core.explain.inputs import explainable
 
 METHODS = ("mlm", "hotflip", "ablation")  # as core.whatif.generators, without torch
-
-
-def task_names() -> tuple[str, ...]:
-    """The command names of the specs with a counterfactual adapter (what --task takes)."""
-    from bertstudio.core.tasks.spec import all_specs
-
-    return tuple(s.cli_name for s in all_specs().values() if s.counterfactual is not None and s.explain is not None)
 
 
 def register(subparsers: Any) -> None:
@@ -34,12 +26,8 @@ def register(subparsers: Any) -> None:
         "counterfactual", help="the fewest word edits that flip the prediction (what if)",
         description=__doc__.split("\n", 2)[2], formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument("--model", required=True, metavar="SRC", help="Hub id or local model folder")
-    parser.add_argument("--task", required=True, choices=task_names(), help="the task whose prediction is flipped")
-    parser.add_argument("inputs", metavar="INPUT", nargs="*", help="the task's input (see above)")
-    parser.add_argument("--pair", metavar="B", help="classify: the second text of a pair")
-    parser.add_argument("--prompt", help="choice: the prompt the endings continue")
-    parser.add_argument("--choice", action="append", default=[], metavar="ENDING", help="choice: an ending (2+)")
+    flipped = [spec for spec in explainable() if spec.counterfactual is not None]
+    add_input_options(parser, flipped, "the task whose prediction is flipped")
     parser.add_argument("--method", default="mlm", choices=METHODS, help="how edits are proposed (default mlm)")
     parser.add_argument("--mlm", metavar="SRC2", help="mlm: the masked LM proposing words (default: the model's own)")
     parser.add_argument("--max-edits", default="2", metavar="N", help=f"edits per result, 1-{MAX_EDITS} (default 2)")
@@ -47,11 +35,7 @@ def register(subparsers: Any) -> None:
     parser.add_argument("--per-word", default="8", metavar="P",
                         help=f"proposals per word, 1-{MAX_PER_WORD} (default 8)")
     parser.add_argument("--beam", default="4", metavar="W", help=f"inputs kept per depth, 1-{MAX_BEAM} (default 4)")
-    parser.add_argument("--device", default="cpu", help="cpu, cuda, cuda:1 or mps (default: cpu)")
-    parser.add_argument("--dtype", default="float32", choices=["float32", "float16", "bfloat16"],
-                        help="number format; half precision on GPUs only")
-    parser.add_argument("--json", action="store_true", help="print machine-readable JSON on stdout")
-    parser.set_defaults(func=run, question=None, context=None)
+    parser.set_defaults(func=run)
 
 
 def _print(result: Any) -> None:
@@ -66,15 +50,15 @@ def _print(result: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from bertstudio.cli.explain import load, task_texts
+    from bertstudio.cli.explain import load
     from bertstudio.cli.task_command import print_result
     from bertstudio.core.tasks.spec import spec_for_command
     from bertstudio.core.whatif.search import find, options
 
     chosen = options(args.method, args.max_edits, args.limit, args.per_word, args.beam, args.mlm)  # before loading
-    texts = task_texts(args, list(args.inputs))
     spec = spec_for_command(args.task)
+    texts = checked(spec, task_texts(args, spec))
     assert spec.explain is not None  # --task choices have one
-    loaded = load(args)
+    loaded = load(args, spec)
     result = find(loaded, spec, spec.explain.inputs_of(texts), chosen, stderr_control())
     return print_result(result, args.json, _print)

@@ -1,13 +1,6 @@
 """bertstudio explain --model SRC --task TASK --method METHOD [--target T] [--steps N] [--baseline pad|zero]
 [--samples N] [--seed S] [--faithfulness] INPUT... [--json]
 
-Which input each task takes (as its own command does):
-  fill-mask  TEXT                     (one or more mask tokens; the first mask is explained)
-  nsp        A B                      (sentence A, sentence B)
-  ner        TEXT
-  qa         --question Q --context C (or QUESTION CONTEXT)
-  classify   TEXT [--pair B]          (or TEXT B)
-  choice     --prompt P --choice E1 --choice E2 ... (or PROMPT E1 E2 ...)
 Targets (--target): fill-mask a token (default: the top candidate); nsp is_next|not_next;
 ner a token index, optionally INDEX:LABEL (default: the first entity's first token); qa start|end
 of the best answer; classify a label (default: the predicted one); choice an index or the ending.
@@ -15,6 +8,7 @@ Methods: gradient, grad-x-input, integrated-gradients (--steps, --baseline), occ
 replaced by the pad token), lime and kernel-shap (captum's, over token presence: --samples, --seed).
 --faithfulness adds ERASER's comprehensiveness and sufficiency at 1, 5, 10, 20 and 50% of the tokens
 (deleted from the input, or all that is kept; fill-mask's mask, NER's token and QA's answer start/end stay).
+fill-mask explains its first mask.
 """
 
 from __future__ import annotations
@@ -22,8 +16,10 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from bertstudio.cli._inputs import add_input_options, checked, task_texts
 from bertstudio.cli.common import stderr_control
 from bertstudio.cli.task_command import clear_progress_line, head_list, print_notes, print_result
+from bertstudio.core.explain.inputs import explainable
 from bertstudio.core.explain.methods import (
     BASELINES,
     DEFAULT_SAMPLES,
@@ -38,25 +34,7 @@ from bertstudio.core.limits import MAX_IG_STEPS, MAX_PERTURBATION_SAMPLES, MIN_P
 
 def task_names() -> tuple[str, ...]:
     """The command names of the specs with an Explain adapter (what --task takes)."""
-    from bertstudio.core.explain.inputs import explainable
-
     return tuple(spec.cli_name for spec in explainable())
-
-
-def add_input_options(parser: argparse.ArgumentParser) -> None:
-    """--model, --task and the task's input, shared with head-importance."""
-    parser.add_argument("--model", required=True, metavar="SRC", help="Hub id or local model folder")
-    parser.add_argument("--task", required=True, choices=task_names(), help="the task whose output is explained")
-    parser.add_argument("inputs", metavar="INPUT", nargs="*", help="the task's input (see above)")
-    parser.add_argument("--question", help="qa: the question")
-    parser.add_argument("--context", help="qa: the context holding the answer")
-    parser.add_argument("--pair", metavar="B", help="classify: the second text of a pair")
-    parser.add_argument("--prompt", help="choice: the prompt the endings continue")
-    parser.add_argument("--choice", action="append", default=[], metavar="ENDING", help="choice: an ending (2+)")
-    parser.add_argument("--device", default="cpu", help="cpu, cuda, cuda:1 or mps (default: cpu)")
-    parser.add_argument("--dtype", default="float32", choices=["float32", "float16", "bfloat16"],
-                        help="number format; half precision on GPUs only")
-    parser.add_argument("--json", action="store_true", help="print machine-readable JSON on stdout")
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -64,7 +42,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "explain", help="which input tokens made the model say that (token attributions)",
         description=__doc__.split("\n", 2)[2], formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    add_input_options(parser)
+    add_input_options(parser, explainable(), "the task whose output is explained")
     parser.add_argument("--method", default="integrated-gradients", choices=METHODS,
                         help="gradient (L2 norm), grad-x-input, integrated-gradients (default), occlusion, lime, "
                              "kernel-shap")
@@ -89,32 +67,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.set_defaults(func=run)
 
 
-def task_texts(args: argparse.Namespace, positional: list[str]) -> tuple[str, ...]:
-    """The task's input as core.explain takes it, from the positional INPUTs or the task's own flags
-    (--question/--context, --prompt/--choice, --pair); the task's adapter checks how many parts."""
-    from bertstudio.core.errors import InputError
-    from bertstudio.core.explain.inputs import WrongParts
-    from bertstudio.core.tasks.spec import spec_for_command
-
-    flagged = [p for p in (args.question, args.context) if p is not None]
-    if args.prompt is not None or args.choice:
-        flagged += [p for p in (args.prompt, *args.choice) if p is not None]
-    parts = tuple(str(p) for p in [*flagged, *positional, *([args.pair] if args.pair else [])])
-    adapter = spec_for_command(args.task).explain
-    assert adapter is not None  # --task choices are the specs with one
-    try:
-        adapter.inputs_of(parts)
-    except WrongParts as error:
-        raise InputError(f"{args.task} takes {error.takes}.", hint=error.hint) from None
-    return parts
-
-
-def load(args: argparse.Namespace) -> Any:
+def load(args: argparse.Namespace, spec: Any) -> Any:
     from bertstudio.core.jobs import model_notes
     from bertstudio.core.models import LoadRequest, load_model
-    from bertstudio.core.tasks.spec import spec_for_command
 
-    spec = spec_for_command(args.task)
     loaded = load_model(LoadRequest(args.model, spec.key, args.device, args.dtype), stderr_control())
     clear_progress_line()
     print_notes(model_notes(loaded))
@@ -151,6 +107,7 @@ def _print(result: Any) -> None:
 def run(args: argparse.Namespace) -> int:
     from contextlib import nullcontext
 
+    from bertstudio.core import engine
     from bertstudio.core.explain.ablation import heads_switched_off
     from bertstudio.core.explain.attribution import check_method, check_steps, explain
     from bertstudio.core.tasks.spec import spec_for_command
@@ -158,11 +115,11 @@ def run(args: argparse.Namespace) -> int:
     steps = check_steps(args.steps)  # before the model is loaded
     samples, seed = check_samples(args.samples), check_seed(args.seed)
     check_method(args.method, args.baseline)
-    texts = task_texts(args, list(args.inputs))
-    loaded = load(args)
-    heads = heads_switched_off(loaded.model, args.ablate_heads) if args.ablate_heads else nullcontext()
-    with loaded.lock, heads:
-        result = explain(loaded, spec_for_command(args.task).key, texts, args.method, args.target, steps,
-                         args.converge, stderr_control(), samples=samples, seed=seed, baseline=args.baseline,
-                         faithfulness=args.faithfulness)
+    spec = spec_for_command(args.task)
+    texts = checked(spec, task_texts(args, spec))
+    loaded = load(args, spec)
+    with engine.exclusive(loaded) as model, \
+            heads_switched_off(model, args.ablate_heads) if args.ablate_heads else nullcontext():
+        result = explain(loaded, spec.key, texts, args.method, args.target, steps, args.converge, stderr_control(),
+                         samples=samples, seed=seed, baseline=args.baseline, faithfulness=args.faithfulness)
     return print_result(result, args.json, _print)

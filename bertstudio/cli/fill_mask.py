@@ -6,6 +6,7 @@ import argparse
 from typing import TYPE_CHECKING, Any
 
 from bertstudio.cli import _per_layer
+from bertstudio.cli._inputs import add_parts
 from bertstudio.cli.task_command import Command
 
 if TYPE_CHECKING:
@@ -13,7 +14,7 @@ if TYPE_CHECKING:
 
 
 def _arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("text", help="text with one or more of the model's mask tokens")
+    add_parts(parser, "fill-mask")
     parser.add_argument("--top-k", type=int, default=5, help="candidates per mask (default 5)")
     _per_layer.add_option(parser)
 

@@ -13,9 +13,11 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from bertstudio.cli._inputs import add_input_options, checked, task_texts
 from bertstudio.cli.common import print_json, stderr_control
-from bertstudio.cli.explain import add_input_options, load, task_texts
+from bertstudio.cli.explain import load
 from bertstudio.cli.task_command import print_notes
+from bertstudio.core.explain.inputs import explainable
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -23,23 +25,23 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "head-importance", help="how much each attention head matters to the task's loss (layer x head)",
         description=__doc__.split("\n", 2)[2], formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    add_input_options(parser)
+    add_input_options(parser, explainable(), "the task whose loss the heads are measured on")
     parser.add_argument("--data", metavar="FILE", help="the inputs, one per row (see above)")
     parser.add_argument("--raw", action="store_true", help="do not normalise each layer's importance")
     parser.add_argument("--prune", default="0", metavar="K", help="name the K least important heads")
     parser.set_defaults(func=run)
 
 
-def _examples(args: argparse.Namespace, task: str) -> list[Any]:
+def _examples(args: argparse.Namespace, spec: Any) -> list[Any]:
     from bertstudio.core.errors import InputError
     from bertstudio.core.explain.importance import Example, read_examples
 
-    given = args.inputs or args.question is not None or args.prompt is not None
-    if args.data and given:
+    texts = task_texts(args, spec)
+    if args.data and texts:
         raise InputError("Give either --data FILE or one INPUT, not both.")
     if args.data:
-        return read_examples(args.data, task)
-    return [Example(task_texts(args, list(args.inputs)))]
+        return read_examples(args.data, spec.key)
+    return [Example(checked(spec, texts))]
 
 
 def _print(result: Any, prune: tuple[tuple[int, int], ...]) -> None:
@@ -59,10 +61,10 @@ def run(args: argparse.Namespace) -> int:
     from bertstudio.core.tasks.spec import spec_for_command
 
     prune_count = as_int(args.prune, "--prune")  # before the model is loaded
-    task = spec_for_command(args.task).key
-    examples = _examples(args, task)
-    loaded = load(args)
-    result = head_importance(loaded, task, examples, normalize=not args.raw, control=stderr_control())
+    spec = spec_for_command(args.task)
+    examples = _examples(args, spec)
+    loaded = load(args, spec)
+    result = head_importance(loaded, spec.key, examples, normalize=not args.raw, control=stderr_control())
     total = sum(len(row) for row in result.importance)
     if not 0 <= prune_count < total:
         raise InputError(f"--prune {prune_count} is out of range: this model has {total} heads.")

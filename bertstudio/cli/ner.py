@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING
 
+from bertstudio.cli._inputs import add_parts
 from bertstudio.cli.task_command import Command
 
 if TYPE_CHECKING:
@@ -20,7 +21,7 @@ DEFAULT_STRATEGY = "first"  # core.tasks.ner.DEFAULT_STRATEGY: whole words, not 
 
 
 def _arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("text", help="the text to tag")
+    add_parts(parser, "ner")
     parser.add_argument("--aggregation", default=DEFAULT_STRATEGY, choices=STRATEGIES,
                         help=f"how wordpieces are grouped into entities (default: {DEFAULT_STRATEGY}: a word takes "
                              "its first wordpiece's label; simple: adjacent wordpieces of one type; none: each "

@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING
 
+from bertstudio.cli._inputs import add_parts
 from bertstudio.cli.common import ranking_differences
 from bertstudio.cli.task_command import Command
 
@@ -18,8 +19,7 @@ if TYPE_CHECKING:
 
 
 def _arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("sentence_a", metavar="A", help="the first sentence")
-    parser.add_argument("sentences_b", metavar="B", nargs="+", help="one or more candidate next sentences")
+    add_parts(parser, "nsp")
 
 
 def _inputs(args: argparse.Namespace) -> NspInput:

@@ -19,9 +19,11 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from bertstudio.cli._inputs import add_input_options, checked, task_texts
 from bertstudio.cli.common import stderr_control
-from bertstudio.cli.explain import add_input_options, load, task_texts
+from bertstudio.cli.explain import load
 from bertstudio.cli.task_command import print_result
+from bertstudio.core.explain.inputs import explainable
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -29,7 +31,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "patch", help="which layer, position and head carry the answer (activation patching)",
         description=__doc__.split("\n", 2)[2], formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    add_input_options(parser)
+    add_input_options(parser, explainable(), "the task whose answer is traced")
     parser.add_argument("--corrupted", nargs="+", metavar="INPUT", help="the corrupted input, in the clean one's shape")
     parser.add_argument("--noise", metavar="P[,P...]", help="instead of --corrupted: noise on these token positions")
     parser.add_argument("--seed", default="0", metavar="S", help="--noise: the seed (default 0)")
@@ -41,17 +43,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.set_defaults(func=run)
 
 
-def _whole(text: str, what: str, low: int, high: int) -> int:
-    from bertstudio.core.errors import InputError
-
-    value = text.strip()
-    if not (value.isascii() and value.isdigit()) or not low <= int(value) <= high:
-        raise InputError(f"{what} must be a whole number from {low} to {high}, not '{text}'.")
-    return int(value)
-
-
 def _noise(args: argparse.Namespace) -> Any:
     from bertstudio.core.errors import InputError
+    from bertstudio.core.limits import check_count
     from bertstudio.core.patching.trace import MAX_NOISE_SEED, Noise
 
     if args.noise is None:
@@ -61,28 +55,19 @@ def _noise(args: argparse.Namespace) -> Any:
     items = [item for item in args.noise.replace(" ", ",").split(",") if item]
     if not items:
         raise InputError("--noise needs token positions, e.g. --noise 2,3.")
-    positions = tuple(_whole(item, "A --noise position", 0, 100_000) for item in items)
-    return Noise(positions, _whole(args.seed, "--seed", 0, MAX_NOISE_SEED))
+    positions = tuple(check_count(item, "A --noise position", 0, 100_000) for item in items)
+    return Noise(positions, check_count(args.seed, "--seed", 0, MAX_NOISE_SEED))
 
 
-def _corrupted(args: argparse.Namespace) -> tuple[str, ...] | None:
+def _corrupted(args: argparse.Namespace, spec: Any) -> tuple[str, ...] | None:
     from bertstudio.core.errors import InputError
-    from bertstudio.core.explain.inputs import WrongParts
-    from bertstudio.core.tasks.spec import spec_for_command
 
     if not args.corrupted:
         if args.noise is None:
             raise InputError("Give the corrupted input after --corrupted (in the clean input's shape), "
                              "or --noise POSITIONS.", hint="e.g. patch ... \"a good film\" --corrupted \"a bad film\"")
         return None
-    parts = tuple(str(p) for p in args.corrupted)
-    adapter = spec_for_command(args.task).explain
-    assert adapter is not None
-    try:
-        adapter.inputs_of(parts)
-    except WrongParts as error:
-        raise InputError(f"--corrupted: {args.task} takes {error.takes}.", hint=error.hint) from None
-    return parts
+    return checked(spec, tuple(str(p) for p in args.corrupted), "--corrupted: ")
 
 
 def _row(values: Any, result: Any, width: int = 6) -> str:
@@ -113,14 +98,16 @@ def _print(result: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from bertstudio.core.limits import check_count
     from bertstudio.core.patching.trace import MAX_SAMPLE, trace
     from bertstudio.core.tasks.spec import spec_for_command
 
-    sample = _whole(args.sample, "--sample", 3, MAX_SAMPLE)
+    sample = check_count(args.sample, "--sample", 3, MAX_SAMPLE)
     noise = _noise(args)
-    corrupted = _corrupted(args)
-    texts = task_texts(args, list(args.inputs))
-    loaded = load(args)
-    result = trace(loaded, spec_for_command(args.task).key, texts, corrupted, args.target, noise=noise,
+    spec = spec_for_command(args.task)
+    corrupted = _corrupted(args, spec)
+    texts = checked(spec, task_texts(args, spec))
+    loaded = load(args, spec)
+    result = trace(loaded, spec.key, texts, corrupted, args.target, noise=noise,
                    method=args.method, control=stderr_control(), sample=sample)
     return print_result(result, args.json, _print)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING
 
+from bertstudio.cli._inputs import add_parts, values
 from bertstudio.cli.task_command import Command
 
 if TYPE_CHECKING:
@@ -17,10 +18,7 @@ if TYPE_CHECKING:
 
 
 def _arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--question", required=True, help="the question")
-    source = parser.add_mutually_exclusive_group(required=True)
-    source.add_argument("--context", help="the text holding the answer")
-    source.add_argument("--context-file", metavar="F", help="read the context from a UTF-8 text file (long texts)")
+    add_parts(parser, "qa")
     parser.add_argument("--top-k", type=int, default=1, help="answers to return (default 1)")
     parser.add_argument("--max-answer-len", type=int, default=15, help="longest answer in tokens (default 15)")
     parser.add_argument("--doc-stride", type=int, default=128,
@@ -32,26 +30,17 @@ def _arguments(parser: argparse.ArgumentParser) -> None:
                         help="with --allow-no-answer: the null score must beat the best span by this much")
 
 
-def _context(args: argparse.Namespace) -> str:
-    """--context, or --context-file read through core.files (a FIFO, a device, a folder, a file
-    over 16 MiB or one that is not UTF-8 text is one message)."""
-    from bertstudio.core.files import read_text
-    from bertstudio.core.limits import MAX_CONTEXT_BYTES
-
-    if args.context is not None:
-        return str(args.context)
-    return read_text(args.context_file, "context file", MAX_CONTEXT_BYTES)
-
-
 def _inputs(args: argparse.Namespace) -> QAInput:
     from bertstudio.core.tasks.qa import QAInput, QAOptions
+    from bertstudio.core.tasks.spec import spec_for
 
     options = QAOptions(
         top_k=args.top_k, max_answer_len=args.max_answer_len, doc_stride=args.doc_stride,
         max_seq_len=args.max_seq_len, allow_no_answer=args.allow_no_answer, null_threshold=args.null_threshold,
     )
     options.validate()
-    return QAInput(args.question, _context(args), options)
+    question, context = (values(args, part)[0] for part in spec_for("qa").parts)
+    return QAInput(question, context, options)
 
 
 def _print(result: QAResult) -> None:

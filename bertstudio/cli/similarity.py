@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING
 
+from bertstudio.cli._inputs import add_parts
 from bertstudio.cli.common import ranking_differences
 from bertstudio.cli.task_command import Command
 
@@ -21,8 +22,7 @@ POOLINGS = ("mean", "cls")  # core.tasks.similarity.POOLINGS (not imported: the 
 
 
 def _arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("sentence_a", metavar="A", help="the sentence the others are compared with")
-    parser.add_argument("sentences_b", metavar="B", nargs="+", help="one or more sentences to compare with A")
+    add_parts(parser, "similarity")
     parser.add_argument("--pooling", choices=POOLINGS, default="mean",
                         help="mean: average over the attention mask (sentence-transformers); cls: the first token")
 

@@ -16,6 +16,14 @@ def finite_number(value: Any) -> float | None:
     return number if math.isfinite(number) else None
 
 
+def text_number(value: Any) -> float | None:
+    """A table cell's text as a finite float ("3.5"), or None ("", "x", "nan")."""
+    try:
+        return finite_number(float(str(value).strip()))
+    except ValueError:
+        return None
+
+
 def step_number(value: Any) -> int | None:
     """The value as a training step (a non-negative int), or None."""
     return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from bertstudio.core.errors import InputError
-from bertstudio.core.evaluate import adapters, evaluable
+from bertstudio.core.evaluate import adapters
 from bertstudio.core.evaluate.evaluation import evaluate
 from bertstudio.core.evaluate.predict import Prediction
 from bertstudio.core.evaluate.readers import Dataset, Example, read_dataset
@@ -109,7 +109,6 @@ def test_a_new_spec_is_evaluated_without_touching_core_evaluate(monkeypatch: pyt
     specs["toy"] = replace(next(iter(specs.values())), key="toy", command="", evaluate=toy)
     monkeypatch.setattr(spec_module, "all_specs", lambda: specs)
     monkeypatch.setattr(adapters, "all_specs", lambda: specs)
-    monkeypatch.setattr(evaluable, "all_specs", lambda: specs)
     data = tmp_path / "words.txt"
     data.write_text("ab ac b\n", encoding="utf-8")
     dataset = read_dataset("toy", data)

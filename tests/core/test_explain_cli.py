@@ -156,3 +156,17 @@ def test_explain_perturbation_methods_and_faithfulness(checkpoint_factory, capsy
         assert main([*base, *args]) == 1
         err = capsys.readouterr().err
         assert message in err and "Traceback" not in err, err
+
+
+def test_each_task_takes_its_input_as_its_own_command_does(capsys, tmp_path) -> None:  # noqa: ANN001
+    """explain & co read a task's input through its spec's parts (cli/_inputs.py): the help lists each task's,
+    another task's flag is one line, and qa's context may come from a file as `qa` takes it."""
+    with pytest.raises(SystemExit):
+        main(["explain", "-h"])
+    assert "  qa         --question QUESTION (--context CONTEXT | --context-file F)" in capsys.readouterr().out
+    for args, message in ((["--task", "nsp", "a", "b", "--pair", "c"], "nsp takes no --pair."),
+                          (["--task", "qa", "--question", "q", "--context-file", str(tmp_path / "no.txt")],
+                           "does not exist")):
+        assert main(["explain", "--model", "unused", *args]) == 1
+        err = capsys.readouterr().err
+        assert message in err and "Traceback" not in err, err

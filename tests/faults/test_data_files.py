@@ -113,18 +113,21 @@ def test_cli_refuses_dev_zero_with_one_message(tmp_path: Path, args: tuple[str, 
 def test_qa_context_file_is_bounded_and_checked(tmp_path: Path, fifo: Path) -> None:
     import argparse
 
-    from bertstudio.cli.qa import _context
+    from bertstudio.cli._inputs import values
     from bertstudio.core.limits import MAX_CONTEXT_BYTES
+    from bertstudio.core.tasks.spec import spec_for
+
+    context = spec_for("qa").parts[1]
 
     big = tmp_path / "book.txt"
     with big.open("wb") as handle:
         handle.truncate(MAX_CONTEXT_BYTES + 1)  # sparse: no disk used
     for path, message in ((big, "at most 16 MiB"), (fifo, "pipe"), (tmp_path, "is a folder")):
         with pytest.raises(InputError, match=message):
-            finishes(lambda path=path: _context(argparse.Namespace(context=None, context_file=str(path))), 5)
+            finishes(lambda path=path: values(argparse.Namespace(context=None, context_file=str(path)), context), 5)
     fine = tmp_path / "story.txt"
     fine.write_text("Ada wrote it.", encoding="utf-8")
-    assert _context(argparse.Namespace(context=None, context_file=str(fine))) == "Ada wrote it."
+    assert values(argparse.Namespace(context=None, context_file=str(fine)), context) == ["Ada wrote it."]
 
 
 # -- SQuAD JSON: every level's type, and the depth --------------------------------------------------

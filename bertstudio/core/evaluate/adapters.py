@@ -1,7 +1,7 @@
 """Which tasks Evaluate scores, and which task a checkpoint is scored as.
 
-`evaluable`/`adapter_for` live in evaluable.py (no training import: the task packages' readers
-reach them); what needs the training side's task table (`evaluated_as`) is here.
+`evaluable` lives in evaluable.py (no training import: the task packages' readers reach it); what
+needs the training side's task table (`evaluated_as`) is here.
 """
 
 from __future__ import annotations
@@ -10,10 +10,10 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from bertstudio.core.errors import BertStudioError
-from bertstudio.core.evaluate.evaluable import adapter_for, evaluable, names_text
-from bertstudio.core.tasks.spec import all_specs
+from bertstudio.core.evaluate.evaluable import evaluable
+from bertstudio.core.tasks.spec import TaskSpec, all_specs
 
-__all__ = ["adapter_for", "checkpoint_task", "evaluable", "evaluated_as", "load_task", "names_text", "trained_for"]
+__all__ = ["checkpoint_task", "evaluable", "evaluated_as", "load_task", "trained_for"]
 
 
 def evaluated_as(task: str) -> str:
@@ -29,17 +29,23 @@ def evaluated_as(task: str) -> str:
     return opens[0] if opens else task
 
 
-def trained_for(architectures: Sequence[str]) -> str | None:
-    """The evaluable task a checkpoint's saved class was trained for ("BertForQuestionAnswering" ->
-    qa, "BertForPreTraining" -> its masked LM); None for a bare encoder or an unknown class.
-    The class names the head that was trained: scoring a classifier as a masked LM (whose head would
-    be initialised at random) is never what a person means."""
+def _trained_spec(architectures: Sequence[str]) -> TaskSpec | None:
+    """The spec whose head a checkpoint's saved class names ("BertForQuestionAnswering" -> qa); None
+    for a bare encoder or an unknown class."""
     for spec in all_specs().values():
         head = spec.model_class.removeprefix("AutoModel")  # "ForQuestionAnswering"; "" for a bare encoder
         if head and any(name.endswith(head) for name in architectures):
-            task = evaluated_as(spec.key)
-            return task if task in evaluable() else None
+            return spec
     return None
+
+
+def trained_for(architectures: Sequence[str]) -> str | None:
+    """The evaluable task a checkpoint's saved class was trained for ("BertForPreTraining" -> its masked
+    LM); None for a bare encoder or an unknown class. The class names the head that was trained: scoring
+    a classifier as a masked LM (whose head would be initialised at random) is never what a person means."""
+    spec = _trained_spec(architectures)
+    task = evaluated_as(spec.key) if spec is not None else None
+    return task if task in evaluable() else None
 
 
 def carried_tasks(architectures: Sequence[str]) -> tuple[str, ...]:
@@ -47,14 +53,12 @@ def carried_tasks(architectures: Sequence[str]) -> tuple[str, ...]:
     tasks its training opens it in (a BertForPreTraining: masked LM and next sentence)."""
     from bertstudio.core.training.trainable import TRAINABLE
 
-    specs = evaluable()
-    for spec in all_specs().values():
-        head = spec.model_class.removeprefix("AutoModel")
-        if head and any(name.endswith(head) for name in architectures):
-            trainable = TRAINABLE.get(spec.key)
-            keys = (spec.key, *(trainable.open_in if trainable is not None else ()))
-            return tuple(dict.fromkeys(key for key in keys if key in specs))
-    return ()
+    spec = _trained_spec(architectures)
+    if spec is None:
+        return ()
+    trainable = TRAINABLE.get(spec.key)
+    keys = (spec.key, *(trainable.open_in if trainable is not None else ()))
+    return tuple(dict.fromkeys(key for key in keys if key in evaluable()))
 
 
 def load_task(source: str, task: str) -> str:
@@ -68,26 +72,19 @@ def load_task(source: str, task: str) -> str:
 
 
 def _architectures(source: str) -> list[str]:
+    """The classes a local model folder's config.json names (read through its checked reader); [] for a
+    Hub id or a folder without a readable config (the load itself says what is wrong with the folder)."""
     from bertstudio.core.model_folder import read_config
 
+    folder = Path(source).expanduser()
     try:
-        names = read_config(Path(source).expanduser()).get("architectures") or []
+        names = read_config(folder).get("architectures") or [] if folder.is_dir() else []
     except BertStudioError:
         return []
     return [str(name) for name in names] if isinstance(names, list) else []
 
 
 def checkpoint_task(source: str) -> str | None:
-    """`trained_for` of a local model folder's config.json (read through its checked reader); None
-    for a Hub id, a folder without a readable config, or a config that names no head."""
-    from bertstudio.core.model_folder import read_config
-
-    folder = Path(source).expanduser()
-    if not folder.is_dir():
-        return None
-    try:
-        config = read_config(folder)
-    except BertStudioError:
-        return None  # the load itself says what is wrong with the folder
-    names = config.get("architectures") or []
-    return trained_for([str(name) for name in names]) if isinstance(names, list) else None
+    """`trained_for` of a local model folder's config.json; None for a Hub id, a folder without a readable
+    config, or a config that names no head."""
+    return trained_for(_architectures(source))

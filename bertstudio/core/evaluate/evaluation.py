@@ -15,14 +15,13 @@ from typing import Any
 
 from bertstudio.core import notes as _notes
 from bertstudio.core.evaluate import metrics as scores
-from bertstudio.core.evaluate.adapters import adapter_for
 from bertstudio.core.evaluate.predict import EvalOptions, Prediction
 from bertstudio.core.evaluate.readers import Dataset, EvalColumns, Example, read_dataset
 from bertstudio.core.limits import MAX_BATCH_SIZE, check_count
 from bertstudio.core.models import LoadedModel, LoadRequest, load_model
 from bertstudio.core.notes import Note
 from bertstudio.core.progress import TaskControl
-from bertstudio.core.tasks.spec import EvaluateAdapter
+from bertstudio.core.tasks.spec import EvaluateAdapter, adapter_for
 
 LENGTH_EDGES = (10, 20, 40, 80, 160)  # words: buckets 1-10, 11-20, 21-40, 41-80, 81-160, 161+
 MAX_SLICE_VALUES = 50  # a column with more distinct values is an id, not a slice
@@ -90,7 +89,7 @@ class Evaluation:
     @property
     def adapter(self) -> EvaluateAdapter:
         """The task's EvaluateAdapter (what the result pages and the CLI read about the task)."""
-        return adapter_for(self.task)
+        return adapter_for(self.task, EvaluateAdapter)
 
     @property
     def per_label_name(self) -> str:
@@ -185,7 +184,7 @@ def evaluate(loaded: LoadedModel, dataset: Dataset, control: TaskControl | None 
     options = options or EvalOptions()
     check_count(options.batch_size, "The batch size", 1, MAX_BATCH_SIZE)
     task, started = dataset.task, time.perf_counter()
-    adapter = adapter_for(task)
+    adapter = adapter_for(task, EvaluateAdapter)
     found: list[Note] = [_notes.info(text) for text in dataset.notes]
     labels, keywords = list(adapter.labels), dict[str, Any]()
     if adapter.prepare is not None:  # a label or tag the model does not know: refused before any row runs

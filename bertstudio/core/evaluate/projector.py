@@ -14,10 +14,10 @@ from typing import Any
 import numpy as np
 
 from bertstudio.core.errors import InputError
-from bertstudio.core.evaluate.adapters import adapter_for
 from bertstudio.core.evaluate.readers import Dataset
 from bertstudio.core.models import LoadedModel
 from bertstudio.core.progress import TaskControl
+from bertstudio.core.tasks.spec import EvaluateAdapter, adapter_for
 
 POOLINGS = ("cls", "mean")
 
@@ -52,7 +52,7 @@ def embed(loaded: LoadedModel, dataset: Dataset, layer: int = -1, pooling: str =
     if not -layers <= layer < layers:
         raise InputError(f"Layer {layer} does not exist: this model has hidden states 0..{layers - 1}.")
     encoder = loaded.model.base_model
-    pair_of = adapter_for(dataset.task).pair_of  # the text (pair) its spec says a row is
+    pair_of = adapter_for(dataset.task, EvaluateAdapter).pair_of  # the text (pair) its spec says a row is
     pairs = [pair_of(x) for x in dataset.examples]
     seconds = [b or "" for _, b in pairs] if any(b for _, b in pairs) else None
     encoded = engine.encode_all(loaded, [a for a, _ in pairs], seconds, control)

@@ -151,10 +151,10 @@ def read_dataset(task: str, path: str | Path, columns: EvalColumns | None = None
                  control: TaskControl | None = None) -> Dataset:
     """The labelled examples of `path` for the task `task` (a spec key); `control` is checked
     every few thousand rows (a big file takes seconds to read)."""
-    from bertstudio.core.evaluate.evaluable import adapter_for
+    from bertstudio.core.tasks.spec import EvaluateAdapter, adapter_for
 
     path = regular_file(path, "data file")  # a FIFO, a device, a folder: said before anything is read
-    dataset = adapter_for(task).read(path, columns or EvalColumns(), control)  # the spec's reader
+    dataset = adapter_for(task, EvaluateAdapter).read(path, columns or EvalColumns(), control)  # the spec's reader
     return replace(dataset, task=task)
 
 

@@ -11,9 +11,9 @@ from bertstudio.core.evaluate.readers import Example
 
 def row_inputs(task: str, example: Example) -> Any:
     """The spec's input dataclass for one evaluated row (what that task's tab `set_inputs` takes)."""
-    from bertstudio.core.evaluate.evaluable import adapter_for
+    from bertstudio.core.tasks.spec import EvaluateAdapter, adapter_for
 
-    return adapter_for(task).inputs_of(example)
+    return adapter_for(task, EvaluateAdapter).inputs_of(example)
 
 
 def pair_of_two(example: Example) -> tuple[str, str | None]:

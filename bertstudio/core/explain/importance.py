@@ -99,10 +99,10 @@ def read_examples(path: str | Path, task: str) -> list[Example]:
     """Inputs from a file: the task's own reader where its spec names one (classification: a
     CSV/TSV, see its `examples`); else one input per line, its parts separated by tabs (nsp: A, B;
     qa: question, context; multiple-choice: prompt, ending, ending...)."""
-    from bertstudio.core.explain.inputs import adapter_for
+    from bertstudio.core.tasks.spec import ExplainAdapter, adapter_for
 
     path = Path(path)
-    reader = adapter_for(task).examples
+    reader = adapter_for(task, ExplainAdapter).examples
     if reader is not None:
         return list(reader(path))
     from bertstudio.core.datafiles import read_lines  # special files, size and rows bounded

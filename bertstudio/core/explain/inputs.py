@@ -8,12 +8,10 @@ texts_of` / `inputs_of`, in core/tasks/<task>/explain.py), so the tab and the CL
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from bertstudio.core.errors import InputError
-
-if TYPE_CHECKING:
-    from bertstudio.core.tasks.spec import ExplainAdapter, TaskSpec
+from bertstudio.core.tasks.spec import ExplainAdapter, TaskSpec, adapter_for, specs_with
 
 
 class WrongParts(InputError):
@@ -27,43 +25,30 @@ class WrongParts(InputError):
 
 def explainable() -> tuple[TaskSpec, ...]:
     """The specs with an Explain adapter, in their order (the Explain tab's and the CLI's list)."""
-    from bertstudio.core.tasks.spec import all_specs
-
-    return tuple(spec for spec in all_specs().values() if spec.explain is not None)
-
-
-def adapter_for(task: str) -> ExplainAdapter:
-    """The Explain adapter of a task key (InputError for a task without one)."""
-    from bertstudio.core.tasks.spec import all_specs
-
-    spec = all_specs().get(task)
-    if spec is None or spec.explain is None:
-        names = ", ".join(s.key for s in explainable())
-        raise InputError(f"{task} cannot be explained.", hint=f"Explainable tasks: {names}.")
-    return spec.explain
+    return tuple(specs_with(ExplainAdapter).values())
 
 
 def texts_of(task: str, inputs: Any) -> tuple[str, ...]:
     """The texts of a task's input dataclass (the first row or candidate where there are several)."""
-    return tuple(adapter_for(task).texts_of(inputs))
+    return tuple(adapter_for(task, ExplainAdapter).texts_of(inputs))
 
 
 def task_inputs(task: str, texts: tuple[str, ...]) -> Any:
     """The task's own input dataclass from texts (for running the task itself, e.g. heads pruned)."""
-    return adapter_for(task).inputs_of(tuple(texts))
+    return adapter_for(task, ExplainAdapter).inputs_of(tuple(texts))
 
 
 def target_of(task: str, result: Any) -> str | None:
     """The --target a task's own result answered (its label, top candidate, choice...): a hand-off
     explains that answer without a forward pass to find it again. None: the task's default."""
-    adapter = adapter_for(task)
+    adapter = adapter_for(task, ExplainAdapter)
     return None if adapter.target_of is None or result is None else adapter.target_of(result)
 
 
 def split_lines(task: str, text: str) -> tuple[str, ...]:
     """Typed input, one part per line (a task read as one text keeps its lines together)."""
     lines = tuple(line.strip() for line in text.splitlines() if line.strip())
-    if adapter_for(task).one_text:
+    if adapter_for(task, ExplainAdapter).one_text:
         return (" ".join(lines),) if lines else ()
     return lines
 

@@ -21,17 +21,17 @@ def explain_job(request: LoadRequest, task: str, texts: tuple[str, ...], method:
     """Attributions, and where the task's adapter asks (fill-mask) the per-layer predictions of the same text
     (`lens`: a tuned-lens folder read beside the logit lens)."""
     from bertstudio.core.explain.attribution import explain
-    from bertstudio.core.explain.inputs import adapter_for
     from bertstudio.core.explain.methods import DEFAULT_SAMPLES, DEFAULT_SEED
     from bertstudio.core.models import load_model
     from bertstudio.core.quantize import refuse_for_gradients
+    from bertstudio.core.tasks.spec import ExplainAdapter, adapter_for
 
     refuse_for_gradients(request, "Explain")
     loaded = load_model(request, control)
     explanation = explain(loaded, task, texts, method, target, steps, converge, control,
                           samples=DEFAULT_SAMPLES if samples is None else samples,
                           seed=DEFAULT_SEED if seed is None else seed, baseline=baseline, faithfulness=faithfulness)
-    read_layers = adapter_for(task).per_layer
+    read_layers = adapter_for(task, ExplainAdapter).per_layer
     layers = None
     if read_layers is not None:
         from bertstudio.core.features.tuned_lens import load as load_lens

@@ -110,9 +110,9 @@ def whole_number(target: str) -> int | None:
 
 def prepare(loaded: LoadedModel, task: str, texts: tuple[str, ...], target: str | None = None) -> Prepared:
     """The task's own preparation, found through its spec (`ExplainAdapter.prepare`)."""
-    from bertstudio.core.explain.inputs import adapter_for
+    from bertstudio.core.tasks.spec import ExplainAdapter, adapter_for
 
-    adapter = adapter_for(task)
+    adapter = adapter_for(task, ExplainAdapter)
     if not texts:
         raise InputError("Nothing to explain: the input is empty.")
     return replace(adapter.prepare(loaded, tuple(texts), target), task=task)

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from bertstudio.core.tasks.spec import Case, SuiteAdapter, TaskSpec
+from bertstudio.core.tasks.spec import Case, SuiteAdapter, TaskSpec, adapter_for
 
 __all__ = ["Case", "adapter", "meets", "part_index", "same", "shown", "suite_specs"]
 
@@ -24,13 +24,8 @@ def suite_specs() -> Iterator[TaskSpec]:
 
 
 def adapter(task: str) -> SuiteAdapter:
-    """The suite adapter of the task with key `task`."""
-    from bertstudio.core.tasks.spec import spec_for
-
-    found = spec_for(task).suite
-    if found is None:
-        raise ValueError(f"the task {task!r} has no suite adapter")
-    return found
+    """The suite adapter of the task with key `task` (InputError where it has none)."""
+    return adapter_for(task, SuiteAdapter)
 
 
 def part_index(task: SuiteAdapter, name: str) -> int | None:

@@ -20,8 +20,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from types import ModuleType
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol, TypeVar
 
+from bertstudio.core.errors import InputError
 from bertstudio.core.notes import Note
 
 if TYPE_CHECKING:
@@ -92,6 +94,7 @@ class TaskPipeline:
 class ExplainAdapter:
     """How Explain reads this task (core/tasks/<task>/explain.py): its texts, the target, and F = P(target)."""
 
+    refused: ClassVar[str] = "{task} cannot be explained."
     parts: str  # what a person types, one part per line: "the question, then the context"
     texts_of: TextsOf  # the task's input -> the texts explained
     inputs_of: InputsOf  # texts -> the task's input (to run the task itself)
@@ -102,12 +105,19 @@ class ExplainAdapter:
     examples: ExamplesReader | None = None  # a data file -> [importance.Example] (default: tab-separated)
     target_of: TargetOf | None = None  # the task's result -> the --target it explains (its answer)
 
+    @classmethod
+    def of(cls, steps: ModuleType, parts: str, **options: Any) -> ExplainAdapter:
+        """The adapter of a task's explain.py, whose functions are named as the fields are."""
+        return cls(parts, steps.texts_of, steps.inputs_of, steps.prepare, summary=steps.summary,
+                   target_of=steps.target_of, **options)
+
 
 @dataclass(frozen=True)
 class EvaluateAdapter:
     """How Evaluate scores this task on a labelled file (core/tasks/<task>/evaluate.py): the functions
     take the rows its reader gives (`evaluate.readers.Example`, task-shaped)."""
 
+    refused: ClassVar[str] = "Evaluation does not support the task '{task}'."
     picker: str  # the Evaluate tab's task picker: "Classification (CSV/TSV/JSONL)"
     file_filter: str  # its Open dialog: "Tables (*.csv *.tsv *.jsonl)"
     read: Reader  # (path, EvalColumns, control) -> evaluate.readers.Dataset
@@ -130,6 +140,12 @@ class EvaluateAdapter:
     per_label: str = "class"  # per-label scores are "per class" or "per type" (entities)
     error_order: Callable[[Any], float] | None = None  # predicted value -> sort key of the errors; None: row order
 
+    @classmethod
+    def of(cls, steps: ModuleType, picker: str, file_filter: str, **options: Any) -> EvaluateAdapter:
+        """The adapter of a task's evaluate.py: its read_file, predict and inputs_of, and `options`."""
+        return cls(picker, file_filter, **{"read": steps.read_file, "predict": steps.predict,
+                                           "inputs_of": steps.inputs_of, **options})
+
 
 @dataclass(frozen=True)
 class CounterfactualAdapter:
@@ -142,6 +158,11 @@ class CounterfactualAdapter:
     edits: tuple[int, ...] = (0,)  # which texts a search may edit (0: the text or prompt, 1: the pair)
     choices: bool = False  # texts are a prompt and endings: one sequence per ending (batch x choices x tokens)
     masked_lm: bool = False  # the task's own model is a masked LM: it proposes words; `--mlm` loads for this task
+
+    @classmethod
+    def of(cls, steps: ModuleType, **options: Any) -> CounterfactualAdapter:
+        """The adapter of a task's whatif.py: its `predicted` and `probabilities`."""
+        return cls(steps.predicted, steps.probabilities, **options)
 
 
 # Suites (core/suites): a case is a tuple of strings, one per part; a training row made of a failing
@@ -168,6 +189,7 @@ class SuiteAdapter:
     """How behavioural test suites (core/suites) read this task (core/tasks/<task>/suite.py). `inputs`
     makes a case the Evaluate reader's `Example.inputs`, so the task's Evaluate predictor scores it."""
 
+    refused: ClassVar[str] = "Suites do not test the task '{task}'."
     parts: tuple[str, ...]  # names of a case's parts ("question", "context"): messages and a test's "on"
     inputs: Callable[[Case], Any]  # a case -> Example.inputs
     min_parts: int = 1
@@ -192,6 +214,25 @@ class SuiteAdapter:
         """MFT expects one of the model's labels: DIR may read a label's probability, and failures are
         labelled table rows (core/suites/fix.py)."""
         return self.expected is None
+
+
+@dataclass(frozen=True)
+class Part:
+    """One part of a task's input as a command line names it (`TaskSpec.parts`). The task's own command
+    and explain, counterfactual, patch and head-importance add and read the same parts (cli/_inputs.py)."""
+
+    dest: str  # the argparse name: "text", "question", "sentences_b"
+    help: str
+    flag: str = ""  # "--question": given by name; "": positional
+    metavar: str | None = None
+    many: bool = False  # one or more: nargs="+", a flag given again (--choice E --choice E)
+    required: bool = True
+    file: str = ""  # "--context-file": the part may be read from a UTF-8 text file instead
+
+
+def sentence_parts(first: str, more: str) -> tuple[Part, Part]:
+    """Sentence A and one or more sentences B, both positional."""
+    return Part("sentence_a", first, metavar="A"), Part("sentences_b", more, metavar="B", many=True)
 
 
 @dataclass(frozen=True)
@@ -238,6 +279,7 @@ class TaskSpec:
     # Its Evaluate predictor and single-input run read only the model's outputs, so an exported .onnx
     # runs it on ONNX Runtime (core/export/onnx_runtime.py; --runtime onnx, the device picker).
     onnx_runtime: bool = False
+    parts: tuple[Part, ...] = ()  # its input on a command line, in order (cli/_inputs.py)
 
     @property
     def cli_name(self) -> str:
@@ -292,6 +334,31 @@ def spec_for_command(command: str) -> TaskSpec:
         if command in (spec.key, spec.cli_name):
             return spec
     raise ValueError(f"unknown task {command!r}")
+
+
+Adapter = TypeVar("Adapter", ExplainAdapter, EvaluateAdapter, SuiteAdapter)
+
+
+def specs_with(kind: type) -> dict[str, TaskSpec]:
+    """The specs holding an adapter of this kind (ExplainAdapter, EvaluateAdapter...), by key, in their
+    order: what each capability lists (its tab's picker, its command's --task choices)."""
+    return {key: spec for key, spec in all_specs().items() if _held(spec, kind) is not None}
+
+
+def adapter_for(task: str, kind: type[Adapter]) -> Adapter:
+    """The adapter of this kind on the spec of `task` (a key), the one lookup of every capability: where
+    there is none, InputError (the kind's `refused`) naming the tasks that have one."""
+    spec = all_specs().get(task)
+    found = _held(spec, kind) if spec is not None else None
+    if found is None:
+        names = [spec.cli_name for spec in specs_with(kind).values()]
+        choose = f"{', '.join(names[:-1])} or {names[-1]}" if len(names) > 1 else "".join(names)
+        raise InputError(kind.refused.format(task=task), hint=f"Choose {choose}.")
+    return found
+
+
+def _held(spec: TaskSpec, kind: type[Any]) -> Any:
+    return next((value for value in vars(spec).values() if isinstance(value, kind)), None)
 
 
 def jsonable(value: Any) -> Any:

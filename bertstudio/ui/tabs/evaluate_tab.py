@@ -18,9 +18,10 @@ from PySide6.QtWidgets import QComboBox, QFileDialog, QFormLayout, QLabel, QLine
 
 from bertstudio.core import notes
 from bertstudio.core.errors import BertStudioError, InputError
-from bertstudio.core.evaluate.adapters import adapter_for, checkpoint_task, evaluable, evaluated_as, load_task
+from bertstudio.core.evaluate.adapters import checkpoint_task, evaluable, evaluated_as, load_task
 from bertstudio.core.evaluate.jobs import evaluation_job, projection_job
 from bertstudio.core.models import LoadRequest, ModelInfo
+from bertstudio.core.tasks.spec import EvaluateAdapter, adapter_for
 from bertstudio.ui.tabs.frame import ComparingTab, error_note
 from bertstudio.ui.tabs.run_lifecycle import RunLifecycle
 from bertstudio.ui.tabs.tab_state import RunState
@@ -195,11 +196,11 @@ class EvaluateTab(ComparingTab):
     def _refresh_columns(self) -> None:
         from bertstudio.core.evaluate.readers import header_of
 
-        adapter = adapter_for(self.task_key)
+        adapter = adapter_for(self.task_key, EvaluateAdapter)
         self.columns_row.show_columns(header_of(self.data_file.text().strip()), adapter.columns, adapter.choice_columns)
 
     def _browse(self) -> None:
-        filters = adapter_for(self.task_key).file_filter
+        filters = adapter_for(self.task_key, EvaluateAdapter).file_filter
         path, _ = QFileDialog.getOpenFileName(self, "Open a labelled file", "", f"{filters};;All files (*)")
         if path:
             self.data_file.setText(path)

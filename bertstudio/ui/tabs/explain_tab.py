@@ -27,11 +27,12 @@ from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import QComboBox, QLabel, QPlainTextEdit, QPushButton, QTabWidget, QWidget
 
 from bertstudio.core.errors import BertStudioError, InputError
-from bertstudio.core.explain.inputs import adapter_for, explainable
+from bertstudio.core.explain.inputs import explainable
 from bertstudio.core.explain.jobs import all_methods_job, explain_job, importance_job, prune_job
 from bertstudio.core.explain.methods import label as method_label
 from bertstudio.core.jobs import Outcome
 from bertstudio.core.models import LoadRequest, ModelInfo
+from bertstudio.core.tasks.spec import ExplainAdapter, adapter_for
 from bertstudio.ui.binding import MERGED, watch_inputs
 from bertstudio.ui.tabs.frame import ModelTab, error_note
 from bertstudio.ui.tabs.run_lifecycle import RunLifecycle
@@ -171,7 +172,7 @@ class ExplainTab(ModelTab):
         return str(self.method.currentData())
 
     def _task_changed(self, *_args: Any) -> None:
-        adapter = adapter_for(self.task_key)
+        adapter = adapter_for(self.task_key, ExplainAdapter)
         self.model_bar.task = self.task_key
         self.input_label.setText(f"Input, one part per line: {adapter.parts}")
         self._request = None if self._request is None or self._request.task != self.task_key else self._request
@@ -245,7 +246,7 @@ class ExplainTab(ModelTab):
         try:
             texts: Any = self.texts()
             if handed is None:
-                adapter_for(self.task_key).inputs_of(texts)  # the parts the task takes, or InputError
+                adapter_for(self.task_key, ExplainAdapter).inputs_of(texts)  # the parts the task takes, or InputError
         except BertStudioError:
             texts = INVALID  # cannot run: never equal to what a result was computed from
         origin = ExplainOrigin(self.task_key, texts, handed.inputs if handed is not None else None,
@@ -310,11 +311,13 @@ class ExplainTab(ModelTab):
         self._start(explain_job, texts, self._method(), self.chosen_target(), options.steps.value(),
                     options.converge.isChecked(), samples=options.samples.value(), seed=options.seed.value(),
                     baseline=str(options.baseline.currentData()), faithfulness=options.faithfulness.isChecked(),
-                    lens=self.layers.lens_path() if adapter_for(self.task_key).per_layer is not None else "")
+                    lens=(self.layers.lens_path()
+                          if adapter_for(self.task_key, ExplainAdapter).per_layer is not None else ""))
 
     def _lens_changed(self, _path: str) -> None:
         """A tuned lens chosen or cleared: the shown explanation's per-layer page is read again with it."""
-        if self._shown_for is not None and adapter_for(self.task_key).per_layer is not None and not self.runner.busy:
+        reads_layers = adapter_for(self.task_key, ExplainAdapter).per_layer is not None
+        if self._shown_for is not None and reads_layers and not self.runner.busy:
             self.run()
 
     def _compute_importance(self, data: str, normalise: bool) -> None:
@@ -370,7 +373,7 @@ class ExplainTab(ModelTab):
             self.importance.show_importance(value)
             self.notes.set_notes(value.notes)
         elif kind == "prune":
-            self.importance.show_preview(adapter_for(self.task_key).summary, value)
+            self.importance.show_preview(adapter_for(self.task_key, ExplainAdapter).summary, value)
             self.notes.set_notes(value.notes)
         if kind in ("explain", "all"):  # the attributions shown now, and what they were computed from
             self.outcome = Outcome(value[0] if kind == "explain" else value)

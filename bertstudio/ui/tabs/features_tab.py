@@ -19,12 +19,13 @@ from typing import Any
 from PySide6.QtWidgets import QComboBox, QLineEdit, QPushButton, QTabWidget, QWidget
 
 from bertstudio.core.errors import BertStudioError, InputError
-from bertstudio.core.explain.inputs import adapter_for, explainable
+from bertstudio.core.explain.inputs import explainable
 from bertstudio.core.features import jobs
 from bertstudio.core.features.sae_folder import SaeFolder
 from bertstudio.core.features.tuned_lens import TunedLens
 from bertstudio.core.jobs import Outcome
 from bertstudio.core.models import LoadRequest, ModelInfo
+from bertstudio.core.tasks.spec import ExplainAdapter, adapter_for
 from bertstudio.ui.tabs.frame import ModelTab, error_note
 from bertstudio.ui.tabs.run_lifecycle import RunLifecycle
 from bertstudio.ui.widgets.elided_label import ElidedLabel
@@ -209,7 +210,8 @@ class FeaturesTab(ModelTab):
             request, found = self._checked()
             texts = split_lines(self.task_key, self.text.toPlainText())
             if not texts:
-                raise InputError("Type the text the task runs on above.", hint=adapter_for(self.task_key).parts)
+                raise InputError("Type the text the task runs on above.",
+                                 hint=adapter_for(self.task_key, ExplainAdapter).parts)
         except BertStudioError as error:
             self.notes.set_notes([error_note(error)])
             return
@@ -224,7 +226,7 @@ class FeaturesTab(ModelTab):
             self.notes.set_notes(value.encoding.notes)
         elif isinstance(value, Outcome):
             self.outcome = value
-            self.card.show_intervention(value, adapter_for(self._intervened_task).summary)
+            self.card.show_intervention(value, adapter_for(self._intervened_task, ExplainAdapter).summary)
             self.notes.set_notes(value.notes)
 
     # -- training ----------------------------------------------------------------------------------

@@ -19,6 +19,7 @@ from bertstudio.core.errors import InputError
 from bertstudio.core.evaluate.metrics import Scores, correlations, label_metrics, ranks
 from bertstudio.core.evaluate.predict import Checked, EvalOptions, Prediction
 from bertstudio.core.evaluate.readers import Dataset, Example
+from bertstudio.core.json_values import text_number
 from bertstudio.core.models import LoadedModel
 from bertstudio.core.progress import TaskControl
 from bertstudio.core.tasks.classification import evaluate, evaluate_multilabel, steps
@@ -30,19 +31,11 @@ def is_regression(loaded: LoadedModel) -> bool:
     return score_kind(loaded.model.config) == "regression"
 
 
-def _number(value: Any) -> float | None:
-    try:
-        number = float(str(value).strip())
-    except ValueError:
-        return None
-    return number if math.isfinite(number) else None
-
-
 def prepare(loaded: LoadedModel, dataset: Dataset) -> Checked:
     """A regression model needs a number in every gold cell (the first other one is named by line)."""
     if not is_regression(loaded):
         return evaluate.prepare(loaded, dataset)
-    bad = next((x for x in dataset.examples if _number(x.gold) is None), None)
+    bad = next((x for x in dataset.examples if text_number(x.gold) is None), None)
     if bad is not None:
         raise InputError(f"Line {bad.line} has the score '{bad.gold}', which is not a number.",
                          hint="This model predicts a value (a regression head): the label column needs numbers.")

@@ -23,6 +23,7 @@ from bertstudio.core.tasks.spec import (
     CounterfactualAdapter,
     EvaluateAdapter,
     ExplainAdapter,
+    Part,
     SuiteAdapter,
     TaskSpec,
 )
@@ -33,25 +34,15 @@ SPEC = TaskSpec(
     default_model="distilbert/distilbert-base-uncased-finetuned-sst-2-english",
     trained_as="ForSequenceClassification", run=run, compare=compare, order=60,
     script=snippet.build, pipeline=steps.PIPELINE,
-    counterfactual=CounterfactualAdapter(
-        predicted=whatif.predicted,
-        probabilities=whatif.probabilities, edits=(0, 1),
-    ),
-    explain=ExplainAdapter(
-        parts="the text (and its pair on a second line)", texts_of=explain.texts_of, inputs_of=explain.inputs_of,
-        target_of=explain.target_of, prepare=explain.prepare, summary=explain.summary, examples=explain.examples,
-    ),
-    evaluate=EvaluateAdapter(
-        picker="Classification (CSV/TSV/JSONL)", file_filter="Tables (*.csv *.tsv *.jsonl)",
-        read=evaluate.read_file,
+    parts=(Part("text", "the text to classify (or use --file)", required=False),
+           Part("pair", "second text of a pair (e.g. is B a paraphrase of the text?)", "--pair", "B", required=False)),
+    counterfactual=CounterfactualAdapter.of(whatif, edits=(0, 1)),
+    explain=ExplainAdapter.of(explain, "the text (and its pair on a second line)", examples=explain.examples),
+    evaluate=EvaluateAdapter.of(
+        evaluate, "Classification (CSV/TSV/JSONL)", "Tables (*.csv *.tsv *.jsonl)", pair_of=pair_of_two,
         # regression.py hands a regression head (train --task regression) its own steps, others on
-        prepare=regression.prepare,
-        predict=regression.predict,
-        metrics=regression.metrics,
-        correct=regression.correct,
-        error_order=regression.error_order,
-        inputs_of=evaluate.inputs_of,
-        pair_of=pair_of_two,
+        prepare=regression.prepare, predict=regression.predict, metrics=regression.metrics,
+        correct=regression.correct, error_order=regression.error_order,
         columns=(("text", "Text"), ("pair", "Second text"), ("label", "Label")), labelled=True,
     ),
     patch_reader=PATCH_READER,

@@ -13,12 +13,11 @@ from bertstudio.core.errors import InputError
 from bertstudio.core.progress import TaskControl
 from bertstudio.core.tasks.classification import imbalance, multilabel
 from bertstudio.core.training import data as data_mod
-from bertstudio.core.training import metrics
 from bertstudio.core.training.base import Config, Data, TrainableTask, load_model_class
 from bertstudio.core.training.metrics import Metrics
 
 
-def class_metrics(labels: Sequence[str]) -> metrics.Metrics:
+def class_metrics(labels: Sequence[str]) -> Metrics:
     """Accuracy and macro F1 over the classes."""
     import numpy as np
 
@@ -113,7 +112,7 @@ class TextClassification(TrainableTask):
 
         return DataCollatorWithPadding(tokenizer)
 
-    def metrics(self, labels: list[str], nsp: bool) -> metrics.Metrics:
+    def metrics(self, labels: list[str], nsp: bool) -> Metrics:
         return class_metrics(labels)
 
     def evaluation(self, data: Data, eval_rows: list[dict[str, Any]], nsp: bool) -> tuple[Metrics, Any]:

@@ -5,26 +5,17 @@ from __future__ import annotations
 
 from bertstudio.core.tasks.ner import PATCH_READER, compare_results, evaluate, explain, run, snippet, suite
 from bertstudio.core.tasks.ner.train import TokenClassification
-from bertstudio.core.tasks.spec import EvaluateAdapter, ExplainAdapter, SuiteAdapter, SuiteFix, TaskSpec
+from bertstudio.core.tasks.spec import EvaluateAdapter, ExplainAdapter, Part, SuiteAdapter, SuiteFix, TaskSpec
 
 SPEC = TaskSpec(
     key="ner", title="NER", model_class="AutoModelForTokenClassification",
     default_model="dslim/bert-base-NER", trained_as="ForTokenClassification",
     run=run, compare=compare_results, order=30,
-    script=snippet.build,
-    explain=ExplainAdapter(
-        parts="the text", texts_of=explain.texts_of, inputs_of=explain.inputs_of,
-        target_of=explain.target_of, prepare=explain.prepare, summary=explain.summary, one_text=True,
-    ),
-    evaluate=EvaluateAdapter(
-        picker="Token classification (CoNLL)", file_filter="CoNLL (*.conll *.txt *.iob *.bio)",
-        read=evaluate.read_file,
-        prepare=evaluate.prepare,
-        predict=evaluate.predict,
-        metrics=evaluate.metrics,
-        inputs_of=evaluate.inputs_of,
-        pair_of=evaluate.pair_of,
-        shown_gold=evaluate.shown_gold, per_label="type",
+    script=snippet.build, parts=(Part("text", "the text to tag"),),
+    explain=ExplainAdapter.of(explain, "the text", one_text=True),
+    evaluate=EvaluateAdapter.of(
+        evaluate, "Token classification (CoNLL)", "CoNLL (*.conll *.txt *.iob *.bio)", prepare=evaluate.prepare,
+        metrics=evaluate.metrics, pair_of=evaluate.pair_of, shown_gold=evaluate.shown_gold, per_label="type",
     ),
     patch_reader=PATCH_READER,
     trainables=(TokenClassification(),),

@@ -12,27 +12,19 @@ from bertstudio.core.tasks.spec import (
     ExplainAdapter,
     SuiteAdapter,
     TaskSpec,
+    sentence_parts,
 )
 
 SPEC = TaskSpec(
     key="nsp", title="Next sentence", model_class="AutoModelForNextSentencePrediction",
     default_model="bert-base-uncased", run=run, compare=compare, order=20,
     script=snippet.build, pipeline=steps.PIPELINE,
-    counterfactual=CounterfactualAdapter(
-        predicted=whatif.predicted,
-        probabilities=whatif.probabilities, edits=(0, 1),
-    ),
-    explain=ExplainAdapter(
-        parts="sentence A, then sentence B", texts_of=explain.texts_of, inputs_of=explain.inputs_of,
-        target_of=explain.target_of, prepare=explain.prepare, summary=explain.summary,
-    ),
-    evaluate=EvaluateAdapter(
-        picker="Next sentence (pairs with 0/1 labels)", file_filter="Tables (*.csv *.tsv *.jsonl)",
-        read=evaluate.read_file,
-        predict=evaluate.predict,
-        metrics=label_metrics, labels=("IsNext", "NotNext"),
-        inputs_of=evaluate.inputs_of,
-        pair_of=pair_of_two,
+    parts=sentence_parts("the first sentence", "one or more candidate next sentences"),
+    counterfactual=CounterfactualAdapter.of(whatif, edits=(0, 1)),
+    explain=ExplainAdapter.of(explain, "sentence A, then sentence B"),
+    evaluate=EvaluateAdapter.of(
+        evaluate, "Next sentence (pairs with 0/1 labels)", "Tables (*.csv *.tsv *.jsonl)", metrics=label_metrics,
+        labels=("IsNext", "NotNext"), pair_of=pair_of_two,
         columns=(("text", "Sentence A"), ("pair", "Sentence B"), ("label", "Label")), labelled=True,
     ),
     patch_reader=PATCH_READER,

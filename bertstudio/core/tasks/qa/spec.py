@@ -6,24 +6,18 @@ from __future__ import annotations
 from bertstudio.core.evaluate.rows import pair_of_two
 from bertstudio.core.tasks.qa import check_span_config, compare, evaluate, explain, run, snippet, suite
 from bertstudio.core.tasks.qa.train import QuestionAnswering
-from bertstudio.core.tasks.spec import EvaluateAdapter, ExplainAdapter, SuiteAdapter, SuiteFix, TaskSpec
+from bertstudio.core.tasks.spec import EvaluateAdapter, ExplainAdapter, Part, SuiteAdapter, SuiteFix, TaskSpec
 
 SPEC = TaskSpec(
     key="qa", title="Question answering", model_class="AutoModelForQuestionAnswering",
     default_model="distilbert/distilbert-base-cased-distilled-squad", run=run, compare=compare, order=40,
     script=snippet.build, check_config=check_span_config,
-    explain=ExplainAdapter(
-        parts="the question, then the context", texts_of=explain.texts_of, inputs_of=explain.inputs_of,
-        target_of=explain.target_of, prepare=explain.prepare, summary=explain.summary,
-    ),
-    evaluate=EvaluateAdapter(
-        picker="Question answering (SQuAD JSON or CSV)", file_filter="SQuAD or tables (*.json *.csv *.tsv *.jsonl)",
-        read=evaluate.read_file, predict=evaluate.predict,
-        metrics=evaluate.metrics,
-        inputs_of=evaluate.inputs_of,
-        pair_of=pair_of_two,
-        correct=evaluate.correct,
-        shown_gold=evaluate.shown_gold,
+    parts=(Part("question", "the question", "--question"),
+           Part("context", "the text holding the answer", "--context", file="--context-file")),
+    explain=ExplainAdapter.of(explain, "the question, then the context"),
+    evaluate=EvaluateAdapter.of(
+        evaluate, "Question answering (SQuAD JSON or CSV)", "SQuAD or tables (*.json *.csv *.tsv *.jsonl)",
+        metrics=evaluate.metrics, pair_of=pair_of_two, correct=evaluate.correct, shown_gold=evaluate.shown_gold,
         label_of=evaluate.label_of,
         columns=(("question", "Question"), ("context", "Context"), ("answer", "Answer")),
     ),

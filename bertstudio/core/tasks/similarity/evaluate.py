@@ -9,7 +9,6 @@ the rows whose ranks differ, largest difference first.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -18,6 +17,7 @@ from bertstudio.core import notes
 from bertstudio.core.evaluate.metrics import Scores, ranks
 from bertstudio.core.evaluate.predict import EvalOptions, Prediction
 from bertstudio.core.evaluate.readers import Dataset, EvalColumns, Example, PairFile, read_pairs
+from bertstudio.core.json_values import text_number
 from bertstudio.core.models import LoadedModel
 from bertstudio.core.progress import TaskControl
 from bertstudio.core.tasks.similarity import SimilarityInput, embed_encoded, pair_cosines
@@ -27,15 +27,7 @@ SECOND_NAMES = ("sentence2", "sentence_2", "sentence_b", "text_b", "s2", "b", "t
 SCORE_NAMES = ("score", "similarity", "gold", "label", "relatedness_score", "y")
 
 
-def _gold(value: Any) -> float | None:
-    try:
-        number = float(str(value).strip())
-    except ValueError:
-        return None
-    return number if math.isfinite(number) else None
-
-
-STS_FILE = PairFile(("sentence1", FIRST_NAMES), ("sentence2", SECOND_NAMES), ("score", SCORE_NAMES), _gold,
+STS_FILE = PairFile(("sentence1", FIRST_NAMES), ("sentence2", SECOND_NAMES), ("score", SCORE_NAMES), text_number,
                     "empty sentence1 or sentence2", "score '{value}' is not a number")
 
 
@@ -101,7 +93,3 @@ def shown_gold(example: Example, _prediction: Any) -> str:
 def inputs_of(example: Example) -> SimilarityInput:
     """A row opened in the Similarity tab: sentence 1 against sentence 2."""
     return SimilarityInput(example.inputs[0], (example.inputs[1],))
-
-
-def pair_of(example: Example) -> tuple[str, str | None]:
-    return example.inputs[0], example.inputs[1]
