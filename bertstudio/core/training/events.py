@@ -4,10 +4,16 @@ plan known before any model is loaded, the result, and the recent-window speed a
 from __future__ import annotations
 
 import math
+import os
+import threading
 import time
 from collections import deque
 from dataclasses import asdict, dataclass, field
+from pathlib import Path
 from typing import Any
+
+from bertstudio.core.json_values import dumps
+from bertstudio.core.progress import TaskControl
 
 EVENTS_FILE = "events.jsonl"
 RATE_WINDOW = 20  # steps: speed and ETA follow the recent pace, not the average since the start
@@ -126,3 +132,23 @@ def preparing(control: Any, message: str, fraction: float | None = None) -> None
     """Report `message` as Preparing progress. `control`: a TaskControl, or None (no one listens)."""
     if control is not None:
         control.report(message, fraction, payload=Preparing(message))
+
+
+class EventLog:
+    """The run's JSON-lines event log (the main process writes it) and the progress each event reports."""
+
+    def __init__(self, path: Path, main: bool, append: bool, control: TaskControl) -> None:
+        self.path = path
+        self.main = main
+        self.control = control
+        self.file = path.open("a" if append else "w", encoding="utf-8") if main else open(os.devnull, "w")  # noqa: SIM115
+        self._lock = threading.Lock()
+
+    def emit(self, event: TrainingEvent) -> None:
+        if not self.main:
+            return
+        with self._lock:
+            self.file.write(dumps(event.to_json()) + "\n")
+            self.file.flush()
+        fraction = event.step / event.max_steps if event.max_steps else None
+        self.control.report(describe(event), fraction, payload=event)
