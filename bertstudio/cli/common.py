@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
+import signal
 import sys
-from collections.abc import Callable
+import threading
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from bertstudio.core.json_values import dumps
@@ -41,6 +44,21 @@ def stderr_control() -> TaskControl:
         last[0] = event.message
 
     return TaskControl(on_progress=show)
+
+
+@contextlib.contextmanager
+def signals_to(handler: Any, signums: tuple[int, ...] = (signal.SIGINT, signal.SIGTERM)) -> Iterator[None]:
+    """`signums` go to `handler` while the block runs (Python sets handlers in the main thread only),
+    and back to what they were after."""
+    previous: dict[int, Any] = {}
+    if threading.current_thread() is threading.main_thread():
+        for signum in signums:
+            previous[signum] = signal.signal(signum, handler)
+    try:
+        yield
+    finally:
+        for signum, before in previous.items():
+            signal.signal(signum, before)
 
 
 def print_json(value: Any) -> None:

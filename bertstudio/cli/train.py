@@ -19,6 +19,7 @@ from typing import Any
 
 from bertstudio.cli import _train_cv as train_cv
 from bertstudio.cli import _train_lora as train_lora
+from bertstudio.cli.common import signals_to
 from bertstudio.core.json_values import dumps
 from bertstudio.core.progress import ProgressEvent, TaskControl
 
@@ -178,15 +179,8 @@ def run(args: argparse.Namespace) -> int:
         stop.set()
         control.request_stop()  # before the first step (reading, loading, tokenizing): cancel right away
 
-    previous: dict[int, Any] = {}
-    if threading.current_thread() is threading.main_thread():
-        for signum in (signal.SIGINT, signal.SIGTERM):
-            previous[signum] = signal.signal(signum, on_signal)
-    try:
+    with signals_to(on_signal):
         result = train(config, control, stop_event=stop)
-    finally:
-        for number, handler in previous.items():
-            signal.signal(number, handler)
     if os.environ.get("RANK", "0") != "0":
         return 0  # under torchrun, rank 0 alone reports
     if args.json:
