@@ -67,6 +67,19 @@ def print_json(value: Any) -> None:
 
 
 
+def print_listing(items: Any, item_json: Callable[[Any], Any], as_json: bool, empty: str,
+                  line: Callable[[Any], str]) -> int:
+    """A listing command's output: one JSON list on stdout, or a line an item (`empty` on stderr for none)."""
+    if as_json:
+        print_json([item_json(item) for item in items])
+        return 0
+    if not items:
+        print(empty, file=sys.stderr)
+    for item in items:
+        print(line(item))
+    return 0
+
+
 def ranking_differences(first: str = "top") -> Callable[[Any], None]:
     """The printer of a RankingDiff as the ranking commands show it (NSP's candidates, similarity's
     sentences B): whether the first place (named `first`) changed, then each item's change and its
