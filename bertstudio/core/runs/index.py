@@ -22,6 +22,7 @@ from typing import Any
 
 from bertstudio.core.files import small_json_or_none
 from bertstudio.core.json_values import dumps
+from bertstudio.core.outputs import write_text
 from bertstudio.core.runs.curves import Curves
 
 RUNS_DIR_ENV = "BERTSTUDIO_RUNS_DIR"
@@ -145,13 +146,7 @@ def write_record(record: RunRecord, folder: Path | None = None) -> Path:
     """Write (or replace) the run's own record atomically: written beside, then renamed."""
     path = record_path(record.id, folder)
     path.parent.mkdir(parents=True, exist_ok=True)
-    temporary = path.with_name(f".{path.name}.{os.getpid()}.partial")
-    try:
-        temporary.write_text(dumps(record.to_json()), encoding="utf-8")  # a diverged loss: null and a note
-        os.replace(temporary, path)
-    finally:
-        temporary.unlink(missing_ok=True)
-    return path
+    return write_text(path, dumps(record.to_json()))  # a diverged loss: null and a note
 
 
 def read_record(path: Path) -> RunRecord | None:

@@ -99,16 +99,13 @@ def write_marker(folder: Path, kind: str, task: str, run: dict[str, str] | None 
     """Mark a folder as created by BERT Studio (only such folders are ever replaced or removed), with
     what the run is (`run`) where a resume will compare it. Written beside and renamed into place, so
     a full disk never leaves an empty marker."""
+    from bertstudio.core.outputs import write_text
+
     folder.mkdir(parents=True, exist_ok=True)
-    temporary = folder / f".{MARKER}.{os.getpid()}"
     record = {"app": "bertstudio", "kind": kind, "task": task, "created": time.strftime("%Y-%m-%dT%H:%M:%S")}
     if run is not None:
         record["run"] = run  # type: ignore[assignment]
-    try:
-        temporary.write_text(json.dumps(record, ensure_ascii=False), encoding="utf-8")
-        os.replace(temporary, folder / MARKER)
-    finally:
-        temporary.unlink(missing_ok=True)
+    write_text(folder / MARKER, json.dumps(record, ensure_ascii=False))
 
 
 def _writable(folder: Path) -> str | None:
