@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from bertstudio.core.anatomy.families import FAMILIES, Family
-from bertstudio.core.anatomy.known_types import HEAD_CLASSES, MODEL_TYPES
+from bertstudio.core.anatomy.known_types import HEAD_TABLE, MODEL_TYPES
 from bertstudio.core.errors import BertStudioError, ModelSourceError
 
 SAFETENSORS = "model.safetensors"
@@ -42,6 +42,27 @@ MASKED_LM, PRETRAINING, NEXT_SENTENCE = "ForMaskedLM", "ForPreTraining", "ForNex
 SEQUENCE, TOKEN, QA, CHOICE = ("ForSequenceClassification", "ForTokenClassification", "ForQuestionAnswering",
                                "ForMultipleChoice")
 SUFFIXES = (BARE, MASKED_LM, PRETRAINING, NEXT_SENTENCE, SEQUENCE, TOKEN, QA, CHOICE)
+
+
+def _head_classes(table: str) -> dict[str, dict[str, str]]:
+    """known_types.HEAD_TABLE read: family -> Auto class suffix -> the class transformers builds for it."""
+    found = {}
+    for row in table.split("\n"):
+        if not row.strip():
+            continue
+        model_type, prefix, *changes = row.split()
+        heads = {suffix: suffix for suffix in SUFFIXES if suffix != NEXT_SENTENCE}
+        for change in changes:
+            if change.startswith("-"):
+                del heads[change[1:]]
+            else:
+                suffix, _, built = change.removeprefix("+").partition("=")
+                heads[suffix] = built or suffix
+        found[model_type] = {suffix: prefix + built for suffix, built in heads.items()}
+    return found
+
+
+HEAD_CLASSES = _head_classes(HEAD_TABLE)
 
 # The module names of heads, from the task model (a tensor `classifier.weight` is the classifier's):
 CLASSIFIER = "classifier"  # sequence, token and choice heads of every family (and ModernBERT's QA head)
