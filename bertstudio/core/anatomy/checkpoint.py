@@ -62,7 +62,7 @@ def _head_classes(table: str) -> dict[str, dict[str, str]]:
     return found
 
 
-HEAD_CLASSES = _head_classes(HEAD_TABLE)
+HEAD_CLASSES = _head_classes(HEAD_TABLE)  # .get(model_type) is None for a type outside our families
 
 # The module names of heads, from the task model (a tensor `classifier.weight` is the classifier's):
 CLASSIFIER = "classifier"  # sequence, token and choice heads of every family (and ModernBERT's QA head)
@@ -237,13 +237,8 @@ def _saved_as(config: Mapping[str, Any]) -> tuple[str, ...]:
     return tuple(a for a in found if isinstance(a, str)) if isinstance(found, list) else ()
 
 
-def _classes(model_type: str) -> dict[str, str] | None:
-    """The class transformers builds for each head of this type; None for a type outside our families."""
-    return HEAD_CLASSES.get(model_type)
-
-
 def _supported(model_type: str, suffix: str) -> bool:
-    classes = _classes(model_type)
+    classes = HEAD_CLASSES.get(model_type)
     return classes is None or suffix in classes
 
 
@@ -251,7 +246,7 @@ def _claimed(model_type: str, saved: Sequence[str]) -> tuple[set[str], set[str]]
     """The heads the saved classes are (a masked LM is also AutoModelForPreTraining's class where that
     builds the masked LM), and those plus the heads inside them (BERT's pre-training class holds its
     masked-LM and next-sentence heads)."""
-    classes = _classes(model_type)
+    classes = HEAD_CLASSES.get(model_type)
     direct: set[str] = set()
     for name in saved:
         if classes is not None:
@@ -315,7 +310,7 @@ def _present(model_type: str, config: Mapping[str, Any], shapes: Shapes) -> set[
         found.add(NEXT_SENTENCE)
     if _has_output(shapes, QA_OUTPUTS, 2, nested=True):
         found.add(QA)
-    classes = _classes(model_type) or {}
+    classes = HEAD_CLASSES.get(model_type) or {}
     if PRETRAINING in classes and classes[PRETRAINING] == classes.get(MASKED_LM):
         found |= {PRETRAINING} if MASKED_LM in found else set()  # AutoModelForPreTraining builds the masked LM
     elif PRETRAINING in classes and model_type in PRETRAINING_HEADS:  # a class of its own (test-checked table)
@@ -345,7 +340,7 @@ def judge(config: Mapping[str, Any], shapes: Shapes | None) -> Judgement:
     else:
         present, shared = _present(model_type, config, shapes), _shared(config, shapes)
         if saved:  # a shared classifier counts for what it was saved as; outside our families, so does
-            unread = {PRETRAINING} if _classes(model_type) is None else set()  # a pre-training class
+            unread = {PRETRAINING} if HEAD_CLASSES.get(model_type) is None else set()  # a pre-training class
             heads = present | (shared & held) | (held & unread)
         else:
             heads = present | (shared - {QA})  # a 2-row classifier is a QA head only where the class says so
@@ -398,7 +393,7 @@ def saved_class_tasks(config: Mapping[str, Any]) -> tuple[str, ...]:
     """The tasks whose model class is exactly the saved class (a LoRA adapter's head: only that class
     loads it, with the adapter's own module names)."""
     model_type = str(config.get("model_type") or "")
-    classes = _classes(model_type)
+    classes = HEAD_CLASSES.get(model_type)
     saved = _saved_as(config)
     if classes is None:
         return _tasks({suffix for suffix in SUFFIXES[1:] if any(name.endswith(suffix) for name in saved)})
