@@ -134,7 +134,7 @@ def describe(folder: Path) -> LocalModel:
         return named
     architecture, model_type = named.architecture, named.model_type
     if config == {}:  # a LoRA adapter folder (see _from_config): its base decides what loads
-        from bertstudio.core.models import adapter_tasks
+        from bertstudio.core.model_checks import adapter_tasks
 
         try:
             return replace(named, tasks=adapter_tasks(folder), judged=True)

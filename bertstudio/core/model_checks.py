@@ -3,7 +3,7 @@ tokenizer against the embeddings, and the head report (which weights the task's 
 
 from __future__ import annotations
 
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -14,9 +14,40 @@ from bertstudio.core.anatomy.families import family_of, reads_segments, segments
 from bertstudio.core.errors import MissingHeadError, ModelSourceError
 from bertstudio.core.hub import hub_folder, is_hub_id
 from bertstudio.core.model_folder import TOKENIZER_HINT, check_fields, check_folder, load_pretrained, read_config
-from bertstudio.core.model_types import HeadReport
 from bertstudio.core.progress import TaskControl
 from bertstudio.core.tasks.spec import spec_for
+
+
+@dataclass(frozen=True)
+class HeadReport:
+    """Weights the task's model class wanted and the checkpoint did not have (newly initialised)."""
+
+    missing: tuple[str, ...] = ()
+    unexpected: tuple[str, ...] = ()
+    mismatched: tuple[str, ...] = ()
+    unused: tuple[str, ...] = ()  # also newly initialised, but the task never reads them (its spec says so)
+    # Every weight is there, but the head was trained for another task (anatomy.checkpoint's judgement,
+    # the models list's): what it was saved as and serves, "ModernBertForSequenceClassification (classification)".
+    trained_as: str = ""
+
+    @property
+    def complete(self) -> bool:
+        return not self.missing and not self.mismatched and not self.trained_as
+
+    def warning(self, task: str) -> str:
+        if self.complete:
+            return ""
+        if not self.missing and not self.mismatched:
+            return (f"This checkpoint has no trained {task} head: it was saved as {self.trained_as}. Its weights "
+                    f"load, but they were never trained for {task}, so the results will be meaningless until "
+                    "the head is trained for it.")
+        names = ", ".join((self.missing + self.mismatched)[:6])
+        more = len(self.missing) + len(self.mismatched) - 6
+        return (
+            f"This checkpoint has no trained {task} head: {len(self.missing) + len(self.mismatched)} weight "
+            f"tensors were newly initialised at random ({names}{f', +{more} more' if more > 0 else ''}). "
+            "Results will be meaningless until the head is trained."
+        )
 
 
 def resolve_source(source: str, control: TaskControl | None = None) -> Path:

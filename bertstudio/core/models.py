@@ -9,37 +9,107 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from dataclasses import replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from bertstudio.core import adapter_folder, devices
 from bertstudio.core.anatomy.checkpoint import Judgement
 from bertstudio.core.anatomy.families import max_positions
 from bertstudio.core.errors import BertStudioError, MissingHeadError, ModelSourceError, OutOfMemory
 from bertstudio.core.model_checks import (
+    HeadReport,
     adapter_base,
-    adapter_tasks,
     check_task_supported,
     checkpoint_config,
     head_refused,
     head_report,
     judge_heads,
     model_class,
-    probe_heads,
     quiet_transformers,
     resolve_source,
     tokenizer_for,
 )
-from bertstudio.core.model_types import HeadReport, LoadedModel, LoadRequest, ModelInfo
 from bertstudio.core.parameters import count_parameters
 from bertstudio.core.progress import TaskControl
 from bertstudio.core.tasks.spec import spec_for
 
-__all__ = ["MODEL_CACHE", "HeadReport", "LoadRequest", "LoadedModel", "ModelCache", "ModelInfo", "adapter_base",
-           "adapter_tasks", "in_memory", "load_model", "load_uncached", "probe_heads", "quiet_transformers",
-           "resolve_source"]
+if TYPE_CHECKING:
+    from transformers import PreTrainedModel, PreTrainedTokenizerBase
 
+
+@dataclass(frozen=True)
+class LoadRequest:
+    """Everything that decides which weights end up in memory: also the cache key."""
+
+    source: str
+    task: str
+    device: str = "cpu"
+    dtype: str = "float32"
+    attn_implementation: str | None = None  # "eager" where attention weights are shown
+    quantize: str | None = None  # "int8": dynamic int8 quantization after loading (CPU only; core/quantize.py)
+    runtime: str = "torch"  # "onnx": an exported .onnx on ONNX Runtime's CPU provider (core/export/onnx_runtime.py)
+
+    def __post_init__(self) -> None:
+        spec_for(self.task)  # an unknown task is a programming error: fail at once
+
+
+@dataclass(frozen=True)
+class ModelInfo:
+    """What the UI shows about a loaded model: plain values, safe to send across threads."""
+
+    request: LoadRequest
+    folder: str
+    architecture: str
+    model_type: str
+    parameters: int
+    layers: int | None
+    heads: int | None
+    hidden_size: int | None
+    vocab_size: int
+    max_length: int
+    mask_token: str | None
+    special_tokens: tuple[str, ...]
+    head_report: HeadReport
+    id2label: dict[int, str] = field(default_factory=dict)
+    size_mb: float = 0.0  # the state in memory (int8 weights one byte each)
+    quantized: str = ""  # what quantizing did (engine, layers, MB before and after); "" when not quantized
+
+    @property
+    def head_warning(self) -> str:
+        return self.head_report.warning(self.request.task)
+
+
+@dataclass
+class LoadedModel:
+    """A model and its tokenizer in memory. Stays in worker threads; the GUI sees only `info`."""
+
+    model: PreTrainedModel
+    tokenizer: PreTrainedTokenizerBase
+    info: ModelInfo
+    # One job at a time per model: fast tokenizers are not thread-safe, torch uses every core.
+    lock: threading.RLock = field(default_factory=threading.RLock)
+    extras: dict[str, Any] = field(default_factory=dict)  # per-task helpers, e.g. a pipeline
+
+    def pipeline(self, task: str) -> Any:
+        """transformers' pipeline for `task` ("fill-mask", ...) on this model, built on first use."""
+        key = f"pipeline:{task}"
+        if key not in self.extras:
+            import logging
+
+            from transformers import pipeline
+
+            checks = logging.getLogger("transformers.pipelines.base")  # "model 'OnnxModule' is not supported":
+            level = checks.level  # an exported model runs its steps all the same (core/export/onnx_runtime.py)
+            if self.info.request.runtime == "onnx":
+                checks.setLevel(logging.CRITICAL)
+            try:
+                self.extras[key] = pipeline(  # type: ignore[call-overload]
+                    task, model=self.model, tokenizer=self.tokenizer, device=self.model.device
+                )
+            finally:
+                checks.setLevel(level)
+        return self.extras[key]
 
 def _count_layers(config: Any) -> int | None:
     for name in ("num_hidden_layers", "n_layers", "num_layers"):

@@ -17,7 +17,8 @@ from bertstudio.core.anatomy.families import FAMILIES
 from bertstudio.core.anatomy.known_types import MODEL_TYPES
 from bertstudio.core.catalog import list_local_models
 from bertstudio.core.errors import InputError, MissingHeadError, ModelSourceError
-from bertstudio.core.models import LoadRequest, load_uncached, probe_heads
+from bertstudio.core.model_checks import probe_heads
+from bertstudio.core.models import LoadRequest, load_uncached
 from tests.fixtures.checkpoints import ALL_ARCHITECTURES, HEADS
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -9,7 +9,8 @@ import pytest
 from bertstudio.core import devices, hub
 from bertstudio.core.catalog import list_local_models, models_dir_from_env, supported_tasks
 from bertstudio.core.errors import DeviceError, ModelSourceError, OfflineError
-from bertstudio.core.models import LoadRequest, ModelCache, load_model, probe_heads, resolve_source
+from bertstudio.core.model_checks import probe_heads
+from bertstudio.core.models import LoadRequest, ModelCache, load_model, resolve_source
 
 
 def test_offline_hub_id_fails_fast_and_names_the_model(monkeypatch) -> None:
