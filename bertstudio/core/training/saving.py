@@ -21,6 +21,7 @@ from pathlib import Path
 
 from bertstudio.core.errors import BertStudioError, DeviceError, InputError
 from bertstudio.core.files import small_json_or_none
+from bertstudio.core.outputs import lock_path, write_text
 from bertstudio.core.training import locks
 
 MARKER = "bertstudio-run.json"
@@ -59,12 +60,6 @@ def partial_dir(output: Path) -> Path:
     return output.with_name(output.name + ".partial")
 
 
-def lock_path(output: Path) -> Path:
-    from bertstudio.core.outputs import lock_path as beside
-
-    return beside(output)
-
-
 def _marker_data(folder: Path) -> dict | None:
     """The marker's JSON object if it is a small regular file (not a link) of app "bertstudio"."""
     data = small_json_or_none(folder / MARKER, MAX_MARKER_BYTES)
@@ -99,8 +94,6 @@ def write_marker(folder: Path, kind: str, task: str, run: dict[str, str] | None 
     """Mark a folder as created by BERT Studio (only such folders are ever replaced or removed), with
     what the run is (`run`) where a resume will compare it. Written beside and renamed into place, so
     a full disk never leaves an empty marker."""
-    from bertstudio.core.outputs import write_text
-
     folder.mkdir(parents=True, exist_ok=True)
     record = {"app": "bertstudio", "kind": kind, "task": task, "created": time.strftime("%Y-%m-%dT%H:%M:%S")}
     if run is not None:
