@@ -7,7 +7,7 @@ and neither torch nor transformers is imported, so a hundred folders list in a f
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, replace
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
 from bertstudio.core.anatomy.checkpoint import custom_code_reason, judge_folder
@@ -37,15 +37,8 @@ class LocalModel:
     note: str = ""  # how the tasks were judged where not from the tensors, or what did not fit
 
     def to_json(self) -> dict[str, object]:
-        return {
-            "name": self.name,
-            "path": self.path,
-            "architecture": self.architecture,
-            "model_type": self.model_type,
-            "tasks": list(self.tasks),
-            "problem": self.problem,
-            "note": self.note,
-        }
+        return {key: list(value) if key == "tasks" else value for key, value in asdict(self).items()
+                if key != "judged"}
 
 
 def models_dir_from_env(explicit: str | None = None) -> Path | None:

@@ -16,7 +16,7 @@ from __future__ import annotations
 import os
 import secrets
 import time
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -71,11 +71,7 @@ class RunRecord:
     error: str = ""  # why a failed run failed
 
     def to_json(self) -> dict[str, Any]:
-        return {"id": self.id, "task": self.task, "status": self.status, "started": self.started,
-                "duration_seconds": self.duration_seconds, "device": self.device, "output_dir": self.output_dir,
-                "model": self.model, "data": self.data, "config": self.config, "metrics": self.metrics,
-                "step": self.step, "max_steps": self.max_steps, "open_in": list(self.open_in), "error": self.error,
-                "curves": self.curves.to_json()}
+        return {**asdict(self), "open_in": list(self.open_in), "curves": self.curves.to_json()}
 
     def summary_json(self) -> dict[str, Any]:
         """The record without its curves (what `bertstudio runs --json` lists)."""

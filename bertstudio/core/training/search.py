@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import shutil
 import threading
-from dataclasses import dataclass, field, replace
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -44,9 +44,7 @@ class TrialRecord:
     message: str = ""
 
     def to_json(self) -> dict[str, Any]:
-        return {"event": "trial", "number": self.number, "state": self.state, "params": self.params,
-                "value": self.value, "metrics": self.metrics, "output_dir": self.output_dir,
-                "message": self.message}
+        return {"event": "trial", **asdict(self)}
 
 
 @dataclass(frozen=True)
