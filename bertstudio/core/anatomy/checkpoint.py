@@ -370,11 +370,6 @@ def _tasks(heads: Iterable[str]) -> tuple[str, ...]:
     return tuple(key for key, spec in all_specs().items() if head_of(spec.model_class) in held)
 
 
-def trained_tasks(config: Mapping[str, Any], shapes: Shapes | None) -> tuple[str, ...]:
-    """The task keys whose heads a checkpoint holds trained (see `judge`)."""
-    return judge(config, shapes).tasks
-
-
 BIN_ONLY = ("judged from config.json alone: its weights are in pytorch_model.bin, which is never unpickled to "
             "list its tensors (save it as safetensors to have its heads checked)")
 

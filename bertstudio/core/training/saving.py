@@ -26,8 +26,6 @@ from bertstudio.core.training import locks
 
 MARKER = "bertstudio-run.json"
 CHECKPOINT_FILES = ("config.json", "trainer_state.json", "optimizer.pt", "scheduler.pt")
-PICKLED = ("optimizer.pt", "scheduler.pt", "rng_state*.pth")
-
 
 MAX_MARKER_BYTES = 4096
 DISK_FULL_WORDS = ("No space left on device", "StorageFull", "Disk quota exceeded", "os error 28", "code: 28")
