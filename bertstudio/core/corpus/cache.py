@@ -216,7 +216,7 @@ def save_layout(layout: Any, path: Path, key: str) -> None:
     header = json.dumps({"format": FORMAT, "key": key}).encode("utf-8")
     path.parent.mkdir(parents=True, exist_ok=True)
     write_with(path, lambda stream: np.savez(stream, centroids=layout.centroids, assignment=layout.assignment,
-                                                   header=np.frombuffer(header, dtype=np.uint8)))
+                                             header=np.frombuffer(header, dtype=np.uint8)))
 
 
 def load_layout(path: Path, key: str, rows: int, dim: int) -> Any:

@@ -138,9 +138,7 @@ class EventLog:
     """The run's JSON-lines event log (the main process writes it) and the progress each event reports."""
 
     def __init__(self, path: Path, main: bool, append: bool, control: TaskControl) -> None:
-        self.path = path
-        self.main = main
-        self.control = control
+        self.path, self.main, self.control = path, main, control
         self.file = path.open("a" if append else "w", encoding="utf-8") if main else open(os.devnull, "w")  # noqa: SIM115
         self._lock = threading.Lock()
 
