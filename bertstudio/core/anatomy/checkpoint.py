@@ -47,16 +47,13 @@ SUFFIXES = (BARE, MASKED_LM, PRETRAINING, NEXT_SENTENCE, SEQUENCE, TOKEN, QA, CH
 def _head_classes(table: str) -> dict[str, dict[str, str]]:
     """known_types.HEAD_TABLE read: family -> Auto class suffix -> the class transformers builds for it."""
     found = {}
-    for row in table.split("\n"):
-        if not row.strip():
-            continue
-        model_type, prefix, *changes = row.split()
+    for model_type, prefix, *changes in (row.split() for row in table.strip().splitlines()):
         heads = {suffix: suffix for suffix in SUFFIXES if suffix != NEXT_SENTENCE}
         for change in changes:
+            suffix, _, built = change.lstrip("+-").partition("=")
             if change.startswith("-"):
-                del heads[change[1:]]
+                del heads[suffix]
             else:
-                suffix, _, built = change.removeprefix("+").partition("=")
                 heads[suffix] = built or suffix
         found[model_type] = {suffix: prefix + built for suffix, built in heads.items()}
     return found
