@@ -91,11 +91,6 @@ def _model_folders(root: Path) -> tuple[list[Path], bool]:
     return found[:MAX_MODEL_FOLDERS], len(found) > MAX_MODEL_FOLDERS or budget[0] < 0
 
 
-def supported_tasks(folder: Path) -> tuple[str, ...]:
-    """Tasks whose heads the checkpoint holds, trained for them (config.json and the safetensors header)."""
-    return judge_folder(folder, read_config(folder)).tasks
-
-
 def _from_config(folder: Path) -> tuple[LocalModel, dict[str, object] | None]:
     """The folder as its config.json names it, and the config (None: the config is wrong, said)."""
     if (folder / "adapter_config.json").exists() and not (folder / "config.json").exists():
