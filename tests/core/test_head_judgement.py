@@ -77,10 +77,9 @@ def render_known_types() -> str:
             "# every model_type transformers has a config class for (its CONFIG_MAPPING_NAMES)\n"
             'MODEL_TYPES: frozenset[str] = frozenset("""\n' + "\n".join(f"    {line}" for line in types) +
             '\n""".split())\n\n'
-            "# for each family we know, a row: its model_type and the prefix of its classes, then where it differs\n"
-            "# from having <prefix><suffix> for every Auto class but next-sentence prediction (suffix: the Auto\n"
-            "# class's name after `AutoModel`): \"-X\" it has none for X, \"+X\" it also has <prefix>X, \"X=Y\" X\n"
-            "# builds <prefix>Y (anatomy/checkpoint.py reads it into HEAD_CLASSES)\n"
+            "# a row per family we know: model_type, class prefix, and how it differs from <prefix><suffix> for\n"
+            "# each Auto class but next-sentence prediction (suffix: the name after `AutoModel`): \"-X\" none for X,\n"
+            "# \"+X\" <prefix>X too, \"X=Y\" X builds <prefix>Y (anatomy/checkpoint.py reads it into HEAD_CLASSES)\n"
             'HEAD_TABLE = """\n' + "\n".join(f"    {row}" for row in heads) + '\n"""\n')
 
 

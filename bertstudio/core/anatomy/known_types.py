@@ -118,10 +118,9 @@ MODEL_TYPES: frozenset[str] = frozenset("""
     xcodec xcodec2 xglm xlm xlm-roberta xlm-roberta-xl xlnet xlstm xmod yolos yoso youtu zamba zamba2 zaya zoedepth
 """.split())
 
-# for each family we know, a row: its model_type and the prefix of its classes, then where it differs
-# from having <prefix><suffix> for every Auto class but next-sentence prediction (suffix: the Auto
-# class's name after `AutoModel`): "-X" it has none for X, "+X" it also has <prefix>X, "X=Y" X
-# builds <prefix>Y (anatomy/checkpoint.py reads it into HEAD_CLASSES)
+# a row per family we know: model_type, class prefix, and how it differs from <prefix><suffix> for
+# each Auto class but next-sentence prediction (suffix: the name after `AutoModel`): "-X" none for X,
+# "+X" <prefix>X too, "X=Y" X builds <prefix>Y (anatomy/checkpoint.py reads it into HEAD_CLASSES)
 HEAD_TABLE = """
     albert Albert
     bert Bert +ForNextSentencePrediction

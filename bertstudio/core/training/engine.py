@@ -136,8 +136,7 @@ def train(config: TrainConfig, control: TaskControl | None = None,
 
 def _resume_point(config: TrainConfig, ckpt_dir: Path, main: bool) -> tuple[str | None, list[str],
                                                                              resume.RunIdentity | None]:
-    """The checkpoint a resumed run starts from, its notes and the run it recorded; a fresh run that
-    overwrites clears the old run's checkpoints (ours only)."""
+    """A resumed run's checkpoint, notes and recorded run; a fresh run's --overwrite clears old ones (ours)."""
     if not config.resume:
         if main and config.overwrite:
             saving.remove_ours(ckpt_dir)
@@ -153,8 +152,7 @@ def _resume_point(config: TrainConfig, ckpt_dir: Path, main: bool) -> tuple[str 
 
 def _prepared_model(config: TrainConfig, data: Data, resume_from: str | None, notes: list[str],
                     control: TaskControl) -> tuple[Any, Any, bool, lora.LoraSettings | None]:
-    """The model to train (LoRA-wrapped where asked, its note added), its tokenizer and whether it reads
-    pairs; a resumed checkpoint's head and the maximum length are checked against it."""
+    """The model to train (LoRA-wrapped where asked), its tokenizer and whether it reads pairs, checked."""
     model, tokenizer, nsp = _load_model(config, data, control)
     control.check()
     lora_settings = lora.settings_of(config)

@@ -219,8 +219,7 @@ def _run_trials(config: TrainConfig, trials: int, space: SearchSpace, output: Pa
 
 def _trained_record(study: Any, watch: _TrialControl, number: int, params: dict[str, float], result: Any,
                     folder: Path) -> TrialRecord:
-    """A trial whose training returned: pruned, stopped before it finished, or finished (told to Optuna);
-    a searched metric the task does not report ends the search."""
+    """A trained trial's record (told to Optuna); a searched metric the task does not report ends the search."""
     import optuna
 
     names = _metric_names(result.metrics)  # empty when no evaluation ran (a trial stopped early)
