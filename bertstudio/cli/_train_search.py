@@ -36,6 +36,7 @@ def run(args: argparse.Namespace, config: Any) -> int:
     from dataclasses import replace
 
     from bertstudio.core.errors import InputError
+    from bertstudio.core.training.events import describe
     from bertstudio.core.training.search import SearchResult, TrialProgress, TrialRecord, describe_trial, search
     from bertstudio.core.training.search_space import default_space, read_space
 
@@ -53,9 +54,7 @@ def run(args: argparse.Namespace, config: Any) -> int:
             if args.json:
                 print(dumps({**payload.event.to_json(), "trial": payload.trial}), flush=True)
             elif payload.event.kind == "eval":
-                metrics = ", ".join(f"{k} {v:.4f}" for k, v in payload.event.metrics.items())
-                print(f"trial {payload.trial + 1} eval at step {payload.event.step}: {metrics}",
-                      file=sys.stderr, flush=True)
+                print(f"trial {payload.trial + 1} {describe(payload.event, full=True)}", file=sys.stderr, flush=True)
         elif isinstance(payload, TrialRecord):
             if args.json:
                 print(dumps(payload.to_json()), flush=True)

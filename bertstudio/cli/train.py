@@ -139,7 +139,7 @@ def distill_config(args: argparse.Namespace) -> Any:
 
 def run(args: argparse.Namespace) -> int:
     from bertstudio.core.training.engine import train
-    from bertstudio.core.training.events import Preparing, TrainingEvent
+    from bertstudio.core.training.events import Preparing, TrainingEvent, describe
 
     if args.merge:
         return train_lora.merge(args)
@@ -166,7 +166,7 @@ def run(args: argparse.Namespace) -> int:
             if args.json:
                 print(dumps(payload.to_json()), flush=True)
             else:
-                print(_human(payload), file=sys.stderr, flush=True)
+                print(describe(payload, full=True), file=sys.stderr, flush=True)
 
     control = TaskControl(on_progress=show)
 
@@ -193,14 +193,3 @@ def run(args: argparse.Namespace) -> int:
         if result.checkpoints_dir:
             print(f"  resumable checkpoint kept in {result.checkpoints_dir} (continue with --resume)")
     return 0
-
-
-def _human(event: Any) -> str:
-    if event.kind == "step":
-        rate = f"  {event.samples_per_second:.1f} samples/s" if event.samples_per_second else ""
-        eta = f"  ETA {event.eta_seconds:.0f}s" if event.eta_seconds is not None else ""
-        lr = f"  lr {event.learning_rate:.3g}" if event.learning_rate is not None else ""
-        return f"step {event.step}/{event.max_steps}  loss {event.loss:.4f}{lr}{rate}{eta}"
-    if event.kind == "eval":
-        return f"eval at step {event.step}: " + ", ".join(f"{k} {v:.4f}" for k, v in event.metrics.items())
-    return event.message or event.kind

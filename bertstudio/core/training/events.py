@@ -108,12 +108,16 @@ class RateWindow:
         return self.samples_per_step / per_step, per_step * max(0, max_steps - step)
 
 
-def describe(event: TrainingEvent) -> str:
-    """One line for a progress message."""
+def describe(event: TrainingEvent, full: bool = False) -> str:
+    """One line for a progress message; `full` (the CLI's lines): with learning rate, speed and ETA."""
     if event.kind == "step":
-        return f"step {event.step}/{event.max_steps}  loss {event.loss:.4f}"
+        lr = f"  lr {event.learning_rate:.3g}" if full and event.learning_rate is not None else ""
+        rate = f"  {event.samples_per_second:.1f} samples/s" if full and event.samples_per_second else ""
+        eta = f"  ETA {event.eta_seconds:.0f}s" if full and event.eta_seconds is not None else ""
+        return f"step {event.step}/{event.max_steps}  loss {event.loss:.4f}{lr}{rate}{eta}"
     if event.kind == "eval":
-        return f"step {event.step}: " + ", ".join(f"{k} {v:.4f}" for k, v in event.metrics.items())
+        return ("eval at " if full else "") + f"step {event.step}: " + ", ".join(
+            f"{k} {v:.4f}" for k, v in event.metrics.items())
     return event.message or event.kind
 
 
