@@ -29,7 +29,7 @@ ALLOWED = {
     # transformers 5.23: a Pipeline's preprocess kwargs come only from _sanitize_parameters.
     ("core/tasks/ner/__init__.py", "pipe._sanitize_parameters"): "transformers: no public API",
     # transformers 5.23: the auto classes' config -> model table is public only per task constant.
-    ("core/models.py", "_model_class(task)._model_mapping"): "transformers: no public API",
+    ("core/model_checks.py", "model_class(task)._model_mapping"): "transformers: no public API",
     # transformers 5.23: the attention implementation has a setter on the model, no public getter.
     ("core/tasks/attention/__init__.py", "model.config._attn_implementation"): "transformers: no public getter",
     # transformers 5.24: the engine switches eager <-> sdpa for a batch run (and back): the current

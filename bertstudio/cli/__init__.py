@@ -103,16 +103,11 @@ def _user_error(error: Exception) -> int:
 def _cancelled() -> int:
     """Ctrl+C: one word, exit 130; a second Ctrl+C while we say it cannot print a traceback."""
     import signal
-    import threading
 
-    previous = None
-    if threading.current_thread() is threading.main_thread():
-        previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
-    try:
+    from bertstudio.cli.common import signals_to
+
+    with signals_to(signal.SIG_IGN, (signal.SIGINT,)):
         print("Cancelled.", file=sys.stderr, flush=True)
-    finally:
-        if previous is not None:
-            signal.signal(signal.SIGINT, previous)
     return 130
 
 

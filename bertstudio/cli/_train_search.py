@@ -15,6 +15,7 @@ import sys
 import threading
 from typing import Any
 
+from bertstudio.cli.common import signals_to
 from bertstudio.core.json_values import dumps
 from bertstudio.core.progress import ProgressEvent, TaskControl
 
@@ -35,6 +36,7 @@ def run(args: argparse.Namespace, config: Any) -> int:
     from dataclasses import replace
 
     from bertstudio.core.errors import InputError
+    from bertstudio.core.training.events import describe
     from bertstudio.core.training.search import SearchResult, TrialProgress, TrialRecord, describe_trial, search
     from bertstudio.core.training.search_space import default_space, read_space
 
@@ -52,9 +54,7 @@ def run(args: argparse.Namespace, config: Any) -> int:
             if args.json:
                 print(dumps({**payload.event.to_json(), "trial": payload.trial}), flush=True)
             elif payload.event.kind == "eval":
-                metrics = ", ".join(f"{k} {v:.4f}" for k, v in payload.event.metrics.items())
-                print(f"trial {payload.trial + 1} eval at step {payload.event.step}: {metrics}",
-                      file=sys.stderr, flush=True)
+                print(f"trial {payload.trial + 1} {describe(payload.event, full=True)}", file=sys.stderr, flush=True)
         elif isinstance(payload, TrialRecord):
             if args.json:
                 print(dumps(payload.to_json()), flush=True)
@@ -72,15 +72,8 @@ def run(args: argparse.Namespace, config: Any) -> int:
               file=sys.stderr, flush=True)
         stop.set()
 
-    previous: dict[int, Any] = {}
-    if threading.current_thread() is threading.main_thread():
-        for signum in (signal.SIGINT, signal.SIGTERM):
-            previous[signum] = signal.signal(signum, on_signal)
-    try:
+    with signals_to(on_signal):
         result: SearchResult = search(config, args.search, space, control, stop_event=stop)
-    finally:
-        for number, handler in previous.items():
-            signal.signal(number, handler)
     if args.json:
         print(dumps(result.to_json()), flush=True)
     if result.best is None and result.stopped:  # the user's Ctrl+C: said as stopped, not as a failure
@@ -90,12 +83,16 @@ def run(args: argparse.Namespace, config: Any) -> int:
         raise InputError(f"No trial finished{' (stopped)' if result.stopped else ''}, so no model was saved.",
                          hint="The trials' messages above say why; try a narrower learning-rate range.")
     if not args.json:
-        best = result.best
-        finished = sum(t.state == "finished" for t in result.trials)
-        print(f"{'stopped' if result.stopped else 'finished'}: {finished} of {len(result.trials)} trials finished; "
-              f"best trial {best.number + 1}, {result.metric} {best.value:.4f}, saved to {result.output_dir}")
-        for key, value in best.params.items():
-            print(f"  {key}: {value:g}")
-        if result.importance:
-            print("  importance: " + ", ".join(f"{k} {v:.2f}" for k, v in result.importance.items()))
+        _print_best(result)
     return 0
+
+
+def _print_best(result: Any) -> None:
+    best = result.best
+    finished = sum(t.state == "finished" for t in result.trials)
+    print(f"{'stopped' if result.stopped else 'finished'}: {finished} of {len(result.trials)} trials finished; "
+          f"best trial {best.number + 1}, {result.metric} {best.value:.4f}, saved to {result.output_dir}")
+    for key, value in best.params.items():
+        print(f"  {key}: {value:g}")
+    if result.importance:
+        print("  importance: " + ", ".join(f"{k} {v:.2f}" for k, v in result.importance.items()))

@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
+import signal
 import sys
-from collections.abc import Callable
+import threading
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from bertstudio.core.json_values import dumps
@@ -43,10 +46,38 @@ def stderr_control() -> TaskControl:
     return TaskControl(on_progress=show)
 
 
+@contextlib.contextmanager
+def signals_to(handler: Any, signums: tuple[int, ...] = (signal.SIGINT, signal.SIGTERM)) -> Iterator[None]:
+    """`signums` go to `handler` while the block runs (Python sets handlers in the main thread only),
+    and back to what they were after."""
+    previous: dict[int, Any] = {}
+    if threading.current_thread() is threading.main_thread():
+        for signum in signums:
+            previous[signum] = signal.signal(signum, handler)
+    try:
+        yield
+    finally:
+        for signum, before in previous.items():
+            signal.signal(signum, before)
+
+
 def print_json(value: Any) -> None:
     """Valid JSON on stdout (core.json_values.dumps: a NaN or infinity is null, with a note)."""
     print(dumps(value, indent=2))
 
+
+
+def print_listing(items: Any, item_json: Callable[[Any], Any], as_json: bool, empty: str,
+                  line: Callable[[Any], str]) -> int:
+    """A listing command's output: one JSON list on stdout, or a line an item (`empty` on stderr for none)."""
+    if as_json:
+        print_json([item_json(item) for item in items])
+        return 0
+    if not items:
+        print(empty, file=sys.stderr)
+    for item in items:
+        print(line(item))
+    return 0
 
 
 def ranking_differences(first: str = "top") -> Callable[[Any], None]:

@@ -6,8 +6,9 @@ from __future__ import annotations
 
 import argparse
 import sys
+from typing import Any
 
-from bertstudio.cli.common import print_json
+from bertstudio.cli.common import print_listing
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -28,15 +29,13 @@ def run(args: argparse.Namespace) -> int:
     models = list_local_models(folder)
     if models.note:
         print(f"note: {models.note}", file=sys.stderr)
-    if args.json:
-        print_json([m.to_json() for m in models])
-        return 0
-    if not models:
-        print(f"No model folders (with a config.json) in {folder}.", file=sys.stderr)
-    for model in models:
-        tasks = ", ".join(model.tasks) or "no tasks"
-        why = f": {model.problem}" if model.problem and not model.tasks else (
-            f"  ! {model.problem}" if model.problem else "")
-        note = f"  (note: {model.note})" if model.note else ""
-        print(f"{model.name:<40} {model.architecture:<34} {tasks}{why}{note}")
-    return 0
+    return print_listing(models, lambda m: m.to_json(), args.json,
+                         f"No model folders (with a config.json) in {folder}.", _line)
+
+
+def _line(model: Any) -> str:
+    tasks = ", ".join(model.tasks) or "no tasks"
+    why = f": {model.problem}" if model.problem and not model.tasks else (
+        f"  ! {model.problem}" if model.problem else "")
+    note = f"  (note: {model.note})" if model.note else ""
+    return f"{model.name:<40} {model.architecture:<34} {tasks}{why}{note}"

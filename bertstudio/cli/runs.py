@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
 from typing import Any
 
-from bertstudio.cli.common import print_json
+from bertstudio.cli.common import print_listing
 
 MAIN_METRICS = ("accuracy", "f1", "exact_match", "pearson", "spearman", "loss")  # the first found is shown
 
@@ -44,14 +43,12 @@ def run(args: argparse.Namespace) -> int:
         raise InputError(f"The runs folder '{folder}' does not exist or is not a folder.",
                          hint="Pass the folder the runs index is in, or leave --runs-dir out.")
     runs = index.list_runs(folder)
-    if args.json:
-        print_json([r.summary_json() for r in runs])
-        return 0
-    if not runs:
-        print(f"No training runs recorded in {folder}.", file=sys.stderr)
-    for r in runs:
-        steps = f"step {r.step}/{r.max_steps}" if r.max_steps else "no steps"
-        what = r.error if r.status == "failed" else main_metric(r.metrics)
-        print(f"{r.id}  {r.status:<8} {r.task:<22} {duration(r.duration_seconds):>7} {r.device:<7} {steps:<15} "
-              f"{what}  {r.output_dir}")
-    return 0
+    return print_listing(runs, lambda r: r.summary_json(), args.json, f"No training runs recorded in {folder}.",
+                         _line)
+
+
+def _line(r: Any) -> str:
+    steps = f"step {r.step}/{r.max_steps}" if r.max_steps else "no steps"
+    what = r.error if r.status == "failed" else main_metric(r.metrics)
+    return (f"{r.id}  {r.status:<8} {r.task:<22} {duration(r.duration_seconds):>7} {r.device:<7} {steps:<15} "
+            f"{what}  {r.output_dir}")

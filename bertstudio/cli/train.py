@@ -19,6 +19,7 @@ from typing import Any
 
 from bertstudio.cli import _train_cv as train_cv
 from bertstudio.cli import _train_lora as train_lora
+from bertstudio.cli.common import signals_to
 from bertstudio.core.json_values import dumps
 from bertstudio.core.progress import ProgressEvent, TaskControl
 
@@ -138,7 +139,7 @@ def distill_config(args: argparse.Namespace) -> Any:
 
 def run(args: argparse.Namespace) -> int:
     from bertstudio.core.training.engine import train
-    from bertstudio.core.training.events import Preparing, TrainingEvent
+    from bertstudio.core.training.events import Preparing, TrainingEvent, describe
 
     if args.merge:
         return train_lora.merge(args)
@@ -165,7 +166,7 @@ def run(args: argparse.Namespace) -> int:
             if args.json:
                 print(dumps(payload.to_json()), flush=True)
             else:
-                print(_human(payload), file=sys.stderr, flush=True)
+                print(describe(payload, full=True), file=sys.stderr, flush=True)
 
     control = TaskControl(on_progress=show)
 
@@ -178,15 +179,8 @@ def run(args: argparse.Namespace) -> int:
         stop.set()
         control.request_stop()  # before the first step (reading, loading, tokenizing): cancel right away
 
-    previous: dict[int, Any] = {}
-    if threading.current_thread() is threading.main_thread():
-        for signum in (signal.SIGINT, signal.SIGTERM):
-            previous[signum] = signal.signal(signum, on_signal)
-    try:
+    with signals_to(on_signal):
         result = train(config, control, stop_event=stop)
-    finally:
-        for number, handler in previous.items():
-            signal.signal(number, handler)
     if os.environ.get("RANK", "0") != "0":
         return 0  # under torchrun, rank 0 alone reports
     if args.json:
@@ -199,14 +193,3 @@ def run(args: argparse.Namespace) -> int:
         if result.checkpoints_dir:
             print(f"  resumable checkpoint kept in {result.checkpoints_dir} (continue with --resume)")
     return 0
-
-
-def _human(event: Any) -> str:
-    if event.kind == "step":
-        rate = f"  {event.samples_per_second:.1f} samples/s" if event.samples_per_second else ""
-        eta = f"  ETA {event.eta_seconds:.0f}s" if event.eta_seconds is not None else ""
-        lr = f"  lr {event.learning_rate:.3g}" if event.learning_rate is not None else ""
-        return f"step {event.step}/{event.max_steps}  loss {event.loss:.4f}{lr}{rate}{eta}"
-    if event.kind == "eval":
-        return f"eval at step {event.step}: " + ", ".join(f"{k} {v:.4f}" for k, v in event.metrics.items())
-    return event.message or event.kind

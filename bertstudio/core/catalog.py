@@ -7,7 +7,7 @@ and neither torch nor transformers is imported, so a hundred folders list in a f
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, replace
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
 from bertstudio.core.anatomy.checkpoint import custom_code_reason, judge_folder
@@ -37,15 +37,8 @@ class LocalModel:
     note: str = ""  # how the tasks were judged where not from the tensors, or what did not fit
 
     def to_json(self) -> dict[str, object]:
-        return {
-            "name": self.name,
-            "path": self.path,
-            "architecture": self.architecture,
-            "model_type": self.model_type,
-            "tasks": list(self.tasks),
-            "problem": self.problem,
-            "note": self.note,
-        }
+        return {key: list(value) if key == "tasks" else value for key, value in asdict(self).items()
+                if key != "judged"}
 
 
 def models_dir_from_env(explicit: str | None = None) -> Path | None:
@@ -98,11 +91,6 @@ def _model_folders(root: Path) -> tuple[list[Path], bool]:
     return found[:MAX_MODEL_FOLDERS], len(found) > MAX_MODEL_FOLDERS or budget[0] < 0
 
 
-def supported_tasks(folder: Path) -> tuple[str, ...]:
-    """Tasks whose heads the checkpoint holds, trained for them (config.json and the safetensors header)."""
-    return judge_folder(folder, read_config(folder)).tasks
-
-
 def _from_config(folder: Path) -> tuple[LocalModel, dict[str, object] | None]:
     """The folder as its config.json names it, and the config (None: the config is wrong, said)."""
     if (folder / "adapter_config.json").exists() and not (folder / "config.json").exists():
@@ -134,7 +122,7 @@ def describe(folder: Path) -> LocalModel:
         return named
     architecture, model_type = named.architecture, named.model_type
     if config == {}:  # a LoRA adapter folder (see _from_config): its base decides what loads
-        from bertstudio.core.models import adapter_tasks
+        from bertstudio.core.model_checks import adapter_tasks
 
         try:
             return replace(named, tasks=adapter_tasks(folder), judged=True)

@@ -18,8 +18,9 @@ import contextlib
 import os
 import stat
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import IO, Any
 
 from bertstudio.core.errors import InputError
 
@@ -86,11 +87,18 @@ def atomic_path(path: str | Path) -> Iterator[Path]:
         temporary.unlink(missing_ok=True)
 
 
+def write_with(path: str | Path, write: Callable[[IO[Any]], object], text: bool = False) -> Path:
+    """`write(stream)` into a temporary file beside `path` (bytes; UTF-8 text with `text`), renamed over
+    `path` once it returned: a full disk or a Ctrl+C leaves `path` as it was and no partial file."""
+    with atomic_path(path) as temporary, (temporary.open("w", encoding="utf-8", newline="") if text
+                                          else temporary.open("wb")) as stream:
+        write(stream)
+    return Path(path).expanduser()
+
+
 def write_bytes(path: str | Path, data: bytes) -> Path:
     """`data` written atomically to `path` (checked by the caller with `output_file`)."""
-    with atomic_path(path) as temporary:
-        temporary.write_bytes(data)
-    return Path(path).expanduser()
+    return write_with(path, lambda stream: stream.write(data))
 
 
 def write_text(path: str | Path, text: str) -> Path:

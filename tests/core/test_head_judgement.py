@@ -12,12 +12,13 @@ from pathlib import Path
 import pytest
 
 from bertstudio.core.anatomy import checkpoint
-from bertstudio.core.anatomy.checkpoint import judge, judge_folder, read_header
+from bertstudio.core.anatomy.checkpoint import HEAD_CLASSES, judge, judge_folder, read_header
 from bertstudio.core.anatomy.families import FAMILIES
-from bertstudio.core.anatomy.known_types import HEAD_CLASSES, MODEL_TYPES
+from bertstudio.core.anatomy.known_types import MODEL_TYPES
 from bertstudio.core.catalog import list_local_models
 from bertstudio.core.errors import InputError, MissingHeadError, ModelSourceError
-from bertstudio.core.models import LoadRequest, load_uncached, probe_heads
+from bertstudio.core.model_checks import probe_heads
+from bertstudio.core.models import LoadRequest, load_uncached
 from tests.fixtures.checkpoints import ALL_ARCHITECTURES, HEADS
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -50,17 +51,6 @@ that test fails the day the installed transformers knows other types or classes 
 KNOWN_TYPES = ROOT / "bertstudio" / "core" / "anatomy" / "known_types.py"
 
 
-def _packed(entries: list[str], width: int = 108) -> list[str]:
-    """Entries joined by spaces into lines of at most `width`, never splitting one."""
-    lines: list[str] = []
-    for entry in entries:
-        if lines and len(lines[-1]) + 1 + len(entry) <= width:
-            lines[-1] += f" {entry}"
-        else:
-            lines.append(entry)
-    return lines
-
-
 def transformers_heads() -> dict[str, dict[str, str]]:
     """For each family: the class each Auto class builds, from transformers' own mappings."""
     from transformers.models.auto import modeling_auto
@@ -80,20 +70,30 @@ def render_known_types() -> str:
     from transformers.models.auto import configuration_auto
 
     types = textwrap.wrap(" ".join(sorted(configuration_auto.CONFIG_MAPPING_NAMES)), 112, break_on_hyphens=False)
-    heads = []
-    for model_type, classes in transformers_heads().items():
-        entries = [f'"{suffix}": "{cls}",' for suffix, cls in classes.items()]
-        body = "\n".join(f"        {line}" for line in _packed(entries))
-        heads.append(f'    "{model_type}": {{\n{body}\n    }},')
+    heads = [head_row(model_type, classes) for model_type, classes in transformers_heads().items()]
     return (f'"""{HEADER.format(version=transformers.__version__)}"""\n\n'
             "from __future__ import annotations\n\n"
             f'TRANSFORMERS_VERSION = "{transformers.__version__}"\n\n'
             "# every model_type transformers has a config class for (its CONFIG_MAPPING_NAMES)\n"
             'MODEL_TYPES: frozenset[str] = frozenset("""\n' + "\n".join(f"    {line}" for line in types) +
             '\n""".split())\n\n'
-            "# for each family we know: the class transformers builds for each Auto class, by the Auto class's\n"
-            "# name after `AutoModel` (\"Model\": AutoModel, \"ForPreTraining\": AutoModelForPreTraining...)\n"
-            "HEAD_CLASSES: dict[str, dict[str, str]] = {\n" + "\n".join(heads) + "\n}\n")
+            "# a row per family we know: model_type, class prefix, and how it differs from <prefix><suffix> for\n"
+            "# each Auto class but next-sentence prediction (suffix: the name after `AutoModel`): \"-X\" none for X,\n"
+            "# \"+X\" <prefix>X too, \"X=Y\" X builds <prefix>Y (anatomy/checkpoint.py reads it into HEAD_CLASSES)\n"
+            'HEAD_TABLE = """\n' + "\n".join(f"    {row}" for row in heads) + '\n"""\n')
+
+
+def head_row(model_type: str, classes: dict[str, str]) -> str:
+    """A family's row of HEAD_TABLE: how its classes differ from <prefix><suffix> for the usual heads."""
+    prefix = classes["Model"].removesuffix("Model")
+    usual = [suffix for suffix in MAPPINGS if suffix != "ForNextSentencePrediction"]
+    changes = [f"-{suffix}" for suffix in usual if suffix not in classes]
+    for suffix, cls in classes.items():
+        assert cls.startswith(prefix), (model_type, cls)
+        built, extra = cls.removeprefix(prefix), "" if suffix in usual else "+"
+        if extra or built != suffix:
+            changes.append(extra + suffix + (f"={built}" if built != suffix else ""))
+    return " ".join([model_type, prefix, *changes])
 
 
 def expected_tasks(arch: str, head: str, saved_as: str) -> set[str]:

@@ -7,9 +7,10 @@ import time
 import pytest
 
 from bertstudio.core import devices, hub
-from bertstudio.core.catalog import list_local_models, models_dir_from_env, supported_tasks
+from bertstudio.core.catalog import list_local_models, models_dir_from_env
 from bertstudio.core.errors import DeviceError, ModelSourceError, OfflineError
-from bertstudio.core.models import LoadRequest, ModelCache, load_model, probe_heads, resolve_source
+from bertstudio.core.model_checks import judge_heads, probe_heads
+from bertstudio.core.models import LoadRequest, ModelCache, load_model, resolve_source
 
 
 def test_offline_hub_id_fails_fast_and_names_the_model(monkeypatch) -> None:
@@ -87,7 +88,7 @@ def test_attention_ignores_the_unused_pooler(checkpoint_factory, arch: str) -> N
     assert report.unused and all(name.startswith("pooler.") for name in report.unused)  # known, not hidden
     info = load_model(LoadRequest(str(folder), "attention", attn_implementation="eager")).info
     assert info.head_report.complete and not info.head_warning
-    assert "attention" in supported_tasks(folder)  # the models list offers it for Attention too
+    assert "attention" in judge_heads(folder).tasks  # the models list offers it for Attention too
 
 
 def test_the_pooler_still_counts_where_it_is_used(checkpoint_factory) -> None:

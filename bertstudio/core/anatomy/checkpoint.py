@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from bertstudio.core.anatomy.families import FAMILIES, Family
-from bertstudio.core.anatomy.known_types import HEAD_CLASSES, MODEL_TYPES
+from bertstudio.core.anatomy.known_types import HEAD_TABLE, MODEL_TYPES
 from bertstudio.core.errors import BertStudioError, ModelSourceError
 
 SAFETENSORS = "model.safetensors"
@@ -42,6 +42,24 @@ MASKED_LM, PRETRAINING, NEXT_SENTENCE = "ForMaskedLM", "ForPreTraining", "ForNex
 SEQUENCE, TOKEN, QA, CHOICE = ("ForSequenceClassification", "ForTokenClassification", "ForQuestionAnswering",
                                "ForMultipleChoice")
 SUFFIXES = (BARE, MASKED_LM, PRETRAINING, NEXT_SENTENCE, SEQUENCE, TOKEN, QA, CHOICE)
+
+
+def _head_classes(table: str) -> dict[str, dict[str, str]]:
+    """known_types.HEAD_TABLE read: family -> Auto class suffix -> the class transformers builds for it."""
+    found = {}
+    for model_type, prefix, *changes in (row.split() for row in table.strip().splitlines()):
+        heads = {suffix: suffix for suffix in SUFFIXES if suffix != NEXT_SENTENCE}
+        for change in changes:
+            suffix, _, built = change.lstrip("+-").partition("=")
+            if change.startswith("-"):
+                del heads[suffix]
+            else:
+                heads[suffix] = built or suffix
+        found[model_type] = {suffix: prefix + built for suffix, built in heads.items()}
+    return found
+
+
+HEAD_CLASSES = _head_classes(HEAD_TABLE)  # .get(model_type) is None for a type outside our families
 
 # The module names of heads, from the task model (a tensor `classifier.weight` is the classifier's):
 CLASSIFIER = "classifier"  # sequence, token and choice heads of every family (and ModernBERT's QA head)
@@ -216,13 +234,8 @@ def _saved_as(config: Mapping[str, Any]) -> tuple[str, ...]:
     return tuple(a for a in found if isinstance(a, str)) if isinstance(found, list) else ()
 
 
-def _classes(model_type: str) -> dict[str, str] | None:
-    """The class transformers builds for each head of this type; None for a type outside our families."""
-    return HEAD_CLASSES.get(model_type)
-
-
 def _supported(model_type: str, suffix: str) -> bool:
-    classes = _classes(model_type)
+    classes = HEAD_CLASSES.get(model_type)
     return classes is None or suffix in classes
 
 
@@ -230,7 +243,7 @@ def _claimed(model_type: str, saved: Sequence[str]) -> tuple[set[str], set[str]]
     """The heads the saved classes are (a masked LM is also AutoModelForPreTraining's class where that
     builds the masked LM), and those plus the heads inside them (BERT's pre-training class holds its
     masked-LM and next-sentence heads)."""
-    classes = _classes(model_type)
+    classes = HEAD_CLASSES.get(model_type)
     direct: set[str] = set()
     for name in saved:
         if classes is not None:
@@ -294,7 +307,7 @@ def _present(model_type: str, config: Mapping[str, Any], shapes: Shapes) -> set[
         found.add(NEXT_SENTENCE)
     if _has_output(shapes, QA_OUTPUTS, 2, nested=True):
         found.add(QA)
-    classes = _classes(model_type) or {}
+    classes = HEAD_CLASSES.get(model_type) or {}
     if PRETRAINING in classes and classes[PRETRAINING] == classes.get(MASKED_LM):
         found |= {PRETRAINING} if MASKED_LM in found else set()  # AutoModelForPreTraining builds the masked LM
     elif PRETRAINING in classes and model_type in PRETRAINING_HEADS:  # a class of its own (test-checked table)
@@ -324,7 +337,7 @@ def judge(config: Mapping[str, Any], shapes: Shapes | None) -> Judgement:
     else:
         present, shared = _present(model_type, config, shapes), _shared(config, shapes)
         if saved:  # a shared classifier counts for what it was saved as; outside our families, so does
-            unread = {PRETRAINING} if _classes(model_type) is None else set()  # a pre-training class
+            unread = {PRETRAINING} if HEAD_CLASSES.get(model_type) is None else set()  # a pre-training class
             heads = present | (shared & held) | (held & unread)
         else:
             heads = present | (shared - {QA})  # a 2-row classifier is a QA head only where the class says so
@@ -354,11 +367,6 @@ def _tasks(heads: Iterable[str]) -> tuple[str, ...]:
     return tuple(key for key, spec in all_specs().items() if head_of(spec.model_class) in held)
 
 
-def trained_tasks(config: Mapping[str, Any], shapes: Shapes | None) -> tuple[str, ...]:
-    """The task keys whose heads a checkpoint holds trained (see `judge`)."""
-    return judge(config, shapes).tasks
-
-
 BIN_ONLY = ("judged from config.json alone: its weights are in pytorch_model.bin, which is never unpickled to "
             "list its tensors (save it as safetensors to have its heads checked)")
 
@@ -377,7 +385,7 @@ def saved_class_tasks(config: Mapping[str, Any]) -> tuple[str, ...]:
     """The tasks whose model class is exactly the saved class (a LoRA adapter's head: only that class
     loads it, with the adapter's own module names)."""
     model_type = str(config.get("model_type") or "")
-    classes = _classes(model_type)
+    classes = HEAD_CLASSES.get(model_type)
     saved = _saved_as(config)
     if classes is None:
         return _tasks({suffix for suffix in SUFFIXES[1:] if any(name.endswith(suffix) for name in saved)})

@@ -118,92 +118,21 @@ MODEL_TYPES: frozenset[str] = frozenset("""
     xcodec xcodec2 xglm xlm xlm-roberta xlm-roberta-xl xlnet xlstm xmod yolos yoso youtu zamba zamba2 zaya zoedepth
 """.split())
 
-# for each family we know: the class transformers builds for each Auto class, by the Auto class's
-# name after `AutoModel` ("Model": AutoModel, "ForPreTraining": AutoModelForPreTraining...)
-HEAD_CLASSES: dict[str, dict[str, str]] = {
-    "albert": {
-        "Model": "AlbertModel", "ForMaskedLM": "AlbertForMaskedLM", "ForPreTraining": "AlbertForPreTraining",
-        "ForSequenceClassification": "AlbertForSequenceClassification",
-        "ForTokenClassification": "AlbertForTokenClassification",
-        "ForQuestionAnswering": "AlbertForQuestionAnswering", "ForMultipleChoice": "AlbertForMultipleChoice",
-    },
-    "bert": {
-        "Model": "BertModel", "ForMaskedLM": "BertForMaskedLM", "ForPreTraining": "BertForPreTraining",
-        "ForNextSentencePrediction": "BertForNextSentencePrediction",
-        "ForSequenceClassification": "BertForSequenceClassification",
-        "ForTokenClassification": "BertForTokenClassification", "ForQuestionAnswering": "BertForQuestionAnswering",
-        "ForMultipleChoice": "BertForMultipleChoice",
-    },
-    "big_bird": {
-        "Model": "BigBirdModel", "ForMaskedLM": "BigBirdForMaskedLM", "ForPreTraining": "BigBirdForPreTraining",
-        "ForSequenceClassification": "BigBirdForSequenceClassification",
-        "ForTokenClassification": "BigBirdForTokenClassification",
-        "ForQuestionAnswering": "BigBirdForQuestionAnswering", "ForMultipleChoice": "BigBirdForMultipleChoice",
-    },
-    "camembert": {
-        "Model": "CamembertModel", "ForMaskedLM": "CamembertForMaskedLM", "ForPreTraining": "CamembertForMaskedLM",
-        "ForSequenceClassification": "CamembertForSequenceClassification",
-        "ForTokenClassification": "CamembertForTokenClassification",
-        "ForQuestionAnswering": "CamembertForQuestionAnswering", "ForMultipleChoice": "CamembertForMultipleChoice",
-    },
-    "deberta-v2": {
-        "Model": "DebertaV2Model", "ForMaskedLM": "DebertaV2ForMaskedLM", "ForPreTraining": "DebertaV2ForMaskedLM",
-        "ForSequenceClassification": "DebertaV2ForSequenceClassification",
-        "ForTokenClassification": "DebertaV2ForTokenClassification",
-        "ForQuestionAnswering": "DebertaV2ForQuestionAnswering", "ForMultipleChoice": "DebertaV2ForMultipleChoice",
-    },
-    "distilbert": {
-        "Model": "DistilBertModel", "ForMaskedLM": "DistilBertForMaskedLM",
-        "ForPreTraining": "DistilBertForMaskedLM",
-        "ForSequenceClassification": "DistilBertForSequenceClassification",
-        "ForTokenClassification": "DistilBertForTokenClassification",
-        "ForQuestionAnswering": "DistilBertForQuestionAnswering",
-        "ForMultipleChoice": "DistilBertForMultipleChoice",
-    },
-    "electra": {
-        "Model": "ElectraModel", "ForMaskedLM": "ElectraForMaskedLM", "ForPreTraining": "ElectraForPreTraining",
-        "ForSequenceClassification": "ElectraForSequenceClassification",
-        "ForTokenClassification": "ElectraForTokenClassification",
-        "ForQuestionAnswering": "ElectraForQuestionAnswering", "ForMultipleChoice": "ElectraForMultipleChoice",
-    },
-    "eurobert": {
-        "Model": "EuroBertModel", "ForMaskedLM": "EuroBertForMaskedLM",
-        "ForSequenceClassification": "EuroBertForSequenceClassification",
-        "ForTokenClassification": "EuroBertForTokenClassification",
-    },
-    "longformer": {
-        "Model": "LongformerModel", "ForMaskedLM": "LongformerForMaskedLM",
-        "ForPreTraining": "LongformerForMaskedLM",
-        "ForSequenceClassification": "LongformerForSequenceClassification",
-        "ForTokenClassification": "LongformerForTokenClassification",
-        "ForQuestionAnswering": "LongformerForQuestionAnswering",
-        "ForMultipleChoice": "LongformerForMultipleChoice",
-    },
-    "modernbert": {
-        "Model": "ModernBertModel", "ForMaskedLM": "ModernBertForMaskedLM",
-        "ForSequenceClassification": "ModernBertForSequenceClassification",
-        "ForTokenClassification": "ModernBertForTokenClassification",
-        "ForQuestionAnswering": "ModernBertForQuestionAnswering",
-        "ForMultipleChoice": "ModernBertForMultipleChoice",
-    },
-    "mpnet": {
-        "Model": "MPNetModel", "ForMaskedLM": "MPNetForMaskedLM", "ForPreTraining": "MPNetForMaskedLM",
-        "ForSequenceClassification": "MPNetForSequenceClassification",
-        "ForTokenClassification": "MPNetForTokenClassification",
-        "ForQuestionAnswering": "MPNetForQuestionAnswering", "ForMultipleChoice": "MPNetForMultipleChoice",
-    },
-    "roberta": {
-        "Model": "RobertaModel", "ForMaskedLM": "RobertaForMaskedLM", "ForPreTraining": "RobertaForMaskedLM",
-        "ForSequenceClassification": "RobertaForSequenceClassification",
-        "ForTokenClassification": "RobertaForTokenClassification",
-        "ForQuestionAnswering": "RobertaForQuestionAnswering", "ForMultipleChoice": "RobertaForMultipleChoice",
-    },
-    "xlm-roberta": {
-        "Model": "XLMRobertaModel", "ForMaskedLM": "XLMRobertaForMaskedLM",
-        "ForPreTraining": "XLMRobertaForMaskedLM",
-        "ForSequenceClassification": "XLMRobertaForSequenceClassification",
-        "ForTokenClassification": "XLMRobertaForTokenClassification",
-        "ForQuestionAnswering": "XLMRobertaForQuestionAnswering",
-        "ForMultipleChoice": "XLMRobertaForMultipleChoice",
-    },
-}
+# a row per family we know: model_type, class prefix, and how it differs from <prefix><suffix> for
+# each Auto class but next-sentence prediction (suffix: the name after `AutoModel`): "-X" none for X,
+# "+X" <prefix>X too, "X=Y" X builds <prefix>Y (anatomy/checkpoint.py reads it into HEAD_CLASSES)
+HEAD_TABLE = """
+    albert Albert
+    bert Bert +ForNextSentencePrediction
+    big_bird BigBird
+    camembert Camembert ForPreTraining=ForMaskedLM
+    deberta-v2 DebertaV2 ForPreTraining=ForMaskedLM
+    distilbert DistilBert ForPreTraining=ForMaskedLM
+    electra Electra
+    eurobert EuroBert -ForPreTraining -ForQuestionAnswering -ForMultipleChoice
+    longformer Longformer ForPreTraining=ForMaskedLM
+    modernbert ModernBert -ForPreTraining
+    mpnet MPNet ForPreTraining=ForMaskedLM
+    roberta Roberta ForPreTraining=ForMaskedLM
+    xlm-roberta XLMRoberta ForPreTraining=ForMaskedLM
+"""

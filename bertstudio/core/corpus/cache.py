@@ -18,12 +18,12 @@ import json
 import math
 import os
 import stat
-import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from bertstudio.core.corpus.index import CorpusIndex
+from bertstudio.core.outputs import write_with
 
 if TYPE_CHECKING:
     import numpy as np
@@ -83,21 +83,6 @@ def _check(condition: bool, what: str) -> None:
         raise BadCache(what)
 
 
-def write_atomically(path: Path, write: Any) -> None:
-    """`write(stream)` into a unique `.partial` beside `path`, renamed over it when complete; on any
-    failure (a full disk, Ctrl+C) the partial file is removed and the error raised."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    handle, name = tempfile.mkstemp(dir=path.parent, prefix=path.name + ".", suffix=".partial")
-    partial = Path(name)
-    try:
-        with os.fdopen(handle, "wb") as stream:
-            write(stream)
-        os.replace(partial, path)
-    except BaseException:
-        partial.unlink(missing_ok=True)
-        raise
-
-
 def save(index: CorpusIndex, path: Path, key: str, corpus: str = "") -> None:
     """`index` at `path` for `key`; `corpus`: its corpus_digest, stored and compared on load."""
     import numpy as np
@@ -111,7 +96,8 @@ def save(index: CorpusIndex, path: Path, key: str, corpus: str = "") -> None:
                  token_line=index.token_line, token_index=index.token_index, spans=index.spans,
                  header=np.frombuffer(header, dtype=np.uint8))
 
-    write_atomically(path, write)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    write_with(path, write)
 
 
 def read_npz(path: Path, arrays: dict[str, tuple[str, int]]) -> dict[str, np.ndarray]:
@@ -228,8 +214,9 @@ def save_layout(layout: Any, path: Path, key: str) -> None:
     import numpy as np
 
     header = json.dumps({"format": FORMAT, "key": key}).encode("utf-8")
-    write_atomically(path, lambda stream: np.savez(stream, centroids=layout.centroids, assignment=layout.assignment,
-                                                   header=np.frombuffer(header, dtype=np.uint8)))
+    path.parent.mkdir(parents=True, exist_ok=True)
+    write_with(path, lambda stream: np.savez(stream, centroids=layout.centroids, assignment=layout.assignment,
+                                             header=np.frombuffer(header, dtype=np.uint8)))
 
 
 def load_layout(path: Path, key: str, rows: int, dim: int) -> Any:

@@ -16,12 +16,13 @@ from __future__ import annotations
 import os
 import secrets
 import time
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
 from bertstudio.core.files import small_json_or_none
 from bertstudio.core.json_values import dumps
+from bertstudio.core.outputs import write_text
 from bertstudio.core.runs.curves import Curves
 
 RUNS_DIR_ENV = "BERTSTUDIO_RUNS_DIR"
@@ -70,11 +71,7 @@ class RunRecord:
     error: str = ""  # why a failed run failed
 
     def to_json(self) -> dict[str, Any]:
-        return {"id": self.id, "task": self.task, "status": self.status, "started": self.started,
-                "duration_seconds": self.duration_seconds, "device": self.device, "output_dir": self.output_dir,
-                "model": self.model, "data": self.data, "config": self.config, "metrics": self.metrics,
-                "step": self.step, "max_steps": self.max_steps, "open_in": list(self.open_in), "error": self.error,
-                "curves": self.curves.to_json()}
+        return {**asdict(self), "open_in": list(self.open_in), "curves": self.curves.to_json()}
 
     def summary_json(self) -> dict[str, Any]:
         """The record without its curves (what `bertstudio runs --json` lists)."""
@@ -145,13 +142,7 @@ def write_record(record: RunRecord, folder: Path | None = None) -> Path:
     """Write (or replace) the run's own record atomically: written beside, then renamed."""
     path = record_path(record.id, folder)
     path.parent.mkdir(parents=True, exist_ok=True)
-    temporary = path.with_name(f".{path.name}.{os.getpid()}.partial")
-    try:
-        temporary.write_text(dumps(record.to_json()), encoding="utf-8")  # a diverged loss: null and a note
-        os.replace(temporary, path)
-    finally:
-        temporary.unlink(missing_ok=True)
-    return path
+    return write_text(path, dumps(record.to_json()))  # a diverged loss: null and a note
 
 
 def read_record(path: Path) -> RunRecord | None:

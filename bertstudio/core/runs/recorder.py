@@ -39,8 +39,7 @@ class RunRecorder:
     """Started as a run begins (its config checked and its output folder known), told how it ended."""
 
     def __init__(self, config: Any, output: Path, folder: Path | None = None) -> None:
-        self.config = config
-        self.output = output
+        self.config, self.output = config, output
         self.folder = folder  # the runs index (default index.runs_dir())
         self.wall_start = time.time()
         self.clock_start = time.perf_counter()

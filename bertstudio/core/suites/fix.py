@@ -20,9 +20,7 @@ its contrast.
 from __future__ import annotations
 
 import csv
-import os
 import random
-import tempfile
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -145,20 +143,18 @@ def fix_rows(result: SuiteResult, seed: int = 0) -> list[TrainingRow]:
 
 def write_atomically(path: Path, header: Sequence[str], records: Sequence[Sequence[str]]) -> None:
     """The CSV written to a temporary file beside `path`, then moved over it in one step."""
+    from bertstudio.core.outputs import write_with
+
     if path.exists() and not path.is_file():
         raise InputError(f"Cannot write '{path}': it is not a regular file.", hint="Give the name of a new file.")
-    folder = path.parent if str(path.parent) else Path(".")
+
+    def write(out: Any) -> None:
+        writer = csv.writer(out)
+        writer.writerow(header)
+        writer.writerows(records)
+
     try:
-        handle, temporary = tempfile.mkstemp(dir=folder, prefix=f".{path.name}.", suffix=".part")
-        try:
-            with os.fdopen(handle, "w", encoding="utf-8", newline="") as out:
-                writer = csv.writer(out)
-                writer.writerow(header)
-                writer.writerows(records)
-            os.replace(temporary, path)
-        except BaseException:
-            Path(temporary).unlink(missing_ok=True)
-            raise
+        write_with(path, write, text=True)
     except OSError as error:
         raise InputError(f"Cannot write '{path}': {error.strerror}.") from error
 

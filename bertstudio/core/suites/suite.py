@@ -120,8 +120,6 @@ def suite_task(data: Any) -> str:
 def parse_suite(data: Any, source: str = "the suite", path: str = "",
                 masks: Mapping[str, Sequence[str]] | None = None) -> Suite:
     """A suite from its JSON value; `source` names it in messages; `masks`: the words of each test's `{mask}`."""
-    from bertstudio.core.tasks.spec import spec_for_command
-
     if not isinstance(data, Mapping):
         raise InputError(f"{source} must be a JSON object with 'task' and 'tests'.")
     unknown = sorted(set(data) - {"task", "tests", "name", "description", "mask_model", "mask_top_k"})
@@ -133,14 +131,10 @@ def parse_suite(data: Any, source: str = "the suite", path: str = "",
     if not isinstance(mask_model, str):
         raise InputError(f"{source}: field 'mask_model' must be a model (a Hub id or a folder).")
     chosen = {name: tuple(words) for name, words in (masks or {}).items()}
-    task_name = data.get("task")
-    try:
-        key = spec_for_command(str(task_name)).key if isinstance(task_name, str) else ""
-    except ValueError:
-        key = ""
+    key = suite_task(data)
     testable = {spec.key: spec for spec in suite_specs()}
     if key not in testable:
-        raise InputError(f"{source}: field 'task' is {task_name!r}, which suites do not test.",
+        raise InputError(f"{source}: field 'task' is {data.get('task')!r}, which suites do not test.",
                          hint="Use one of: " + ", ".join(spec.cli_name for spec in testable.values()) + ".")
     task = testable[key].suite
     assert task is not None
@@ -169,6 +163,44 @@ def parse_suite(data: Any, source: str = "the suite", path: str = "",
 
 def _test(task: SuiteAdapter, raw: Any, where: _Where,
           masks: Mapping[str, Sequence[str]] | None = None) -> SuiteTest:
+    kind = _checked_kind(raw, where)
+    common = {"name": raw["name"].strip(), "type": kind, "capability": _text(raw, "capability", where),
+              "description": _text(raw, "description", where)}
+    if kind == "MFT":
+        return _mft_test(task, raw, where, masks, common)
+    if "expect" in raw:
+        raise where.error("expect", f"an {kind} test compares predictions; 'expect' belongs to MFT tests")
+    if "pairs" in raw:
+        _refuse(raw, ("perturb", "seed", "samples", "on"), where,
+                "this field goes with 'inputs' + 'perturb', not with 'pairs'")
+        cases = _pairs(task, raw["pairs"], where)
+    else:
+        cases = _perturbed(task, raw, [case for case, _ in _originals(task, raw, where, None, masks)], where)
+    if not cases:
+        raise where.error("perturb", "the perturbation changed none of the inputs (nothing to test)",
+                          hint="Give inputs it applies to (a name for 'names', a number for 'numbers').")
+    if kind == "INV":
+        _refuse(raw, ("label", "direction", "tolerance"), where,
+                "an INV test does not use this field (it belongs to DIR)")
+        return SuiteTest(cases=tuple(cases), **common)
+    if not task.labelled:
+        raise where.error("type", "DIR tests read a class probability, which this task does not give",
+                          hint="Use MFT or INV for this task.")
+    label = raw.get("label")
+    if not isinstance(label, str) or not label:
+        raise where.error("label", "a DIR test needs the label whose probability should move")
+    direction = raw.get("direction", "up")
+    if direction not in ("up", "down"):
+        raise where.error("direction", f"{direction!r} is not 'up' or 'down'")
+    tolerance = raw.get("tolerance", 0)
+    if isinstance(tolerance, bool) or not isinstance(tolerance, (int, float)) or not (
+            math.isfinite(tolerance) and 0 <= tolerance <= 1):
+        raise where.error("tolerance", f"{tolerance!r} is not a probability difference between 0 and 1")
+    return SuiteTest(cases=tuple(cases), label=label, direction=direction, tolerance=float(tolerance), **common)
+
+
+def _checked_kind(raw: Any, where: _Where) -> str:
+    """The test's type, once the fields every test shares are checked (a name, one source of inputs)."""
     if not isinstance(raw, Mapping):
         raise where.error("tests", "each test must be a JSON object")
     name = raw.get("name")
@@ -189,52 +221,28 @@ def _test(task: SuiteAdapter, raw: Any, where: _Where,
         raise where.error("pairs", "an MFT test checks single inputs; give 'inputs' or 'template'")
     if "fill" in raw and "template" not in raw:
         raise where.error("fill", "'fill' fills a 'template', and this test has none")
-    common = {"name": name.strip(), "type": kind, "capability": _text(raw, "capability", where),
-              "description": _text(raw, "description", where)}
-    if kind == "MFT":
-        for banned in ("perturb", "label", "direction", "tolerance"):
-            if banned in raw:
-                raise where.error(banned, "an MFT test does not use this field")
-        if "expect" not in raw:
-            raise where.error("expect", "an MFT test needs the answer every case should get")
-        expect = _expect(task, raw["expect"], where)
-        found = _originals(task, raw, where, expect, masks)
-        problem = next((p for case, answer in found if task.expected_in is not None
-                        for p in [task.expected_in(case, answer)] if p), "")
-        if problem:
-            raise where.error("expect", problem)
-        return SuiteTest(cases=tuple(TestCase(case, None, answer) for case, answer in found), **common)
-    if "expect" in raw:
-        raise where.error("expect", f"an {kind} test compares predictions; 'expect' belongs to MFT tests")
-    if "pairs" in raw:
-        for banned in ("perturb", "seed", "samples", "on"):
-            if banned in raw:
-                raise where.error(banned, "this field goes with 'inputs' + 'perturb', not with 'pairs'")
-        cases = _pairs(task, raw["pairs"], where)
-    else:
-        cases = _perturbed(task, raw, [case for case, _ in _originals(task, raw, where, None, masks)], where)
-    if not cases:
-        raise where.error("perturb", "the perturbation changed none of the inputs (nothing to test)",
-                          hint="Give inputs it applies to (a name for 'names', a number for 'numbers').")
-    if kind == "INV":
-        for banned in ("label", "direction", "tolerance"):
-            if banned in raw:
-                raise where.error(banned, "an INV test does not use this field (it belongs to DIR)")
-        return SuiteTest(cases=tuple(cases), **common)
-    if not task.labelled:
-        raise where.error("type", "DIR tests read a class probability, which this task does not give",
-                          hint="Use MFT or INV for this task.")
-    label = raw.get("label")
-    if not isinstance(label, str) or not label:
-        raise where.error("label", "a DIR test needs the label whose probability should move")
-    direction = raw.get("direction", "up")
-    if direction not in ("up", "down"):
-        raise where.error("direction", f"{direction!r} is not 'up' or 'down'")
-    tolerance = raw.get("tolerance", 0)
-    if isinstance(tolerance, bool) or not isinstance(tolerance, (int, float)) or not (
-            math.isfinite(tolerance) and 0 <= tolerance <= 1):
-        raise where.error("tolerance", f"{tolerance!r} is not a probability difference between 0 and 1")
-    return SuiteTest(cases=tuple(cases), label=label, direction=direction, tolerance=float(tolerance), **common)
+    return str(kind)
+
+
+def _mft_test(task: SuiteAdapter, raw: Mapping[str, Any], where: _Where, masks: Mapping[str, Sequence[str]] | None,
+              common: dict[str, Any]) -> SuiteTest:
+    _refuse(raw, ("perturb", "label", "direction", "tolerance"), where, "an MFT test does not use this field")
+    if "expect" not in raw:
+        raise where.error("expect", "an MFT test needs the answer every case should get")
+    expect = _expect(task, raw["expect"], where)
+    found = _originals(task, raw, where, expect, masks)
+    problem = next((p for case, answer in found if task.expected_in is not None
+                    for p in [task.expected_in(case, answer)] if p), "")
+    if problem:
+        raise where.error("expect", problem)
+    return SuiteTest(cases=tuple(TestCase(case, None, answer) for case, answer in found), **common)
+
+
+def _refuse(raw: Mapping[str, Any], fields: Sequence[str], where: _Where, why: str) -> None:
+    """The first of `fields` the test has is an error: it belongs to another kind of test."""
+    banned = next((f for f in fields if f in raw), None)
+    if banned is not None:
+        raise where.error(banned, why)
 
 
 def _text(raw: Mapping[str, Any], name: str, where: _Where) -> str:

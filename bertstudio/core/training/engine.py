@@ -30,11 +30,9 @@ from bertstudio.core.training import data as data_mod
 from bertstudio.core.training import early_stopping, lora, model_card, resume, saving
 from bertstudio.core.training.callback import EvaluationStopped, event_callback
 from bertstudio.core.training.config import TrainConfig
-from bertstudio.core.training.events import EVENTS_FILE, Plan, TrainingEvent, TrainResult, describe, preparing
+from bertstudio.core.training.events import EVENTS_FILE, EventLog, Plan, TrainingEvent, TrainResult, preparing
 from bertstudio.core.training.schedules import warmup_steps_for
 from bertstudio.core.training.trainable import TRAINABLE, Data
-
-checkpoints_dir = saving.checkpoints_dir
 
 
 def plan_steps(train_examples: int, config: TrainConfig) -> tuple[int, int, int]:
@@ -136,83 +134,109 @@ def train(config: TrainConfig, control: TaskControl | None = None,
     return result
 
 
-def _train_locked(config: TrainConfig, output: Path, control: TaskControl, stop_event: threading.Event | None,
-                  main: bool, lock_note: str) -> TrainResult:
-    ckpt_dir = saving.checkpoints_dir(output)
-    task = TRAINABLE[config.task]
-    resume_from: str | None = None
-    resume_notes: list[str] = []
-    recorded: resume.RunIdentity | None = None
-    if config.resume:
-        if ckpt_dir.is_dir() and any(ckpt_dir.glob("checkpoint-*")):  # compared before anything is changed
-            marker = saving.read_marker(ckpt_dir)
-            resume.check_task(marker["task"] if marker else None, config.task, ckpt_dir)
-            recorded = resume.RunIdentity.from_json(saving.marker_run(ckpt_dir))
-        found, resume_notes = saving.resume_checkpoint(ckpt_dir)
-        resume_from = str(found)
-    elif main and config.overwrite:
-        saving.remove_ours(ckpt_dir)  # a fresh run replaces the old run's checkpoints (ours only)
+def _resume_point(config: TrainConfig, ckpt_dir: Path, main: bool) -> tuple[str | None, list[str],
+                                                                             resume.RunIdentity | None]:
+    """A resumed run's checkpoint, notes and recorded run; a fresh run's --overwrite clears old ones (ours)."""
+    if not config.resume:
+        if main and config.overwrite:
+            saving.remove_ours(ckpt_dir)
+        return None, [], None
+    recorded = None
+    if ckpt_dir.is_dir() and any(ckpt_dir.glob("checkpoint-*")):  # compared before anything is changed
+        marker = saving.read_marker(ckpt_dir)
+        resume.check_task(marker["task"] if marker else None, config.task, ckpt_dir)
+        recorded = resume.RunIdentity.from_json(saving.marker_run(ckpt_dir))
+    found, notes = saving.resume_checkpoint(ckpt_dir)
+    return str(found), notes, recorded
 
-    control.report("Reading the data…")
-    data = task.read(config, nsp=task.reads_pairs(config, control))
-    control.check()
-    run = resume.identity(config, data.labels, len(data.train), control)
-    if resume_from:
-        resume_notes.append(resume.check_identity(recorded, run, ckpt_dir))
+
+def _prepared_model(config: TrainConfig, data: Data, resume_from: str | None, notes: list[str],
+                    control: TaskControl) -> tuple[Any, Any, bool, lora.LoraSettings | None]:
+    """The model to train (LoRA-wrapped where asked), its tokenizer and whether it reads pairs, checked."""
     model, tokenizer, nsp = _load_model(config, data, control)
     control.check()
     lora_settings = lora.settings_of(config)
     if lora_settings is not None:  # peft: the adapter and the head train, the rest is frozen
         model = lora.wrap(model, lora_settings, lora.base_source(config.model))
-        resume_notes.append(f"LoRA rank {lora_settings.rank}: {lora.count(model).describe()}.")
+        notes.append(f"LoRA rank {lora_settings.rank}: {lora.count(model).describe()}.")
     if resume_from:
         resume.check_checkpoint_head(Path(resume_from), model)
     limit = _model_limit(model, tokenizer)
     if config.max_length > limit:
         raise InputError(f"The maximum length {config.max_length} is longer than this model allows ({limit}).",
                          hint=f"Choose {limit} or less.")
+    return model, tokenizer, nsp, lora_settings
+
+
+def _encoded(task: Any, tokenizer: Any, data: Data, config: TrainConfig, nsp: bool,
+             control: TaskControl) -> tuple[list, list | None, Any]:
+    """The training rows, the validation rows (None without validation data) and the training lengths."""
     preparing(control, f"Tokenizing {len(data.train):,} training and {len(data.eval or ()):,} validation examples…")
     train_rows, lengths = task.encode(tokenizer, data.train, data.labels, config.max_length, nsp, control)
     eval_rows = (task.encode(tokenizer, data.eval, data.labels, config.max_length, nsp, control)[0]
                  if data.eval is not None else None)
-    summary = data_mod.length_summary(lengths, config.max_length)
-    total, warmup, _per_epoch = plan_steps(len(train_rows), config)
-    control.check()
+    return train_rows, eval_rows, lengths
 
+
+def _plan_event(train: int, evaluated: int, total: int, warmup: int, model: Any, summary: Any,
+                notes: str) -> TrainingEvent:
     from bertstudio.core.training.schedules import decay_split
 
     decayed, tensors = decay_split(model)
-    log_path = ckpt_dir / EVENTS_FILE
+    return TrainingEvent(
+        "plan", step=0, max_steps=total,
+        message=(f"{train} training and {evaluated} validation examples; {total} steps, "
+                 f"{warmup} warmup; weight decay applies to {decayed} of {tensors} parameter tensors. "
+                 f"{summary.message}" + (f" {notes}" if notes else "")),
+        metrics={"train_examples": train, "eval_examples": evaluated,
+                 "warmup_steps": warmup, "decay_tensors": decayed, "parameter_tensors": tensors,
+                 "truncated": summary.truncated, "longest": summary.longest},
+    )
+
+
+def _write_model(trainer: Any, partial: Path, config: TrainConfig, data: Data, metrics: dict[str, Any],
+                 run: resume.RunIdentity, main: bool, lora_settings: lora.LoraSettings | None) -> None:
+    """The trained model, its tokenizer, settings, metrics and card into the partial folder."""
+    if main:
+        saving.write_marker(partial, "model", config.task, run.to_json())  # the data it was trained on
+    trainer.save_model(str(partial))  # every process takes part (sharded models gather here)
+    if not main:
+        return
+    if lora_settings is not None:
+        lora.save_head_config(trainer.model, partial)  # labels and head class, to rebuild the base with
+    trainer.processing_class.save_pretrained(str(partial))
+    (partial / "training_config.json").write_text(dumps(asdict(config), indent=2, default=str), encoding="utf-8")
+    (partial / "metrics.json").write_text(dumps(metrics, indent=2), encoding="utf-8")
+    model_card.write_card(partial, model_card.CardFacts.of_run(config, data, metrics), replace_foreign=True)
+
+
+def _train_locked(config: TrainConfig, output: Path, control: TaskControl, stop_event: threading.Event | None,
+                  main: bool, lock_note: str) -> TrainResult:
+    ckpt_dir = saving.checkpoints_dir(output)
+    task = TRAINABLE[config.task]
+    resume_from, resume_notes, recorded = _resume_point(config, ckpt_dir, main)
+    control.report("Reading the data…")
+    data = task.read(config, nsp=task.reads_pairs(config, control))
+    control.check()
+    run = resume.identity(config, data.labels, len(data.train), control)
+    if resume_from:
+        resume_notes.append(resume.check_identity(recorded, run, ckpt_dir))
+    model, tokenizer, nsp, lora_settings = _prepared_model(config, data, resume_from, resume_notes, control)
+    train_rows, eval_rows, lengths = _encoded(task, tokenizer, data, config, nsp, control)
+    total, warmup, _per_epoch = plan_steps(len(train_rows), config)
+    control.check()
     with saving.saving_to(None, "the training log", where=ckpt_dir):
         if main:
             saving.write_marker(ckpt_dir, "checkpoints", config.task, run.to_json())
-        log_file = log_path.open("a" if resume_from else "w", encoding="utf-8") if main else open(os.devnull, "w")  # noqa: SIM115
-    write_lock = threading.Lock()
-
-    def emit(event: TrainingEvent) -> None:
-        if not main:
-            return
-        with write_lock:
-            log_file.write(dumps(event.to_json()) + "\n")
-            log_file.flush()
-        fraction = event.step / event.max_steps if event.max_steps else None
-        control.report(describe(event), fraction, payload=event)
-
+        log = EventLog(ckpt_dir / EVENTS_FILE, main, bool(resume_from), control)
     notes = " ".join(note for note in (lock_note, *data.notes, *resume_notes) if note)
-    emit(TrainingEvent(
-        "plan", step=0, max_steps=total,
-        message=(f"{len(train_rows)} training and {len(eval_rows or [])} validation examples; {total} steps, "
-                 f"{warmup} warmup; weight decay applies to {decayed} of {tensors} parameter tensors. "
-                 f"{summary.message}" + (f" {notes}" if notes else "")),
-        metrics={"train_examples": len(train_rows), "eval_examples": len(eval_rows or []),
-                 "warmup_steps": warmup, "decay_tensors": decayed, "parameter_tensors": tensors,
-                 "truncated": summary.truncated, "longest": summary.longest},
-    ))
+    log.emit(_plan_event(len(train_rows), len(eval_rows or []), total, warmup, model,
+                         data_mod.length_summary(lengths, config.max_length), notes))
     trainer = None
     try:
         trainer = _trainer(config, model, tokenizer, train_rows, eval_rows, data, nsp, total, warmup, ckpt_dir)
         callback = event_callback(
-            emit, lambda: control.stop_requested or bool(stop_event and stop_event.is_set()),
+            log.emit, lambda: control.stop_requested or bool(stop_event and stop_event.is_set()),
             config.samples_per_step * max(1, trainer.args.world_size), loss_scaled=config.precision == "fp16",
         )
         trainer.add_callback(callback)
@@ -221,44 +245,39 @@ def _train_locked(config: TrainConfig, output: Path, control: TaskControl, stop_
         _refuse_diverged(callback.diverged, trainer)
         best = early_stopping.best_event(config, task, trainer.state, by_user=callback.stopped)
         if best is not None and main:
-            emit(best)
+            log.emit(best)
         metrics = _final_metrics(trainer, bool(eval_rows), output_metrics, control, best is not None)
         tb_logs.close_writers(trainer)  # a final evaluate() reopened one
         step = trainer.state.global_step
         partial = saving.partial_dir(output)
         if main:
-            emit(TrainingEvent("saving", step=step, max_steps=total, message="Saving…"))
+            log.emit(TrainingEvent("saving", step=step, max_steps=total, message="Saving…"))
             saving.remove_ours(partial)
         trainer.accelerator.wait_for_everyone()
         with saving.saving_to(partial, where=output.parent):
+            _write_model(trainer, partial, config, data, metrics, run, main, lora_settings)
             if main:
-                saving.write_marker(partial, "model", config.task, run.to_json())  # the data it was trained on
-            trainer.save_model(str(partial))  # every process takes part (sharded models gather here)
-            if main and lora_settings is not None:
-                lora.save_head_config(model, partial)  # labels and head class, to rebuild the base with
-            if main:
-                tokenizer.save_pretrained(str(partial))
-                (partial / "training_config.json").write_text(
-                    dumps(asdict(config), indent=2, default=str), encoding="utf-8")
-                (partial / "metrics.json").write_text(dumps(metrics, indent=2), encoding="utf-8")
-                model_card.write_card(partial, model_card.CardFacts.of_run(config, data, metrics), replace_foreign=True)
-                emit(TrainingEvent("done", step=step, max_steps=total, metrics=metrics, output_dir=str(output),
-                                   message="Stopped early; saved what was trained." if callback.stopped
-                                   else "Finished."))
-                log_file.flush()
-                (partial / EVENTS_FILE).write_bytes(log_path.read_bytes())
+                log.emit(TrainingEvent("done", step=step, max_steps=total, metrics=metrics, output_dir=str(output),
+                                       message="Stopped early; saved what was trained." if callback.stopped
+                                       else "Finished."))
+                log.file.flush()
+                (partial / EVENTS_FILE).write_bytes(log.path.read_bytes())
                 tb_logs.copy_logs(ckpt_dir, partial)
                 saving.replace_folder(partial, output)
     finally:
-        log_file.close()
+        log.file.close()
         tb_logs.close_writers(trainer)
-    kept = ""
-    if main and callback.stopped and any(ckpt_dir.glob("checkpoint-*")):
-        kept = str(ckpt_dir)  # resumable: the UI says where and how large, and offers to delete it
-    elif main:
-        saving.remove_ours(ckpt_dir)  # nothing to resume; the event log is in the model folder
     return TrainResult(str(output), config.task, callback.stopped, step, total, metrics, task.opens_in(nsp),
-                       str(output / EVENTS_FILE), kept)
+                       str(output / EVENTS_FILE), _kept_checkpoints(ckpt_dir, main, callback.stopped))
+
+
+def _kept_checkpoints(ckpt_dir: Path, main: bool, stopped: bool) -> str:
+    """The checkpoints folder a stopped run can resume from; otherwise it is removed ("")."""
+    if main and stopped and any(ckpt_dir.glob("checkpoint-*")):
+        return str(ckpt_dir)  # resumable: the UI says where and how large, and offers to delete it
+    if main:
+        saving.remove_ours(ckpt_dir)  # nothing to resume; the event log is in the model folder
+    return ""
 
 
 def _refuse_diverged(why: str, trainer: Any) -> None:

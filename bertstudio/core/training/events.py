@@ -4,10 +4,16 @@ plan known before any model is loaded, the result, and the recent-window speed a
 from __future__ import annotations
 
 import math
+import os
+import threading
 import time
 from collections import deque
 from dataclasses import asdict, dataclass, field
+from pathlib import Path
 from typing import Any
+
+from bertstudio.core.json_values import dumps
+from bertstudio.core.progress import TaskControl
 
 EVENTS_FILE = "events.jsonl"
 RATE_WINDOW = 20  # steps: speed and ETA follow the recent pace, not the average since the start
@@ -102,12 +108,16 @@ class RateWindow:
         return self.samples_per_step / per_step, per_step * max(0, max_steps - step)
 
 
-def describe(event: TrainingEvent) -> str:
-    """One line for a progress message."""
+def describe(event: TrainingEvent, full: bool = False) -> str:
+    """One line for a progress message; `full` (the CLI's lines): with learning rate, speed and ETA."""
     if event.kind == "step":
-        return f"step {event.step}/{event.max_steps}  loss {event.loss:.4f}"
+        lr = f"  lr {event.learning_rate:.3g}" if full and event.learning_rate is not None else ""
+        rate = f"  {event.samples_per_second:.1f} samples/s" if full and event.samples_per_second else ""
+        eta = f"  ETA {event.eta_seconds:.0f}s" if full and event.eta_seconds is not None else ""
+        return f"step {event.step}/{event.max_steps}  loss {event.loss:.4f}{lr}{rate}{eta}"
     if event.kind == "eval":
-        return f"step {event.step}: " + ", ".join(f"{k} {v:.4f}" for k, v in event.metrics.items())
+        return ("eval at " if full else "") + f"step {event.step}: " + ", ".join(
+            f"{k} {v:.4f}" for k, v in event.metrics.items())
     return event.message or event.kind
 
 
@@ -126,3 +136,21 @@ def preparing(control: Any, message: str, fraction: float | None = None) -> None
     """Report `message` as Preparing progress. `control`: a TaskControl, or None (no one listens)."""
     if control is not None:
         control.report(message, fraction, payload=Preparing(message))
+
+
+class EventLog:
+    """The run's JSON-lines event log (the main process writes it) and the progress each event reports."""
+
+    def __init__(self, path: Path, main: bool, append: bool, control: TaskControl) -> None:
+        self.path, self.main, self.control = path, main, control
+        self.file = path.open("a" if append else "w", encoding="utf-8") if main else open(os.devnull, "w")  # noqa: SIM115
+        self._lock = threading.Lock()
+
+    def emit(self, event: TrainingEvent) -> None:
+        if not self.main:
+            return
+        with self._lock:
+            self.file.write(dumps(event.to_json()) + "\n")
+            self.file.flush()
+        fraction = event.step / event.max_steps if event.max_steps else None
+        self.control.report(describe(event), fraction, payload=event)

@@ -30,7 +30,6 @@ from bertstudio.core.models import adapter_base
 
 QUERY_VALUE = "query,value"
 ALL_LINEAR = "all-linear"
-TARGET_PRESETS = (QUERY_VALUE, ALL_LINEAR)
 
 
 @dataclass(frozen=True)

@@ -21,12 +21,11 @@ from pathlib import Path
 
 from bertstudio.core.errors import BertStudioError, DeviceError, InputError
 from bertstudio.core.files import small_json_or_none
+from bertstudio.core.outputs import lock_path, write_text
 from bertstudio.core.training import locks
 
 MARKER = "bertstudio-run.json"
 CHECKPOINT_FILES = ("config.json", "trainer_state.json", "optimizer.pt", "scheduler.pt")
-PICKLED = ("optimizer.pt", "scheduler.pt", "rng_state*.pth")
-
 
 MAX_MARKER_BYTES = 4096
 DISK_FULL_WORDS = ("No space left on device", "StorageFull", "Disk quota exceeded", "os error 28", "code: 28")
@@ -57,12 +56,6 @@ def checkpoints_dir(output_dir: str | Path) -> Path:
 
 def partial_dir(output: Path) -> Path:
     return output.with_name(output.name + ".partial")
-
-
-def lock_path(output: Path) -> Path:
-    from bertstudio.core.outputs import lock_path as beside
-
-    return beside(output)
 
 
 def _marker_data(folder: Path) -> dict | None:
@@ -100,15 +93,10 @@ def write_marker(folder: Path, kind: str, task: str, run: dict[str, str] | None 
     what the run is (`run`) where a resume will compare it. Written beside and renamed into place, so
     a full disk never leaves an empty marker."""
     folder.mkdir(parents=True, exist_ok=True)
-    temporary = folder / f".{MARKER}.{os.getpid()}"
     record = {"app": "bertstudio", "kind": kind, "task": task, "created": time.strftime("%Y-%m-%dT%H:%M:%S")}
     if run is not None:
         record["run"] = run  # type: ignore[assignment]
-    try:
-        temporary.write_text(json.dumps(record, ensure_ascii=False), encoding="utf-8")
-        os.replace(temporary, folder / MARKER)
-    finally:
-        temporary.unlink(missing_ok=True)
+    write_text(folder / MARKER, json.dumps(record, ensure_ascii=False))
 
 
 def _writable(folder: Path) -> str | None:

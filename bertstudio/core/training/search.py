@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import shutil
 import threading
-from dataclasses import dataclass, field, replace
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -44,9 +44,7 @@ class TrialRecord:
     message: str = ""
 
     def to_json(self) -> dict[str, Any]:
-        return {"event": "trial", "number": self.number, "state": self.state, "params": self.params,
-                "value": self.value, "metrics": self.metrics, "output_dir": self.output_dir,
-                "message": self.message}
+        return {"event": "trial", **asdict(self)}
 
 
 @dataclass(frozen=True)
@@ -75,18 +73,37 @@ class SearchResult:
 
 
 class _TrialControl(TaskControl):
-    """The trial's control: its training events go to the pruner and out as TrialProgress; the
-    search's Cancel is the trial's too."""
+    """The trial's control: its training events go out as TrialProgress and its validation metric to
+    Optuna; the trial halts when pruned, when the user stops, or when the searched metric is not one the
+    task reports. The search's Cancel is the trial's too."""
 
-    def __init__(self, outer: TaskControl, number: int, on_event: Any) -> None:
+    def __init__(self, outer: TaskControl, number: int, trial: Any, metric: str,
+                 stop_event: threading.Event | None) -> None:
         super().__init__()
-        self.outer, self.number, self.on_event = outer, number, on_event
+        self.outer, self.number, self.trial, self.metric, self.stop_event = outer, number, trial, metric, stop_event
+        self.halt = threading.Event()
+        self.pruned: list[float] = []
+        self.reported: list[str] = []  # the metrics the task reports, when the searched one is not among them
 
     def report(self, message: str, fraction: float | None = None, payload: object = None) -> None:
         if isinstance(payload, TrainingEvent):
-            self.on_event(payload)
+            self._heard(payload)
             payload = TrialProgress(self.number, payload)
         self.outer.report(f"Trial {self.number + 1}: {message}", None, payload)
+
+    def _heard(self, event: TrainingEvent) -> None:
+        if self.stop_event is not None and self.stop_event.is_set():
+            self.halt.set()  # the user's Stop ends the running trial after this step
+        if event.kind == "eval" and self.metric not in event.metrics:
+            self.reported.extend(k for k in event.metrics if k in KNOWN_METRICS)
+            self.halt.set()  # at the first evaluation, not after every trial ran
+        value = event.metrics.get(self.metric) if event.kind == "eval" else None
+        if value is None or self.halt.is_set():
+            return
+        self.trial.report(value, event.step)
+        if self.trial.should_prune():
+            self.pruned.append(value)
+            self.halt.set()
 
     @property
     def stop_requested(self) -> bool:
@@ -175,31 +192,12 @@ def _run_trials(config: TrainConfig, trials: int, space: SearchSpace, output: Pa
         trial = study.ask()
         params = {r.name: r.suggest(trial) for r in space.ranges}
         folder = output / TRIALS_DIR / f"trial-{number:02d}"
-        halt = threading.Event()
-        pruned: list[float] = []
-        reported: list[str] = []  # the metrics the task reports, when the searched one is not among them
-
-        def on_event(event: TrainingEvent, trial: Any = trial, halt: threading.Event = halt,
-                     pruned: list[float] = pruned, reported: list[str] = reported) -> None:
-            if stop_event is not None and stop_event.is_set():
-                halt.set()  # the user's Stop ends the running trial after this step
-            if event.kind == "eval" and space.metric not in event.metrics:
-                reported.extend(k for k in event.metrics if k in KNOWN_METRICS)
-                halt.set()  # at the first evaluation, not after every trial ran
-            value = event.metrics.get(space.metric) if event.kind == "eval" else None
-            if value is None or halt.is_set():
-                return
-            trial.report(value, event.step)
-            if trial.should_prune():
-                pruned.append(value)
-                halt.set()
-
+        watch = _TrialControl(control, number, trial, space.metric, stop_event)
         control.report(f"Trial {number + 1} of {trials}: " + ", ".join(f"{k} {v:g}" for k, v in params.items()),
                        number / trials)
         record: TrialRecord
         try:
-            result = train(_trial_config(config, space, params, folder), _TrialControl(control, number, on_event),
-                           stop_event=halt)
+            result = train(_trial_config(config, space, params, folder), watch, stop_event=watch.halt)
         except TaskCancelled:
             study.tell(trial, state=optuna.trial.TrialState.FAIL)
             record = TrialRecord(number, "stopped", params, message="Cancelled.")
@@ -208,21 +206,8 @@ def _run_trials(config: TrainConfig, trials: int, space: SearchSpace, output: Pa
             study.tell(trial, state=optuna.trial.TrialState.FAIL)
             record = TrialRecord(number, "failed", params, message=str(error))
         else:
-            names = _metric_names(result.metrics)  # empty when no evaluation ran (a trial stopped early)
-            if reported or (names and space.metric not in names):
-                _remove_trial(folder)
-                raise _unknown_metric(space.metric, sorted(set(reported) | names))
-            value = result.metrics.get(f"eval_{space.metric}")
-            if pruned:
-                study.tell(trial, state=optuna.trial.TrialState.PRUNED)
-                record = TrialRecord(number, "pruned", params, pruned[-1], message=f"Pruned at step {result.step}.")
-            elif result.stopped or value is None:
-                study.tell(trial, state=optuna.trial.TrialState.FAIL)
-                record = TrialRecord(number, "stopped", params, value, message="Stopped before it finished.")
-                stopped = stopped or result.stopped
-            else:
-                study.tell(trial, value)
-                record = TrialRecord(number, "finished", params, value, result.metrics, str(folder))
+            record = _trained_record(study, watch, number, params, result, folder)
+            stopped = stopped or (record.state == "stopped" and result.stopped)
         if record.state != "finished":
             _remove_trial(folder)
         records.append(record)
@@ -230,6 +215,26 @@ def _run_trials(config: TrainConfig, trials: int, space: SearchSpace, output: Pa
         if stopped:
             break
     return _finish(config, output, space, study, records, stopped)
+
+
+def _trained_record(study: Any, watch: _TrialControl, number: int, params: dict[str, float], result: Any,
+                    folder: Path) -> TrialRecord:
+    """A trained trial's record (told to Optuna); a searched metric the task does not report ends the search."""
+    import optuna
+
+    names = _metric_names(result.metrics)  # empty when no evaluation ran (a trial stopped early)
+    if watch.reported or (names and watch.metric not in names):
+        _remove_trial(folder)
+        raise _unknown_metric(watch.metric, sorted(set(watch.reported) | names))
+    value = result.metrics.get(f"eval_{watch.metric}")
+    if watch.pruned:
+        study.tell(watch.trial, state=optuna.trial.TrialState.PRUNED)
+        return TrialRecord(number, "pruned", params, watch.pruned[-1], message=f"Pruned at step {result.step}.")
+    if result.stopped or value is None:
+        study.tell(watch.trial, state=optuna.trial.TrialState.FAIL)
+        return TrialRecord(number, "stopped", params, value, message="Stopped before it finished.")
+    study.tell(watch.trial, value)
+    return TrialRecord(number, "finished", params, value, result.metrics, str(folder))
 
 
 def _metric_names(metrics: dict[str, Any]) -> set[str]:
