@@ -26,6 +26,8 @@ from bertstudio.core.errors import InputError
 
 _PACKAGE = Path(__file__).resolve().parent.parent  # bertstudio/
 _SOURCE_RESOURCES = _PACKAGE.parent / "resources"  # resources/ of a source checkout
+_UMASK = os.umask(0o022)  # read once (os.umask sets it too): set back at once, before any thread writes
+os.umask(_UMASK)
 
 
 def package_folders() -> tuple[Path, ...]:
@@ -82,9 +84,18 @@ def atomic_path(path: str | Path) -> Iterator[Path]:
     temporary = Path(name)
     try:
         yield temporary
+        os.chmod(temporary, _mode_for(target))  # mkstemp's 0600 would hide a new file from the user's group
         os.replace(temporary, target)
     finally:
         temporary.unlink(missing_ok=True)
+
+
+def _mode_for(target: Path) -> int:
+    """A replaced file keeps its permissions; a new one gets what `open()` gives (0666 less the umask)."""
+    try:
+        return stat.S_IMODE(target.stat().st_mode)
+    except OSError:
+        return 0o666 & ~_UMASK
 
 
 def write_with(path: str | Path, write: Callable[[IO[Any]], object], text: bool = False) -> Path:

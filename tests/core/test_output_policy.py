@@ -78,3 +78,19 @@ def test_a_pipe_as_the_training_output_is_refused_and_left_where_it_is(tmp_path)
     with pytest.raises(InputError, match="not a folder"):
         check_output(str(fifo), replace=True)
     assert stat.S_ISFIFO(os.lstat(fifo).st_mode) and sorted(p.name for p in tmp_path.iterdir()) == ["out"]
+
+
+def test_atomic_writes_give_a_new_file_the_usual_permissions_and_keep_a_replaced_files(tmp_path) -> None:  # noqa: ANN001
+    """mkstemp makes 0600 files: a saved card, CSV or cache must read like any file the user saves."""
+    import os
+    import stat
+
+    from bertstudio.core import outputs
+
+    fresh = outputs.write_text(tmp_path / "new.txt", "a")
+    assert stat.S_IMODE(fresh.stat().st_mode) == 0o666 & ~outputs._UMASK
+    kept = tmp_path / "kept.txt"
+    kept.write_text("old")
+    os.chmod(kept, 0o640)
+    outputs.write_text(kept, "new")
+    assert stat.S_IMODE(kept.stat().st_mode) == 0o640 and kept.read_text() == "new"
