@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtGui import QCloseEvent, QShowEvent
-from PySide6.QtWidgets import QFileDialog, QMainWindow, QMessageBox, QTabWidget
+from PySide6.QtWidgets import QFileDialog, QMessageBox, QTabWidget
 
 from bertstudio.core.errors import BertStudioError, InputError
 from bertstudio.core.progress import TaskControl
@@ -14,6 +14,7 @@ from bertstudio.ui.log_panel import LogPanel
 from bertstudio.ui.settings import AppSettings
 from bertstudio.ui.tabs import FIRST_TAB_MODULE, tab_classes, tab_modules
 from bertstudio.ui.tabs.frame import StudioTab
+from bertstudio.ui.window_api import StudioWindow
 from bertstudio.workers.runner import TaskRunner
 
 
@@ -30,9 +31,8 @@ def warm_up(control: TaskControl) -> tuple[list[str], dict[str, list[str]]]:
     return found, {device: devices.dtypes_for(device) for device in found}
 
 
-class MainWindow(QMainWindow):
+class MainWindow(StudioWindow):
     shown = Signal()
-    ready = Signal()  # torch/transformers imported, devices known
 
     def __init__(self, settings: AppSettings | None = None, confirm_close: bool = True) -> None:
         super().__init__()

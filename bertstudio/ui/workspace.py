@@ -13,19 +13,18 @@ import sys
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from PySide6.QtCore import QByteArray, QObject, QSettings, QStandardPaths, QTimer, Signal
-from PySide6.QtWidgets import QSplitter, QWidget
+from PySide6.QtWidgets import QSplitter
 
 from bertstudio.core import workspace_file
 from bertstudio.core.json_values import dumps
 from bertstudio.core.workspace_file import FORMAT, VERSION
 from bertstudio.ui import screen_fit
+from bertstudio.ui.tabs.frame import ModelTab
 from bertstudio.ui.tabs.tab_state import TabState
-
-if TYPE_CHECKING:
-    from bertstudio.ui.window_api import StudioWindow
+from bertstudio.ui.window_api import StudioWindow
 
 __all__ = ["FORMAT", "VERSION", "Workspace", "capture", "read", "write"]
 
@@ -230,8 +229,7 @@ class Workspace(QObject):
             self.window.restoreGeometry(QByteArray.fromBase64(layout["geometry"].encode("ascii")))
         if layout.get("state"):
             self.window.restoreState(QByteArray.fromBase64(layout["state"].encode("ascii")))
-        if isinstance(self.window, QWidget):
-            screen_fit.clamp(self.window)  # saved on a larger screen: tabs, Log and status bar stay in reach
+        screen_fit.clamp(self.window)  # saved on a larger screen: tabs, Log and status bar stay in reach
 
     def _watch_model_bars(self) -> None:
         """A model asked for explicitly (Open in…, Load, an evaluated row) wins over a pending restore."""
@@ -253,6 +251,6 @@ class Workspace(QObject):
         for key, tab in self.window.task_tabs.items():
             if tab is current and key not in self.pending and not self._restored.get(key, {}).get("loaded"):
                 self._restored.pop(key, None)  # shown with no model to wait for: what it shows is saved
-            if tab is current and key in self.pending:
+            if tab is current and key in self.pending and isinstance(tab, ModelTab):
                 source = self.pending.pop(key)
                 tab.model_bar.load(source)  # the bar's worker: never blocks the window
