@@ -63,7 +63,7 @@ class MainWindow(StudioWindow):
         self.workspace.problems.connect(self._workspace_problems)
         self.statusBar().showMessage("Ready. Loading torch in the background…")
 
-    def _add_tabs(self, classes: list[type]) -> None:
+    def _add_tabs(self, classes: list[type[StudioTab]]) -> None:
         """Insert tabs at their ORDER among those already there."""
         for tab_class in classes:
             tab = tab_class(self.settings, self.models_index)

@@ -28,7 +28,7 @@ from bertstudio.core.heads import HeadSet, format_heads, parse_heads
 from bertstudio.core.models import LoadRequest, ModelInfo
 from bertstudio.core.tasks.spec import spec_for
 from bertstudio.ui.binding import watch_inputs
-from bertstudio.ui.tabs.frame import ModelTab, error_note
+from bertstudio.ui.tabs.frame import error_note
 from bertstudio.ui.tabs.pinning import PinnedInputs
 from bertstudio.ui.tabs.run_lifecycle import RunLifecycle
 from bertstudio.ui.tabs.tab_state import INVALID, RunState, TabState
@@ -46,7 +46,7 @@ class ExplainRequest(NamedTuple):
     result: Any
 
 
-class TaskTab(PinnedInputs, ModelTab):
+class TaskTab(PinnedInputs):
     """The template for one task spec (see the module docstring)."""
 
     SPEC_KEY: ClassVar[str] = ""  # the task spec this tab shows
@@ -166,20 +166,9 @@ class TaskTab(PinnedInputs, ModelTab):
         """Add the result widgets (they get the splitter's stretch)."""
         raise NotImplementedError
 
-    def inputs(self) -> Any:
-        """The spec's input dataclass from the widgets; InputError for input that cannot work."""
-        raise NotImplementedError
-
-    def render(self, outcome: Any) -> None:
-        """Show `outcome.result`, and `outcome.second` beside it when comparing/ablating."""
-        raise NotImplementedError
-
+    # inputs(), render(outcome) and set_inputs(inputs): declared where pins first use them (pinning.py)
     def clear_result(self) -> None:
         """Remove the shown result (an input error or another model makes it stale)."""
-
-    def set_inputs(self, inputs: Any) -> None:
-        """Fill the widgets from an input dataclass (examples, a dataset row)."""
-        raise NotImplementedError
 
     def examples(self) -> list[tuple[str, Any]]:
         """(label, data) for the examples combo; `use_example(data)` fills the inputs."""
