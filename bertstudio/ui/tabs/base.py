@@ -79,31 +79,8 @@ class TaskTab(PinnedInputs):
         self._build_template()
 
     def _build_template(self) -> None:
-        self.inputs_box = QVBoxLayout()
-        self.controls = RunControls(self.RUN_LABEL, self.model_bar.source)
-        self.options = self.controls.options  # a view's small options (top-k, aggregation...) go here
-        self.examples_combo = self.controls.examples_combo
-        self.compare_source = self.controls.compare_source
-        self.heads_off = self.controls.heads_off
-        self.run_button = self.controls.run_button
-        self.cancel_button = self.controls.cancel_button
-        self.explain_button = self.controls.explain_button
-        self.explain_button.setVisible(spec_for(self.SPEC_KEY).explain is not None)  # only what Explain can read
-        self.examples_combo.activated.connect(self._example_chosen)
-        self.explain_button.clicked.connect(self._explain)
-        self.progress = ProgressLine()
-        self.controls.add_progress(status_cell(self.progress, self.notes))
-        self.results_box = QVBoxLayout()
-        self.results_box.setContentsMargins(0, 0, 0, 0)
-        self.results_widget = QWidget()  # dimmed while the result is out of date
-        self.results_widget.setLayout(self.results_box)
-        self.stale_banner = StaleBanner(self.results_widget,
-                                        action=f"Press {self.RUN_LABEL} (Ctrl+Enter) to update it.")
-        self._stale_timer = QTimer(self)
-        self._stale_timer.setSingleShot(True)
-        self._stale_timer.setInterval(0)
-        self._stale_timer.timeout.connect(self._update_stale)
-
+        self._build_controls()
+        self._build_results_area()
         top = QWidget()
         top_layout = QVBoxLayout(top)
         top_layout.setContentsMargins(0, 0, 0, 0)
@@ -130,6 +107,49 @@ class TaskTab(PinnedInputs):
         for label, data in self.examples():
             self.examples_combo.addItem(label, data)
         self.examples_combo.setVisible(self.examples_combo.count() > 1)
+        self._size_splitter(top)
+        # any change of an input widget (compare and heads off included) may make the result stale
+        watch_inputs(top, lambda *_args: self._stale_timer.start(0), skip=(self.examples_combo,))
+        self.lifecycle = RunLifecycle(self, self.runner, self.run, self.run_button, self.cancel_button, self.progress,
+                                      self.notes, on_running=self._running_changed)
+        self.model_bar.busy_changed.connect(self._on_model_busy)
+        self.runner.result.connect(self._on_result)
+
+    def _build_controls(self) -> None:
+        """The inputs' box and the run controls under it (Run, Cancel, examples, compare, heads off)."""
+        self.inputs_box = QVBoxLayout()
+        self.controls = RunControls(self.RUN_LABEL, self.model_bar.source)
+        self.options = self.controls.options  # a view's small options (top-k, aggregation...) go here
+        self.examples_combo = self.controls.examples_combo
+        self.compare_source = self.controls.compare_source
+        self.heads_off = self.controls.heads_off
+        self.run_button = self.controls.run_button
+        self.cancel_button = self.controls.cancel_button
+        self.explain_button = self.controls.explain_button
+        self.explain_button.setVisible(self.spec.explain is not None)  # only what Explain can read
+        self.examples_combo.activated.connect(self._example_chosen)
+        self.explain_button.clicked.connect(self._explain)
+        self.progress = ProgressLine()
+        self.controls.add_progress(status_cell(self.progress, self.notes))
+        self.heads_off.textEdited.connect(self._heads_typed)
+        self.heads_off.textChanged.connect(self._check_heads)
+        self.controls.heads_clear.clicked.connect(lambda: self.set_ablated_heads((), ""))
+
+    def _build_results_area(self) -> None:
+        """The results' box, dimmed under an Out-of-date banner while the result is out of date."""
+        self.results_box = QVBoxLayout()
+        self.results_box.setContentsMargins(0, 0, 0, 0)
+        self.results_widget = QWidget()
+        self.results_widget.setLayout(self.results_box)
+        self.stale_banner = StaleBanner(self.results_widget,
+                                        action=f"Press {self.RUN_LABEL} (Ctrl+Enter) to update it.")
+        self._stale_timer = QTimer(self)
+        self._stale_timer.setSingleShot(True)
+        self._stale_timer.setInterval(0)
+        self._stale_timer.timeout.connect(self._update_stale)
+
+    def _size_splitter(self, top: QWidget) -> None:
+        """The sizes saved for this tab, else the view's INPUT_SHARE, else just what the inputs need."""
         saved = self.settings.splitter_sizes(self.TASK)
         if len(saved) == 2 and all(size > 0 for size in saved):
             self.splitter.setSizes(saved)
@@ -138,16 +158,6 @@ class TaskTab(PinnedInputs):
         else:
             self.splitter.setSizes([top.sizeHint().height(), 10_000])
         self.splitter.splitterMoved.connect(self._save_splitter)
-        # any change of an input widget (compare and heads off included) may make the result stale
-        watch_inputs(top, lambda *_args: self._stale_timer.start(0), skip=(self.examples_combo,))
-        self.heads_off.textEdited.connect(self._heads_typed)
-        self.heads_off.textChanged.connect(self._check_heads)
-        self.controls.heads_clear.clicked.connect(lambda: self.set_ablated_heads((), ""))
-
-        self.lifecycle = RunLifecycle(self, self.runner, self.run, self.run_button, self.cancel_button, self.progress,
-                                      self.notes, on_running=self._running_changed)
-        self.model_bar.busy_changed.connect(self._on_model_busy)
-        self.runner.result.connect(self._on_result)
 
     @property
     def shown_for(self) -> RunState | None:
