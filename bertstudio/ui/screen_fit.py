@@ -15,9 +15,9 @@ from __future__ import annotations
 
 from PySide6.QtCore import QEvent, QObject, QRect, QSize, Qt
 from PySide6.QtGui import QGuiApplication
-from PySide6.QtWidgets import QApplication, QFrame, QScrollArea, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QFrame, QScrollArea, QVBoxLayout, QWidget
 
-_installed: dict[str, QObject] = {}
+from bertstudio.ui.app_filter import install_once
 
 
 def available_geometry(window: QWidget) -> QRect | None:
@@ -103,13 +103,4 @@ class ScreenFit(QObject):
 
 def install() -> ScreenFit:
     """Idempotent; call on the GUI thread once the QApplication exists."""
-    fit = _installed.get("fit")
-    if fit is None:
-        app = QApplication.instance()
-        if app is None:
-            raise RuntimeError("screen_fit.install() needs a QApplication")
-        fit = ScreenFit(app)
-        app.installEventFilter(fit)
-        _installed["fit"] = fit
-    assert isinstance(fit, ScreenFit)
-    return fit
+    return install_once(ScreenFit)[0]

@@ -34,9 +34,9 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-GUARDED = (QAbstractSpinBox, QComboBox, QAbstractSlider)
+from bertstudio.ui.app_filter import install_once
 
-_installed: dict[str, QObject] = {}
+GUARDED = (QAbstractSpinBox, QComboBox, QAbstractSlider)
 
 
 def _guarded(obj: QObject) -> QWidget | None:
@@ -120,16 +120,9 @@ class WheelGuard(QObject):
 
 def install() -> WheelGuard:
     """Idempotent; call on the GUI thread once the QApplication exists, before widgets are shown."""
-    guard = _installed.get("guard")
-    if guard is None:
-        app = QApplication.instance()
-        if app is None:
-            raise RuntimeError("wheel_guard.install() needs a QApplication")
-        guard = WheelGuard(app)
-        app.installEventFilter(guard)
-        _installed["guard"] = guard
+    guard, made = install_once(WheelGuard)
+    if made:
         for widget in QApplication.allWidgets():  # fields that exist already
             if _guarded(widget) is not None:
                 strong_focus(widget)
-    assert isinstance(guard, WheelGuard)
     return guard
