@@ -43,7 +43,7 @@ def _guarded(obj: QObject) -> QWidget | None:
     """The value field a wheel over `obj` would change, or None (a scroll bar is no field)."""
     if isinstance(obj, QScrollBar) or not isinstance(obj, GUARDED):
         return None
-    return obj  # type: ignore[return-value]
+    return obj
 
 
 ARMING = (Qt.FocusReason.TabFocusReason, Qt.FocusReason.BacktabFocusReason, Qt.FocusReason.ShortcutFocusReason,

@@ -159,11 +159,6 @@ class TaskTab(PinnedInputs):
             self.splitter.setSizes([top.sizeHint().height(), 10_000])
         self.splitter.splitterMoved.connect(self._save_splitter)
 
-    @property
-    def shown_for(self) -> RunState | None:
-        """What the shown result was computed from: model, inputs, heads off, compared model."""
-        return self._shown_for
-
     def _save_splitter(self, *_args: Any) -> None:
         self.settings.set_splitter_sizes(self.TASK, self.splitter.sizes())
 
