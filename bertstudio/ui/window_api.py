@@ -7,6 +7,7 @@ QMainWindow (a parent for dialogs and actions) that MainWindow fills in.
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from typing import Any
 
 from PySide6.QtCore import Signal
@@ -19,17 +20,15 @@ from bertstudio.ui.tabs.frame import StudioTab
 from bertstudio.workers.runner import TaskRunner
 
 
+@dataclass
 class Menus:
     """What the window keeps of its menus: the theme choices, the export worker, Copy as Python."""
 
-    def __init__(self, theme_actions: dict[str, QAction], export_runner: TaskRunner,
-                 tab_menu: QMenu | None = None, tab_actions: list[QAction] | None = None,
-                 copy_action: QAction | None = None) -> None:
-        self.theme_actions = theme_actions
-        self.copy_action = copy_action
-        self.export_runner = export_runner
-        self.tab_menu = tab_menu
-        self.tab_actions = tab_actions or []
+    theme_actions: dict[str, QAction]
+    export_runner: TaskRunner
+    tab_menu: QMenu | None = None
+    tab_actions: list[QAction] = field(default_factory=list)
+    copy_action: QAction | None = None
 
 
 class StudioWindow(QMainWindow):

@@ -8,9 +8,7 @@ Putting back never blocks: sources and inputs are set at once, but a model is on
 
 from __future__ import annotations
 
-import os
 import sys
-import tempfile
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -20,7 +18,8 @@ from PySide6.QtWidgets import QSplitter
 
 from bertstudio.core import workspace_file
 from bertstudio.core.json_values import dumps
-from bertstudio.core.workspace_file import FORMAT, VERSION
+from bertstudio.core.outputs import write_text
+from bertstudio.core.workspace_file import FORMAT, VERSION, read  # read: the file as JSON, refused if no workspace
 from bertstudio.ui import screen_fit
 from bertstudio.ui.tabs.frame import ModelTab
 from bertstudio.ui.tabs.tab_state import TabState
@@ -72,27 +71,10 @@ def capture(window: StudioWindow) -> dict[str, Any]:
 
 
 def write(path: str | Path, data: dict[str, Any], default: Callable[[Any], Any] | None = None) -> None:
-    """Atomic: a temporary file beside the target, then os.replace (no half-written file).
-
-    `default` turns values JSON does not know into ones it does (export: paths as strings).
-    """
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(handle, "w", encoding="utf-8") as stream:
-            stream.write(dumps(data, indent=2, default=default))  # valid JSON: a NaN is null, with a note
-            stream.flush()
-            os.fsync(stream.fileno())
-        os.replace(temporary, path)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise
-
-
-def read(path: str | Path) -> dict[str, Any]:
-    """The file as JSON, refused if it is no workspace at all; `Workspace.apply` validates the fields."""
-    return workspace_file.read(path)
+    """Atomic (core.outputs: no half-written file), valid JSON (a NaN is null, with a note); `default`
+    turns values JSON does not know into ones it does (export: paths as strings)."""
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
+    write_text(path, dumps(data, indent=2, default=default))
 
 
 class Workspace(QObject):

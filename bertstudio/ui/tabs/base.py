@@ -193,7 +193,7 @@ class TaskTab(PinnedInputs):
 
     def _on_model_loaded(self, info: ModelInfo) -> None:
         self.runner.cancel()
-        self._clear()
+        self.clear_shown()
         self.notes.clear()
         self.pins.forget_results()  # they belong to the model before
         self.pin_bar.flip_button.setEnabled(True)
@@ -279,7 +279,7 @@ class TaskTab(PinnedInputs):
             if heads and compare_source:
                 raise InputError("Compare with a second model or switch heads off, not both at once.")
         except BertStudioError as error:
-            self._clear()
+            self.clear_shown()
             self.notes.set_notes([error_note(error)])
             return
         self._ran = (request, inputs)
@@ -311,12 +311,12 @@ class TaskTab(PinnedInputs):
         self.pin_bar.pin_button.setEnabled(True)
 
     def _on_error(self, error: BaseException) -> None:
-        self._clear()
+        self.clear_shown()
         if isinstance(error, MissingHeadError):  # the bar's "meaningless" warning has the same cause
             self.model_bar.warning_label.setVisible(False)
         super()._on_error(error)
 
-    def _clear(self) -> None:
+    def clear_shown(self) -> None:
         self.outcome = self.result = None
         self._shown_for = None
         self.explain_button.setEnabled(False)
@@ -348,9 +348,6 @@ class TaskTab(PinnedInputs):
     # -- for pins (ui/tabs/pinning.py) -------------------------------------------------------
     def last_ran(self) -> Any:
         return self._ran[1] if self._ran is not None else None
-
-    def clear_shown(self) -> None:
-        self._clear()
 
     def shown_now(self, inputs: Any) -> None:
         """A kept result is shown again: it belongs to `inputs` on the model loaded now."""
