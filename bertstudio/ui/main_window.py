@@ -54,7 +54,7 @@ class MainWindow(StudioWindow):
         self.setCentralWidget(self.tabs)
         self.task_tabs: dict[str, StudioTab] = {}
         self._add_tabs(tab_classes([FIRST_TAB_MODULE]))
-        self._build_menu()
+        self.menus = menus.install(self)  # File (workspace, export), Edit (Copy as Python), View (theme, tabs), Help
         self.workspace = workspace.Workspace(self)
         self._workspace_ready = False  # the last workspace is saved on close only once all tabs exist
         self._warm_runner = TaskRunner(self)
@@ -120,9 +120,6 @@ class MainWindow(StudioWindow):
                 workspace.write(workspace.last_workspace_path(self.settings.store), workspace.capture(self))
             except Exception as error:  # see the docstring: closing must not fail
                 self.log.error(error, "saving the last workspace")
-
-    def _build_menu(self) -> None:
-        self.menus = menus.install(self)  # File (workspace, export), Edit (Copy as Python), View (theme, tabs), Help
 
     def showEvent(self, event: QShowEvent) -> None:  # noqa: N802 - Qt override
         super().showEvent(event)

@@ -87,8 +87,7 @@ def _is_fitted(obj: QObject) -> bool:
     """A top-level window a person moves (not a popup, menu or tool tip)."""
     if not isinstance(obj, QWidget) or not obj.isWindow():
         return False
-    kind = obj.windowType()
-    return kind in (Qt.WindowType.Window, Qt.WindowType.Dialog, Qt.WindowType.Sheet)
+    return obj.windowType() in (Qt.WindowType.Window, Qt.WindowType.Dialog, Qt.WindowType.Sheet)
 
 
 class ScreenFit(QObject):

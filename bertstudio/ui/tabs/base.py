@@ -212,17 +212,6 @@ class TaskTab(PinnedInputs):
             self._run_on_load = True
 
     # -- what a result belongs to ----------------------------------------------------------
-    def _run_state(self) -> RunState:
-        try:
-            inputs = self.inputs()
-        except BertStudioError:
-            inputs = INVALID
-        try:
-            heads: Any = parse_heads(self.heads_off.text())
-        except BertStudioError:
-            heads = self.heads_off.text()
-        return RunState(self.model_request(), inputs, heads, self.compare_source.source())
-
     def stale_reason(self) -> str:
         """What changed since the shown result was computed ("input", "model", "heads off"...); "" if current."""
         if self._shown_for is None:
@@ -354,7 +343,7 @@ class TaskTab(PinnedInputs):
         request = self.model_request()
         if request is not None:
             self._ran = (request, inputs)
-        self._shown_for = self._run_state()
+        self._shown_for = self.origin_now()
         self._update_stale()
         self.explain_button.setEnabled(self.result is not None)
 
@@ -371,8 +360,16 @@ class TaskTab(PinnedInputs):
     def result_origin(self) -> RunState | None:
         return self._shown_for
 
-    def origin_now(self) -> RunState | None:
-        return self._run_state()
+    def origin_now(self) -> RunState:
+        try:
+            inputs = self.inputs()
+        except BertStudioError:
+            inputs = INVALID
+        try:
+            heads: Any = parse_heads(self.heads_off.text())
+        except BertStudioError:
+            heads = self.heads_off.text()
+        return RunState(self.model_request(), inputs, heads, self.compare_source.source())
 
     def apply_state(self, state: TabState) -> None:
         self.compare_source.set_source(state.compare or None)
