@@ -14,7 +14,7 @@ from typing import Any
 
 from PySide6.QtCore import QPoint, QRect, QSize
 from PySide6.QtGui import QImage, QPainter
-from PySide6.QtWidgets import QWidget
+from PySide6.QtWidgets import QSplitter, QWidget
 
 from bertstudio.core.errors import InputError
 from bertstudio.core.jobs import outcome_json
@@ -25,15 +25,14 @@ FORMATS = {".png": "PNG image", ".svg": "SVG drawing", ".json": "JSON result"}
 FILTER = ";;".join(f"{name} (*{suffix})" for suffix, name in FORMATS.items())
 
 
-def result_view(tab: Any) -> QWidget:
+def result_view(tab: QWidget) -> QWidget:
     """The part of a tab that shows its result (the splitter's lower half on template tabs)."""
-    view = getattr(tab, "result_view", None)
+    view, splitter, shown = getattr(tab, "result_view", None), getattr(tab, "splitter", None), None
     if callable(view):
-        return view()  # type: ignore[no-any-return]
-    splitter = getattr(tab, "splitter", None)
-    if splitter is not None and splitter.count() > 1:
-        return splitter.widget(splitter.count() - 1)  # type: ignore[no-any-return]
-    return tab  # type: ignore[no-any-return]
+        shown = view()
+    elif isinstance(splitter, QSplitter) and splitter.count() > 1:
+        shown = splitter.widget(splitter.count() - 1)
+    return shown if isinstance(shown, QWidget) else tab
 
 
 def result_json(tab: Any) -> dict[str, Any]:
@@ -65,9 +64,7 @@ def _single_plot(view: QWidget) -> Any:
     """The pyqtgraph PlotWidget when the view is (only) one plot, else None."""
     import pyqtgraph as pg
 
-    if isinstance(view, pg.PlotWidget):
-        return view
-    return None
+    return view if isinstance(view, pg.PlotWidget) else None
 
 
 def export_png(view: QWidget, path: str | Path) -> None:
@@ -80,7 +77,7 @@ def export_png(view: QWidget, path: str | Path) -> None:
         with atomic_path(path) as partial:
             exporter.export(str(partial))
         return
-    save_image(view.grab().toImage(), path)
+    save_image(grab(view), path)
 
 
 def grab(view: QWidget) -> QImage:
@@ -91,7 +88,7 @@ def grab(view: QWidget) -> QImage:
 def save_image(image: QImage, path: str | Path, control: Any = None) -> Path:
     """PNG encoding takes ~80 ms for a full view: it runs in a worker (QImage is safe off the GUI thread)."""
     with atomic_path(path) as partial:
-        if not image.save(str(partial), "PNG"):  # type: ignore[call-overload]  # the stubs say bytes; str works
+        if not image.save(str(partial), "PNG"):  # type: ignore[call-overload]  # the stubs say bytes; only str works
             raise InputError(f"Could not write {path}.")
     return Path(path)
 

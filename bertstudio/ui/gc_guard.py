@@ -49,4 +49,4 @@ def install(interval_s: float = 1.0) -> None:
     timer.start(int(interval_s * 1000))
     _installed["timer"] = timer
     gc.disable()
-    gc.collect = _collect_on_gui_thread  # type: ignore[assignment]
+    gc.collect = _collect_on_gui_thread  # type: ignore[assignment]  # on purpose: see the docstring

@@ -12,10 +12,9 @@ import time
 import traceback
 import weakref
 
-from PySide6.QtCore import QThread
+from PySide6.QtCore import Qt, QThread
 from PySide6.QtWidgets import (
     QDockWidget,
-    QHBoxLayout,
     QMessageBox,
     QPlainTextEdit,
     QPushButton,
@@ -76,10 +75,7 @@ class LogPanel(QDockWidget):
         layout.setContentsMargins(0, 0, 0, 0)
         layout.setSpacing(2)
         layout.addWidget(self.view, 1)
-        row = QHBoxLayout()
-        row.addStretch(1)
-        row.addWidget(self.details_button)
-        layout.addLayout(row)
+        layout.addWidget(self.details_button, 0, Qt.AlignmentFlag.AlignRight)
         self.setWidget(holder)
         handler = _PanelHandler(self)
         for name in WATCHED_LOGGERS:

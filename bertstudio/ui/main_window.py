@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtGui import QCloseEvent, QShowEvent
-from PySide6.QtWidgets import QFileDialog, QMainWindow, QMessageBox, QTabWidget
+from PySide6.QtWidgets import QFileDialog, QMessageBox, QTabWidget
 
 from bertstudio.core.errors import BertStudioError, InputError
 from bertstudio.core.progress import TaskControl
@@ -14,6 +14,7 @@ from bertstudio.ui.log_panel import LogPanel
 from bertstudio.ui.settings import AppSettings
 from bertstudio.ui.tabs import FIRST_TAB_MODULE, tab_classes, tab_modules
 from bertstudio.ui.tabs.frame import StudioTab
+from bertstudio.ui.window_api import StudioWindow
 from bertstudio.workers.runner import TaskRunner
 
 
@@ -30,9 +31,8 @@ def warm_up(control: TaskControl) -> tuple[list[str], dict[str, list[str]]]:
     return found, {device: devices.dtypes_for(device) for device in found}
 
 
-class MainWindow(QMainWindow):
+class MainWindow(StudioWindow):
     shown = Signal()
-    ready = Signal()  # torch/transformers imported, devices known
 
     def __init__(self, settings: AppSettings | None = None, confirm_close: bool = True) -> None:
         super().__init__()
@@ -54,7 +54,7 @@ class MainWindow(QMainWindow):
         self.setCentralWidget(self.tabs)
         self.task_tabs: dict[str, StudioTab] = {}
         self._add_tabs(tab_classes([FIRST_TAB_MODULE]))
-        self._build_menu()
+        self.menus = menus.install(self)  # File (workspace, export), Edit (Copy as Python), View (theme, tabs), Help
         self.workspace = workspace.Workspace(self)
         self._workspace_ready = False  # the last workspace is saved on close only once all tabs exist
         self._warm_runner = TaskRunner(self)
@@ -63,7 +63,7 @@ class MainWindow(QMainWindow):
         self.workspace.problems.connect(self._workspace_problems)
         self.statusBar().showMessage("Ready. Loading torch in the background…")
 
-    def _add_tabs(self, classes: list[type]) -> None:
+    def _add_tabs(self, classes: list[type[StudioTab]]) -> None:
         """Insert tabs at their ORDER among those already there."""
         for tab_class in classes:
             tab = tab_class(self.settings, self.models_index)
@@ -120,9 +120,6 @@ class MainWindow(QMainWindow):
                 workspace.write(workspace.last_workspace_path(self.settings.store), workspace.capture(self))
             except Exception as error:  # see the docstring: closing must not fail
                 self.log.error(error, "saving the last workspace")
-
-    def _build_menu(self) -> None:
-        self.menus = menus.install(self)  # File (workspace, export), Edit (Copy as Python), View (theme, tabs), Help
 
     def showEvent(self, event: QShowEvent) -> None:  # noqa: N802 - Qt override
         super().showEvent(event)

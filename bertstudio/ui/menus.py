@@ -7,17 +7,15 @@ pyqtgraph or torch at import time (the window must open fast).
 from __future__ import annotations
 
 import html
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from PySide6.QtGui import QAction, QActionGroup, QGuiApplication, QKeySequence, QShortcut
 from PySide6.QtWidgets import QDialog, QFileDialog, QLabel, QMenu, QTextBrowser, QVBoxLayout
 
 from bertstudio.core.errors import BertStudioError, InputError
 from bertstudio.ui import theme, workspace
+from bertstudio.ui.window_api import Menus, StudioWindow
 from bertstudio.workers.runner import TaskRunner
-
-if TYPE_CHECKING:
-    from bertstudio.ui.window_api import StudioWindow
 
 WORKSPACE_FILTER = "BERT Studio workspace (*.bertstudio.json *.json)"
 # The template's shortcuts (every tab has them), for the help list; a tab's own shortcuts
@@ -38,19 +36,6 @@ def _action(window: StudioWindow, menu: QMenu, text: str, slot: Any, *keys: Any,
     action.triggered.connect(slot)
     menu.addAction(action)
     return action
-
-
-class Menus:
-    """What the window keeps of its menus: the theme choices, the export worker, Copy as Python."""
-
-    def __init__(self, theme_actions: dict[str, QAction], export_runner: TaskRunner,
-                 tab_menu: QMenu | None = None, tab_actions: list[QAction] | None = None,
-                 copy_action: QAction | None = None) -> None:
-        self.theme_actions = theme_actions
-        self.copy_action = copy_action
-        self.export_runner = export_runner
-        self.tab_menu = tab_menu
-        self.tab_actions = tab_actions or []
 
 
 def install(window: StudioWindow) -> Menus:
@@ -173,9 +158,9 @@ def export_model(window: StudioWindow) -> object:
     """The Export to ONNX dialog (one per window, kept between uses) on the current tab's model and task."""
     from bertstudio.ui.widgets.export_dialog import ExportDialog
 
-    dialog = window.findChild(ExportDialog)  # type: ignore[attr-defined]  # QMainWindow's own
+    dialog = window.findChild(ExportDialog)
     if dialog is None:
-        dialog = ExportDialog(parent=window)  # type: ignore[arg-type]  # the window is a QWidget
+        dialog = ExportDialog(parent=window)
     source, task = export_source(window)
     if source and not dialog.runner.busy:
         dialog.source.setText(source)
@@ -246,11 +231,12 @@ def update_copy_action(window: StudioWindow) -> None:
 def copy_as_python(window: StudioWindow) -> str:
     """Put a script for the current tab on the clipboard; returns it ("" if the tab has none)."""
     from bertstudio.core.snippets import python_snippet
+    from bertstudio.ui.tabs.base import TaskTab
 
     tab = window.tabs.currentWidget()
     title = getattr(tab, "TITLE", "this")
     spec = script_spec(tab)
-    if spec is None:  # the shortcut while the action is disabled cannot get here; a direct call can
+    if spec is None or not isinstance(tab, TaskTab):  # a direct call can get here (not the disabled action)
         window.report_error(InputError(f"There is no Python snippet for the {title} tab."))
         return ""
     try:

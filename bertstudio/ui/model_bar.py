@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
     QComboBox,
@@ -57,6 +59,16 @@ def describe_model(info: ModelInfo) -> str:
     return " · ".join(f for f in facts if f)
 
 
+def _notice(colors: Callable[[theme.Colors], tuple[str, str]]) -> QLabel:
+    """A hidden, wrapped label in the theme's (background, text) colors: the bar's warning or error."""
+    label = QLabel()
+    label.setWordWrap(True)
+    theme.follow(label, lambda c: "QLabel {{ background: {0}; color: {1}; border: 1px solid {1}; padding: 4px; }}"
+                 .format(*colors(c)))
+    label.setVisible(False)
+    return label
+
+
 class ModelBar(QWidget):
     """Chooses and loads the model for one task; emits `loaded` with the ModelInfo."""
 
@@ -80,7 +92,22 @@ class ModelBar(QWidget):
         self.info: ModelInfo | None = None
         self._settings = settings
         self._runner = TaskRunner(self)
+        self._build_source(task, settings)
+        self._build_choices()
+        self._build_labels()
+        self._lay_out()
+        self._runner.started.connect(lambda: self._set_busy(True))
+        self._runner.finished.connect(lambda: self._set_busy(False))
+        self._runner.progress.connect(self._on_progress)
+        self._runner.result.connect(self._on_loaded)
+        self._runner.error.connect(self._on_error)
+        self._runner.cancelled.connect(self._on_cancelled)
+        self._runner.stopping.connect(self._on_stopping)
+        index.changed.connect(self.set_local_models)
+        self.set_local_models(index.models)
+        self.offer_runtimes()
 
+    def _build_source(self, task: str, settings: AppSettings) -> None:
         self.source = QComboBox(editable=True)
         # Enter must not add the typed text as an item: such an item has no folder data, and
         # source_text() then answered 'None' for that path from then on (issue 19.2).
@@ -95,6 +122,9 @@ class ModelBar(QWidget):
         self.source.editTextChanged.connect(lambda _text: self.offer_runtimes())
         self.open_button = QPushButton("Open folder…")
         self.open_button.clicked.connect(self._choose_folder)
+
+    def _build_choices(self) -> None:
+        """Device, number format, Load/Cancel/Retry on CPU and the load's progress."""
         self.device = QComboBox()
         self.device.addItem("cpu")
         self.device.setToolTip("Where the model runs")
@@ -115,23 +145,18 @@ class ModelBar(QWidget):
         self.progress = QProgressBar()
         self.progress.setMaximumWidth(160)
         self.progress.setVisible(False)
+
+    def _build_labels(self) -> None:
         # one line, elided to the bar's width (the whole text in its tooltip): a long description
         # ("… 22.7 M parameters … 90.9 MB") made the page scroll sideways at 900 px (issue 40)
         self.info_label = ElidedLabel("No model loaded.")
         self.info_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        self.warning_label = QLabel()
-        self.warning_label.setWordWrap(True)
-        theme.follow(self.warning_label, lambda c: f"QLabel {{ background: {c.warning_background}; "
-                     f"color: {c.warning}; border: 1px solid {c.warning}; padding: 4px; }}")
-        self.warning_label.setVisible(False)
-        self.error_label = QLabel()  # why the last load failed and what to do: in the bar, not only the log
+        self.warning_label = _notice(lambda c: (c.warning_background, c.warning))
+        self.error_label = _notice(lambda c: (c.error_background, c.error))  # why the last load failed, what to do
         self.error_label.setObjectName("modelError")
-        self.error_label.setWordWrap(True)
         self.error_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        theme.follow(self.error_label, lambda c: f"QLabel {{ background: {c.error_background}; "
-                     f"color: {c.error}; border: 1px solid {c.error}; padding: 4px; }}")
-        self.error_label.setVisible(False)
 
+    def _lay_out(self) -> None:
         row = QHBoxLayout()
         row.addWidget(QLabel("Model:"))
         row.addWidget(self.source, 1)
@@ -141,20 +166,8 @@ class ModelBar(QWidget):
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addLayout(row)
-        layout.addWidget(self.info_label)
-        layout.addWidget(self.warning_label)
-        layout.addWidget(self.error_label)
-
-        self._runner.started.connect(lambda: self._set_busy(True))
-        self._runner.finished.connect(lambda: self._set_busy(False))
-        self._runner.progress.connect(self._on_progress)
-        self._runner.result.connect(self._on_loaded)
-        self._runner.error.connect(self._on_error)
-        self._runner.cancelled.connect(self._on_cancelled)
-        self._runner.stopping.connect(self._on_stopping)
-        index.changed.connect(self.set_local_models)
-        self.set_local_models(index.models)
-        self.offer_runtimes()
+        for label in (self.info_label, self.warning_label, self.error_label):
+            layout.addWidget(label)
 
     @property
     def task(self) -> str:

@@ -24,7 +24,8 @@ PROBABILITY_TICKS = [(1e-6, "0"), (0.25, "0.25"), (0.5, "0.5"), (0.75, "0.75"), 
 AXES = ("left", "bottom", "right", "top")
 
 _STYLED: weakref.WeakSet[pg.GraphicsView] = weakref.WeakSet()
-_CALLBACKS: weakref.WeakKeyDictionary[pg.GraphicsView, weakref.WeakMethod] = weakref.WeakKeyDictionary()
+_CALLBACKS: weakref.WeakKeyDictionary[pg.GraphicsView, weakref.WeakMethod[Callable[[theme.Colors], None]]] = (
+    weakref.WeakKeyDictionary())
 # What this module drew on a plot and re-colours on a theme change, kept here rather than as
 # attributes set on pyqtgraph's objects; weak keys, so a closed plot leaves no entry behind.
 _GUIDES: weakref.WeakKeyDictionary[pg.GraphicsView, list[pg.InfiniteLine]] = weakref.WeakKeyDictionary()
@@ -173,7 +174,7 @@ def style_plot(plot: pg.GraphicsView, on_theme: Callable[[theme.Colors], None] |
     `on_theme` (a bound method of the widget that holds the view; kept weakly)."""
     global _CONNECTED
     if on_theme is not None:
-        _CALLBACKS[plot] = weakref.WeakMethod(on_theme)  # type: ignore[arg-type]
+        _CALLBACKS[plot] = weakref.WeakMethod(on_theme)
     for item in _plot_items(plot):
         no_si_prefix(item)
     _apply(plot)
@@ -225,8 +226,9 @@ def _apply(plot: pg.GraphicsView) -> None:
     if callable(restyle):
         restyle(colors)
     callback = _CALLBACKS.get(plot)
-    if callback is not None and callback() is not None:
-        callback()(colors)  # type: ignore[misc]
+    method = callback() if callback is not None else None
+    if method is not None:
+        method(colors)
 
 
 def restyle_all() -> None:

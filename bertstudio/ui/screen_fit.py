@@ -15,9 +15,9 @@ from __future__ import annotations
 
 from PySide6.QtCore import QEvent, QObject, QRect, QSize, Qt
 from PySide6.QtGui import QGuiApplication
-from PySide6.QtWidgets import QApplication, QFrame, QScrollArea, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QFrame, QScrollArea, QVBoxLayout, QWidget
 
-_installed: dict[str, QObject] = {}
+from bertstudio.ui.app_filter import install_once
 
 
 def available_geometry(window: QWidget) -> QRect | None:
@@ -87,8 +87,7 @@ def _is_fitted(obj: QObject) -> bool:
     """A top-level window a person moves (not a popup, menu or tool tip)."""
     if not isinstance(obj, QWidget) or not obj.isWindow():
         return False
-    kind = obj.windowType()
-    return kind in (Qt.WindowType.Window, Qt.WindowType.Dialog, Qt.WindowType.Sheet)
+    return obj.windowType() in (Qt.WindowType.Window, Qt.WindowType.Dialog, Qt.WindowType.Sheet)
 
 
 class ScreenFit(QObject):
@@ -103,13 +102,4 @@ class ScreenFit(QObject):
 
 def install() -> ScreenFit:
     """Idempotent; call on the GUI thread once the QApplication exists."""
-    fit = _installed.get("fit")
-    if fit is None:
-        app = QApplication.instance()
-        if app is None:
-            raise RuntimeError("screen_fit.install() needs a QApplication")
-        fit = ScreenFit(app)
-        app.installEventFilter(fit)
-        _installed["fit"] = fit
-    assert isinstance(fit, ScreenFit)
-    return fit
+    return install_once(ScreenFit)[0]

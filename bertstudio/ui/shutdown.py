@@ -39,14 +39,7 @@ def training_tab(window: Any) -> Any | None:
 def training_running(tab: Any | None) -> bool:
     if tab is None:
         return False
-    if hasattr(tab, "is_running"):
-        return bool(tab.is_running())
-    return bool(tab.runner.busy)
-
-
-def stop_training(tab: Any) -> None:
-    """Stop after the current step; the engine saves what was trained."""
-    tab.stop_and_save()
+    return bool(tab.is_running() if hasattr(tab, "is_running") else tab.runner.busy)
 
 
 def ask_about_training(window: QMainWindow) -> str:
@@ -90,7 +83,7 @@ class CloseGuard(QObject):
         if self._waiting:
             if self._keep is not None and self._tab is not None and self._choice == FINISH:
                 self._choice = SAVE  # closing again while a run finishes: stop it now and save
-                stop_training(self._tab)
+                self._tab.stop_and_save()  # after the current step; the engine saves what was trained
                 self.window.statusBar().showMessage("Stopping the training run and saving what was trained…")
             event.ignore()
             return False
@@ -103,7 +96,7 @@ class CloseGuard(QObject):
                 return False
             self._keep, self._tab, self._choice = tab.runner, tab, choice
             if choice == SAVE:
-                stop_training(tab)
+                tab.stop_and_save()
         TaskRunner.stop_all(keep=(self._keep,) if self._keep is not None else ())
         if not TaskRunner.any_busy() or self._settle():
             return True
@@ -127,9 +120,7 @@ class CloseGuard(QObject):
         """Up to BLOCK_MS for cancelled jobs that end at their next check; True if all did."""
         if self._keep is not None and self._keep.busy:
             return False
-        if not QThreadPool.globalInstance().waitForDone(BLOCK_MS):
-            return False
-        return True  # their threads returned; their last signals are delivered after we close
+        return QThreadPool.globalInstance().waitForDone(BLOCK_MS)  # their last signals come after we close
 
     def _poll(self) -> None:
         late = time.monotonic() > self._deadline

@@ -34,16 +34,16 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-GUARDED = (QAbstractSpinBox, QComboBox, QAbstractSlider)
+from bertstudio.ui.app_filter import install_once
 
-_installed: dict[str, QObject] = {}
+GUARDED = (QAbstractSpinBox, QComboBox, QAbstractSlider)
 
 
 def _guarded(obj: QObject) -> QWidget | None:
     """The value field a wheel over `obj` would change, or None (a scroll bar is no field)."""
     if isinstance(obj, QScrollBar) or not isinstance(obj, GUARDED):
         return None
-    return obj  # type: ignore[return-value]
+    return obj
 
 
 ARMING = (Qt.FocusReason.TabFocusReason, Qt.FocusReason.BacktabFocusReason, Qt.FocusReason.ShortcutFocusReason,
@@ -120,16 +120,9 @@ class WheelGuard(QObject):
 
 def install() -> WheelGuard:
     """Idempotent; call on the GUI thread once the QApplication exists, before widgets are shown."""
-    guard = _installed.get("guard")
-    if guard is None:
-        app = QApplication.instance()
-        if app is None:
-            raise RuntimeError("wheel_guard.install() needs a QApplication")
-        guard = WheelGuard(app)
-        app.installEventFilter(guard)
-        _installed["guard"] = guard
+    guard, made = install_once(WheelGuard)
+    if made:
         for widget in QApplication.allWidgets():  # fields that exist already
             if _guarded(widget) is not None:
                 strong_focus(widget)
-    assert isinstance(guard, WheelGuard)
     return guard

@@ -24,19 +24,16 @@ from __future__ import annotations
 
 from typing import Any
 
-from PySide6.QtWidgets import QTabWidget, QWidget
+from PySide6.QtWidgets import QTabWidget
 
 
-def _tab_with(tabs: QTabWidget, method: str) -> Any:
+def _tab_with(tabs: QTabWidget, name: str) -> Any:
+    """The first tab that has `name` (a method or a part), else None."""
     for index in range(tabs.count()):
         widget = tabs.widget(index)
-        if callable(getattr(widget, method, None)):
+        if getattr(widget, name, None) is not None:
             return widget
     return None
-
-
-def _show(tabs: QTabWidget, tab: QWidget) -> None:
-    tabs.setCurrentWidget(tab)
 
 
 def explain(tabs: QTabWidget, request: Any) -> None:
@@ -44,7 +41,7 @@ def explain(tabs: QTabWidget, request: Any) -> None:
     explains the result's answer on those inputs (`ExplainTab.explain`)."""
     target = _tab_with(tabs, "explain")
     if target is not None:
-        _show(tabs, target)
+        tabs.setCurrentWidget(target)
         target.explain(request.spec_key, request.request, request.inputs, request.result)
 
 
@@ -69,7 +66,7 @@ def open_row(tabs: QTabWidget, task_tabs: dict[str, Any], spec_key: str, source:
     tab = task_tabs.get(spec_key)
     if tab is None:
         return
-    _show(tabs, tab)
+    tabs.setCurrentWidget(tab)
     tab.set_inputs(inputs)
     loaded = tab.model_request()
     if loaded is None or loaded.source != source or getattr(tab.model_bar, "busy", False):
@@ -82,7 +79,7 @@ def open_evaluation(tabs: QTabWidget, model_source: str, data_file: str, task_ke
     target = _tab_with(tabs, "open_evaluation")
     if target is None:
         return False
-    _show(tabs, target)
+    tabs.setCurrentWidget(target)
     target.reset_for_handoff(model_source)  # the handed-over model alone, not compared with an earlier one
     target.open_evaluation(model_source, data_file, task_key)
     return True
@@ -94,14 +91,14 @@ def open_model_in(tabs: QTabWidget, task_tabs: dict[str, Any], task: str, folder
     if tab is None:
         return
     tab.open_model(folder)
-    _show(tabs, tab)
+    tabs.setCurrentWidget(tab)
 
 
 def fine_tune(tabs: QTabWidget, task: str, model: str, train_file: str, output_dir: str) -> None:
     """The Tests tab's "Fine-tune on failures": Train shown with its data, base model and output set."""
     target = _tab_with(tabs, "set_training_data")
     if target is not None:
-        _show(tabs, target)
+        tabs.setCurrentWidget(target)
         target.set_training_data(task, model, train_file, output_dir)
 
 
@@ -109,9 +106,9 @@ def label_rows(tabs: QTabWidget, rows: list[tuple[str, str, str]]) -> None:
     """The Tests tab's failures in Train's labelling table, each proposed with its expected label."""
     from bertstudio.ui.train.label_panel import ToLabel
 
-    target = next((tabs.widget(i) for i in range(tabs.count()) if hasattr(tabs.widget(i), "label_panel")), None)
+    target = _tab_with(tabs, "label_panel")
     if target is not None:
-        _show(tabs, target)
+        tabs.setCurrentWidget(target)
         target.label_panel.add_rows([ToLabel(text, label, f"test: {test}") for text, label, test in rows])
 
 
@@ -128,7 +125,7 @@ def training_ended(tabs: QTabWidget, train_tab: Any) -> None:
     result = getattr(train_tab, "result", None)
     target = _tab_with(tabs, "training_finished")
     if result is not None and target is not None and target.training_finished(result.output_dir):
-        _show(tabs, target)
+        tabs.setCurrentWidget(target)
 
 
 def masked_lm_source(task_tabs: dict[str, Any]) -> str:
@@ -143,8 +140,8 @@ def masked_lm_source(task_tabs: dict[str, Any]) -> str:
     return ""
 
 
-def connect_tab(tabs: QTabWidget, task_tabs: dict[str, Any], tab: QWidget) -> None:
-    """Wire one newly added tab to the others (tabs arrive in two batches at start-up)."""
+def connect_tab(tabs: QTabWidget, task_tabs: dict[str, Any], tab: Any) -> None:
+    """Wire one newly added tab to the others (tabs arrive in two batches at start-up), by what it offers."""
     if hasattr(tab, "explain_requested"):
         tab.explain_requested.connect(lambda request: explain(tabs, request))
     if hasattr(tab, "heads_off_requested"):

@@ -8,24 +8,22 @@ Putting back never blocks: sources and inputs are set at once, but a model is on
 
 from __future__ import annotations
 
-import os
 import sys
-import tempfile
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from PySide6.QtCore import QByteArray, QObject, QSettings, QStandardPaths, QTimer, Signal
-from PySide6.QtWidgets import QSplitter, QWidget
+from PySide6.QtWidgets import QSplitter
 
 from bertstudio.core import workspace_file
 from bertstudio.core.json_values import dumps
-from bertstudio.core.workspace_file import FORMAT, VERSION
+from bertstudio.core.outputs import write_text
+from bertstudio.core.workspace_file import FORMAT, VERSION, read  # read: the file as JSON, refused if no workspace
 from bertstudio.ui import screen_fit
+from bertstudio.ui.tabs.frame import ModelTab
 from bertstudio.ui.tabs.tab_state import TabState
-
-if TYPE_CHECKING:
-    from bertstudio.ui.window_api import StudioWindow
+from bertstudio.ui.window_api import StudioWindow
 
 __all__ = ["FORMAT", "VERSION", "Workspace", "capture", "read", "write"]
 
@@ -73,27 +71,10 @@ def capture(window: StudioWindow) -> dict[str, Any]:
 
 
 def write(path: str | Path, data: dict[str, Any], default: Callable[[Any], Any] | None = None) -> None:
-    """Atomic: a temporary file beside the target, then os.replace (no half-written file).
-
-    `default` turns values JSON does not know into ones it does (export: paths as strings).
-    """
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(handle, "w", encoding="utf-8") as stream:
-            stream.write(dumps(data, indent=2, default=default))  # valid JSON: a NaN is null, with a note
-            stream.flush()
-            os.fsync(stream.fileno())
-        os.replace(temporary, path)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise
-
-
-def read(path: str | Path) -> dict[str, Any]:
-    """The file as JSON, refused if it is no workspace at all; `Workspace.apply` validates the fields."""
-    return workspace_file.read(path)
+    """Atomic (core.outputs: no half-written file), valid JSON (a NaN is null, with a note); `default`
+    turns values JSON does not know into ones it does (export: paths as strings)."""
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
+    write_text(path, dumps(data, indent=2, default=default))
 
 
 class Workspace(QObject):
@@ -230,8 +211,7 @@ class Workspace(QObject):
             self.window.restoreGeometry(QByteArray.fromBase64(layout["geometry"].encode("ascii")))
         if layout.get("state"):
             self.window.restoreState(QByteArray.fromBase64(layout["state"].encode("ascii")))
-        if isinstance(self.window, QWidget):
-            screen_fit.clamp(self.window)  # saved on a larger screen: tabs, Log and status bar stay in reach
+        screen_fit.clamp(self.window)  # saved on a larger screen: tabs, Log and status bar stay in reach
 
     def _watch_model_bars(self) -> None:
         """A model asked for explicitly (Open in…, Load, an evaluated row) wins over a pending restore."""
@@ -253,6 +233,6 @@ class Workspace(QObject):
         for key, tab in self.window.task_tabs.items():
             if tab is current and key not in self.pending and not self._restored.get(key, {}).get("loaded"):
                 self._restored.pop(key, None)  # shown with no model to wait for: what it shows is saved
-            if tab is current and key in self.pending:
+            if tab is current and key in self.pending and isinstance(tab, ModelTab):
                 source = self.pending.pop(key)
                 tab.model_bar.load(source)  # the bar's worker: never blocks the window

@@ -20,7 +20,7 @@ def test_export_shows_difference_and_speeds(qtbot, checkpoint_factory, tmp_path:
     with qtbot.waitSignal(dialog.runner.finished, timeout=120_000):
         dialog.start()
         assert not dialog.export_button.isEnabled() and dialog.cancel_button.text() == "Cancel"
-    assert dialog.result is not None and dialog.result.max_difference <= 1e-4
+    assert dialog.exported is not None and dialog.exported.max_difference <= 1e-4
     assert "Largest difference" in dialog.status.text()
     assert "onnxruntime" in dialog.report.toPlainText() and "pytorch int8" in dialog.report.toPlainText()
     assert (tmp_path / "ner.onnx").is_file() and dialog.export_button.isEnabled()
@@ -33,7 +33,7 @@ def test_cancel_writes_nothing(qtbot, checkpoint_factory, tmp_path: Path) -> Non
     dialog.runner.progress.connect(lambda _event: dialog.cancel_button.click())  # Cancel at the first step
     with qtbot.waitSignal(dialog.runner.finished, timeout=120_000):
         dialog.start()
-    assert dialog.result is None and "Cancel" in dialog.status.text()
+    assert dialog.exported is None and "Cancel" in dialog.status.text()
     assert list(tmp_path.iterdir()) == []
 
 
@@ -94,4 +94,4 @@ def test_an_existing_file_is_replaced_only_when_the_user_says_so(qtbot, checkpoi
     monkeypatch.setattr(dialog, "confirm_replace", lambda _output: True)
     with qtbot.waitSignal(dialog.runner.finished, timeout=120_000):
         dialog.start()
-    assert dialog.result is not None and target.read_bytes()[:4] != b"the "
+    assert dialog.exported is not None and target.read_bytes()[:4] != b"the "

@@ -8,6 +8,10 @@ from __future__ import annotations
 import importlib
 import pkgutil
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from bertstudio.ui.tabs.frame import StudioTab
 
 # Built before the window shows; the other tabs (and pyqtgraph) are imported right after.
 FIRST_TAB_MODULE = "fill_mask_tab"
@@ -17,11 +21,11 @@ def tab_modules() -> list[str]:
     return sorted(m.name for m in pkgutil.iter_modules([str(Path(__file__).parent)]) if m.name.endswith("_tab"))
 
 
-def tab_classes(modules: list[str] | None = None) -> list[type]:
+def tab_classes(modules: list[str] | None = None) -> list[type[StudioTab]]:
     """The tabs (StudioTab subclasses) of `modules` (default: every *_tab module here), by ORDER then title."""
     from bertstudio.ui.tabs.frame import StudioTab
 
-    found: list[type] = []
+    found: list[type[StudioTab]] = []
     for name in tab_modules() if modules is None else modules:
         if name:
             namespace = importlib.import_module(f"{__name__}.{name}")

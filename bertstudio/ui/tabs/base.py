@@ -28,7 +28,7 @@ from bertstudio.core.heads import HeadSet, format_heads, parse_heads
 from bertstudio.core.models import LoadRequest, ModelInfo
 from bertstudio.core.tasks.spec import spec_for
 from bertstudio.ui.binding import watch_inputs
-from bertstudio.ui.tabs.frame import ModelTab, error_note
+from bertstudio.ui.tabs.frame import error_note
 from bertstudio.ui.tabs.pinning import PinnedInputs
 from bertstudio.ui.tabs.run_lifecycle import RunLifecycle
 from bertstudio.ui.tabs.tab_state import INVALID, RunState, TabState
@@ -46,7 +46,7 @@ class ExplainRequest(NamedTuple):
     result: Any
 
 
-class TaskTab(PinnedInputs, ModelTab):
+class TaskTab(PinnedInputs):
     """The template for one task spec (see the module docstring)."""
 
     SPEC_KEY: ClassVar[str] = ""  # the task spec this tab shows
@@ -79,31 +79,8 @@ class TaskTab(PinnedInputs, ModelTab):
         self._build_template()
 
     def _build_template(self) -> None:
-        self.inputs_box = QVBoxLayout()
-        self.controls = RunControls(self.RUN_LABEL, self.model_bar.source)
-        self.options = self.controls.options  # a view's small options (top-k, aggregation...) go here
-        self.examples_combo = self.controls.examples_combo
-        self.compare_source = self.controls.compare_source
-        self.heads_off = self.controls.heads_off
-        self.run_button = self.controls.run_button
-        self.cancel_button = self.controls.cancel_button
-        self.explain_button = self.controls.explain_button
-        self.explain_button.setVisible(spec_for(self.SPEC_KEY).explain is not None)  # only what Explain can read
-        self.examples_combo.activated.connect(self._example_chosen)
-        self.explain_button.clicked.connect(self._explain)
-        self.progress = ProgressLine()
-        self.controls.add_progress(status_cell(self.progress, self.notes))
-        self.results_box = QVBoxLayout()
-        self.results_box.setContentsMargins(0, 0, 0, 0)
-        self.results_widget = QWidget()  # dimmed while the result is out of date
-        self.results_widget.setLayout(self.results_box)
-        self.stale_banner = StaleBanner(self.results_widget,
-                                        action=f"Press {self.RUN_LABEL} (Ctrl+Enter) to update it.")
-        self._stale_timer = QTimer(self)
-        self._stale_timer.setSingleShot(True)
-        self._stale_timer.setInterval(0)
-        self._stale_timer.timeout.connect(self._update_stale)
-
+        self._build_controls()
+        self._build_results_area()
         top = QWidget()
         top_layout = QVBoxLayout(top)
         top_layout.setContentsMargins(0, 0, 0, 0)
@@ -130,6 +107,49 @@ class TaskTab(PinnedInputs, ModelTab):
         for label, data in self.examples():
             self.examples_combo.addItem(label, data)
         self.examples_combo.setVisible(self.examples_combo.count() > 1)
+        self._size_splitter(top)
+        # any change of an input widget (compare and heads off included) may make the result stale
+        watch_inputs(top, lambda *_args: self._stale_timer.start(0), skip=(self.examples_combo,))
+        self.lifecycle = RunLifecycle(self, self.runner, self.run, self.run_button, self.cancel_button, self.progress,
+                                      self.notes, on_running=self._running_changed)
+        self.model_bar.busy_changed.connect(self._on_model_busy)
+        self.runner.result.connect(self._on_result)
+
+    def _build_controls(self) -> None:
+        """The inputs' box and the run controls under it (Run, Cancel, examples, compare, heads off)."""
+        self.inputs_box = QVBoxLayout()
+        self.controls = RunControls(self.RUN_LABEL, self.model_bar.source)
+        self.options = self.controls.options  # a view's small options (top-k, aggregation...) go here
+        self.examples_combo = self.controls.examples_combo
+        self.compare_source = self.controls.compare_source
+        self.heads_off = self.controls.heads_off
+        self.run_button = self.controls.run_button
+        self.cancel_button = self.controls.cancel_button
+        self.explain_button = self.controls.explain_button
+        self.explain_button.setVisible(self.spec.explain is not None)  # only what Explain can read
+        self.examples_combo.activated.connect(self._example_chosen)
+        self.explain_button.clicked.connect(self._explain)
+        self.progress = ProgressLine()
+        self.controls.add_progress(status_cell(self.progress, self.notes))
+        self.heads_off.textEdited.connect(self._heads_typed)
+        self.heads_off.textChanged.connect(self._check_heads)
+        self.controls.heads_clear.clicked.connect(lambda: self.set_ablated_heads((), ""))
+
+    def _build_results_area(self) -> None:
+        """The results' box, dimmed under an Out-of-date banner while the result is out of date."""
+        self.results_box = QVBoxLayout()
+        self.results_box.setContentsMargins(0, 0, 0, 0)
+        self.results_widget = QWidget()
+        self.results_widget.setLayout(self.results_box)
+        self.stale_banner = StaleBanner(self.results_widget,
+                                        action=f"Press {self.RUN_LABEL} (Ctrl+Enter) to update it.")
+        self._stale_timer = QTimer(self)
+        self._stale_timer.setSingleShot(True)
+        self._stale_timer.setInterval(0)
+        self._stale_timer.timeout.connect(self._update_stale)
+
+    def _size_splitter(self, top: QWidget) -> None:
+        """The sizes saved for this tab, else the view's INPUT_SHARE, else just what the inputs need."""
         saved = self.settings.splitter_sizes(self.TASK)
         if len(saved) == 2 and all(size > 0 for size in saved):
             self.splitter.setSizes(saved)
@@ -138,21 +158,6 @@ class TaskTab(PinnedInputs, ModelTab):
         else:
             self.splitter.setSizes([top.sizeHint().height(), 10_000])
         self.splitter.splitterMoved.connect(self._save_splitter)
-        # any change of an input widget (compare and heads off included) may make the result stale
-        watch_inputs(top, lambda *_args: self._stale_timer.start(0), skip=(self.examples_combo,))
-        self.heads_off.textEdited.connect(self._heads_typed)
-        self.heads_off.textChanged.connect(self._check_heads)
-        self.controls.heads_clear.clicked.connect(lambda: self.set_ablated_heads((), ""))
-
-        self.lifecycle = RunLifecycle(self, self.runner, self.run, self.run_button, self.cancel_button, self.progress,
-                                      self.notes, on_running=self._running_changed)
-        self.model_bar.busy_changed.connect(self._on_model_busy)
-        self.runner.result.connect(self._on_result)
-
-    @property
-    def shown_for(self) -> RunState | None:
-        """What the shown result was computed from: model, inputs, heads off, compared model."""
-        return self._shown_for
 
     def _save_splitter(self, *_args: Any) -> None:
         self.settings.set_splitter_sizes(self.TASK, self.splitter.sizes())
@@ -166,20 +171,9 @@ class TaskTab(PinnedInputs, ModelTab):
         """Add the result widgets (they get the splitter's stretch)."""
         raise NotImplementedError
 
-    def inputs(self) -> Any:
-        """The spec's input dataclass from the widgets; InputError for input that cannot work."""
-        raise NotImplementedError
-
-    def show_outcome(self, outcome: Any) -> None:
-        """Show `outcome.result`, and `outcome.second` beside it when comparing/ablating."""
-        raise NotImplementedError
-
+    # inputs(), show_outcome(outcome) and set_inputs(inputs): declared where pins first use them (pinning.py)
     def clear_result(self) -> None:
         """Remove the shown result (an input error or another model makes it stale)."""
-
-    def set_inputs(self, inputs: Any) -> None:
-        """Fill the widgets from an input dataclass (examples, a dataset row)."""
-        raise NotImplementedError
 
     def examples(self) -> list[tuple[str, Any]]:
         """(label, data) for the examples combo; `use_example(data)` fills the inputs."""
@@ -199,7 +193,7 @@ class TaskTab(PinnedInputs, ModelTab):
 
     def _on_model_loaded(self, info: ModelInfo) -> None:
         self.runner.cancel()
-        self._clear()
+        self.clear_shown()
         self.notes.clear()
         self.pins.forget_results()  # they belong to the model before
         self.pin_bar.flip_button.setEnabled(True)
@@ -218,17 +212,6 @@ class TaskTab(PinnedInputs, ModelTab):
             self._run_on_load = True
 
     # -- what a result belongs to ----------------------------------------------------------
-    def _run_state(self) -> RunState:
-        try:
-            inputs = self.inputs()
-        except BertStudioError:
-            inputs = INVALID
-        try:
-            heads: Any = parse_heads(self.heads_off.text())
-        except BertStudioError:
-            heads = self.heads_off.text()
-        return RunState(self.model_request(), inputs, heads, self.compare_source.source())
-
     def stale_reason(self) -> str:
         """What changed since the shown result was computed ("input", "model", "heads off"...); "" if current."""
         if self._shown_for is None:
@@ -285,7 +268,7 @@ class TaskTab(PinnedInputs, ModelTab):
             if heads and compare_source:
                 raise InputError("Compare with a second model or switch heads off, not both at once.")
         except BertStudioError as error:
-            self._clear()
+            self.clear_shown()
             self.notes.set_notes([error_note(error)])
             return
         self._ran = (request, inputs)
@@ -317,12 +300,12 @@ class TaskTab(PinnedInputs, ModelTab):
         self.pin_bar.pin_button.setEnabled(True)
 
     def _on_error(self, error: BaseException) -> None:
-        self._clear()
+        self.clear_shown()
         if isinstance(error, MissingHeadError):  # the bar's "meaningless" warning has the same cause
             self.model_bar.warning_label.setVisible(False)
         super()._on_error(error)
 
-    def _clear(self) -> None:
+    def clear_shown(self) -> None:
         self.outcome = self.result = None
         self._shown_for = None
         self.explain_button.setEnabled(False)
@@ -355,15 +338,12 @@ class TaskTab(PinnedInputs, ModelTab):
     def last_ran(self) -> Any:
         return self._ran[1] if self._ran is not None else None
 
-    def clear_shown(self) -> None:
-        self._clear()
-
     def shown_now(self, inputs: Any) -> None:
         """A kept result is shown again: it belongs to `inputs` on the model loaded now."""
         request = self.model_request()
         if request is not None:
             self._ran = (request, inputs)
-        self._shown_for = self._run_state()
+        self._shown_for = self.origin_now()
         self._update_stale()
         self.explain_button.setEnabled(self.result is not None)
 
@@ -380,8 +360,16 @@ class TaskTab(PinnedInputs, ModelTab):
     def result_origin(self) -> RunState | None:
         return self._shown_for
 
-    def origin_now(self) -> RunState | None:
-        return self._run_state()
+    def origin_now(self) -> RunState:
+        try:
+            inputs = self.inputs()
+        except BertStudioError:
+            inputs = INVALID
+        try:
+            heads: Any = parse_heads(self.heads_off.text())
+        except BertStudioError:
+            heads = self.heads_off.text()
+        return RunState(self.model_request(), inputs, heads, self.compare_source.source())
 
     def apply_state(self, state: TabState) -> None:
         self.compare_source.set_source(state.compare or None)

@@ -15,14 +15,14 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from PySide6.QtCore import Signal
-from PySide6.QtWidgets import QFrame, QScrollArea, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QVBoxLayout, QWidget
 
 from bertstudio.core.models import LoadRequest, ModelInfo
 from bertstudio.core.notes import Note
 from bertstudio.ui.binding import read_bound, write_bound
 from bertstudio.ui.local_models import LocalModelsIndex
 from bertstudio.ui.model_bar import INT8_CHOICE, ModelBar
-from bertstudio.ui.screen_fit import PageLayout
+from bertstudio.ui.screen_fit import PageLayout, scroll_body
 from bertstudio.ui.settings import AppSettings
 from bertstudio.ui.tabs.tab_state import RunState, TabState
 from bertstudio.ui.widgets.compare_panel import CompareSource
@@ -69,14 +69,7 @@ class StudioTab(QWidget):
         """The layout of `page`, everything the tab shows, in a frameless scroll area: a window smaller
         than the page (900x600 with the log open) scrolls to every control instead of cutting them
         off or growing past the screen; at a normal size nothing scrolls and nothing changes."""
-        self.page = QWidget()
-        scroll = QScrollArea()
-        scroll.setWidgetResizable(True)
-        scroll.setFrameShape(QFrame.Shape.NoFrame)
-        scroll.setWidget(self.page)
-        outer = QVBoxLayout(self)
-        outer.setContentsMargins(0, 0, 0, 0)
-        outer.addWidget(scroll)
+        self.page = scroll_body(self)
         return PageLayout(self.page)
 
     def _build_layout(self) -> None:

@@ -8,14 +8,17 @@ shown is explained again. "Trace why…" patches the edit with the pinned input'
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from PySide6.QtCore import QSignalBlocker, Qt
 from PySide6.QtGui import QKeySequence, QShortcut
 from PySide6.QtWidgets import QVBoxLayout
 
-from bertstudio.core.errors import BertStudioError
+from bertstudio.core.errors import BertStudioError, InputError
 from bertstudio.core.jobs import Outcome
+from bertstudio.core.tasks.spec import TaskSpec
+from bertstudio.ui.tabs.frame import ModelTab
 from bertstudio.ui.widgets.pin_bar import PinBar, PinEntry, Pins, summary
 from bertstudio.workers.jobs import pinned_job, task_job
 
@@ -32,11 +35,10 @@ def tops(diff: Any) -> str:
     return f" ({first.top_b} {b.score_b:.3f}{pinned})"
 
 
-class PinnedInputs:
-    """TaskTab's pins. Uses the template's own members (spec, runner, result, outcome, show_outcome, state...)."""
+class PinnedInputs(ModelTab):
+    """TaskTab's pins, on the template's own members (declared at the end; ui/tabs/base.py has them)."""
 
-    spec: Any
-    runner: Any
+    spec: TaskSpec
     result: Any
     outcome: Any
 
@@ -132,7 +134,7 @@ class PinnedInputs:
     def compared(self, entry: PinEntry, notes: tuple[Any, ...] = ()) -> Outcome[Any]:
         pinned = self.pins.pinned
         self.pin_comparison = ""
-        if entry is pinned or pinned.result is None:
+        if entry is pinned or pinned.result is None or self.spec.compare is None:
             self.show_pins("The pinned input. Edit it and run to compare.")
             return Outcome(entry.result, notes=notes)
         diff = self.spec.compare(pinned.result, entry.result)
@@ -204,10 +206,9 @@ class PinnedInputs:
 
     def pair_source(self) -> tuple[Any, str, tuple[str, ...], tuple[str, ...], str]:
         """The model, the task, the pinned input's texts and the shown edit's (InputError when no edit is shown)."""
-        from bertstudio.core.errors import InputError
         from bertstudio.ui.widgets.pin_bar import comparing
 
-        if not comparing(self.pins):
+        if not comparing(self.pins) or self.spec.explain is None:
             raise InputError("Pin an input, edit it and run: A and B are the pinned input and the edit shown.")
         entry = self.pins.entries[self.pins.current]
         texts = self.spec.explain.texts_of
@@ -230,10 +231,31 @@ class PinnedInputs:
 
     def open_counterfactual(self, texts: tuple[str, ...]) -> None:
         """One click on a result: the edited input in the tab, run."""
-        self.set_inputs(self.spec.explain.inputs_of(tuple(texts)))
-        self.run()
+        if self.spec.explain is not None:  # (the panel is offered only then)
+            self.set_inputs(self.spec.explain.inputs_of(tuple(texts)))
+            self.run()
 
-    # -- from the template -----------------------------------------------------------------------
+    # -- a view's own part (the template's contract, ui/tabs/base.py) ---------------------------
+    def inputs(self) -> Any:
+        """The spec's input dataclass from the widgets; InputError for input that cannot work."""
+        raise NotImplementedError
+
+    def set_inputs(self, inputs: Any) -> None:
+        """Fill the widgets from an input dataclass (examples, a dataset row)."""
+        raise NotImplementedError
+
+    def show_outcome(self, outcome: Any) -> None:
+        """Show `outcome.result`, and `outcome.second` beside it when comparing/ablating."""
+        raise NotImplementedError
+
+    # -- from the template (ui/tabs/base.py) ----------------------------------------------------
+
+    def run(self) -> None:
+        raise NotImplementedError
+
+    def job(self) -> Callable[..., Any]:
+        raise NotImplementedError
+
     def last_ran(self) -> Any:
         raise NotImplementedError
 

@@ -35,7 +35,7 @@ class ExportDialog(QDialog):
     def __init__(self, source: str = "", task: str | None = None, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setWindowTitle("Export model to ONNX")
-        self.result: ExportResult | None = None
+        self.exported: ExportResult | None = None  # the last valid export (QDialog has a result())
         self.source = QLineEdit(source)
         self.source.setPlaceholderText("model folder or Hub id")
         browse_model = QPushButton("Folder…")
@@ -73,8 +73,10 @@ class ExportDialog(QDialog):
         buttons.addWidget(self.export_button)
         buttons.addWidget(self.cancel_button)
         layout = QVBoxLayout(self)
-        for part in (form, self.progress, self.status, self.report, buttons):
-            (layout.addLayout if isinstance(part, QHBoxLayout | QFormLayout) else layout.addWidget)(part)
+        layout.addLayout(form)
+        for widget in (self.progress, self.status, self.report):
+            layout.addWidget(widget)
+        layout.addLayout(buttons)
         self.runner = TaskRunner(self)
         self.runner.progress.connect(self._on_progress)
         self.runner.result.connect(self._on_result)
@@ -94,7 +96,7 @@ class ExportDialog(QDialog):
         if overwrite and not self.confirm_replace(output):
             self.status.setText("Nothing was written: choose another output file.")
             return
-        self.result = None
+        self.exported = None
         self.report.clear()
         self.progress.setValue(0)
         self._set_busy(True)
@@ -129,7 +131,7 @@ class ExportDialog(QDialog):
             self.progress.setValue(int(event.fraction * 100))
 
     def _on_result(self, result: ExportResult) -> None:
-        self.result = result
+        self.exported = result
         self.progress.setValue(100)
         self.status.setText(f"Largest difference onnxruntime vs PyTorch: {result.max_difference:.2e}")
         self.report.setPlainText(result.text)

@@ -20,6 +20,7 @@ from PySide6.QtWidgets import QGridLayout, QHBoxLayout, QLabel, QPlainTextEdit, 
 
 from bertstudio.core.notes import Note, unique
 from bertstudio.ui import theme
+from bertstudio.ui.screen_fit import keep_room
 from bertstudio.ui.widgets.elided_label import ElidedLabel
 
 SEVERITY = ("info", "warning", "error")
@@ -116,9 +117,6 @@ def status_cell(progress: QWidget, notes: QWidget) -> QWidget:
     cell = QWidget()
     grid = QGridLayout(cell)
     grid.setContentsMargins(0, 0, 0, 0)
-    for widget in (progress, notes):
-        policy = widget.sizePolicy()
-        policy.setRetainSizeWhenHidden(True)  # the cell's height stays when both are hidden
-        widget.setSizePolicy(policy)
-        grid.addWidget(widget, 0, 0, Qt.AlignmentFlag.AlignVCenter)
+    for widget in (progress, notes):  # keeping their room: the cell's height stays when both are hidden
+        grid.addWidget(keep_room(widget), 0, 0, Qt.AlignmentFlag.AlignVCenter)
     return cell

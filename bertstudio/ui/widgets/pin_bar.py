@@ -128,12 +128,9 @@ class PinBar(QWidget):
         self.flip_button.setEnabled(False)
         row = QHBoxLayout(self)
         row.setContentsMargins(0, 0, 0, 0)
-        for widget in (self.pin_button, self.back, self.entries, self.forward, self.unpin_button):
-            row.addWidget(widget)
-        row.addWidget(self.summary, 1)
-        row.addWidget(self.pair_button)
-        row.addWidget(self.trace_button)
-        row.addWidget(self.flip_button)
+        for widget in (self.pin_button, self.back, self.entries, self.forward, self.unpin_button, self.summary,
+                       self.pair_button, self.trace_button, self.flip_button):
+            row.addWidget(widget, 1 if widget is self.summary else 0)
         self.pin_button.clicked.connect(self.pin_clicked)
         self.unpin_button.clicked.connect(self.unpin_clicked)
         self.flip_button.clicked.connect(self.flip_clicked)
