@@ -249,7 +249,7 @@ def test_projector_vectors_and_pca_equal_scikit_learn(real_models) -> None:  # n
 
 
 def test_rows_open_as_their_task_input_and_headers_read_cheaply() -> None:
-    from bertstudio.core.evaluate.readers import header_of
+    from bertstudio.core.datafiles import first_line_header as header_of
     from bertstudio.core.evaluate.rows import row_inputs
 
     qa = read_dataset("qa", DATA / "qa.csv").examples[0]

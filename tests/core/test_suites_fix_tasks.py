@@ -13,7 +13,7 @@ import pytest
 from bertstudio.core.models import LoadRequest, load_model
 from bertstudio.core.progress import TaskControl
 from bertstudio.core.suites.fix import TRAIN, split_cases
-from bertstudio.core.suites.fix_tasks import can_fine_tune, task_fix_file, task_rows, write_fix
+from bertstudio.core.suites.fix_tasks import task_fix_file, task_rows, train_task, write_fix
 from bertstudio.core.suites.runner import run_suite
 from bertstudio.core.suites.suite import parse_suite
 from tests.conftest import run_cli
@@ -103,7 +103,7 @@ def test_failures_become_rows_in_the_tasks_training_format(checkpoint_factory, t
     data = tmp_path / name
     data.write_text(text, encoding="utf-8")
     before = data.read_bytes()
-    assert can_fine_tune(suite.task)
+    assert train_task(suite.task)
     if not train_want:
         pytest.skip("no failure in the training halves of this tiny model")
     path, added = write_fix(result, data)

@@ -323,7 +323,7 @@ def test_conll_and_text_fuzz_is_a_dataset_or_one_message(tmp_path: Path, content
 
 
 def test_header_of_a_special_or_huge_file_reads_little(tmp_path: Path, fifo: Path) -> None:
-    from bertstudio.core.evaluate.readers import header_of
+    from bertstudio.core.datafiles import first_line_header as header_of
 
     huge = tmp_path / "one-line.csv"
     huge.write_text("a," * 3_000_000, encoding="utf-8")

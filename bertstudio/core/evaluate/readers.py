@@ -14,7 +14,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from bertstudio.core.datafiles import first_line_header, read_table, tick
+from bertstudio.core.datafiles import read_table, tick
 from bertstudio.core.errors import InputError
 from bertstudio.core.files import regular_file
 from bertstudio.core.progress import TaskControl
@@ -158,7 +158,3 @@ def read_dataset(task: str, path: str | Path, columns: EvalColumns | None = None
     return replace(dataset, task=task)
 
 
-def header_of(path: str | Path) -> list[str]:
-    """The column names of a table file from its first line only (cheap enough for the GUI thread:
-    at most 64 KiB read, special files give no columns)."""
-    return first_line_header(path)

@@ -55,11 +55,6 @@ def train_task(task: str) -> str:
     return str(spec.trainables[0].key)
 
 
-def can_fine_tune(task: str) -> str:
-    """The Train task the rows train ("" where the rows are not that task's training data)."""
-    return train_task(task)
-
-
 def _fix(task: str) -> SuiteFix:
     found = adapter(task).fix
     if found is None:

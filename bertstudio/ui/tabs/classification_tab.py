@@ -22,8 +22,8 @@ from bertstudio.ui.tabs.base import TaskTab
 from bertstudio.ui.widgets.batch_table import BatchTable
 from bertstudio.ui.widgets.compare_panel import CompareBars
 from bertstudio.ui.widgets.elided_label import ElidedLabel
-from bertstudio.ui.widgets.forms import browse_button, hbox, text_box
-from bertstudio.ui.widgets.layouts import splitter
+from bertstudio.ui.widgets.forms import browse_button, text_box
+from bertstudio.ui.widgets.layouts import row, splitter
 from bertstudio.workers.runner import TaskRunner
 
 PAIR_SEPARATOR = " ||| "
@@ -89,7 +89,7 @@ class ClassificationTab(TaskTab):
         self.export_button = QPushButton("Export CSV…")  # here, not under the table: the table keeps 10 rows
         self.export_button.setEnabled(False)
         self.export_button.clicked.connect(self._choose_export)
-        file_row = hbox(self.open_table, "column:", self.column, self.table_label)
+        file_row = row(self.open_table, "column:", self.column, self.table_label, stretch=None)
         file_row.addWidget(self.export_button)
         return _page(self.lines, last=file_row)
 

@@ -194,10 +194,11 @@ class EvaluateTab(ComparingTab):
         return self.columns_row.combos
 
     def _refresh_columns(self) -> None:
-        from bertstudio.core.evaluate.readers import header_of
+        from bertstudio.core.datafiles import first_line_header
 
         adapter = adapter_for(self.task_key, EvaluateAdapter)
-        self.columns_row.show_columns(header_of(self.data_file.text().strip()), adapter.columns, adapter.choice_columns)
+        header = first_line_header(self.data_file.text().strip())  # 64 KiB at most: fine on the GUI thread
+        self.columns_row.show_columns(header, adapter.columns, adapter.choice_columns)
 
     def _browse(self) -> None:
         filters = adapter_for(self.task_key, EvaluateAdapter).file_filter

@@ -32,7 +32,8 @@ from bertstudio.ui.widgets.elided_label import ElidedLabel
 from bertstudio.ui.widgets.features_card import FeatureCardView
 from bertstudio.ui.widgets.features_tokens import TokensTable
 from bertstudio.ui.widgets.features_train import TrainPage
-from bertstudio.ui.widgets.forms import browse_button, hbox, text_box
+from bertstudio.ui.widgets.forms import browse_button, text_box
+from bertstudio.ui.widgets.layouts import row
 from bertstudio.ui.widgets.run_controls import ProgressLine
 from bertstudio.workers.runner import TaskRunner
 
@@ -93,10 +94,10 @@ class FeaturesTab(ModelTab):
         self.pages.addTab(self.card, "Feature")
         self.pages.addTab(self.train_page, "Train")
         browse = browse_button(self.sae_path, "SAE folder", folder=True, text="Open…", then=self.open_sae)
-        self.body.addLayout(hbox("SAE", self.sae_path, browse, stretch=self.sae_path))
-        self.body.addLayout(hbox("Task", self.task_combo, self.sae_info, stretch=self.sae_info))
+        self.body.addLayout(row("SAE", self.sae_path, browse, stretch=self.sae_path))
+        self.body.addLayout(row("Task", self.task_combo, self.sae_info, stretch=self.sae_info))
         self.body.addWidget(self.text)
-        self.body.addLayout(hbox(self.run_button, self.cancel_button, self.progress_line, stretch=self.progress_line))
+        self.body.addLayout(row(self.run_button, self.cancel_button, self.progress_line, stretch=self.progress_line))
         self.body.addWidget(self.pages, 1)
         self._connect_runners()
 

@@ -226,9 +226,9 @@ class TestsTab(ComparingTab):
         self._shown_for = self._run_for
         self._redraw()
         self.notes.set_notes([error_note(InputError(n)) for n in result.a.notes] if result.a.notes else [])
-        from bertstudio.core.suites.fix_tasks import can_fine_tune
+        from bertstudio.core.suites.fix_tasks import train_task
 
-        if not can_fine_tune(result.a.suite.task):
+        if not train_task(result.a.suite.task):
             self.fix.allow(f"Fine-tuning on failures is not offered for {result.a.suite.task} suites.")
         elif result.a.failures == 0:
             self.fix.allow("No case failed: there is nothing to fine-tune on.")
@@ -302,9 +302,9 @@ class TestsTab(ComparingTab):
         self.show_message(f"Wrote {path.name} ({added} rows from the training halves of the tests). When training "
                           f"ends, the suite re-runs on {Path(base).name} and {Path(output).name}, judged on the "
                           "held-apart halves.")
-        from bertstudio.core.suites.fix_tasks import can_fine_tune
+        from bertstudio.core.suites.fix_tasks import train_task
 
-        self.fine_tune_requested.emit(can_fine_tune(self.result.a.suite.task), base, str(path), output)
+        self.fine_tune_requested.emit(train_task(self.result.a.suite.task), base, str(path), output)
 
     def choose_fix_folder(self) -> str:
         """Where the data-plus-failures copy goes when the data is inside BERT Studio ('' if cancelled)."""

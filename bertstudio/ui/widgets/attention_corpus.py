@@ -32,7 +32,6 @@ from bertstudio.core.corpus.query import MAX_K, CorpusAnswer, Neighbour, excerpt
 from bertstudio.ui.widgets.attention_pages import readout_label
 from bertstudio.ui.widgets.layouts import row
 from bertstudio.ui.widgets.rich_text_table import HTML_ROLE, context_table
-from bertstudio.ui.widgets.rich_text_table import RichTextDelegate as RichTextDelegate  # features_card imports it here
 from bertstudio.workers.runner import TaskRunner
 
 if TYPE_CHECKING:

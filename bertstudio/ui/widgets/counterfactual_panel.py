@@ -18,7 +18,8 @@ from bertstudio.core.models import LoadRequest
 from bertstudio.core.notes import Note
 from bertstudio.ui.tabs.frame import error_note
 from bertstudio.ui.tabs.run_lifecycle import JobDialog, RunLifecycle
-from bertstudio.ui.widgets.forms import hbox, read_only_table, spin_box
+from bertstudio.ui.widgets.forms import read_only_table, spin_box
+from bertstudio.ui.widgets.layouts import row
 from bertstudio.ui.widgets.notes_area import NotesArea
 from bertstudio.ui.widgets.run_controls import ProgressLine
 from bertstudio.workers.runner import TaskRunner
@@ -69,7 +70,7 @@ class CounterfactualPanel(JobDialog):
         self.table.cellDoubleClicked.connect(lambda row, _column: self.open_row(row))
         layout = QVBoxLayout(self)
         layout.addLayout(form)
-        layout.addLayout(hbox(self.find_button, self.cancel_button, self.progress, stretch=self.progress))
+        layout.addLayout(row(self.find_button, self.cancel_button, self.progress, stretch=self.progress))
         layout.addWidget(self.table, 1)
         layout.addWidget(self.notes)
         self.results: tuple[Any, ...] = ()
@@ -101,16 +102,16 @@ class CounterfactualPanel(JobDialog):
         self.results = result.counterfactuals
         self.table.setRowCount(len(self.results))
         edits = [", ".join(describe_edit(e, len(found.texts)) for e in found.edits) for found in self.results]
-        for row, found in enumerate(self.results):
-            cells = (edits[row], found.prediction.label, f"{found.prediction.score:.3f}", " | ".join(found.texts))
+        for index, found in enumerate(self.results):
+            cells = (edits[index], found.prediction.label, f"{found.prediction.score:.3f}", " | ".join(found.texts))
             for column, text in enumerate(cells):
                 item = QTableWidgetItem(text)
                 item.setToolTip(text)
-                self.table.setItem(row, column, item)
+                self.table.setItem(index, column, item)
             button = QPushButton("Open in editor")
             button.setToolTip("Put this edited input in the tab and run it")
-            button.clicked.connect(lambda _checked=False, at=row: self.open_row(at))
-            self.table.setCellWidget(row, 4, button)
+            button.clicked.connect(lambda _checked=False, at=index: self.open_row(at))
+            self.table.setCellWidget(index, 4, button)
         original = result.original
         head = Note("info", f"Original: {original.label} ({original.score:.3f}); {len(self.results)} "
                     f"counterfactual(s) from {result.evaluated:,} edited inputs ({result.method}).")

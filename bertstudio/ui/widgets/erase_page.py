@@ -10,7 +10,8 @@ from typing import Any
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QComboBox, QLabel, QLineEdit, QPushButton, QTableWidgetItem, QVBoxLayout, QWidget
 
-from bertstudio.ui.widgets.forms import browse_button, hbox, read_only_table, spin_box
+from bertstudio.ui.widgets.forms import browse_button, read_only_table, spin_box
+from bertstudio.ui.widgets.layouts import row
 
 
 class ErasePage(QWidget):
@@ -38,7 +39,7 @@ class ErasePage(QWidget):
         browse = browse_button(self.concept, "Concept file", "Tables (*.csv *.tsv *.jsonl);;All files (*)")
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 4, 0, 0)
-        layout.addLayout(hbox("Layer", self.layer, "Concept", self.concept, browse, self.positions, self.erase_button,
+        layout.addLayout(row("Layer", self.layer, "Concept", self.concept, browse, self.positions, self.erase_button,
                               stretch=self.concept))
         layout.addWidget(self.status)
         layout.addWidget(self.table, 1)

@@ -14,11 +14,12 @@ from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QDoubleSpinBox, QLabel, QPushButton, QTableWidgetItem, QTextEdit, QVBoxLayout, QWidget
 
 from bertstudio.ui import plot_style
-from bertstudio.ui.widgets.attention_corpus import HTML_ROLE, RichTextDelegate, context_html
-from bertstudio.ui.widgets.forms import hbox, read_only_table, spin_box
+from bertstudio.ui.widgets.attention_corpus import context_html
+from bertstudio.ui.widgets.forms import spin_box
 from bertstudio.ui.widgets.head_importance_view import summary_of
-from bertstudio.ui.widgets.layouts import splitter
+from bertstudio.ui.widgets.layouts import row, splitter
 from bertstudio.ui.widgets.ranked_bars import RankedBars
+from bertstudio.ui.widgets.rich_text_table import HTML_ROLE, context_table
 
 COLUMNS = ("Value", "Token", "Line", "Context")
 
@@ -91,8 +92,7 @@ class FeatureCardView(QWidget):
         self.show_button.clicked.connect(lambda: self.show_requested.emit(self.feature.value()))
         self.summary = QLabel("Open an SAE, then pick a feature (or click one on the Tokens page).")
         self.summary.setWordWrap(True)
-        self.table = read_only_table(COLUMNS, stretch=(3,), rows=False)
-        self.table.setItemDelegateForColumn(3, RichTextDelegate(self.table))
+        self.table = context_table(COLUMNS)
         self.histogram = Histogram()
         self.promoted = RankedBars(value_format="{:+.2f}", probability=False)
         self.promoted.set_probability(False, "logit change")
@@ -104,7 +104,7 @@ class FeatureCardView(QWidget):
         side.addWidget(self.promoted, 1)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 4, 0, 0)
-        layout.addLayout(hbox(self.feature, self.show_button, self.summary, stretch=self.summary))
+        layout.addLayout(row(self.feature, self.show_button, self.summary, stretch=self.summary))
         layout.addWidget(splitter(pg.QtCore.Qt.Orientation.Horizontal, self.table, plots, sizes=(600, 300)), 3)
         self._build_intervention(layout)
 
@@ -129,7 +129,7 @@ class FeatureCardView(QWidget):
         self.difference.setWordWrap(True)
         answers = splitter(pg.QtCore.Qt.Orientation.Horizontal, self.intact, self.edited)
         answers.setMinimumHeight(90)
-        layout.addLayout(hbox("Scale", self.scale, self.intervene_button, self.difference, stretch=self.difference))
+        layout.addLayout(row("Scale", self.scale, self.intervene_button, self.difference, stretch=self.difference))
         layout.addWidget(answers, 1)
 
     def set_features(self, count: int) -> None:
@@ -142,13 +142,13 @@ class FeatureCardView(QWidget):
         self.summary.setText(f"Feature {card.feature} fires on {card.frequency:.2%} of the corpus tokens, largest "
                              f"value {card.largest:.3f}{dead}. " + " ".join(n.text for n in card.notes))
         self.table.setRowCount(len(card.contexts))
-        for row, neighbour in enumerate(card.contexts):
+        for index, neighbour in enumerate(card.contexts):
             items = (QTableWidgetItem(f"{neighbour.score:.3f}"), QTableWidgetItem(neighbour.token),
                      QTableWidgetItem(str(neighbour.line)), QTableWidgetItem(neighbour.context))
             items[3].setData(HTML_ROLE, context_html(neighbour))
             items[3].setToolTip(neighbour.context)
             for column, item in enumerate(items):
-                self.table.setItem(row, column, item)
+                self.table.setItem(index, column, item)
         self.histogram.show_counts(card.histogram, card.largest)
         labels = [html.unescape(token) for token, _ in card.promoted]
         values = [value for _, value in card.promoted]

@@ -9,7 +9,8 @@ from PySide6.QtWidgets import QCheckBox, QComboBox, QLabel, QLineEdit, QPushButt
 from bertstudio.core.features import sae as sae_math
 from bertstudio.core.features import tuned_lens
 from bertstudio.ui.widgets.flow_layout import FlowLayout, group, wrapping_row
-from bertstudio.ui.widgets.forms import browse_button, hbox, spin_box
+from bertstudio.ui.widgets.forms import browse_button, spin_box
+from bertstudio.ui.widgets.layouts import row
 from bertstudio.ui.widgets.run_controls import ProgressLine
 
 DEMOS = (("English sentences (ambiguous words)", "ambiguous_words.txt"), ("SMILES molecules", "molecules_smiles.txt"))
@@ -53,11 +54,11 @@ class TrainPage(QWidget):
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 4, 0, 0)
         browse = browse_button(self.corpus, "Corpus file", "Text files (*.txt);;All files (*)")
-        layout.addLayout(hbox("Corpus", self.corpus, browse, self.demo, stretch=self.corpus))
+        layout.addLayout(row("Corpus", self.corpus, browse, self.demo, stretch=self.corpus))
         layout.addWidget(wrapping_row(sizes))
-        layout.addLayout(hbox("Output", self.output, browse_button(self.output, "Output folder", folder=True),
+        layout.addLayout(row("Output", self.output, browse_button(self.output, "Output folder", folder=True),
                               self.overwrite, stretch=self.output))
-        layout.addLayout(hbox(self.train_button, self.lens_button, self.cancel_button, self.progress,
+        layout.addLayout(row(self.train_button, self.lens_button, self.cancel_button, self.progress,
                               stretch=self.progress))
         layout.addWidget(self.result)
         layout.addStretch(1)

@@ -1,4 +1,4 @@
-"""The small pieces the task views' forms repeat: a row of widgets, a Browse… button, a spin box, a
+"""The small pieces the task views' forms repeat: a Browse… button, a spin box, a
 text box and a read-only table, each built one way so the views say what they hold, not how."""
 
 from __future__ import annotations
@@ -8,27 +8,13 @@ from collections.abc import Callable, Sequence
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QFileDialog,
-    QHBoxLayout,
     QHeaderView,
-    QLabel,
     QLineEdit,
     QPlainTextEdit,
     QPushButton,
     QSpinBox,
     QTableWidget,
-    QWidget,
 )
-
-
-def hbox(*items: QWidget | str, stretch: QWidget | None = None) -> QHBoxLayout:
-    """The items side by side (a str is a label); `stretch` takes the room left (None: an empty end)."""
-    layout = QHBoxLayout()
-    for item in items:
-        widget = QLabel(item) if isinstance(item, str) else item
-        layout.addWidget(widget, 1 if widget is stretch else 0)
-    if stretch is None:
-        layout.addStretch(1)
-    return layout
 
 
 def browse_button(target: QLineEdit | Callable[[str], None], title: str, filters: str = "", *, folder: bool = False,

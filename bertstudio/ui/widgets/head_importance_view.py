@@ -14,7 +14,8 @@ from typing import Any
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QCheckBox, QHBoxLayout, QLabel, QLineEdit, QPushButton, QTextBrowser, QVBoxLayout, QWidget
 
-from bertstudio.ui.widgets.forms import browse_button, hbox, spin_box
+from bertstudio.ui.widgets.forms import browse_button, spin_box
+from bertstudio.ui.widgets.layouts import row
 
 
 def summary_of(summary: Callable[[Any], str] | None, result: Any) -> str:
@@ -54,7 +55,7 @@ class HeadImportanceView(QWidget):
         self.intact = QTextBrowser()
         self.pruned = QTextBrowser()
         side = QVBoxLayout()
-        side.addLayout(hbox(self.k, self.prune_button, self.pruned_label, stretch=self.pruned_label))
+        side.addLayout(row(self.k, self.prune_button, self.pruned_label, stretch=self.pruned_label))
         pair = QHBoxLayout()
         for title, box in (("intact", self.intact), ("pruned", self.pruned)):
             column = QVBoxLayout()
@@ -69,7 +70,7 @@ class HeadImportanceView(QWidget):
         layout.setContentsMargins(0, 0, 0, 0)
         browse = browse_button(self.data_file, "Data for head importance",
                                "Tables or text (*.csv *.tsv *.txt);;All files (*)", text="Open…")
-        layout.addLayout(hbox(self.data_file, browse, self.normalise, self.compute_button, stretch=self.data_file))
+        layout.addLayout(row(self.data_file, browse, self.normalise, self.compute_button, stretch=self.data_file))
         layout.addLayout(body, 1)
 
     def _build_plot(self) -> None:

@@ -7,15 +7,19 @@ view say what it shows rather than how Qt stacks it.
 from __future__ import annotations
 
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QHBoxLayout, QLayout, QSplitter, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QHBoxLayout, QLabel, QLayout, QSplitter, QVBoxLayout, QWidget
 
 
-def row(*widgets: QWidget, stretch: int = -1) -> QHBoxLayout:
-    """The widgets side by side; the one at index `stretch` (the last by default: a readout or a
-    note after the controls) takes the room left."""
+def row(*items: QWidget | str, stretch: int | QWidget | None = -1) -> QHBoxLayout:
+    """The items side by side (a str is a label). What takes the room left: the widget `stretch`, or the
+    one at that index (the last by default: a readout or a note after the controls); None: an empty end."""
     bar = QHBoxLayout()
-    for index, widget in enumerate(widgets):
-        bar.addWidget(widget, 1 if index == stretch % len(widgets) else 0)
+    widgets = [QLabel(item) if isinstance(item, str) else item for item in items]
+    wide = widgets[stretch % len(widgets)] if isinstance(stretch, int) else stretch
+    for widget in widgets:
+        bar.addWidget(widget, 1 if widget is wide else 0)
+    if stretch is None:
+        bar.addStretch(1)
     return bar
 
 

@@ -22,9 +22,9 @@ from bertstudio.core.notes import Note
 from bertstudio.ui.screen_fit import PageLayout, scroll_body
 from bertstudio.ui.tabs.frame import error_note
 from bertstudio.ui.tabs.run_lifecycle import JobDialog, RunLifecycle
-from bertstudio.ui.widgets.forms import hbox, spin_box
+from bertstudio.ui.widgets.forms import spin_box
 from bertstudio.ui.widgets.labelled_matrix import LabelledMatrix, short
-from bertstudio.ui.widgets.layouts import splitter
+from bertstudio.ui.widgets.layouts import row, splitter
 from bertstudio.ui.widgets.notes_area import NotesArea
 from bertstudio.ui.widgets.run_controls import ProgressLine
 from bertstudio.workers.runner import TaskRunner
@@ -176,10 +176,10 @@ class PatchingPanel(JobDialog):
         self.words = QLabel("Hover a cell to read it in words.")
         self.words.setWordWrap(True)
         layout = PageLayout(scroll_body(self))  # smaller than its contents on a small screen: they scroll
-        layout.addLayout(hbox("Method:", self.method, "Show:", self.shown))
-        layout.addLayout(hbox("Corrupt with:", self.corruption, self.noise_positions, self.noise_seed, "Target:",
-                              self.target))
-        layout.addLayout(hbox(self.trace_button, self.cancel_button, self.export_button, self.python_button,
+        layout.addLayout(row("Method:", self.method, "Show:", self.shown, stretch=None))
+        layout.addLayout(row("Corrupt with:", self.corruption, self.noise_positions, self.noise_seed, "Target:",
+                             self.target, stretch=None))
+        layout.addLayout(row(self.trace_button, self.cancel_button, self.export_button, self.python_button,
                               self.progress, stretch=self.progress))
         for widget in (self.title, self.view, self.words, self.notes):
             layout.addWidget(widget, 1 if widget is self.view else 0)

@@ -7,13 +7,13 @@ from __future__ import annotations
 from PySide6.QtCore import QModelIndex, QPersistentModelIndex, QRectF, Qt
 from PySide6.QtGui import QAbstractTextDocumentLayout, QPainter, QPalette, QTextDocument
 from PySide6.QtWidgets import (
-    QAbstractItemView,
-    QHeaderView,
     QStyle,
     QStyledItemDelegate,
     QStyleOptionViewItem,
     QTableWidget,
 )
+
+from bertstudio.ui.widgets.forms import read_only_table
 
 HTML_ROLE = Qt.ItemDataRole.UserRole + 1
 
@@ -51,14 +51,6 @@ class RichTextDelegate(QStyledItemDelegate):
 def context_table(columns: tuple[str, ...]) -> QTableWidget:
     """A read-only table of whole rows; its last column is rich text (HTML_ROLE) taking the room left,
     the others as wide as their contents."""
-    table = QTableWidget(0, len(columns))
-    table.setHorizontalHeaderLabels(list(columns))
-    table.verticalHeader().setVisible(False)
-    table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
-    table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
-    last = len(columns) - 1
-    table.setItemDelegateForColumn(last, RichTextDelegate(table))
-    for column in range(len(columns)):
-        mode = QHeaderView.ResizeMode.Stretch if column == last else QHeaderView.ResizeMode.ResizeToContents
-        table.horizontalHeader().setSectionResizeMode(column, mode)
+    table = read_only_table(columns, stretch=(len(columns) - 1,))
+    table.setItemDelegateForColumn(len(columns) - 1, RichTextDelegate(table))
     return table

@@ -9,17 +9,9 @@ from pathlib import Path
 from typing import Any
 
 from bertstudio.core.datafiles import tick
+from bertstudio.core.evaluate import readers
 from bertstudio.core.evaluate.metrics import Scores
 from bertstudio.core.evaluate.predict import EvalOptions, Prediction, progress
-from bertstudio.core.evaluate.readers import (
-    Dataset,
-    EvalColumns,
-    Example,
-    extra_fields,
-    finish_dataset,
-    pick_column,
-    table_rows,
-)
 from bertstudio.core.models import LoadedModel
 from bertstudio.core.progress import TaskControl
 from bertstudio.core.tasks.qa import QAInput, QAOptions, postprocess, preprocess, require_span_head, window_logits
@@ -29,28 +21,28 @@ CONTEXT_NAMES = ("context", "passage", "paragraph", "document", "text")
 ANSWER_NAMES = ("answer", "answers", "answer_text", "gold", "target")
 
 
-def _squad(path: Path) -> Dataset:
+def _squad(path: Path) -> readers.Dataset:
     from bertstudio.core.tasks.qa.squad import read_squad
     from bertstudio.core.training.data import RowIssue, raise_issues
 
     questions, problems = read_squad(path)
     raise_issues(path, [RowIssue(line, problem) for line, problem in problems])
-    examples = [Example(q.line, q.question, (q.question, q.context), q.answers, {"title": q.title} if q.title else {})
-                for q in questions]
-    return finish_dataset(path, examples, [], (), ("title",) if any(x.fields for x in examples) else ())
+    examples = [readers.Example(q.line, q.question, (q.question, q.context), q.answers,
+                                {"title": q.title} if q.title else {}) for q in questions]
+    return readers.finish_dataset(path, examples, [], (), ("title",) if any(x.fields for x in examples) else ())
 
 
 
-def read_file(path: Path, columns: EvalColumns, control: TaskControl | None = None) -> Dataset:
+def read_file(path: Path, columns: readers.EvalColumns, control: TaskControl | None = None) -> readers.Dataset:
     """inputs = (question, context), gold = answer texts (empty: no answer). SQuAD JSON, or a table."""
     if path.suffix.lower() == ".json":
         return _squad(path)
     from bertstudio.core.training.data import RowIssue
 
-    header, rows = table_rows(path, control)
-    question = pick_column(header, columns.question, QUESTION_NAMES, "question", path)
-    context = pick_column(header, columns.context, CONTEXT_NAMES, "context", path, (question,))
-    answer = pick_column(header, columns.answer, ANSWER_NAMES, "answer", path, (question, context))
+    header, rows = readers.table_rows(path, control)
+    question = readers.pick_column(header, columns.question, QUESTION_NAMES, "question", path)
+    context = readers.pick_column(header, columns.context, CONTEXT_NAMES, "context", path, (question,))
+    answer = readers.pick_column(header, columns.answer, ANSWER_NAMES, "answer", path, (question, context))
     examples, issues = [], []
     for line, row in rows:
         tick(control, line)
@@ -63,12 +55,12 @@ def read_file(path: Path, columns: EvalColumns, control: TaskControl | None = No
         if a and not isinstance(value, list) and a.lower() not in c.lower():
             issues.append(RowIssue(line, f"the answer '{a}' is not in the context"))
             continue
-        examples.append(Example(line, q, (q, c), golds, extra_fields(row, (question, context, answer))))
-    return finish_dataset(path, examples, issues, (question, context, answer), header)
+        examples.append(readers.Example(line, q, (q, c), golds, readers.extra_fields(row, (question, context, answer))))
+    return readers.finish_dataset(path, examples, issues, (question, context, answer), header)
 
 
 
-def predict(loaded: LoadedModel, examples: Sequence[Example], control: TaskControl,
+def predict(loaded: LoadedModel, examples: Sequence[readers.Example], control: TaskControl,
             options: EvalOptions) -> tuple[list[Prediction], list[Any]]:
     """The best answer per question: each question's windows made by the task's own preprocess, every
     window of the file through the batch engine (sorted, a token budget), each question's start and
@@ -100,11 +92,11 @@ def metrics(golds: Sequence[Any], predictions: Sequence[Any], labels: Sequence[s
     return squad_scores(golds, predictions), {}, None
 
 
-def inputs_of(example: Example) -> QAInput:
+def inputs_of(example: readers.Example) -> QAInput:
     return QAInput(*example.inputs)
 
 
-def shown_gold(example: Example, prediction: Any) -> str:
+def shown_gold(example: readers.Example, prediction: Any) -> str:
     return " | ".join(example.gold) if example.gold else "(no answer)"
 
 
@@ -114,5 +106,5 @@ def correct(gold: Any, prediction: Any) -> bool:
     return bool(squad.exact_match(gold, prediction))
 
 
-def label_of(example: Example) -> str:
+def label_of(example: readers.Example) -> str:
     return "answerable" if example.gold else "no answer"
