@@ -209,8 +209,10 @@ class TaskRunner(QObject):
     def stop_all(cls, keep: tuple[TaskRunner, ...] = ()) -> None:
         """Cancel every runner's work but `keep`'s (no `cancelled` signal); each reports `finished`
         when its work has really ended."""
-        for runner in list(cls._live):
-            if runner not in keep:
+        from shiboken6 import isValid
+
+        for runner in list(cls._live):  # a runner whose widget was deleted has no signals left: its job is below
+            if runner not in keep and isValid(runner):
                 runner.cancel(emit=False)
         kept = {id(runner) for runner in keep}
         for job in list(cls._running):  # jobs whose runner was deleted while they ran

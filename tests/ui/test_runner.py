@@ -92,6 +92,30 @@ def test_busy_until_the_thread_has_returned(qtbot) -> None:  # noqa: ANN001
     assert left.is_set() and not runner.busy
 
 
+def test_stop_all_passes_over_a_runner_whose_widget_was_deleted_and_stops_its_job(qtbot) -> None:  # noqa: ANN001
+    """A panel deleted while its job runs leaves a Python runner with no C++ signals: stopping everything
+    (closing the window, a test's teardown) must stop that job, not raise 'Signal source has been deleted'."""
+    import shiboken6
+    from PySide6.QtCore import QObject
+
+    owner = QObject()
+    runner = TaskRunner(owner)
+    seen: list[TaskControl] = []
+    gate = threading.Event()
+
+    def waits(control: TaskControl) -> None:
+        seen.append(control)
+        gate.wait(5)
+
+    runner.start(waits)
+    qtbot.waitUntil(lambda: bool(seen), timeout=2_000)
+    shiboken6.delete(owner)  # the runner's C++ side goes with its parent
+    assert not shiboken6.isValid(runner)
+    TaskRunner.stop_all()
+    assert seen[0].stop_requested
+    gate.set()
+
+
 def test_newest_request_wins_and_jobs_never_overlap(qtbot) -> None:  # noqa: ANN001
     runner = TaskRunner()
     inside = []
