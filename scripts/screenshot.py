@@ -99,7 +99,8 @@ def shots() -> list[Shot]:
         tab.open_head(1, 8)
         tab.views.setCurrentWidget(tab.neuron_page)
         tab.neuron_page.set_query(4)
-        tab.neuron_page.show_key(5)
+        tab.neuron_page.plots.highlight(5)  # as hovering the sixth key does
+        tab.neuron_page.plots.hovered.emit(5)
 
     def corpus_search(tab: Any) -> None:
         """The Corpus page: the demo corpus indexed at layer 4, the neighbours of 'bank' (river side)."""
