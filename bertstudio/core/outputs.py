@@ -20,9 +20,12 @@ import stat
 import tempfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
 from bertstudio.core.errors import InputError
+
+if TYPE_CHECKING:
+    from bertstudio.core.training.locks import HeldLock
 
 _PACKAGE = Path(__file__).resolve().parent.parent  # bertstudio/
 _SOURCE_RESOURCES = _PACKAGE.parent / "resources"  # resources/ of a source checkout
@@ -129,7 +132,7 @@ def lock_path(output: Path) -> Path:
     return output.with_name(output.name + ".lock")
 
 
-def folder_lock(folder: Path, task: str) -> contextlib.AbstractContextManager[object]:
+def folder_lock(folder: Path, task: str) -> contextlib.AbstractContextManager[HeldLock]:
     """`<folder>.lock` held while `task` writes into `folder`: a second writer is refused in one line
     (core/training/locks.py: a lock left by a dead process is taken over)."""
     from bertstudio.core.training import locks

@@ -45,3 +45,25 @@ class TaskControl:
         if self._stop.is_set():
             raise TaskCancelled()
 
+
+
+class Relay(TaskControl):
+    """A control inside another's work (a share of a bar, a search's trial, a run's plan): Stop and Cancel
+    are the outer control's; `report` passes through, and subclasses reshape it."""
+
+    def __init__(self, outer: TaskControl) -> None:
+        super().__init__()
+        self.outer = outer
+
+    def report(self, message: str, fraction: float | None = None, payload: object = None) -> None:
+        self.outer.report(message, fraction, payload)
+
+    def request_stop(self) -> None:
+        self.outer.request_stop()
+
+    @property
+    def stop_requested(self) -> bool:
+        return self.outer.stop_requested
+
+    def check(self) -> None:
+        self.outer.check()

@@ -19,8 +19,10 @@ import pytest
 
 from bertstudio.cli import main
 from bertstudio.core.errors import InputError
+from bertstudio.core.outputs import folder_lock as run_lock
+from bertstudio.core.outputs import lock_path
 from bertstudio.core.training.locks import LockInfo, parse_lock, process_start
-from bertstudio.core.training.saving import MARKER, is_ours, lock_path, read_marker, run_lock, write_marker
+from bertstudio.core.training.saving import MARKER, is_ours, read_marker, write_marker
 from tests.core.test_training import toy_csv
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -87,7 +89,8 @@ def test_reused_pid_is_told_apart_by_its_start_time(tmp_path: Path) -> None:
 HOLDER = """
 import sys, time
 from pathlib import Path
-from bertstudio.core.training.saving import run_lock
+from bertstudio.core.outputs import folder_lock as run_lock
+from bertstudio.core.outputs import lock_path
 with run_lock(Path(sys.argv[1]), "ner"):
     print("held", flush=True)
     time.sleep(600)

@@ -16,9 +16,10 @@ import pytest
 
 from bertstudio.cli import main
 from bertstudio.core.errors import DeviceError, InputError
+from bertstudio.core.outputs import lock_path
 from bertstudio.core.training.config import TrainConfig
 from bertstudio.core.training.engine import train
-from bertstudio.core.training.saving import MARKER, lock_path, write_marker
+from bertstudio.core.training.saving import MARKER, write_marker
 from bertstudio.core.training.trainable import TRAINABLE
 from tests.core.test_training import toy_csv
 

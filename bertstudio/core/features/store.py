@@ -19,6 +19,7 @@ from typing import Any
 
 import numpy as np
 
+from bertstudio.core import outputs
 from bertstudio.core.errors import InputError
 from bertstudio.core.json_values import dumps
 
@@ -46,7 +47,7 @@ def write_folder(output: Path, kind: str, tensors: Mapping[str, Mapping[str, np.
     from bertstudio.core.training import saving
 
     partial = saving.partial_dir(output)
-    with saving.run_lock(output, TASK), saving.saving_to(partial, f"the {kind}", output.parent):
+    with outputs.folder_lock(output, TASK), saving.saving_to(partial, f"the {kind}", output.parent):
         if partial.exists():
             shutil.rmtree(partial)  # ours or empty: check_output refused anything else
         partial.mkdir(parents=True)

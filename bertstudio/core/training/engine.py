@@ -19,6 +19,7 @@ from dataclasses import asdict, replace
 from pathlib import Path
 from typing import Any
 
+from bertstudio.core import outputs
 from bertstudio.core.anatomy.families import max_positions
 from bertstudio.core.errors import DeviceError, InputError
 from bertstudio.core.json_values import dumps
@@ -114,7 +115,7 @@ def train(config: TrainConfig, control: TaskControl | None = None,
         output = saving.check_output(config.output_dir, replace=config.overwrite or config.resume)
     else:
         output = saving.resolved(config.output_dir)
-    lock = saving.run_lock(output, config.task) if main else contextlib.nullcontext()
+    lock = outputs.folder_lock(output, config.task) if main else contextlib.nullcontext()
     ckpt_dir = saving.checkpoints_dir(output)
     recorder = RunRecorder(config, output) if main else None  # the runs index hears how it ends
     with lock as held:

@@ -21,8 +21,7 @@ from pathlib import Path
 
 from bertstudio.core.errors import BertStudioError, DeviceError, InputError
 from bertstudio.core.files import small_json_or_none
-from bertstudio.core.outputs import lock_path, write_text
-from bertstudio.core.training import locks
+from bertstudio.core.outputs import write_text
 
 MARKER = "bertstudio-run.json"
 CHECKPOINT_FILES = ("config.json", "trainer_state.json", "optimizer.pt", "scheduler.pt")
@@ -157,12 +156,6 @@ def check_output(output_dir: str, replace: bool) -> Path:
         raise InputError(f"The model cannot be saved to '{output}': {problem}.",
                          hint="Choose a folder you can write to.")
     return output
-
-
-# -- the lock (locks.py) ---------------------------------------------------------------------------
-def run_lock(output: Path, task: str) -> contextlib.AbstractContextManager[locks.HeldLock]:
-    """`<output>.lock` for the length of the run (see locks.py: stale locks are taken over)."""
-    return locks.run_lock(output, lock_path(output), task)
 
 
 # -- saving ---------------------------------------------------------------------------------------

@@ -17,9 +17,10 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from bertstudio.core import outputs
 from bertstudio.core.errors import BertStudioError, InputError, TaskCancelled
 from bertstudio.core.json_values import dumps
-from bertstudio.core.progress import TaskControl
+from bertstudio.core.progress import Relay, TaskControl
 from bertstudio.core.training import saving
 from bertstudio.core.training.config import TrainConfig
 from bertstudio.core.training.events import TrainingEvent
@@ -72,15 +73,15 @@ class SearchResult:
                 "trials": [t.to_json() for t in self.trials], "importance": self.importance}
 
 
-class _TrialControl(TaskControl):
+class _TrialControl(Relay):
     """The trial's control: its training events go out as TrialProgress and its validation metric to
     Optuna; the trial halts when pruned, when the user stops, or when the searched metric is not one the
     task reports. The search's Cancel is the trial's too."""
 
     def __init__(self, outer: TaskControl, number: int, trial: Any, metric: str,
                  stop_event: threading.Event | None) -> None:
-        super().__init__()
-        self.outer, self.number, self.trial, self.metric, self.stop_event = outer, number, trial, metric, stop_event
+        super().__init__(outer)
+        self.number, self.trial, self.metric, self.stop_event = number, trial, metric, stop_event
         self.halt = threading.Event()
         self.pruned: list[float] = []
         self.reported: list[str] = []  # the metrics the task reports, when the searched one is not among them
@@ -104,13 +105,6 @@ class _TrialControl(TaskControl):
         if self.trial.should_prune():
             self.pruned.append(value)
             self.halt.set()
-
-    @property
-    def stop_requested(self) -> bool:
-        return self.outer.stop_requested
-
-    def check(self) -> None:
-        self.outer.check()
 
 
 def study_for(space: SearchSpace, seed: int, trials: int) -> Any:
@@ -167,7 +161,7 @@ def search(config: TrainConfig, trials: int, space: SearchSpace | None = None, c
         raise InputError("A search compares trials on validation data, and there is none.",
                          hint="Give a validation file or hold out a share of the training file.")
     output = saving.check_output(config.output_dir, replace=config.overwrite)
-    with saving.run_lock(output, "search"):
+    with outputs.folder_lock(output, "search"):
         return _run_trials(config, trials, space, _prepare_output(output, config), control, stop_event)
 
 

@@ -8,7 +8,7 @@ import threading
 from dataclasses import dataclass, replace
 from typing import Any
 
-from bertstudio.core.progress import TaskControl
+from bertstudio.core.progress import Relay, TaskControl
 from bertstudio.core.training.config import TrainConfig
 
 
@@ -82,14 +82,14 @@ def resumed_history(config: TrainConfig) -> Any:
     return read_history(checkpoint) if checkpoint is not None else None
 
 
-class _PlanRelay(TaskControl):
+class _PlanRelay(Relay):
     """Passes everything through to the runner's control, adding the exact LR plan once the
     engine's plan event fixes the step count, and after a resume the steps logged before it
     (both computed here, in the worker)."""
 
     def __init__(self, outer: TaskControl, config: TrainConfig) -> None:
-        super().__init__()
-        self.outer, self.config = outer, config
+        super().__init__(outer)
+        self.config = config
 
     def report(self, message: str, fraction: float | None = None, payload: object = None) -> None:
         from bertstudio.core.training.events import TrainingEvent
@@ -103,13 +103,6 @@ class _PlanRelay(TaskControl):
             history = resumed_history(self.config) if self.config.resume else None
             if history:
                 self.outer.report("steps before the resume", None, ResumedHistory(history))
-
-    @property
-    def stop_requested(self) -> bool:
-        return self.outer.stop_requested
-
-    def check(self) -> None:
-        self.outer.check()
 
 
 def train_job(config: TrainConfig, stop_event: threading.Event, control: TaskControl) -> Any:
