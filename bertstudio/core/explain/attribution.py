@@ -193,12 +193,12 @@ def explain(
         prepared = prepare(loaded, task, tuple(texts), target)
         path = path_of(loaded, prepared, method, baseline)
         if method in PERTURBATION:
-            result = _perturbed(loaded, prepared, path, method, samples, seed, control)
+            raw, score, extra = _perturbed(loaded, prepared, path, method, samples, seed, control)
         elif method != INTEGRATED_GRADIENTS:
-            raw = gradients(loaded, path, times_input=method == GRAD_X_INPUT)
-            result = _result(prepared, method, raw, _scores(path)[0])
+            raw, score, extra = gradients(loaded, path, times_input=method == GRAD_X_INPUT), _scores(path)[0], {}
         else:
-            result = _integrated(loaded, prepared, path, steps, converge, baseline, control)
+            raw, score, extra = _integrated(loaded, prepared, path, steps, converge, baseline, control)
+        result = replace(_result(prepared, method, raw, score), **extra)
         if faithfulness:
             from bertstudio.core.explain.faithfulness import measure
 
@@ -209,19 +209,21 @@ def explain(
 
 
 def _perturbed(loaded: LoadedModel, prepared: Prepared, path: Path, method: str, samples: int, seed: int,
-               control: TaskControl) -> Explanation:
+               control: TaskControl) -> tuple[list[float], float, dict[str, Any]]:
+    """Per-position attributions, F(input) and what the result adds (the samples and seed drawn)."""
     from bertstudio.core.explain.perturbation import occlusion, sampled
 
     if method == OCCLUSION:
         raw, score = occlusion(loaded, prepared, path, control)
-        return _result(prepared, method, raw.tolist(), score)
+        return raw.tolist(), score, {}
     raw, score = sampled(loaded, prepared, path, method, samples, seed, control)
-    return replace(_result(prepared, method, raw.tolist(), score), samples=samples, seed=seed)
+    return raw.tolist(), score, {"samples": samples, "seed": seed}
 
 
 def _integrated(loaded: LoadedModel, prepared: Prepared, path: Path, steps: int, converge: bool, baseline: str,
-                control: TaskControl) -> Explanation:
-    """Integrated Gradients at `steps`, or doubling them until the completeness gap is within 1%."""
+                control: TaskControl) -> tuple[Any, float, dict[str, Any]]:
+    """Integrated Gradients at `steps`, or doubling them until the completeness gap is within 1%: the
+    attributions, F(input) and what the result adds (F(baseline), the gap, the steps, notes)."""
     found: list[Note] = []
     for count in converge_steps(steps) if converge else [steps]:
         ends: list[float] = []
@@ -239,18 +241,16 @@ def _integrated(loaded: LoadedModel, prepared: Prepared, path: Path, steps: int,
     elif not converge and abs(delta) > 0.05 * max(gap, 1e-12):
         found.append(notes.info(f"Completeness gap |delta| = {abs(delta):.3g} is over 5% of "
                                 f"|F(input) - F(baseline)| = {gap:.3g}; more steps (or 'converge') narrow it."))
-    return replace(_result(prepared, INTEGRATED_GRADIENTS, raw, score, base, delta, count, tuple(found)),
-                   baseline=baseline)
+    return raw, score, {"baseline_score": base, "delta": delta, "steps": count, "notes": tuple(found),
+                        "baseline": baseline}
 
 
-def _result(prepared: Prepared, method: str, raw: Any, score: float, base: float | None = None,
-            delta: float | None = None, steps: int | None = None, notes: tuple[Note, ...] = ()) -> Explanation:
+def _result(prepared: Prepared, method: str, raw: Any, score: float) -> Explanation:
     values = raw if isinstance(raw, list) else _per_token(method, raw)  # a list: one value per flat position
     keep = prepared.keep
     return Explanation(
         task=prepared.task, method=method, tokens=tuple(prepared.tokens[i] for i in keep),
         attributions=tuple(values[i] for i in keep), special=tuple(prepared.special[i] for i in keep),
         rows=tuple(prepared.rows[i] for i in keep), target=prepared.target, target_label=prepared.target_label,
-        score=score, baseline_score=base, delta=delta, steps=steps, targets=prepared.targets, notes=notes,
-        sequences=prepared.sequences,
+        score=score, targets=prepared.targets, sequences=prepared.sequences,
     )
