@@ -40,7 +40,7 @@ def test_task_modules_run_the_model_through_the_one_path() -> None:
     for path in sorted(TASKS.glob("*/__init__.py")):
         if path.parent.name not in NOT_RUN_HERE:
             found += own_copies(path.read_text(encoding="utf-8"), f"{path.parent.name}/__init__.py")
-    assert not found, "use core.execution (exclusive, forward, on_device, fit) instead:\n" + "\n".join(found)
+    assert not found, "use core.engine (exclusive, forward) and core.execution (fit) instead:\n" + "\n".join(found)
 
 
 CORE = TASKS.parent
