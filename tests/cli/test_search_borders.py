@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from bertstudio.core.outputs import folder_lock
 from bertstudio.core.training import saving
 from tests.cli.test_train_search import _args
 from tests.conftest import run_cli
@@ -22,7 +23,7 @@ def test_a_second_search_into_a_locked_folder_is_refused_and_keeps_the_first_one
     saving.write_marker(out, "search", "classification")
     trial = out / "trials" / "trial-00"
     saving.write_marker(trial, "run", "classification")
-    with saving.run_lock(out.resolve(), "search"):  # the first search, still running
+    with folder_lock(out.resolve(), "search"):  # the first search, still running
         done = run_cli(capfd, *_args(tmp_path, checkpoint_factory, "--search", "2", "--overwrite"))
     assert done.returncode == 1 and "Another run is writing to" in done.stderr, done.stderr
     assert "Traceback" not in done.stderr and done.stderr.startswith("error: ") and done.stderr.count("error") == 1

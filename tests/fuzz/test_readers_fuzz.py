@@ -31,9 +31,9 @@ def _read_space(path: Path) -> Any:
 
 def _take_lock(folder: Path) -> None:
     """A lock file someone left where a run's lock goes: taken over, refused as busy, or refused."""
-    from bertstudio.core.training import saving
+    from bertstudio.core.outputs import folder_lock
 
-    with saving.run_lock(folder / "out", "train"):
+    with folder_lock(folder / "out", "train"):
         pass
 
 
