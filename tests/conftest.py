@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
 import tempfile
@@ -17,6 +18,10 @@ import pytest
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 os.environ["HF_HUB_OFFLINE"] = "1"
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+# A suite started in the background of a non-interactive shell inherits SIGINT ignored (POSIX), and so
+# would every Python it starts: the Ctrl+C tests need Python's own handler, as in a terminal.
+if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 if os.environ.get("PYTEST_XDIST_WORKER"):  # two test workers on two cores: a thread each, not two fighting over both
     os.environ.setdefault("OMP_NUM_THREADS", "1")
 # Crash logs of the code under test go to a throw-away folder, not the user's state folder.
