@@ -10,6 +10,7 @@ Python snippets) and `<output>.lock` paths do not count."""
 from __future__ import annotations
 
 import ast
+from collections.abc import Callable
 from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parent.parent / "bertstudio"
@@ -52,9 +53,9 @@ def takes_lock_or_inference_mode(tree: ast.AST) -> bool:
     return any(isinstance(node, ast.Attribute) and node.attr in {"lock", "inference_mode"} for node in ast.walk(tree))
 
 
-def files_where(sees: object) -> set[str]:
+def files_where(sees: Callable[[ast.AST], bool]) -> set[str]:
     return {path.relative_to(PACKAGE).as_posix() for path in PACKAGE.rglob("*.py")
-            if sees(ast.parse(path.read_text(encoding="utf-8")))}  # type: ignore[operator]
+            if sees(ast.parse(path.read_text(encoding="utf-8")))}
 
 
 def takers() -> set[str]:

@@ -24,6 +24,7 @@ from bertstudio.ui import theme
 from bertstudio.ui.local_models import LocalModelsIndex
 from bertstudio.ui.settings import AppSettings
 from bertstudio.ui.widgets.elided_label import ElidedLabel
+from bertstudio.ui.widgets.forms import listed_or_typed
 from bertstudio.ui.widgets.run_controls import show_fraction
 from bertstudio.workers.runner import TaskRunner
 
@@ -248,11 +249,7 @@ class ModelBar(QWidget):
 
     def source_text(self) -> str:
         """The chosen source: a listed model's folder, or what the user typed."""
-        index = self.source.currentIndex()
-        data = self.source.itemData(index) if index >= 0 else None
-        if data and self.source.itemText(index) == self.source.currentText():
-            return str(data)
-        return self.source.currentText().strip()
+        return listed_or_typed(self.source)
 
     def _choose_folder(self) -> None:
         folder = QFileDialog.getExistingDirectory(self, "Choose a model folder", self._settings.models_dir)

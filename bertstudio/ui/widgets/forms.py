@@ -7,6 +7,7 @@ from collections.abc import Callable, Sequence
 
 from PySide6.QtWidgets import (
     QAbstractItemView,
+    QComboBox,
     QFileDialog,
     QHeaderView,
     QLineEdit,
@@ -75,3 +76,13 @@ def read_only_table(headers: Sequence[str], stretch: Sequence[int] = (0,), *, ro
         mode = QHeaderView.ResizeMode.Stretch if column in stretch else QHeaderView.ResizeMode.ResizeToContents
         header.setSectionResizeMode(column, mode)
     return table
+
+
+def listed_or_typed(combo: QComboBox) -> str:
+    """An editable combo's choice: the path behind a listed item (its data) while its text is shown
+    unchanged, else what the user typed."""
+    index = combo.currentIndex()
+    data = combo.itemData(index) if index >= 0 else None
+    if data and combo.itemText(index) == combo.currentText():
+        return str(data)
+    return combo.currentText().strip()

@@ -11,6 +11,7 @@ from typing import Any
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QCheckBox, QComboBox, QFileDialog, QLabel, QLineEdit, QPushButton, QVBoxLayout, QWidget
 
+from bertstudio.ui.widgets.forms import listed_or_typed
 from bertstudio.ui.widgets.run_controls import field_row
 
 DATA_FILES = "Data (*.csv *.tsv *.jsonl *.json *.conll *.txt);;All (*)"
@@ -44,11 +45,7 @@ class SuitePicker(QWidget):
 
     def path(self) -> str:
         """A starter suite's file, else the typed path."""
-        index = self.combo.currentIndex()
-        data = self.combo.itemData(index) if index >= 0 else None
-        if data and self.combo.itemText(index) == self.combo.currentText():
-            return str(data)
-        return self.combo.currentText().strip()
+        return listed_or_typed(self.combo)
 
     def set_path(self, path: str) -> None:
         index = self.combo.findData(path)
