@@ -32,7 +32,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager, nullcontext
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from bertstudio.core.progress import TaskControl
@@ -268,7 +268,8 @@ def run(loaded: LoadedModel, encoded: Encoded, forward: Callable[[Batch], Any], 
         unit: str = "rows", progress: bool = True, bucket: bool = False,
         rows_of: Callable[[Batch, Any], Sequence[Any]] = split_rows) -> list[Any]:
     """`forward` over every row in batches under `budget` padded tokens; one result per row, in input
-    order (`rows_of(batch, host values)` splits a batch's values; by default row k of each array).
+    order (`rows_of(batch, host values)` splits a batch's values, by default row k of each array; it reads
+    the batch's rows and lengths, not its inputs, which on CUDA are freed before it runs).
     Cancel is checked and progress reported ("Scored 320 of 4,096 rows") once per batch; `progress=False`
     where the caller reports its own (a search scoring many small sets). `bucket=True`: on CUDA, widths
     rounded up to GPU_WIDTH_MULTIPLE, for forwards whose results do not depend on the padded width
@@ -292,7 +293,7 @@ def run(loaded: LoadedModel, encoded: Encoded, forward: Callable[[Batch], Any], 
             if n + 1 < len(groups):
                 ahead = _to_device(padded(loaded, encoded, groups[n + 1], multiple), device)
             if device.type == "cuda":
-                pending.append((batch, to_host(out, wait=False)))
+                pending.append((replace(batch, inputs={}), to_host(out, wait=False)))  # its inputs freed
             else:
                 _place(results, batch, rows_of(batch, to_host(out)))
             done += len(rows)
