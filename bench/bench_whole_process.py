@@ -63,7 +63,7 @@ print(sum(names[int(p)] == row["label"] for p, row in zip(out, table)) / len(tab
 
 def run_once(argv: list[str]) -> tuple[float, float]:
     """(wall seconds, CPU seconds) of one fresh process; a failure stops the bench with its stderr."""
-    env = dict(os.environ, PYTHONPATH=str(ROOT), HF_HUB_OFFLINE="1", TOKENIZERS_PARALLELISM="false")
+    env = dict(os.environ, PYTHONPATH=str(ROOT), HF_HUB_OFFLINE="1")
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     done = subprocess.run([sys.executable, *argv], capture_output=True, text=True, env=env, cwd=ROOT, timeout=900)

@@ -79,5 +79,4 @@ def install_excepthook(window: object) -> None:
 
 
 if __name__ == "__main__":
-    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
     raise SystemExit(run_app())

@@ -9,6 +9,7 @@ import pkgutil
 import sys
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from bertstudio import __version__
 
@@ -20,23 +21,58 @@ def command_modules() -> list[str]:
     return sorted(name for name in names if name not in {"common", "task_command"} and not name.startswith("_"))
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The whole parser; with `command`, only that subcommand's module is imported and registered (a
+    one-text `classify` then imports none of the other 30 modules: a fifth of a second, measured by
+    bench/bench_whole_process.py). An unknown name, or a module that registers another name, gets the
+    whole parser, so argparse lists every choice."""
+    parser, subparsers = _root_parser()
+    names = command_modules()
+    guess = command.replace("-", "_") if command else None
+    if guess in names:
+        _register(subparsers, guess)
+        if command in subparsers.choices:
+            return parser
+        parser, subparsers = _root_parser()
+    for name in names:
+        _register(subparsers, name)
+    return parser
+
+
+def _root_parser() -> tuple[argparse.ArgumentParser, Any]:
     parser = argparse.ArgumentParser(
         prog="bertstudio",
         description="Explore BERT-family models. Without a subcommand, opens the window.",
     )
     parser.add_argument("--version", action="version", version=f"bertstudio {__version__}")
     parser.add_argument("--models-dir", help="folder of local model folders (or BERTSTUDIO_MODELS_DIR)")
-    subparsers = parser.add_subparsers(dest="command", metavar="<command>")
+    return parser, parser.add_subparsers(dest="command", metavar="<command>")
+
+
+def _register(subparsers: Any, name: str) -> None:
     from bertstudio.cli.task_command import register_command
 
-    for name in command_modules():
-        module = importlib.import_module(f"bertstudio.cli.{name}")
-        if hasattr(module, "COMMAND"):
-            register_command(subparsers, module.COMMAND)
-        else:
-            module.register(subparsers)
-    return parser
+    module = importlib.import_module(f"bertstudio.cli.{name}")
+    if hasattr(module, "COMMAND"):
+        register_command(subparsers, module.COMMAND)
+    else:
+        module.register(subparsers)
+
+
+def command_of(argv: list[str]) -> str | None:
+    """The subcommand named on the line (the first word that is not an option or --models-dir's value)."""
+    skip = False
+    for item in argv:
+        if skip or item.startswith("--models-dir="):
+            skip = False
+            continue
+        if item == "--models-dir":
+            skip = True
+        elif item == "--":
+            return None
+        elif not item.startswith("-"):
+            return item
+    return None
 
 
 # Arguments that name files or folders: any bytes are fine there (Linux paths need not be UTF-8).
@@ -117,11 +153,10 @@ def main(argv: list[str] | None = None, open_window: Callable[[str | None], int]
 
     Without a subcommand, `open_window(models_dir)` (bertstudio.launch passes the app's: this
     package never imports Qt); with none given, the help."""
-    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
     argv = list(sys.argv[1:] if argv is None else argv)
     try:
         swallowed = _swallowed_value(argv)
-        args = build_parser().parse_args(argv)
+        args = build_parser(command_of(argv)).parse_args(argv)
         if args.command is None:
             if open_window is None:
                 build_parser().print_help()

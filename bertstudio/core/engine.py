@@ -3,7 +3,8 @@ task tabs' batch runs, Explain's perturbed copies and faithfulness, patching's p
 
 transformers' pipeline pads each fixed-size batch of rows (32) to its longest row, in input order:
 on a review-like mix (4-480 words) most of every batch is padding. Here the rows are tokenized once
-(fast tokenizer, in chunks with a cancel check between), sorted by length, grouped under a budget of
+(fast tokenizer, in chunks with a cancel check between, on the tokenizer's own threads: neither the CLI
+nor the window sets TOKENIZERS_PARALLELISM, 1.7x on 2 cores), sorted by length, grouped under a budget of
 *padded tokens* (not a row count), padded per batch, run, and put back in input order. The model
 lock and `torch.inference_mode()` are taken here for the whole run, and nowhere else: one input's
 forward holds `exclusive`, a job of several steps on one model (a search, an export, heads switched
