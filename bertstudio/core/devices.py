@@ -69,3 +69,23 @@ def is_out_of_memory(error: BaseException) -> bool:
     import torch
 
     return isinstance(error, torch.OutOfMemoryError) or "out of memory" in str(error).lower()
+
+
+# Whether sdpa may pick cuDNN's attention on a GPU. torch 2.10+ prefers it on Hopper and Blackwell
+# (H100, H200, B200) once the bundled cuDNN is new enough (2.11's is), and cuDNN builds a graph for every
+# new (rows, width) shape it meets: hundreds of milliseconds each. A run over a review-like mix meets
+# tens of widths (26 batches for 4,096 rows), a one-text classify a new width per text, training one per
+# padded batch width, so the first pass pays seconds; an issue-39 profile on an H200 found the first sdpa
+# calls taking 6.7 s. Flash and memory-efficient attention take any shape warm, and attention is under a
+# tenth of a BERT-base forward's FLOPs at these lengths, so little is lost warm. bench/gpu_check.py's
+# `tune` stage measures both on the GPU it runs on.
+CUDNN_ATTENTION = False
+
+
+def settle_attention_kernels(device: torch.device | str) -> None:
+    """On a CUDA device, sdpa's choice for this process: cuDNN attention left out unless CUDNN_ATTENTION
+    (a process-wide flag of torch's: set, never restored, so two jobs on two threads cannot undo it)."""
+    if str(device).startswith("cuda"):
+        import torch
+
+        torch.backends.cuda.enable_cudnn_sdp(CUDNN_ATTENTION)

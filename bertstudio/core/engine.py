@@ -36,6 +36,7 @@ from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
+from bertstudio.core import devices
 from bertstudio.core.progress import TaskControl
 
 if TYPE_CHECKING:
@@ -54,11 +55,12 @@ CHUNK = 1024  # rows per tokenizer call: one call over 100,000 rows kept Cancel 
 CPU_TOKEN_BUDGET = 1024
 GPU_TOKEN_BUDGET = 16384
 MAX_ROWS = 256  # rows per forward at most, whatever the budget (short rows: the per-row work still grows)
-# Padded widths on CUDA are rounded up to a multiple of this (never past the model's length), so a run
-# meets at most 512 / 32 = 16 shapes and each kernel is warmed once, not once per width; on the CPU
-# every padded token costs time and nothing is compiled per shape, so widths stay exact there. Not yet
-# measured on a GPU: bench/gpu_check.py's engine rows (first pass vs warm) are the measurement.
-GPU_WIDTH_MULTIPLE = 32
+# Padded widths on CUDA are rounded up to a multiple of this (never past the model's length): aligned for
+# the tensor cores and the memory-efficient kernel's mask. Not more: with cuDNN attention left out
+# (devices.settle_attention_kernels) no kernel is built per shape, and each step costs padding. On 4,096
+# review-like rows at the GPU budget (tokens padded / real): exact widths 1.07 (26 shapes), 8: 1.12 (24),
+# 32: 1.26 (13), 64: 1.47 (9). bench/gpu_check.py's `tune` stage measures 8 against 32 on the GPU.
+GPU_WIDTH_MULTIPLE = 8
 
 
 @dataclass(frozen=True)
@@ -286,6 +288,7 @@ def run(loaded: LoadedModel, encoded: Encoded, forward: Callable[[Batch], Any], 
     model, lengths = loaded.model, encoded.lengths
     with loaded.lock, torch.inference_mode(), attention_for(model, weights):
         device = model.device
+        devices.settle_attention_kernels(device)
         ahead = _to_device(padded(loaded, encoded, groups[0], multiple), device) if groups else {}
         for n, rows in enumerate(groups):
             control.check()
@@ -322,6 +325,7 @@ def exclusive(loaded: LoadedModel, *, grad: bool = False) -> Iterator[Any]:
     import torch
 
     with loaded.lock, torch.inference_mode(not grad), torch.enable_grad() if grad else nullcontext():
+        devices.settle_attention_kernels(loaded.model.device)
         yield loaded.model
 
 

@@ -74,6 +74,31 @@ def test_bucketed_widths_give_the_same_logits(checkpoint_factory, arch: str, mon
     assert engine.padded_width(600, 32, 0) == 608
 
 
+def test_a_gpu_leaves_cudnn_attention_out_and_every_forward_says_so(checkpoint_factory, monkeypatch) -> None:  # noqa: ANN001
+    """cuDNN's sdpa builds a graph per new shape (devices.CUDNN_ATTENTION): off on CUDA, the CPU untouched;
+    the batch engine and a single forward both settle it for their model's device."""
+    import torch
+
+    from bertstudio.core import devices
+
+    before = torch.backends.cuda.cudnn_sdp_enabled()
+    try:
+        torch.backends.cuda.enable_cudnn_sdp(True)
+        devices.settle_attention_kernels("cpu")
+        assert torch.backends.cuda.cudnn_sdp_enabled()
+        devices.settle_attention_kernels("cuda:0")
+        assert not torch.backends.cuda.cudnn_sdp_enabled()
+    finally:
+        torch.backends.cuda.enable_cudnn_sdp(before)
+    seen: list[object] = []
+    monkeypatch.setattr(devices, "settle_attention_kernels", seen.append)
+    loaded = load_model(LoadRequest(str(checkpoint_factory("bert", "SequenceClassification")), "classification"))
+    engine.run_logits(loaded, engine.encode_all(loaded, _texts(3)))
+    with engine.exclusive(loaded):
+        pass
+    assert seen == [loaded.model.device, loaded.model.device]
+
+
 @pytest.mark.parametrize("arch", ["bert", "albert"])
 def test_eager_model_runs_the_batch_with_sdpa_and_is_set_back(checkpoint_factory, arch: str) -> None:
     folder = checkpoint_factory(arch, "SequenceClassification")

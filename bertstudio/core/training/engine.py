@@ -19,7 +19,7 @@ from dataclasses import asdict, replace
 from pathlib import Path
 from typing import Any
 
-from bertstudio.core import outputs
+from bertstudio.core import devices, outputs
 from bertstudio.core.anatomy.families import max_positions
 from bertstudio.core.errors import DeviceError, InputError
 from bertstudio.core.json_values import dumps
@@ -304,8 +304,6 @@ def _fit(trainer: Any, resume_from: str | None, ckpt_dir: Path) -> dict[str, flo
             trainer._save_checkpoint(trainer.model, trial=None)  # noqa: SLF001 - Trainer's own checkpoint writer
         return {}
     except RuntimeError as error:
-        from bertstudio.core import devices
-
         if devices.is_out_of_memory(error):
             raise DeviceError("The device ran out of memory while training.",
                               hint="Lower the batch size or maximum length, or train on the CPU.") from error
@@ -366,6 +364,7 @@ def _trainer(config: TrainConfig, model: Any, tokenizer: Any, train_rows: list, 
 
     task = TRAINABLE[config.task]
     args = training_arguments(config, total, warmup, ckpt_dir, evaluate=bool(eval_rows))
+    devices.settle_attention_kernels(config.device)  # a padded batch's width changes every step
     # the task's validation scores and how its logits are reduced first (argmax, or kept whole for QA spans)
     compute, reduce = task.evaluation(data, eval_rows, nsp) if eval_rows else (None, None)
     trainer = task.trainer_class(Trainer)(

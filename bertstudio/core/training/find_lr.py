@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 
+from bertstudio.core import devices
 from bertstudio.core.errors import InputError
 from bertstudio.core.progress import TaskControl
 from bertstudio.core.training.config import TrainConfig
@@ -110,6 +111,7 @@ def find_lr(config: TrainConfig, control: TaskControl | None = None, steps: int 
     rows, _lengths = task.encode(tokenizer, data.train, data.labels, config.max_length, nsp, control)
     batches = _batches(rows, task.collator(tokenizer), config, steps)
     model.to(config.device).train()
+    devices.settle_attention_kernels(config.device)
     optimizer = torch.optim.AdamW(model.parameters(), lr=START_LR, weight_decay=config.weight_decay)
     lrs, losses, smoothed, why = [], [], [], "reached the end of the sweep"
     for step, (lr, batch) in enumerate(zip(sweep(steps), batches, strict=False)):
