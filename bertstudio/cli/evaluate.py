@@ -62,8 +62,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     add_quantize_options(parser)
     add_runtime_option(parser)
     parser.add_argument("--limit", type=int, metavar="N", help="only the first N rows")
-    parser.add_argument("--batch-size", type=int, default=32,
-                        help="rows per forward at most; batches are sized by a token budget (default 32)")
+    parser.add_argument("--batch-size", type=int,
+                        help="rows per forward at most (default: as many as the engine's token budget holds, "
+                             "up to 256)")
     parser.add_argument("--seed", type=int, default=0, help="masked LM: which tokens are masked (default 0)")
     parser.add_argument("--threshold", type=float, metavar="T",
                         help="classification: metrics when a row is the positive class at probability >= T (0-1); "
@@ -92,7 +93,8 @@ def request_from_args(args: argparse.Namespace) -> tuple[Any, Any]:
     spec = spec_for_command(args.task or default_task(config_source(args)))
     if args.limit is not None:
         check_count(args.limit, "--limit", 1, MAX_ROWS)
-    check_count(args.batch_size, "--batch-size", 1, MAX_BATCH_SIZE)
+    if args.batch_size is not None:
+        check_count(args.batch_size, "--batch-size", 1, MAX_BATCH_SIZE)
     columns = EvalColumns(
         text=args.text_column, pair=args.pair_column, label=args.label_column, question=args.question_column,
         context=args.context_column, answer=args.answer_column, prompt=args.prompt_column,

@@ -267,21 +267,21 @@ def attention_for(model: Any, weights: bool | None) -> Iterator[None]:
 
 
 def run(loaded: LoadedModel, encoded: Encoded, forward: Callable[[Batch], Any], control: TaskControl | None = None,
-        *, budget: int | None = None, max_rows: int = MAX_ROWS, weights: bool | None = False, verb: str = "Scored",
-        unit: str = "rows", progress: bool = True, bucket: bool = False,
+        *, budget: int | None = None, max_rows: int | None = MAX_ROWS, weights: bool | None = False,
+        verb: str = "Scored", unit: str = "rows", progress: bool = True, bucket: bool = False,
         rows_of: Callable[[Batch, Any], Sequence[Any]] = split_rows) -> list[Any]:
-    """`forward` over every row in batches under `budget` padded tokens; one result per row, in input
-    order (`rows_of(batch, host values)` splits a batch's values, by default row k of each array; it reads
-    the batch's rows and lengths, not its inputs, which on CUDA are freed before it runs).
-    Cancel is checked and progress reported ("Scored 320 of 4,096 rows") once per batch; `progress=False`
-    where the caller reports its own (a search scoring many small sets). `bucket=True`: on CUDA, widths
-    rounded up to GPU_WIDTH_MULTIPLE, for forwards whose results do not depend on the padded width
-    (one vector per row, the attention mask honoured)."""
+    """`forward` over every row in batches under `budget` padded tokens and `max_rows` rows (None:
+    MAX_ROWS); one result per row, in input order (`rows_of(batch, host values)` splits a batch's values,
+    by default row k of each array; it reads the batch's rows and lengths, not its inputs, which on CUDA
+    are freed before it runs). Cancel is checked and progress reported ("Scored 320 of 4,096 rows") once
+    per batch; `progress=False` where the caller reports its own (a search scoring many small sets).
+    `bucket=True`: on CUDA, widths rounded up to GPU_WIDTH_MULTIPLE, for forwards whose results do not
+    depend on the padded width (one vector per row, the attention mask honoured)."""
     import torch
 
     control = control or TaskControl()
     multiple = width_multiple(loaded) if bucket else 1
-    groups = batches(encoded, budget or token_budget(loaded), max_rows, multiple)
+    groups = batches(encoded, budget or token_budget(loaded), max_rows or MAX_ROWS, multiple)
     results: list[Any] = [None] * len(encoded)
     pending: list[tuple[Batch, Any]] = []  # CUDA: batches whose results are still on their way to the host
     total, done = len(encoded), 0

@@ -87,3 +87,24 @@ def test_qa_on_the_engine_equals_answer_per_question(checkpoint_factory) -> None
         best = answer(loaded, question, context, settings).best
         assert prediction.value == (best.answer if best is not None else "")
         assert prediction.score == pytest.approx(best.score if best is not None else 0.0, abs=1e-5)
+
+
+def test_evaluate_fills_the_token_budget_unless_a_batch_size_is_given(checkpoint_factory, tmp_path) -> None:  # noqa: ANN001
+    """No batch size: as many rows per forward as the engine's budget holds (a GPU forward of 32 short rows
+    was ~2,000 tokens); a given one still caps each forward."""
+    from bertstudio.core.evaluate.evaluation import evaluate
+    from bertstudio.core.evaluate.readers import read_dataset
+
+    loaded = load_model(LoadRequest(str(checkpoint_factory("bert", "SequenceClassification")), "classification"))
+    label = loaded.info.id2label[0]
+    data = tmp_path / "short.csv"
+    data.write_text("text,label\n" + "".join(f"the cat sat {i},{label}\n" for i in range(100)), encoding="utf-8")
+    dataset = read_dataset("classification", data)
+
+    def forwards(options: EvalOptions) -> int:
+        events: list[str] = []
+        evaluate(loaded, dataset, TaskControl(on_progress=lambda e: events.append(e.message)), options)
+        return sum(message.startswith("Classified") for message in events)
+
+    assert forwards(EvalOptions()) == 1
+    assert forwards(EvalOptions(batch_size=32)) == 4

@@ -182,7 +182,8 @@ def evaluate(loaded: LoadedModel, dataset: Dataset, control: TaskControl | None 
     """Predict every row of `dataset` with `loaded` and score the predictions against the gold."""
     control = control or TaskControl()
     options = options or EvalOptions()
-    check_count(options.batch_size, "The batch size", 1, MAX_BATCH_SIZE)
+    if options.batch_size is not None:
+        check_count(options.batch_size, "The batch size", 1, MAX_BATCH_SIZE)
     task, started = dataset.task, time.perf_counter()
     adapter = adapter_for(task, EvaluateAdapter)
     found: list[Note] = [_notes.info(text) for text in dataset.notes]

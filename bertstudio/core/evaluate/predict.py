@@ -14,14 +14,15 @@ from typing import Any
 
 from bertstudio.core.progress import TaskControl
 
-BATCH_SIZE = 32
 # A task's `prepare`: (labels for metrics, notes, keywords for its predictor).
 Checked = tuple[list[str], list[str], dict[str, Any]]
 
 
 @dataclass(frozen=True)
 class EvalOptions:
-    batch_size: int = BATCH_SIZE
+    # Rows per forward at most. None: the engine's, as many as its token budget holds (up to 256): a
+    # cap of 32 left a GPU forward of short rows at ~2,000 tokens, far from filling it.
+    batch_size: int | None = None
     seed: int = 0  # the masked LM's masking
     mask_share: float = 0.15  # share of a text's tokens that are masked (at least one)
     threshold: float = 0.5  # multi-label heads: a label is predicted where its probability is >= this

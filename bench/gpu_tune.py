@@ -1,0 +1,70 @@
+"""One setting of the engine's GPU constants, in a fresh process (bench/gpu_check.py's `tune` stage runs
+one per setting): cuDNN attention in or out (devices.CUDNN_ATTENTION), the width multiple
+(engine.GPU_WIDTH_MULTIPLE) and, warm, each token budget (engine.GPU_TOKEN_BUDGET). A fresh process
+because what a first pass pays (cuDNN graphs per shape, kernels loaded on first use) is kept by the process.
+Prints one JSON line: load seconds, the first evaluate's, a warm one's, and warm seconds per budget.
+
+    python bench/gpu_tune.py FOLDER DATA.csv cuda float16 --cudnn 0 --multiple 8 --budgets 8192,16384,32768
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path[:0] = [str(ROOT), str(ROOT / "bench")]
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("folder")
+    parser.add_argument("data")
+    parser.add_argument("device")
+    parser.add_argument("dtype")
+    parser.add_argument("--cudnn", type=int, default=0)
+    parser.add_argument("--multiple", type=int, default=8)
+    parser.add_argument("--budgets", default="")
+    args = parser.parse_args()
+    import torch
+
+    from bertstudio.core import devices, engine
+    from bertstudio.core.evaluate.evaluation import evaluate
+    from bertstudio.core.evaluate.predict import EvalOptions
+    from bertstudio.core.evaluate.readers import read_dataset
+    from bertstudio.core.models import LoadRequest, load_model
+
+    devices.CUDNN_ATTENTION = bool(args.cudnn)
+    engine.GPU_WIDTH_MULTIPLE = args.multiple
+
+    def timed(func: object) -> float:
+        torch.cuda.synchronize()
+        started = time.perf_counter()
+        func()  # type: ignore[operator]
+        torch.cuda.synchronize()
+        return time.perf_counter() - started
+
+    dataset = read_dataset("classification", Path(args.data))
+    started = time.perf_counter()
+    loaded = load_model(LoadRequest(args.folder, "classification", args.device, args.dtype))
+    load = time.perf_counter() - started
+
+    def run() -> object:
+        return evaluate(loaded, dataset, options=EvalOptions())
+
+    first, warm = timed(run), timed(run)
+    budgets = {}
+    for budget in [int(b) for b in args.budgets.split(",") if b]:
+        engine.GPU_TOKEN_BUDGET = budget
+        run()  # its new shapes warmed
+        budgets[budget] = timed(run)
+    print(json.dumps({"load": load, "first": first, "warm": warm, "budgets": budgets,
+                      "cudnn_enabled": torch.backends.cuda.cudnn_sdp_enabled()}))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
