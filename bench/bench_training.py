@@ -89,9 +89,10 @@ def lora_row(config: TrainConfig, root: Path) -> Row:
                1000 / full_rate, f"samples/s LoRA {lora_rate:.1f} vs full {full_rate:.1f}")
 
 
-def plain_trainer_rate(config: TrainConfig, output: Path) -> float:
+def plain_trainer_rate(config: TrainConfig, output: Path, callbacks: list | None = None) -> float:
     """samples/s of a plain Trainer on a classification config's model and data, with the
-    TrainingArguments our run builds from it (same seed, steps, precision and device)."""
+    TrainingArguments our run builds from it (same seed, steps, precision and device); `callbacks`
+    added (bench/gpu_check.py adds ours alone, to find what a run of ours costs beyond Trainer)."""
     from transformers import (
         AutoModelForSequenceClassification,
         AutoTokenizer,
@@ -114,7 +115,7 @@ def plain_trainer_rate(config: TrainConfig, output: Path) -> float:
     total, warmup, _ = plan_steps(len(examples), config)
     trainer = Trainer(model=model, args=training_arguments(config, total, warmup, output, False),
                       train_dataset=examples, data_collator=DataCollatorWithPadding(tokenizer),
-                      processing_class=tokenizer)
+                      processing_class=tokenizer, callbacks=callbacks)
     trainer.remove_callback(PrinterCallback)  # keep the bench output readable
     return trainer.train().metrics["train_samples_per_second"]
 

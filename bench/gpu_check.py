@@ -1,7 +1,8 @@
 """Checks for a lent GPU: every command in float32, float16 and bfloat16 on CUDA against the CPU's
 float32, training of every task with fp16/bf16 mixed precision, explain, evaluate, int8's refusal,
 and every target row of issue 39 in one run: in-process evaluate rows/s and dense TFLOP/s against
-the pipeline and the sorted loop (engine), a first pass against a warm one (first), the whole
+the pipeline and the sorted loop (engine), a first pass against a warm one (first), the engine's GPU
+constants (tune: cuDNN attention in or out, widths rounded to 8 or 32, the token budget), the whole
 process against the bare sorted-loop script (whole), training against a plain Trainer (trainer) and
 `--runtime onnx` on the CPU (onnx). Each such row says its target and whether it was met (`target`).
 
@@ -13,7 +14,7 @@ agreement of their predictions across number formats means something (tiny rando
 only show the arithmetic). Prints a line a check and writes gpu_check.json.
 
     python bench/gpu_check.py --out DIR                     # on the GPU machine
-    python bench/gpu_check.py --device cpu --dtypes float32 --quick   # a dry run here
+    python bench/gpu_check.py --device cpu --dtypes float32 --precisions no --quick   # a dry run here
     python bench/gpu_check.py --device cpu --dtypes float32 --rows 8 --skip tiny,speed,trainer,train,whole
 """
 
@@ -319,20 +320,29 @@ def trainer_checks(device: str, precisions: list[str], sizes: list[str], work: P
     if "base" in sizes:
         folders["bert-base-sized"] = bert_base("SequenceClassification", ("negative", "positive"))
     for name, folder in folders.items():
-        for precision in precisions:
-            ours, raw = _training_rates(folder, device, precision, work)
+        for n, precision in enumerate(precisions):
+            # the first format of the biggest model also splits the gap: Trainer with our callback alone,
+            # and Trainer with torch's own attention choice (cuDNN in; ours leaves it out on a GPU)
+            split = n == 0 and name == list(folders)[-1]
+            rates = _training_rates(folder, device, precision, work, split)
+            ours, raw = rates.pop("ours"), rates.pop("plain Trainer")
             report(f"train 60 steps x 32, {name}, {device} {precision}", ok=True, ours_samples_s=round(ours, 1),
                    raw_samples_s=round(raw, 1), ratio=round(ours / raw, 3),
+                   **{k.replace(" ", "_") + "_samples_s": round(v, 1) for k, v in rates.items()},
                    target=("met" if ours >= raw else "missed") + ": >= 1.0x a plain Trainer")
 
 
-def _training_rates(folder: Path, device: str, precision: str, work: Path) -> tuple[float, float]:
-    """Median samples/s of 3 alternate runs each after one warm-up: (ours, plain Trainer)."""
+def _training_rates(folder: Path, device: str, precision: str, work: Path, split: bool) -> dict[str, float]:
+    """Median samples/s of 3 alternate runs each after one warm-up: ours, a plain Trainer (both with the
+    attention kernels ours sets), and where `split`, Trainer with our event callback and Trainer with cuDNN
+    attention allowed (torch's default on Hopper)."""
     import statistics
 
+    import torch
     from bench_training import plain_trainer_rate
 
     from bertstudio.core.progress import TaskControl
+    from bertstudio.core.training.callback import event_callback
     from bertstudio.core.training.config import TrainConfig
     from bertstudio.core.training.engine import train
 
@@ -341,15 +351,30 @@ def _training_rates(folder: Path, device: str, precision: str, work: Path) -> tu
                          max_length=64, device=device, precision=precision)
     events: list[object] = []
 
-    def ours() -> float:
-        return train(config, TaskControl(on_progress=events.append)).metrics["train_samples_per_second"]
+    def with_cudnn(allowed: bool, run: object) -> float:
+        before = torch.backends.cuda.cudnn_sdp_enabled()
+        torch.backends.cuda.enable_cudnn_sdp(allowed)
+        try:
+            return run()  # type: ignore[operator]
+        finally:
+            torch.backends.cuda.enable_cudnn_sdp(before)
 
-    ours(), plain_trainer_rate(config, work / "raw")  # warm-up
-    a, b = [], []
+    runs = {
+        "ours": lambda: train(config, TaskControl(on_progress=events.append)).metrics["train_samples_per_second"],
+        "plain Trainer": lambda: with_cudnn(False, lambda: plain_trainer_rate(config, work / "raw")),
+    }
+    if split:
+        runs["trainer with our callback"] = lambda: with_cudnn(False, lambda: plain_trainer_rate(
+            config, work / "raw", [event_callback(events.append, lambda: False, 32)]))
+        runs["trainer with cudnn attention"] = lambda: with_cudnn(True, lambda: plain_trainer_rate(
+            config, work / "raw"))
+    for run in runs.values():  # warm-up
+        run()
+    found: dict[str, list[float]] = {name: [] for name in runs}
     for _ in range(3):
-        a.append(ours())
-        b.append(plain_trainer_rate(config, work / "raw"))
-    return statistics.median(a), statistics.median(b)
+        for name, run in runs.items():
+            found[name].append(run())
+    return {name: statistics.median(values) for name, values in found.items()}
 
 
 def main() -> int:
@@ -360,7 +385,7 @@ def main() -> int:
     parser.add_argument("--steps", type=int, default=300)
     parser.add_argument("--quick", action="store_true", help="fewer steps and methods (a dry run)")
     parser.add_argument("--skip", default="",
-                        help="comma list of stages: tiny,speed,engine,first,whole,onnx,trainer,train")
+                        help="comma list of stages: tiny,speed,engine,first,tune,whole,onnx,trainer,train")
     parser.add_argument("--rows", type=int, default=0,
                         help="review rows of the engine, first, whole and onnx stages (default 1024; --quick 16)")
     parser.add_argument("--sizes", default="tiny,base", help="models of the trainer stage: tiny,base")
@@ -377,6 +402,7 @@ def main() -> int:
     dtypes, skip = args.dtypes.split(","), set(args.skip.split(","))
     precisions = args.precisions.split(",")
     rows = args.rows or (16 if args.quick else 1024)
+    Path(args.out).mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory() as folder:
         work = Path(folder)
         stages = [  # the first pass first: no kernel of its shapes has run in this process yet
@@ -384,6 +410,7 @@ def main() -> int:
             ("tiny", lambda: inference_checks(tiny_models(work), args.device, dtypes)),
             ("speed", lambda: speed_checks(args.device, dtypes)),
             ("engine", lambda: targets.engine_checks(report, args.device, dtypes, args.quick, rows)),
+            ("tune", lambda: targets.tune_checks(report, args.device, dtypes, args.quick, rows)),
             ("whole", lambda: targets.whole_process_checks(report, args.device, dtypes, args.quick, min(rows, 1024))),
             ("onnx", lambda: targets.onnx_checks(report, args.quick, min(rows, 256))),
             ("trainer", lambda: trainer_checks(args.device, precisions, args.sizes.split(","), work)),

@@ -84,6 +84,42 @@ def first_pass_checks(report: Report, device: str, dtypes: list[str], quick: boo
                first_over_warm=round(ratio, 2), target=("met" if ratio <= 1.3 else "missed") + ": <= 1.3x")
 
 
+TUNE_SETTINGS = (  # (what, cuDNN attention allowed, width multiple): the first is the engine before issue 39's tuning
+    ("cuDNN in, widths x32", 1, 32), ("cuDNN in, widths x8", 1, 8), ("cuDNN out, widths x32", 0, 32),
+    ("cuDNN out, widths x8 (the engine)", 0, 8))
+
+
+def tune_checks(report: Report, device: str, dtypes: list[str], quick: bool, rows: int) -> None:
+    """The engine's GPU constants, each setting in a fresh process (bench/gpu_tune.py: what a first pass pays
+    stays with the process), in the half precision a GPU user picks: first and warm rows/s; the engine's own
+    setting also sweeps the token budget warm. Target per setting: first <= 1.3x warm."""
+    import json
+    import subprocess
+    import sys
+
+    from bench_engine import _write, review_texts
+
+    name, folder, labels = engine_model(quick)
+    dtype = next((d for d in reversed(dtypes) if d != "float32"), dtypes[-1])
+    data = _write(review_texts(rows, seed=7), labels or ("LABEL_0", "LABEL_1"))
+    script = Path(__file__).resolve().parent / "gpu_tune.py"
+    for what, cudnn, multiple in TUNE_SETTINGS:
+        budgets = "8192,16384,32768,65536" if (cudnn, multiple) == (0, 8) else ""
+        done = subprocess.run([sys.executable, str(script), str(folder), str(data), device, dtype, "--cudnn",
+                               str(cudnn), "--multiple", str(multiple), "--budgets", budgets],
+                              capture_output=True, text=True, timeout=300)
+        check = f"tune {what}: evaluate {name} {rows} rows {device} {dtype}"
+        if done.returncode != 0:
+            report(check, ok=False, error=done.stderr.strip()[-800:])
+            continue
+        found = json.loads(done.stdout.strip().splitlines()[-1])
+        ratio = found["first"] / found["warm"]
+        report(check, ok=True, load_s=round(found["load"], 2), first_rows_s=round(rows / found["first"], 1),
+               warm_rows_s=round(rows / found["warm"], 1), first_over_warm=round(ratio, 2),
+               budget_rows_s={budget: round(rows / seconds, 1) for budget, seconds in found["budgets"].items()},
+               target=("met" if ratio <= 1.3 else "missed") + ": first <= 1.3x warm")
+
+
 def whole_process_checks(report: Report, device: str, dtypes: list[str], quick: bool, rows: int) -> None:
     """`bertstudio evaluate` and `classify "one text"` as whole fresh processes, twice, against bare scripts
     (bench/bench_whole_process.py) in the number format a GPU user picks (the last given). Target: <= 1.0x."""

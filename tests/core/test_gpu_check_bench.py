@@ -1,6 +1,7 @@
 """bench/gpu_check.py's target rows of issue 39 run on the CPU at a tiny size (what a lent GPU runs at
 full size): a first pass against a warm one, in-process evaluate with its dense TFLOP/s against the
-pipeline and the sorted loop, and `--runtime onnx` (float32 and int8); each row names its target."""
+pipeline and the sorted loop, the engine's GPU constants (each setting in a fresh process) and
+`--runtime onnx` (float32 and int8); each row names its target."""
 
 from __future__ import annotations
 
@@ -26,5 +27,8 @@ def test_gpu_check_reports_each_target_row_on_the_cpu(tmp_path: Path) -> None:
     assert first["first_over_warm"] > 0 and engine["dense_tflops"] > 0 and engine["score_gap"] < 1e-4
     assert onnx["same_top1"] == 1.0 and onnx["probability_gap"] <= 1e-3
     assert "evaluate --runtime onnx int8 MiniLM 4 rows cpu" in checks
-    for row in (first, engine, onnx):
+    tune = [row for name, row in checks.items() if name.startswith("tune ")]
+    assert len(tune) == 4 and all(row["ok"] and row["warm_rows_s"] > 0 for row in tune), tune
+    assert set(tune[-1]["budget_rows_s"]) == {"8192", "16384", "32768", "65536"}
+    for row in (first, engine, onnx, *tune):
         assert row["target"].startswith(("met:", "missed:")), row
