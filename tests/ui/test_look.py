@@ -266,6 +266,23 @@ def test_empty_plots_show_0_1_not_pyqtgraphs_default(qtbot) -> None:
         assert (round(x0, 6), round(x1, 6), round(y0, 6), round(y1, 6)) == (0, 1, 0, 1), type(plot).__name__
     assert bars.getPlotItem().getAxis("left")._tickLevels == [[]]  # no "-0.4 … 0.4" labels
     assert heads.plot.getAxis("left")._tickLevels == [[]]  # no "layer 0.2" either
+    assert heads.hint.isVisible() and not heads.colorbar.isVisible()  # a sentence says what Compute does
+
+
+def test_head_importance_hint_gives_way_to_the_heatmap(qtbot) -> None:
+    from types import SimpleNamespace
+
+    import numpy as np
+
+    from bertstudio.ui.widgets.head_importance_view import HeadImportanceView
+
+    heads = HeadImportanceView()
+    qtbot.addWidget(heads)
+    heads.show_importance(SimpleNamespace(importance=np.arange(6.0).reshape(2, 3), normalization="L2 per layer",
+                                          loss="cross-entropy", examples=1))
+    assert not heads.hint.isVisible() and heads.colorbar.isVisible()
+    heads.clear()
+    assert heads.hint.isVisible() and not heads.colorbar.isVisible()
 
 
 def test_confusion_matrix_shows_every_cell_and_the_colour_bar_end(qtbot) -> None:

@@ -54,6 +54,8 @@ class HeadImportanceView(QWidget):
         self._build_plot()
         self.intact = QTextBrowser()
         self.pruned = QTextBrowser()
+        for box, what in ((self.intact, "every head"), (self.pruned, "the k least important heads off")):
+            box.setPlaceholderText(f"After a preview: the task's result with {what}.")
         side = QVBoxLayout()
         side.addLayout(row(self.k, self.prune_button, self.pruned_label, stretch=self.pruned_label))
         pair = QHBoxLayout()
@@ -90,8 +92,15 @@ class HeadImportanceView(QWidget):
         self.colorbar.setImageItem(self.image, insert_in=self.plot)
         self.colorbar.axis.enableAutoSIPrefix(False)
         self.plot.setContentsMargins(0, 10, 4, 0)  # room above for layer 0's tick and the colour bar's "1.0"
+        self.hint = pg.TextItem("Press Compute head importance: each layer x head cell\n"
+                                "scores how much the task's loss depends on that head.", anchor=(0.5, 0.5))
+        self.plot.addItem(self.hint)
+        self.hint.setPos(0.5, 0.5)
         self._empty()
-        plot_style.style_plot(self.plot_widget)  # theme colours, no SI prefix, restyled with the theme
+        plot_style.style_plot(self.plot_widget, on_theme=self._on_theme)  # theme colours, restyled with it
+
+    def _on_theme(self, colors: Any) -> None:
+        self.hint.setColor(colors.foreground)
 
     def clear(self) -> None:
         self.importance = None
@@ -108,11 +117,15 @@ class HeadImportanceView(QWidget):
         for axis in ("left", "bottom"):
             self.plot.getAxis(axis).setTicks([[]])
         self.plot.setRange(xRange=(0, 1), yRange=(0, 1), padding=0)
+        self.hint.setVisible(True)  # a sentence before a run, not axes and a colour bar over nothing
+        self.colorbar.setVisible(False)
 
     def show_importance(self, importance: Any) -> None:
         import numpy as np
 
         self.importance = importance
+        self.hint.setVisible(False)
+        self.colorbar.setVisible(True)
         values = np.asarray(importance.importance, dtype=float)  # layers x heads
         from PySide6.QtCore import QRectF
 
