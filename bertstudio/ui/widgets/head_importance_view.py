@@ -54,8 +54,8 @@ class HeadImportanceView(QWidget):
         self._build_plot()
         self.intact = QTextBrowser()
         self.pruned = QTextBrowser()
-        for box, what in ((self.intact, "every head"), (self.pruned, "the k least important heads off")):
-            box.setPlaceholderText(f"After a preview: the task's result with {what}.")
+        for box, what in ((self.intact, "all heads on"), (self.pruned, "k heads off")):
+            box.setPlaceholderText(f"Preview: {what}")  # short: a placeholder does not wrap
         side = QVBoxLayout()
         side.addLayout(row(self.k, self.prune_button, self.pruned_label, stretch=self.pruned_label))
         pair = QHBoxLayout()
