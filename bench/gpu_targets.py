@@ -116,6 +116,7 @@ def tune_checks(report: Report, device: str, dtypes: list[str], quick: bool, row
         ratio = found["first"] / found["warm"]
         report(check, ok=True, load_s=round(found["load"], 2), first_rows_s=round(rows / found["first"], 1),
                warm_rows_s=round(rows / found["warm"], 1), first_over_warm=round(ratio, 2),
+               tokenize_share_of_warm=round(found["tokenize"] / found["warm"], 3),
                budget_rows_s={budget: round(rows / seconds, 1) for budget, seconds in found["budgets"].items()},
                target=("met" if ratio <= 1.3 else "missed") + ": first <= 1.3x warm")
 
