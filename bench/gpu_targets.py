@@ -57,7 +57,9 @@ def engine_checks(report: Report, device: str, dtypes: list[str], quick: bool, r
 
 def first_pass_checks(report: Report, device: str, dtypes: list[str], quick: bool, rows: int) -> None:
     """A freshly loaded model's first evaluate (new padded widths meet cold kernels) against the same
-    evaluate again, warm, per number format. Target: first <= 1.3x warm."""
+    evaluate again, warm, per number format. Target: first <= 1.3x warm. scikit-learn's metrics are
+    imported before (1-2 s once per process, paid by a whole-process evaluate: the `whole` stage's cost)."""
+    import sklearn.metrics  # noqa: F401
     import torch
     from bench_engine import _write, review_texts
 
