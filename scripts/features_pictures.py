@@ -113,7 +113,6 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--chem-feature", type=int, default=1)
     args = parser.parse_args(argv)
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
     app = QApplication(sys.argv[:1])
     from bertstudio.ui import theme
     from bertstudio.ui.main_window import MainWindow

@@ -388,7 +388,6 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--themes", default="light,dark")
     args = parser.parse_args(argv)
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
     scratch = Path(tempfile.mkdtemp(prefix="bertstudio-walk-"))
     os.environ["XDG_STATE_HOME"] = str(scratch / "state")  # crash logs land here, not in the user's
     crash_dir = scratch / "state" / "bertstudio" / "crashes"

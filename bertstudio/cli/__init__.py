@@ -23,9 +23,9 @@ def command_modules() -> list[str]:
 
 def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     """The whole parser; with `command`, only that subcommand's module is imported and registered (a
-    one-text `classify` then imports none of the other 30 modules: a fifth of a second, measured by
-    bench/bench_whole_process.py). An unknown name, or a module that registers another name, gets the
-    whole parser, so argparse lists every choice."""
+    one-text `classify` then imports none of the other 22 command modules: 0.14 s of a whole process,
+    bench/bench_whole_process.py). An unknown name, or a module that registers another name (`select`),
+    gets the whole parser, so argparse lists every choice."""
     parser, subparsers = _root_parser()
     names = command_modules()
     guess = command.replace("-", "_") if command else None
