@@ -60,15 +60,17 @@ def _register(subparsers: Any, name: str) -> None:
 
 
 def command_of(argv: list[str]) -> str | None:
-    """The subcommand named on the line (the first word that is not an option or --models-dir's value)."""
+    """The subcommand named on the line (the first word that is not an option or --models-dir's value);
+    None where the whole parser must answer: `bertstudio --help classify` lists every command."""
     skip = False
     for item in argv:
-        if skip or item.startswith("--models-dir="):
+        if skip:
             skip = False
             continue
-        if item == "--models-dir":
-            skip = True
-        elif item == "--":
+        name, equals, _ = item.partition("=")
+        if len(name) > 2 and "--models-dir".startswith(name):  # argparse takes `--models DIR` too
+            skip = not equals
+        elif item in ("--", "-h", "--help"):
             return None
         elif not item.startswith("-"):
             return item

@@ -46,6 +46,11 @@ def test_an_unknown_command_is_refused_with_every_choice(capsys: pytest.CaptureF
     (["--version"], None),
     ([], None),
     (["--", "classify"], None),
+    (["--models", "classify", "evaluate"], "evaluate"),
+    (["--models-d=classify", "nsp"], "nsp"),
+    (["--help", "classify"], None),
+    (["-h", "evaluate"], None),
+    (["classify", "--help"], "classify"),
 ])
 def test_the_command_is_read_past_the_global_options(argv: list[str], command: str | None) -> None:
     assert command_of(argv) == command
@@ -59,3 +64,9 @@ def test_a_one_text_command_imports_no_other_command() -> None:
     loaded = eval(done.stdout)  # noqa: S307 - our own printed list
     assert "bertstudio.cli.classify" in loaded
     assert not {"bertstudio.cli.evaluate", "bertstudio.cli.train", "bertstudio.cli.features"} & set(loaded), loaded
+
+
+def test_root_help_before_a_command_lists_every_command() -> None:
+    done = subprocess.run([sys.executable, "-m", "bertstudio", "--help", "classify"], capture_output=True, text=True,
+                          timeout=60)
+    assert done.returncode == 0 and "evaluate" in done.stdout and "fill-mask" in done.stdout, done.stdout
