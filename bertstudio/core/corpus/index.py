@@ -21,7 +21,6 @@ if TYPE_CHECKING:
 MAX_CORPUS_LINES = 100_000
 MAX_CORPUS_TOKENS = 3_000_000
 MAX_LINE_CHARS = 100_000  # one line: longer ones are refused (they would be truncated to the model's length)
-BATCH_SIZE = 32
 
 
 @dataclass(frozen=True)
@@ -67,10 +66,11 @@ def read_corpus(path: str | Path, control: TaskControl | None = None) -> list[tu
 
 
 def build_index(loaded: LoadedModel, lines: list[tuple[int, str]], layer: int, max_length: int,
-                control: TaskControl, batch_size: int = BATCH_SIZE) -> CorpusIndex:
+                control: TaskControl, batch_size: int | None = None) -> CorpusIndex:
     """Forward every line through the batch engine (tokenized once, sorted by length, a token budget, at
-    most `batch_size` lines per forward; Cancel per batch); each line's token vectors are made on the
-    host while the batch is in hand, and come back in file order (line, then token)."""
+    most `batch_size` lines per forward, by default as many as the budget holds; Cancel per batch); each
+    line's token vectors are made on the host while the batch is in hand, and come back in file order
+    (line, then token)."""
     import numpy as np
 
     from bertstudio.core import engine

@@ -41,9 +41,10 @@ class Projection:
                 "explained": list(self.explained), "points": self.points.tolist()}
 
 
-def embed(loaded: LoadedModel, dataset: Dataset, layer: int = -1, pooling: str = "cls", batch_size: int = 32,
+def embed(loaded: LoadedModel, dataset: Dataset, layer: int = -1, pooling: str = "cls", batch_size: int | None = None,
           control: TaskControl | None = None) -> np.ndarray:
-    """(rows, hidden) float32: each row's [CLS] or mean-pooled hidden state at `layer` (negative: from the top)."""
+    """(rows, hidden) float32: each row's [CLS] or mean-pooled hidden state at `layer` (negative: from the top);
+    at most `batch_size` rows per forward, by default as many as the engine's token budget holds."""
     from bertstudio.core import engine
 
     if pooling not in POOLINGS:

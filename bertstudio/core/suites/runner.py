@@ -172,7 +172,7 @@ def check_labels(loaded: LoadedModel, suite: Suite) -> None:
                                  hint=f"Its labels: {', '.join(known)}. Use one of them, or choose the matching model.")
 
 
-def run_suite(loaded: LoadedModel, suite: Suite, control: TaskControl, batch_size: int = 32) -> SuiteResult:
+def run_suite(loaded: LoadedModel, suite: Suite, control: TaskControl, batch_size: int | None = None) -> SuiteResult:
     """Score every distinct input of the suite once (one batch path), then judge each test."""
     from bertstudio.core.suites.scoring import predictions
 

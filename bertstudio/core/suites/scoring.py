@@ -16,7 +16,7 @@ from bertstudio.core.suites.tasks import Case, adapter, shown
 
 
 def predictions(loaded: LoadedModel, task: str, cases: Sequence[Case], control: TaskControl,
-                batch_size: int = 32) -> tuple[list[Any], list[str]]:
+                batch_size: int | None = None) -> tuple[list[Any], list[str]]:
     """(evaluate.predict.Prediction per case, in order; notes) for the task with key `task`."""
     from bertstudio.core.evaluate.predict import EvalOptions
     from bertstudio.core.evaluate.readers import Example

@@ -26,7 +26,6 @@ from bertstudio.core.text_limits import Truncation, require_text
 if TYPE_CHECKING:
     from bertstudio.core.compare import RankingDiff
 
-BATCH_SIZE = 16
 MAX_ROWS = 100_000
 
 
@@ -137,10 +136,11 @@ def classify_batch(
     loaded: LoadedModel,
     texts: Sequence[str],
     control: TaskControl | None = None,
-    batch_size: int = BATCH_SIZE,
+    batch_size: int | None = None,
 ) -> ClassificationResult:
     """Every label's score per row (the batch engine: sorted by length, a token budget, at most
-    `batch_size` rows per forward); long rows are cut (and counted), empty rows are an error."""
+    `batch_size` rows per forward, by default as many as the budget holds: 16 left a GPU forward of short
+    rows nearly empty); long rows are cut (and counted), empty rows are an error."""
     rows = list(texts)
     if not rows:
         raise InputError("There are no rows to classify.", hint="Paste one text per line, or open a CSV/TSV file.")
