@@ -223,3 +223,16 @@ def test_evaluate_classification_equals_the_per_row_pipeline(checkpoint_factory,
     np.testing.assert_allclose(result.probabilities, scores, atol=1e-5)
     assert result.classes == ("negative", "positive")
     assert any("1 row(s) were longer" in n.text and "lines 13" in n.text for n in result.notes)
+
+
+def test_tokenizing_on_the_tokenizers_threads_gives_the_same_rows(checkpoint_factory, monkeypatch) -> None:  # noqa: ANN001
+    """The CLI and the window leave TOKENIZERS_PARALLELISM unset (the suite sets it false): the rows must not
+    depend on it."""
+    loaded = load_model(LoadRequest(str(checkpoint_factory("bert", "SequenceClassification")), "classification"))
+    texts = _texts(600, 40)
+    found = {}
+    for setting in ("true", "false"):
+        monkeypatch.setenv("TOKENIZERS_PARALLELISM", setting)
+        encoded = engine.encode_all(loaded, texts, [t[::-1] if i % 2 else None for i, t in enumerate(texts)])
+        found[setting] = (encoded.input_ids, encoded.token_type_ids)
+    assert found["true"] == found["false"]
