@@ -120,6 +120,7 @@ def tune_checks(report: Report, device: str, dtypes: list[str], quick: bool, row
                warm_rows_s=round(rows / found["warm"], 1), first_over_warm=round(ratio, 2),
                tokenize_share_of_warm=round(found["tokenize"] / found["warm"], 3),
                budget_rows_s={budget: round(rows / seconds, 1) for budget, seconds in found["budgets"].items()},
+               attention_kernels=found.get("attention_kernels", {}),
                target=("met" if ratio <= 1.3 else "missed") + ": first <= 1.3x warm")
 
 

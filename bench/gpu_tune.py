@@ -3,7 +3,8 @@ one per setting): cuDNN attention in or out (devices.CUDNN_ATTENTION), the width
 (engine.GPU_WIDTH_MULTIPLE) and, warm, each token budget (engine.GPU_TOKEN_BUDGET). A fresh process
 because what a first pass pays (cuDNN graphs per shape, kernels loaded on first use) is kept by the process.
 Prints one JSON line: load seconds, the first evaluate's, a warm one's, tokenizing the rows alone (on the
-tokenizer's threads: what overlapping it with the GPU could hide), and warm seconds per budget.
+tokenizer's threads: what overlapping it with the GPU could hide), warm seconds per budget, and on CUDA
+the attention kernels a warm run launched, by family.
 
     python bench/gpu_tune.py FOLDER DATA.csv cuda float16 --cudnn 0 --multiple 8 --budgets 8192,16384,32768
 """
@@ -65,14 +66,38 @@ def main() -> int:
     first, warm = timed(run), timed(run)
     texts = [x.inputs[0] for x in dataset.examples]
     tokenize = min(timed(lambda: engine.encode_all(loaded, texts)) for _ in range(2))  # the host's share
+    kernels = attention_kernels(run, gpu)
     budgets = {}
     for budget in [int(b) for b in args.budgets.split(",") if b]:
         engine.GPU_TOKEN_BUDGET = budget
         run()  # its new shapes warmed
         budgets[budget] = timed(run)
     print(json.dumps({"load": load, "first": first, "warm": warm, "tokenize": tokenize, "budgets": budgets,
+                      "attention_kernels": kernels,
                       "cudnn_enabled": torch.backends.cuda.cudnn_sdp_enabled()}))
     return 0
+
+
+def attention_kernels(run: object, gpu: bool) -> dict[str, list[float]]:
+    """Which attention kernels one warm evaluate ran, by family: {family: [launches, device ms]} (the
+    profiler's CUDA kernel names; on the CPU its aten ops), so a row says whether sdpa took cuDNN, flash or
+    memory-efficient."""
+    from torch.profiler import ProfilerActivity, profile
+
+    with profile(activities=[ProfilerActivity.CUDA if gpu else ProfilerActivity.CPU]) as traced:
+        run()  # type: ignore[operator]
+    families = {"cudnn": ("cudnn",), "flash": ("flash",), "memory-efficient": ("fmha", "mem_eff", "efficient"),
+                "math (softmax)": ("softmax",)}
+    found: dict[str, list[float]] = {}
+    for event in traced.key_averages():
+        name = event.key.lower()
+        for family, marks in families.items():
+            if any(mark in name for mark in marks):
+                entry = found.setdefault(family, [0, 0.0])
+                entry[0] += event.count
+                entry[1] += getattr(event, "device_time_total", 0.0) / 1000
+                break
+    return found
 
 
 if __name__ == "__main__":
