@@ -70,3 +70,15 @@ def test_root_help_before_a_command_lists_every_command() -> None:
     done = subprocess.run([sys.executable, "-m", "bertstudio", "--help", "classify"], capture_output=True, text=True,
                           timeout=60)
     assert done.returncode == 0 and "evaluate" in done.stdout and "fill-mask" in done.stdout, done.stdout
+
+
+def test_the_cli_leaves_the_tokenizers_threads_on(monkeypatch: pytest.MonkeyPatch, tmp_path, capsys) -> None:  # noqa: ANN001
+    """TOKENIZERS_PARALLELISM=false made every run tokenize on one thread (1.7x slower on 2 cores, more on a
+    GPU machine's 16): the CLI must not set it (the suite sets it for its own workers)."""
+    import os
+
+    from bertstudio.cli import main
+
+    monkeypatch.delenv("TOKENIZERS_PARALLELISM", raising=False)
+    assert main(["models", "--models-dir", str(tmp_path)]) == 0
+    assert "TOKENIZERS_PARALLELISM" not in os.environ
