@@ -24,8 +24,6 @@ SINGLE_INPUT = {
 
 # Hold `engine.exclusive` across a job of their own (their batches still go through `engine.run`): why.
 HOLDS = {
-    "cli/explain.py": "heads switched off around one input's explanation (its batches: core/explain's engine.run)",
-    "cli/_per_layer.py": "heads switched off around one input's per-layer explanation",
     "core/explain/attribution.py": "captum's gradients of F (grad=True); the perturbed copies go through engine.run",
     "core/explain/importance.py": "|d loss / d gate| per input, summed (grad=True): no batch",
     "core/features/erase.py": "the concept-erasing hook stays on the model while a data set is evaluated",

@@ -58,7 +58,7 @@ def layers_for(result: Any) -> Any:
         from bertstudio.core.features.tuned_lens import load
 
         lens = load(args.tuned_lens)
-    with engine.exclusive(loaded) as model, heads_switched_off(model, heads) if heads else nullcontext():
+    with engine.holding(loaded) as model, heads_switched_off(model, heads) if heads else nullcontext():
         return per_layer(loaded, result.text, args.top_k, lens=lens)
 
 

@@ -118,7 +118,7 @@ def run(args: argparse.Namespace) -> int:
     spec = spec_for_command(args.task)
     texts = checked(spec, task_texts(args, spec))
     loaded = load(args, spec)
-    with engine.exclusive(loaded) as model, \
+    with engine.holding(loaded) as model, \
             heads_switched_off(model, args.ablate_heads) if args.ablate_heads else nullcontext():
         result = explain(loaded, spec.key, texts, args.method, args.target, steps, args.converge, stderr_control(),
                          samples=samples, seed=seed, baseline=args.baseline, faithfulness=args.faithfulness)

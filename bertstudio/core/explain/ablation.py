@@ -59,8 +59,7 @@ def head_gates(model: Any, gates: Any) -> Iterator[HeadLayout]:
         hidden = inputs[0]
         shape = hidden.shape
         scaled = hidden.view(*shape[:-1], layout.heads, shape[-1] // layout.heads)
-        # a clone: gates made under the engine's inference mode may then meet autograd (explain --ablate-heads)
-        scaled = scaled * gates[layer].to(hidden.dtype).clone().view(layout.heads, 1)
+        scaled = scaled * gates[layer].to(hidden.dtype).view(layout.heads, 1)
         return (scaled.view(shape), *inputs[1:])
 
     try:
