@@ -7,15 +7,12 @@ test models' files: real configs and safetensors headers) as a fresh process, ag
 
 from __future__ import annotations
 
-import subprocess
-import sys
 import tempfile
-import time
 from pathlib import Path
 
+from bench_whole_process import run_once
 from common import MODELS, Row
 
-ROOT = Path(__file__).resolve().parent.parent
 FOLDERS = 100
 
 
@@ -29,20 +26,13 @@ def _folders(root: Path) -> Path:
     return root
 
 
-def _seconds(argv: list[str]) -> float:
-    started = time.perf_counter()
-    done = subprocess.run([sys.executable, *argv], capture_output=True, text=True, cwd=ROOT, timeout=300)
-    if done.returncode != 0:
-        raise SystemExit(f"{argv[:3]} failed: {done.stderr[-1500:]}")
-    return time.perf_counter() - started
-
-
 def rows() -> list[Row]:
-    models = _folders(Path(tempfile.mkdtemp(prefix="bench-models-")) / "models")
-    ours, bare = [], []
-    for _ in range(2):
-        ours.append(_seconds(["-m", "bertstudio", "models", "--models-dir", str(models)]))
-        bare.append(_seconds(["-c", "import torch, transformers"]))
+    with tempfile.TemporaryDirectory(prefix="bench-models-") as scratch:
+        models = _folders(Path(scratch) / "models")
+        ours, bare = [], []
+        for _ in range(2):
+            ours.append(run_once(["-m", "bertstudio", "models", "--models-dir", str(models)])[0])
+            bare.append(run_once(["-c", "import torch, transformers"])[0])
     return [Row(f"bertstudio models over {FOLDERS} folders (a fresh process)", min(ours), min(bare),
                 "raw = a bare `import torch, transformers`; target: ratio < 1")]
 

@@ -26,6 +26,21 @@ def threads() -> int:
     return 1 if CPU_CLOCK else 2
 
 
+def synced_seconds(func: Callable[[], object], device: str) -> float:
+    """Wall seconds of `func()`; on CUDA the device's queue is waited for before and after (its work,
+    not the launches)."""
+    import torch
+
+    cuda = device.startswith("cuda")
+    if cuda:
+        torch.cuda.synchronize()
+    started = time.perf_counter()
+    func()
+    if cuda:
+        torch.cuda.synchronize()
+    return time.perf_counter() - started
+
+
 @dataclass(frozen=True)
 class Row:
     name: str

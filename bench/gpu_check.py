@@ -39,7 +39,6 @@ EVAL = ROOT / "tests" / "data" / "evaluate"
 IGNORED_KEYS = {"model", "device", "dtype", "seconds", "elapsed", "notes", "note", "path", "source", "rows_per_second",
                 "ms_per_row", "size_mb"}
 RESULTS: list[dict[str, object]] = []
-PIPELINE_BATCH = 16  # the pipeline's rows per call in the speed stage (ours: the engine's budget)
 
 
 def cli(*argv: str) -> tuple[int, str, str]:
@@ -296,7 +295,7 @@ def speed_checks(device: str, dtypes: list[str]) -> None:
 
 def _time_classification(folder: Path, device: str, dtype: str) -> tuple[float, float]:
     import torch
-    from bench_classification import ROWS
+    from bench_classification import PIPELINE_BATCH, ROWS
     from common import interleaved
     from transformers import AutoModelForSequenceClassification, AutoTokenizer, pipeline
 
@@ -367,7 +366,8 @@ def _training_rates(folder: Path, device: str, precision: str, work: Path, split
     }
     if split:
         runs["trainer with our callback"] = lambda: with_cudnn(False, lambda: plain_trainer_rate(
-            config, work / "raw", [event_callback(events.append, lambda: False, 32)]))
+            config, work / "raw",  # as the training engine adds it: fp16's skipped steps are no divergence
+            [event_callback(events.append, lambda: False, config.samples_per_step, config.precision == "fp16")]))
         runs["trainer with cudnn attention"] = lambda: with_cudnn(True, lambda: plain_trainer_rate(
             config, work / "raw"))
     for run in runs.values():  # warm-up

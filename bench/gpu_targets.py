@@ -5,7 +5,6 @@ pass against a warm one, the whole process against bare scripts, and `--runtime 
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -60,8 +59,8 @@ def first_pass_checks(report: Report, device: str, dtypes: list[str], quick: boo
     evaluate again, warm, per number format. Target: first <= 1.3x warm. scikit-learn's metrics are
     imported before (1-2 s once per process, paid by a whole-process evaluate: the `whole` stage's cost)."""
     import sklearn.metrics  # noqa: F401
-    import torch
     from bench_engine import _write, review_texts
+    from common import synced_seconds
 
     from bertstudio.core.evaluate.evaluation import evaluate
     from bertstudio.core.evaluate.predict import EvalOptions
@@ -73,22 +72,17 @@ def first_pass_checks(report: Report, device: str, dtypes: list[str], quick: boo
         MODEL_CACHE.clear()
         loaded = load_model(LoadRequest(str(folder), "classification", device, dtype))
         data = _write(review_texts(rows, seed=5), labels or [str(i) for i in range(loaded.model.config.num_labels)])
-        times = []
-        for _ in range(2):
-            if device.startswith("cuda"):
-                torch.cuda.synchronize()
-            started = time.perf_counter()
-            evaluate(loaded, read_dataset("classification", data), options=EvalOptions())
-            times.append(time.perf_counter() - started)
+        dataset = read_dataset("classification", data)
+        times = [synced_seconds(lambda: evaluate(loaded, dataset, options=EvalOptions()), device)  # noqa: B023
+                 for _ in range(2)]
         ratio = times[0] / times[1]
         report(f"first pass vs warm, evaluate {name} {rows} rows {device} {dtype}", ok=True,
                first_rows_s=round(rows / times[0], 1), warm_rows_s=round(rows / times[1], 1),
                first_over_warm=round(ratio, 2), target=("met" if ratio <= 1.3 else "missed") + ": <= 1.3x")
 
 
-TUNE_SETTINGS = (  # (what, cuDNN attention allowed, width multiple): the first is the engine before issue 39's tuning
-    ("cuDNN in, widths x32", 1, 32), ("cuDNN in, widths x8", 1, 8), ("cuDNN out, widths x32", 0, 32),
-    ("cuDNN out, widths x8 (the engine)", 0, 8))
+TUNE_SETTINGS = ((1, 32), (1, 8), (0, 32), (0, 8))  # (cuDNN attention allowed, width multiple); the first: the
+# engine before issue 39's tuning
 
 
 def tune_checks(report: Report, device: str, dtypes: list[str], quick: bool, rows: int) -> None:
@@ -101,16 +95,25 @@ def tune_checks(report: Report, device: str, dtypes: list[str], quick: bool, row
 
     from bench_engine import _write, review_texts
 
+    from bertstudio.core import devices, engine
+
     name, folder, labels = engine_model(quick)
     dtype = next((d for d in reversed(dtypes) if d != "float32"), dtypes[-1])
     data = _write(review_texts(rows, seed=7), labels or ("LABEL_0", "LABEL_1"))
     script = Path(__file__).resolve().parent / "gpu_tune.py"
-    for what, cudnn, multiple in TUNE_SETTINGS:
-        budgets = "8192,16384,32768,65536" if (cudnn, multiple) == (0, 8) else ""
-        done = subprocess.run([sys.executable, str(script), str(folder), str(data), device, dtype, "--cudnn",
-                               str(cudnn), "--multiple", str(multiple), "--budgets", budgets],
-                              capture_output=True, text=True, timeout=300)
+    ours = (int(devices.CUDNN_ATTENTION), engine.GPU_WIDTH_MULTIPLE)
+    for cudnn, multiple in TUNE_SETTINGS:
+        what = f"cuDNN {'in' if cudnn else 'out'}, widths x{multiple}" + (" (the engine)" if (cudnn, multiple) == ours
+                                                                         else "")
+        budgets = "8192,16384,32768,65536" if (cudnn, multiple) == ours else ""
         check = f"tune {what}: evaluate {name} {rows} rows {device} {dtype}"
+        try:
+            done = subprocess.run([sys.executable, str(script), str(folder), str(data), device, dtype, "--cudnn",
+                                   str(cudnn), "--multiple", str(multiple), "--budgets", budgets],
+                                  capture_output=True, text=True, timeout=300)
+        except subprocess.TimeoutExpired:
+            report(check, ok=False, error="no result within 300 s")
+            continue
         if done.returncode != 0:
             report(check, ok=False, error=done.stderr.strip()[-800:])
             continue

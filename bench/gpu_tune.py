@@ -15,6 +15,7 @@ import argparse
 import json
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -43,17 +44,12 @@ def main() -> int:
     engine.GPU_WIDTH_MULTIPLE = args.multiple
 
     import sklearn.metrics  # noqa: F401 - evaluate's first import, not what a first pass is measured for
+    from common import synced_seconds
 
     gpu = args.device.startswith("cuda")
 
-    def timed(func: object) -> float:
-        if gpu:
-            torch.cuda.synchronize()
-        started = time.perf_counter()
-        func()  # type: ignore[operator]
-        if gpu:
-            torch.cuda.synchronize()
-        return time.perf_counter() - started
+    def timed(func: Callable[[], object]) -> float:
+        return synced_seconds(func, args.device)
 
     dataset = read_dataset("classification", Path(args.data))
     started = time.perf_counter()
