@@ -31,6 +31,7 @@ torch and numpy are imported inside the functions: nothing here runs before the 
 
 from __future__ import annotations
 
+from collections import deque
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field, replace
@@ -55,6 +56,10 @@ CHUNK = 1024  # rows per tokenizer call: one call over 100,000 rows kept Cancel 
 CPU_TOKEN_BUDGET = 1024
 GPU_TOKEN_BUDGET = 16384
 MAX_ROWS = 256  # rows per forward at most, whatever the budget (short rows: the per-row work still grows)
+# CUDA: batches whose results may still be on their way to the host. An older one is read (`rows_of`
+# shrinks it: a corpus keeps some tokens' vectors, a lens some positions) while the next are queued, so
+# the GPU never waits and whole padded outputs never pile up in pinned host memory.
+IN_FLIGHT = 2
 # Padded widths on CUDA are rounded up to a multiple of this (never past the model's length): aligned for
 # the tensor cores and the memory-efficient kernel's mask. Not more: with cuDNN attention left out
 # (devices.settle_attention_kernels) no kernel is built per shape, and each step costs padding. On 4,096
@@ -283,7 +288,7 @@ def run(loaded: LoadedModel, encoded: Encoded, forward: Callable[[Batch], Any], 
     multiple = width_multiple(loaded) if bucket else 1
     groups = batches(encoded, budget or token_budget(loaded), max_rows or MAX_ROWS, multiple)
     results: list[Any] = [None] * len(encoded)
-    pending: list[tuple[Batch, Any]] = []  # CUDA: batches whose results are still on their way to the host
+    pending: deque[tuple[Batch, Any, Any]] = deque()  # CUDA: (batch, its host copy, the copy's event)
     total, done = len(encoded), 0
     model, lengths = loaded.model, encoded.lengths
     with loaded.lock, torch.inference_mode(), attention_for(model, weights):
@@ -296,19 +301,27 @@ def run(loaded: LoadedModel, encoded: Encoded, forward: Callable[[Batch], Any], 
             out = forward(batch)  # on a GPU: queued; the next batch is padded and sent meanwhile
             if n + 1 < len(groups):
                 ahead = _to_device(padded(loaded, encoded, groups[n + 1], multiple), device)
-            if device.type == "cuda":
-                pending.append((replace(batch, inputs={}), to_host(out, wait=False)))  # its inputs freed
+            if device.type == "cuda":  # its inputs freed; its results read once IN_FLIGHT newer are queued
+                copied = to_host(out, wait=False)
+                pending.append((replace(batch, inputs={}), copied, torch.cuda.current_stream(device).record_event()))
+                while len(pending) > IN_FLIGHT:
+                    _arrived(results, pending.popleft(), rows_of)
             else:
                 _place(results, batch, rows_of(batch, to_host(out)))
             done += len(rows)
             if progress:
                 control.report(f"{verb} {done:,} of {total:,} {unit}", done / total)
-        if pending:
-            torch.cuda.synchronize(device)
-    for batch, out in pending:
-        _place(results, batch, rows_of(batch, to_host(out)))
+    while pending:
+        _arrived(results, pending.popleft(), rows_of)
     control.check()
     return results
+
+
+def _arrived(results: list[Any], item: tuple[Batch, Any, Any], rows_of: Callable[[Batch, Any], Sequence[Any]]) -> None:
+    """A CUDA batch's results placed once its copy to the host is done (that copy, not the device's queue)."""
+    batch, copied, event = item
+    event.synchronize()
+    _place(results, batch, rows_of(batch, to_host(copied)))
 
 
 def _place(results: list[Any], batch: Batch, values: Sequence[Any]) -> None:
