@@ -40,7 +40,8 @@ def dtypes_for(device: str) -> list[str]:
 
 
 def normalise_device(device: str) -> str:
-    """'cuda' means the first GPU; anything unknown is refused with the list of what exists."""
+    """'cuda' means the first GPU; anything unknown is refused with the list of what exists. Every model
+    load and training run chooses its device here, so a GPU's attention kernels are settled here too."""
     device = (device or "cpu").strip().lower()
     if device == "cuda":
         device = "cuda:0"
@@ -49,6 +50,7 @@ def normalise_device(device: str) -> str:
             f"Device '{device}' is not available on this machine.",
             hint=f"Choose one of: {', '.join(available_devices())}.",
         )
+    settle_attention_kernels(device)
     return device
 
 
@@ -82,7 +84,7 @@ def is_out_of_memory(error: BaseException) -> bool:
 CUDNN_ATTENTION = False
 
 
-def settle_attention_kernels(device: torch.device | str) -> None:
+def settle_attention_kernels(device: str) -> None:
     """On a CUDA device, sdpa's choice for this process: cuDNN attention left out unless CUDNN_ATTENTION
     (a process-wide flag of torch's: set, never restored, so two jobs on two threads cannot undo it)."""
     if str(device).startswith("cuda"):

@@ -37,7 +37,6 @@ from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
-from bertstudio.core import devices
 from bertstudio.core.progress import TaskControl
 
 if TYPE_CHECKING:
@@ -293,7 +292,6 @@ def run(loaded: LoadedModel, encoded: Encoded, forward: Callable[[Batch], Any], 
     model, lengths = loaded.model, encoded.lengths
     with loaded.lock, torch.inference_mode(), attention_for(model, weights):
         device = model.device
-        devices.settle_attention_kernels(device)
         ahead = _to_device(padded(loaded, encoded, groups[0], multiple), device) if groups else {}
         for n, rows in enumerate(groups):
             control.check()
@@ -338,7 +336,6 @@ def exclusive(loaded: LoadedModel, *, grad: bool = False) -> Iterator[Any]:
     import torch
 
     with loaded.lock, torch.inference_mode(not grad), torch.enable_grad() if grad else nullcontext():
-        devices.settle_attention_kernels(loaded.model.device)
         yield loaded.model
 
 

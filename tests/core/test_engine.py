@@ -74,12 +74,13 @@ def test_bucketed_widths_give_the_same_logits(checkpoint_factory, arch: str, mon
     assert engine.padded_width(600, 32, 0) == 608
 
 
-def test_a_gpu_leaves_cudnn_attention_out_and_every_forward_says_so(checkpoint_factory, monkeypatch) -> None:  # noqa: ANN001
+def test_a_gpu_leaves_cudnn_attention_out_where_its_device_is_chosen(checkpoint_factory, monkeypatch) -> None:  # noqa: ANN001
     """cuDNN's sdpa builds a graph per new shape (devices.CUDNN_ATTENTION): off on CUDA, the CPU untouched;
-    the batch engine and a single forward both settle it for their model's device."""
+    every model load (and training run, and the learning-rate finder) settles it as it chooses its device."""
     import torch
 
     from bertstudio.core import devices
+    from bertstudio.core.models import load_uncached
 
     before = torch.backends.cuda.cudnn_sdp_enabled()
     try:
@@ -92,11 +93,10 @@ def test_a_gpu_leaves_cudnn_attention_out_and_every_forward_says_so(checkpoint_f
         torch.backends.cuda.enable_cudnn_sdp(before)
     seen: list[object] = []
     monkeypatch.setattr(devices, "settle_attention_kernels", seen.append)
-    loaded = load_model(LoadRequest(str(checkpoint_factory("bert", "SequenceClassification")), "classification"))
-    engine.run_logits(loaded, engine.encode_all(loaded, _texts(3)))
-    with engine.exclusive(loaded):
-        pass
-    assert seen == [loaded.model.device, loaded.model.device]
+    load_uncached(LoadRequest(str(checkpoint_factory("bert", "SequenceClassification")), "classification"))
+    monkeypatch.setattr(devices, "available_devices", lambda: ["cpu", "cuda:0"])
+    assert devices.normalise_device("CUDA") == "cuda:0"
+    assert seen == ["cpu", "cuda:0"]
 
 
 @pytest.mark.parametrize("arch", ["bert", "albert"])

@@ -364,7 +364,6 @@ def _trainer(config: TrainConfig, model: Any, tokenizer: Any, train_rows: list, 
 
     task = TRAINABLE[config.task]
     args = training_arguments(config, total, warmup, ckpt_dir, evaluate=bool(eval_rows))
-    devices.settle_attention_kernels(config.device)  # a padded batch's width changes every step
     # the task's validation scores and how its logits are reduced first (argmax, or kept whole for QA spans)
     compute, reduce = task.evaluation(data, eval_rows, nsp) if eval_rows else (None, None)
     trainer = task.trainer_class(Trainer)(

@@ -104,19 +104,19 @@ def find_lr(config: TrainConfig, control: TaskControl | None = None, steps: int 
         raise InputError("The learning-rate finder needs a base model.", hint="Choose one (not from scratch).")
     if not 5 <= steps <= 1000:
         raise InputError(f"The learning-rate sweep takes 5 to 1,000 steps, not {steps}.")
+    device = devices.normalise_device(config.device)  # an unknown device refused before anything loads
     task = TRAINABLE[config.task]
     control.report("Reading the data…")
     data = task.read(config, nsp=task.reads_pairs(config, control))
     model, tokenizer, nsp = _load(config, data.labels, control)
     rows, _lengths = task.encode(tokenizer, data.train, data.labels, config.max_length, nsp, control)
     batches = _batches(rows, task.collator(tokenizer), config, steps)
-    model.to(config.device).train()
-    devices.settle_attention_kernels(config.device)
+    model.to(device).train()
     optimizer = torch.optim.AdamW(model.parameters(), lr=START_LR, weight_decay=config.weight_decay)
     lrs, losses, smoothed, why = [], [], [], "reached the end of the sweep"
     for step, (lr, batch) in enumerate(zip(sweep(steps), batches, strict=False)):
         control.check()
-        loss = _step(model, optimizer, float(lr), batch, config.device)
+        loss = _step(model, optimizer, float(lr), batch, device)
         if not math.isfinite(loss):
             why = f"the loss was not a finite number at learning rate {lr:.3g}"
             break
