@@ -74,6 +74,7 @@ ReadOutputs = Callable[[Loaded, Any], Any]  # (loaded, logits: torch or numpy, r
 # model outputs) -> a (batch, classes) tensor of probabilities.
 Predicted = Callable[[Loaded, TaskResult], Any]
 Probabilities = Callable[[Loaded, Any, Any], Any]
+ChoiceLogits = Callable[[Loaded, list[tuple[str, ...]], Any], Any]  # (loaded, edited inputs, control) -> logits
 # Train (core/training): a training.base.TrainableTask. Any here for the reason `Loaded` is: its
 # registry (training/trainable.py) reads the specs, so naming it back would close a circle.
 Trainable = Any
@@ -156,8 +157,14 @@ class CounterfactualAdapter:
     predicted: Predicted  # (loaded, result of `run`) -> whatif.tasks.Prediction (class index, label, score)
     probabilities: Probabilities  # (loaded, model inputs, model outputs) -> (batch, classes) probabilities
     edits: tuple[int, ...] = (0,)  # which texts a search may edit (0: the text or prompt, 1: the pair)
-    choices: bool = False  # texts are a prompt and endings: one sequence per ending (batch x choices x tokens)
+    # Texts that are a prompt and endings (one sequence per ending): the task's (inputs, endings) logits of
+    # a batch of edited inputs, each (prompt, ending) a row of the engine. None: one sequence per input.
+    choice_logits: ChoiceLogits | None = None
     masked_lm: bool = False  # the task's own model is a masked LM: it proposes words; `--mlm` loads for this task
+
+    @property
+    def choices(self) -> bool:
+        return self.choice_logits is not None
 
     @classmethod
     def of(cls, steps: ModuleType, **options: Any) -> CounterfactualAdapter:

@@ -35,22 +35,17 @@ def score(loaded: LoadedModel, adapter: CounterfactualAdapter, batch: list[tuple
           control: TaskControl) -> tuple[list[int], list[float]]:
     """Per edited input: the predicted class and the probability of class `index` (the original
     prediction), through the batch engine (sorted, padded per batch, the fast attention kernel).
-    A prompt with endings: each (prompt, ending) a row (a choice head scores each row alone), the
-    logits grouped back as the head gives them (inputs x choices) for the task's probabilities."""
+    A prompt with endings: the task's own (inputs x choices) logits (`choice_logits`), read by the task's
+    probabilities."""
     from types import SimpleNamespace
 
-    import numpy as np
     import torch
 
     from bertstudio.core import engine
 
     model = loaded.model
-    if adapter.choices:
-        encoded = engine.encode_all(loaded, [t[0] for t in batch for _ in t[1:]], [e for t in batch for e in t[1:]],
-                                    control)
-        logits = engine.run(loaded, encoded, lambda rows: model(**{k: v.unsqueeze(0) for k, v in rows.inputs.items()})
-                            .logits[0], control, progress=False)
-        grouped = SimpleNamespace(logits=torch.from_numpy(np.stack(logits).reshape(len(batch), -1)))
+    if adapter.choice_logits is not None:
+        grouped = SimpleNamespace(logits=torch.from_numpy(adapter.choice_logits(loaded, batch, control)))
         probabilities = adapter.probabilities(loaded, {}, grouped).float()
         return probabilities.argmax(-1).tolist(), probabilities[:, index].tolist()
     pairs = [t[1] for t in batch] if len(batch[0]) > 1 else None

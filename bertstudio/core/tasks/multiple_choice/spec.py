@@ -23,7 +23,7 @@ SPEC = TaskSpec(
     parts=(Part("prompt", "the context the endings continue", "--prompt", "P"),
            Part("choice", "a candidate ending; give it two or more times", "--choice", "ENDING", many=True,
                 required=False)),
-    counterfactual=CounterfactualAdapter.of(whatif, choices=True),
+    counterfactual=CounterfactualAdapter.of(whatif, choice_logits=whatif.logits),
     explain=ExplainAdapter.of(explain, "the prompt, then one ending per line"),
     evaluate=EvaluateAdapter.of(
         evaluate, "Multiple choice (CSV with choices)", "Tables (*.csv *.tsv *.jsonl)", metrics=accuracy_scores,

@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from bertstudio.core.models import LoadedModel
+from bertstudio.core.progress import TaskControl
 from bertstudio.core.tasks.multiple_choice import ChoiceResult, steps
 from bertstudio.core.whatif.tasks import Prediction
 
@@ -17,3 +18,15 @@ def predicted(loaded: LoadedModel, result: ChoiceResult) -> Prediction:
 
 def probabilities(loaded: LoadedModel, inputs: Any, outputs: Any) -> Any:
     return steps.read(loaded, outputs.logits)
+
+
+def logits(loaded: LoadedModel, batch: list[tuple[str, ...]], control: TaskControl) -> Any:
+    """(inputs, endings) logits of edited prompts with their endings: each (prompt, ending) a row of the
+    batch engine, read as the choice head reads one question's rows."""
+    import numpy as np
+
+    from bertstudio.core import engine
+
+    encoded = steps.encode(loaded, [(t[0], ending) for t in batch for ending in t[1:]], control)
+    found = engine.run(loaded, encoded, steps.forward(loaded.model), control, progress=False)
+    return np.stack(found).reshape(len(batch), -1)
