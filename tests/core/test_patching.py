@@ -339,7 +339,7 @@ def test_batched_rows_equal_one_forward_per_copy(checkpoint_factory, task: str) 
     device = loaded.model.device
     for layer, row in enumerate(heads):
         for head_index, value in enumerate(row):
-            alone = _run(loaded, setup, [[context_copy(setup, 0, layer, head_index, device)]], len(row))[0]
+            alone = _run(loaded, setup, [[context_copy(setup, layer, head_index, device)]], len(row))[0]
             assert value == pytest.approx(alone, abs=1e-6)
-    assert layers[1] == pytest.approx(_run(loaded, setup, [[context_copy(setup, 0, 1, None, device)]], 2)[0],
+    assert layers[1] == pytest.approx(_run(loaded, setup, [[context_copy(setup, 1, None, device)]], 2)[0],
                                       abs=1e-6)

@@ -109,20 +109,19 @@ def _index(values: list[int], device: Any) -> Any:
     return torch.tensor(values, dtype=torch.long, device=device)
 
 
-def state_copy(setup: Setup, copy: int, level: int, pair: tuple[int, int], device: Any) -> Copy:
-    """Copy `copy` of the batch gets the clean state at pair[0] in its position pair[1]."""
+def state_copy(setup: Setup, level: int, pair: tuple[int, int], device: Any) -> Copy:
+    """A copy gets the clean state at pair[0] in its position pair[1] (`_run` moves it to its batch row)."""
     (source, destination), width, other = pair, setup.width, setup.corrupted_inputs["input_ids"].shape[-1]
-    rows = setup.sequences
-    return Copy(STATE, level, _index([copy * rows + destination // other], device),
+    return Copy(STATE, level, _index([destination // other], device),
                 _index([destination % other], device), _index([source // width], device),
                 _index([source % width], device))
 
 
-def context_copy(setup: Setup, copy: int, layer: int, head: int | None, device: Any) -> Copy:
-    """Copy `copy` of the batch gets head `head`'s (None: every head's) clean context at every pair."""
-    width, other, rows = setup.width, setup.corrupted_inputs["input_ids"].shape[-1], setup.sequences
-    pairs = setup.pairs
-    return Copy(CONTEXT, layer, _index([copy * rows + d // other for _, d in pairs], device),
+def context_copy(setup: Setup, layer: int, head: int | None, device: Any) -> Copy:
+    """A copy gets head `head`'s (None: every head's) clean context at every pair (`_run` moves it to its
+    batch row)."""
+    width, other, pairs = setup.width, setup.corrupted_inputs["input_ids"].shape[-1], setup.pairs
+    return Copy(CONTEXT, layer, _index([d // other for _, d in pairs], device),
                 _index([d % other for _, d in pairs], device), _index([s // width for s, _ in pairs], device),
                 _index([s % width for s, _ in pairs], device),
                 None if head is None else _index([head] * len(pairs), device))
@@ -207,7 +206,7 @@ def states_heatmap(loaded: LoadedModel, setup: Setup, control: TaskControl, shar
         values = {p: setup.corrupted_score for p in columns
                   if batched and _unchanged(setup, level, p, counterpart[p])}
         changed = [p for p in columns if p not in values]
-        copies = [[state_copy(setup, 0, level, (p, counterpart[p]), device)] for p in changed]
+        copies = [[state_copy(setup, level, (p, counterpart[p]), device)] for p in changed]
         values.update(zip(changed, _run(loaded, setup, copies, found.heads, control, None if batched else 1),
                           strict=True))
         rows.append(tuple(values.get(p) for p in setup.columns))
@@ -237,10 +236,10 @@ def heads_heatmap(loaded: LoadedModel, setup: Setup, control: TaskControl,
         control.check()
         control.report(f"Patching the heads of layer {layer} of {found.layers - 1}",
                        share[0] + (share[1] - share[0]) * layer / (found.layers + 1))
-        copies = [[context_copy(setup, 0, layer, h, device)] for h in range(found.heads)]
+        copies = [[context_copy(setup, layer, h, device)] for h in range(found.heads)]
         rows.append(tuple(_run(loaded, setup, copies, found.heads, control)))
     control.check()
-    copies = [[context_copy(setup, 0, layer, None, device)] for layer in range(found.layers)]
+    copies = [[context_copy(setup, layer, None, device)] for layer in range(found.layers)]
     layers = _run(loaded, setup, copies, found.heads, control)
     return tuple(rows), tuple(layers)
 
@@ -324,7 +323,7 @@ def rank_agreement(loaded: LoadedModel, setup: Setup, states: Any, sample: int,
     chosen = [cells[int(i)] for i in [*top, *drawn]]
     device = loaded.model.device
     flat = [(level, setup.columns[column]) for level, column in chosen]
-    copies = [[state_copy(setup, 0, level, (p, counterpart[p]), device)] for level, p in flat]
+    copies = [[state_copy(setup, level, (p, counterpart[p]), device)] for level, p in flat]
     exact = _run(loaded, setup, copies, sites(loaded.model).heads, Share(control, 0.5, 1.0, "Checking the estimate: "),
                  verb="patched exactly")
     estimated = [states[level][column] for level, column in chosen]
