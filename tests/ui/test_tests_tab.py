@@ -269,3 +269,20 @@ def test_fixing_on_a_demo_file_asks_for_a_folder_and_never_writes_into_bertstudi
     written = Path(window.task_tabs["pretraining"].train_file.text())
     assert written.parent == chosen and written.is_file()
     assert sorted(p.name for p in demo.parent.iterdir()) == before
+
+
+def test_choosing_a_suite_reads_it_once(qtbot, tmp_path: Path) -> None:  # noqa: ANN001
+    """set_path says `changed` once, whether the suite is listed (a new index says it itself), typed, or the
+    one already shown: the tab reads and parses the file on each."""
+    from bertstudio.ui.widgets.suite_controls import SuitePicker
+
+    picker = SuitePicker()
+    qtbot.addWidget(picker)
+    said: list[None] = []
+    picker.changed.connect(lambda: said.append(None))
+    listed = [picker.combo.itemData(i) for i in range(picker.combo.count())]
+    for path in (listed[-1], listed[-1], str(tmp_path / "mine.json")):
+        said.clear()
+        picker.set_path(path)
+        assert len(said) == 1, path
+    assert picker.path() == str(tmp_path / "mine.json")

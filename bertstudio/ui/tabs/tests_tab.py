@@ -32,7 +32,8 @@ from bertstudio.ui.tabs.frame import ComparingTab, error_note
 from bertstudio.ui.tabs.run_lifecycle import RunLifecycle
 from bertstudio.ui.tabs.tab_state import RunState, TabState
 from bertstudio.ui.widgets.compare_panel import CompareSource
-from bertstudio.ui.widgets.run_controls import ProgressLine, StaleBanner, field_row
+from bertstudio.ui.widgets.layouts import row
+from bertstudio.ui.widgets.run_controls import ProgressLine, StaleBanner
 from bertstudio.ui.widgets.suite_controls import SuiteFix, SuitePicker, fix_summary
 from bertstudio.ui.widgets.suite_masks import SuiteMasks
 from bertstudio.ui.widgets.suite_origin import NAMES as SUITE_FIELDS
@@ -96,7 +97,7 @@ class TestsTab(ComparingTab):
         self.stale_banner = StaleBanner(self.results, action="Press Run suite (Ctrl+Enter) to update it.")
         self.body.addWidget(self.picker)
         self.body.addWidget(self.mask_panel)
-        self.body.addLayout(field_row("", self.compare_source, self.run_button, self.cancel_button))
+        self.body.addLayout(row(self.compare_source, self.run_button, self.cancel_button, stretch=0))
         for widget in (self.fix, self.progress_line, self.stale_banner):
             self.body.addWidget(widget)
         self.body.addWidget(self.results, 1)

@@ -30,17 +30,6 @@ def problem_colour() -> str:
     return "#ff7b72" if theme.manager().scheme() == "dark" else "#a40000"
 
 
-def field_row(label: str, field: QWidget, *more: QWidget) -> QHBoxLayout:
-    """`label:` (none if empty), the field that takes the room, then its buttons."""
-    row = QHBoxLayout()
-    if label:
-        row.addWidget(QLabel(label))
-    row.addWidget(field, 1)
-    for widget in more:
-        row.addWidget(widget)
-    return row
-
-
 class RunControls(HeightForWidth):
     """`options` is a layout a view fills with its own small options (top-k, aggregation...)."""
 

@@ -12,7 +12,7 @@ from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QCheckBox, QComboBox, QFileDialog, QLabel, QLineEdit, QPushButton, QVBoxLayout, QWidget
 
 from bertstudio.ui.widgets.forms import listed_or_typed
-from bertstudio.ui.widgets.run_controls import field_row
+from bertstudio.ui.widgets.layouts import row
 
 DATA_FILES = "Data (*.csv *.tsv *.jsonl *.json *.conll *.txt);;All (*)"
 
@@ -40,7 +40,7 @@ class SuitePicker(QWidget):
         self.info.setWordWrap(True)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
-        layout.addLayout(field_row("Suite:", self.combo, browse))
+        layout.addLayout(row("Suite:", self.combo, browse, stretch=self.combo))
         layout.addWidget(self.info)
 
     def path(self) -> str:
@@ -48,10 +48,12 @@ class SuitePicker(QWidget):
         return listed_or_typed(self.combo)
 
     def set_path(self, path: str) -> None:
+        """Show `path` and say `changed` once (a new index says it itself: the suite is read once)."""
         index = self.combo.findData(path)
-        if index >= 0:
+        if 0 <= index != self.combo.currentIndex():
             self.combo.setCurrentIndex(index)
-        else:
+            return
+        if index < 0:
             self.combo.setEditText(path)
         self.changed.emit()
 
@@ -89,9 +91,10 @@ class SuiteFix(QWidget):
         self.summary.setWordWrap(True)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
-        layout.addLayout(field_row("Fix it:", self.data_file, self._browse(self.data_file, "Your training data"),
-                                   self.fix_button, self.label_button, self.held_apart))
-        layout.addLayout(field_row("Held-out:", self.held_out_file, self._browse(self.held_out_file, "Held-out data")))
+        layout.addLayout(row("Fix it:", self.data_file, self._browse(self.data_file, "Your training data"),
+                             self.fix_button, self.label_button, self.held_apart, stretch=self.data_file))
+        layout.addLayout(row("Held-out:", self.held_out_file, self._browse(self.held_out_file, "Held-out data"),
+                             stretch=self.held_out_file))
         layout.addWidget(self.summary)
 
     def _browse(self, field: QLineEdit, title: str) -> QPushButton:
