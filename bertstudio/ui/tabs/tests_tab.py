@@ -28,6 +28,7 @@ from PySide6.QtWidgets import QFileDialog, QPushButton
 
 from bertstudio.core.errors import BertStudioError, InputError
 from bertstudio.core.models import ModelInfo
+from bertstudio.core.suites.tasks import suite_specs
 from bertstudio.ui.tabs.frame import ComparingTab, error_note
 from bertstudio.ui.tabs.run_lifecycle import RunLifecycle
 from bertstudio.ui.tabs.tab_state import RunState, TabState
@@ -54,14 +55,7 @@ class TestsTab(ComparingTab):
     open_row = Signal(str, str, object)  # spec key, model source, the task's input dataclass
     fine_tune_requested = Signal(str, str, str, str)  # (Train task key, base model, training file, output folder)
     label_requested = Signal(object)  # failures for Train's labelling table: [(text, expected label, test name)]
-
-    def _setup(self) -> None:
-        from bertstudio.core.suites.tasks import suite_specs
-
-        # The model bar loads for the chosen suite's task (the first testable task until one is read);
-        # asked here, not at import, so the suites' tasks are read only when the tab is made.
-        type(self).MODEL_TASK = next(suite_specs()).key
-        super()._setup()
+    MODEL_TASK = next(suite_specs()).key  # the model bar loads for the chosen suite's task (the first until read)
 
     def build(self) -> None:
         self.suite: Any = None  # the core Suite read from the chosen file
