@@ -71,7 +71,7 @@ class SuiteResults(QWidget):
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(splitter, 1)
         self.tests.selectionModel().currentRowChanged.connect(self._test_chosen)
-        self.cases.doubleClicked.connect(self._case_opened)
+        self.cases.opened.connect(self.opened.emit)  # a failing case's own inputs, double-clicked
 
     def clear(self) -> None:
         self.result = None
@@ -127,11 +127,6 @@ class SuiteResults(QWidget):
         self.caption.setText(f"{name}: {len(failing)} case(s) {which} of {test.cases}"
                              + (" held apart from training" if self.measured is not None else "")
                              + ". Double-click one to open it in its task's tab.")
-
-    def _case_opened(self, index: QModelIndex) -> None:
-        case = self.cases.payload_at(index.row())
-        if case is not None:
-            self.opened.emit(case)
 
 
 def status_text(result: Any) -> str:
