@@ -19,7 +19,8 @@ from bertstudio.core.curation.crossval import CrossValidation
 from bertstudio.core.curation.label_issues import LabelIssue
 from bertstudio.core.progress import ProgressEvent, TaskControl
 from bertstudio.core.training.config import TrainConfig
-from bertstudio.ui.train.panel import TrainPanel, new_table, set_cells
+from bertstudio.ui.train.panel import TrainPanel, new_table
+from bertstudio.ui.widgets.forms import set_cells
 
 DROP = None  # a pending change that removes the row
 COLUMNS = ("Row", "Text", "Given", "Suggested", "Self-confidence", "Change", "", "")

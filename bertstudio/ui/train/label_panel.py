@@ -21,7 +21,8 @@ from PySide6.QtWidgets import (
 
 from bertstudio.core.curation.active_learning import STRATEGIES, Chosen, select
 from bertstudio.core.training.config import TrainConfig
-from bertstudio.ui.train.panel import TrainPanel, new_table, set_cells
+from bertstudio.ui.train.panel import TrainPanel, new_table
+from bertstudio.ui.widgets.forms import set_cells
 
 SKIP = "(not labelled)"
 

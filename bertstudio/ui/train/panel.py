@@ -8,7 +8,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Sequence
 
-from PySide6.QtWidgets import QLayout, QProgressBar, QTableWidget, QTableWidgetItem, QToolButton, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QLayout, QProgressBar, QTableWidget, QToolButton, QVBoxLayout, QWidget
 
 from bertstudio.core.errors import BertStudioError
 from bertstudio.core.progress import ProgressEvent
@@ -21,14 +21,6 @@ def new_table(headers: Sequence[str], min_height: int) -> QTableWidget:
     table.setHorizontalHeaderLabels(list(headers))
     table.setMinimumHeight(min_height)
     return table
-
-
-def set_cells(table: QTableWidget, line: int, texts: Sequence[str], tip: str | None = None) -> None:
-    """One row's texts, each with a tooltip (default: its own text, whole where the column cuts it)."""
-    for column, text in enumerate(texts):
-        item = QTableWidgetItem(text)
-        item.setToolTip(text if tip is None else tip)
-        table.setItem(line, column, item)
 
 
 class TrainPanel(QWidget):

@@ -33,7 +33,8 @@ from bertstudio.core.training.search import SearchResult, TrialProgress, TrialRe
 from bertstudio.core.training.search_space import MAXIMISED, default_space
 from bertstudio.ui import plot_style
 from bertstudio.ui.screen_fit import keep_room
-from bertstudio.ui.train.panel import TrainPanel, new_table, set_cells
+from bertstudio.ui.train.panel import TrainPanel, new_table
+from bertstudio.ui.widgets.forms import set_cells
 from bertstudio.ui.widgets.notes_area import NotesArea
 
 METRICS = ("loss", *sorted(MAXIMISED))

@@ -11,14 +11,14 @@ from collections.abc import Callable
 from typing import Any
 
 from PySide6.QtCore import Signal
-from PySide6.QtWidgets import QComboBox, QFormLayout, QLineEdit, QPushButton, QTableWidgetItem, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QComboBox, QFormLayout, QLineEdit, QPushButton, QVBoxLayout, QWidget
 
 from bertstudio.core.errors import BertStudioError
 from bertstudio.core.models import LoadRequest
 from bertstudio.core.notes import Note
 from bertstudio.ui.tabs.frame import error_note
 from bertstudio.ui.tabs.run_lifecycle import JobDialog, RunLifecycle
-from bertstudio.ui.widgets.forms import read_only_table, spin_box
+from bertstudio.ui.widgets.forms import read_only_table, set_cells, spin_box
 from bertstudio.ui.widgets.layouts import row
 from bertstudio.ui.widgets.notes_area import NotesArea
 from bertstudio.ui.widgets.run_controls import ProgressLine
@@ -104,10 +104,7 @@ class CounterfactualPanel(JobDialog):
         edits = [", ".join(describe_edit(e, len(found.texts)) for e in found.edits) for found in self.results]
         for index, found in enumerate(self.results):
             cells = (edits[index], found.prediction.label, f"{found.prediction.score:.3f}", " | ".join(found.texts))
-            for column, text in enumerate(cells):
-                item = QTableWidgetItem(text)
-                item.setToolTip(text)
-                self.table.setItem(index, column, item)
+            set_cells(self.table, index, cells)
             button = QPushButton("Open in editor")
             button.setToolTip("Put this edited input in the tab and run it")
             button.clicked.connect(lambda _checked=False, at=index: self.open_row(at))

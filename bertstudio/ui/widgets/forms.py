@@ -15,6 +15,7 @@ from PySide6.QtWidgets import (
     QPushButton,
     QSpinBox,
     QTableWidget,
+    QTableWidgetItem,
 )
 
 
@@ -86,3 +87,11 @@ def listed_or_typed(combo: QComboBox) -> str:
     if data and combo.itemText(index) == combo.currentText():
         return str(data)
     return combo.currentText().strip()
+
+
+def set_cells(table: QTableWidget, line: int, texts: Sequence[str], tip: str | None = None) -> None:
+    """One row's texts, each with a tooltip (default: its own text, whole where the column cuts it)."""
+    for column, text in enumerate(texts):
+        item = QTableWidgetItem(text)
+        item.setToolTip(text if tip is None else tip)
+        table.setItem(line, column, item)
