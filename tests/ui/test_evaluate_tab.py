@@ -199,11 +199,11 @@ def test_columns_row_keeps_its_place(qtbot, tab: EvaluateTab) -> None:  # noqa: 
     tab.data_file.setText(str(DATA / "topics.csv"))
     tab.data_file.editingFinished.emit()
     _settle()
-    assert set(tab.column_combos) == {"text", "pair", "label"} and tab.column_combos["text"].isVisible()
+    assert set(tab.columns_row.combos) == {"text", "pair", "label"} and tab.columns_row.combos["text"].isVisible()
     assert (_top(tab.run_button), _top(tab.progress_line), _top(tab.pages)) == before
     tab.task_combo.setCurrentIndex(tab.task_combo.findData("ner"))  # no columns for CoNLL: the row stays
     _settle()
-    assert not tab.column_combos and (_top(tab.run_button), _top(tab.progress_line), _top(tab.pages)) == before
+    assert not tab.columns_row.combos and (_top(tab.run_button), _top(tab.progress_line), _top(tab.pages)) == before
 
 
 @with_tabs("evaluate_tab")

@@ -189,10 +189,6 @@ class EvaluateTab(ComparingTab):
                                              f"trained for it ({checkpoint}).")])
         return index >= 0
 
-    @property
-    def column_combos(self) -> dict[str, QComboBox]:
-        return self.columns_row.combos
-
     def _refresh_columns(self) -> None:
         from bertstudio.core.datafiles import first_line_header
 
