@@ -18,7 +18,6 @@ from PySide6.QtWidgets import (
     QBoxLayout,
     QCheckBox,
     QComboBox,
-    QFileDialog,
     QLabel,
     QLineEdit,
     QPushButton,
@@ -30,6 +29,7 @@ from PySide6.QtWidgets import (
 
 from bertstudio.core.corpus.query import MAX_K, CorpusAnswer, Neighbour, excerpt
 from bertstudio.ui.widgets.attention_pages import readout_label
+from bertstudio.ui.widgets.forms import browse_button
 from bertstudio.ui.widgets.layouts import row
 from bertstudio.ui.widgets.rich_text_table import HTML_ROLE, context_table
 from bertstudio.workers.runner import TaskRunner
@@ -91,8 +91,7 @@ class CorpusPage(QWidget):
         """The corpus file, the layer and Index / Cancel."""
         self.path = QLineEdit()
         self.path.setPlaceholderText("A UTF-8 text file, one sentence or passage per line")
-        self.browse = QPushButton("Browse…")
-        self.browse.clicked.connect(self._browse)
+        self.browse = browse_button(self.path, "Corpus file", "Text (*.txt);;All files (*)")
         self.demo = QPushButton("Demo corpus")
         self.demo.setToolTip("Sentences with ambiguous words (bank, play, light…), shipped with BERT Studio")
         self.demo.clicked.connect(self.use_demo)
@@ -205,11 +204,6 @@ class CorpusPage(QWidget):
         self.table.setColumnHidden(1, on)
         if self.index is not None:
             self.search()
-
-    def _browse(self) -> None:
-        path, _ = QFileDialog.getOpenFileName(self, "Corpus file", self.path.text(), "Text (*.txt);;All files (*)")
-        if path:
-            self.path.setText(path)
 
     def use_demo(self) -> None:
         from bertstudio.resources import resource_path

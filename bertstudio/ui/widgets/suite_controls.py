@@ -11,7 +11,7 @@ from typing import Any
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QCheckBox, QComboBox, QFileDialog, QLabel, QLineEdit, QPushButton, QVBoxLayout, QWidget
 
-from bertstudio.ui.widgets.forms import listed_or_typed
+from bertstudio.ui.widgets.forms import browse_button, listed_or_typed
 from bertstudio.ui.widgets.layouts import row
 
 DATA_FILES = "Data (*.csv *.tsv *.jsonl *.json *.conll *.txt);;All (*)"
@@ -34,8 +34,8 @@ class SuitePicker(QWidget):
         edit = self.combo.lineEdit()
         assert edit is not None  # an editable combo has its line edit
         edit.editingFinished.connect(self.changed)
-        browse = QPushButton("Open…")
-        browse.clicked.connect(self._browse)
+        browse = browse_button(self.set_path, "Open a test suite", "Suites (*.json *.yaml *.yml);;All (*)",
+                               text="Open…")
         self.info = QLabel("")
         self.info.setWordWrap(True)
         layout = QVBoxLayout(self)
@@ -62,11 +62,6 @@ class SuitePicker(QWidget):
         kinds = ", ".join(f"{sum(t.type == k for t in suite.tests)} {k}" for k in ("MFT", "INV", "DIR")
                           if any(t.type == k for t in suite.tests))
         self.info.setText(f"{suite.name}: {suite.task}, {len(suite.tests)} tests ({kinds}), {suite.cases:,} cases")
-
-    def _browse(self) -> None:
-        path, _ = QFileDialog.getOpenFileName(self, "Open a test suite", "", "Suites (*.json *.yaml *.yml);;All (*)")
-        if path:
-            self.set_path(path)
 
 
 class SuiteFix(QWidget):
