@@ -16,7 +16,7 @@ from __future__ import annotations
 import os
 import secrets
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
@@ -71,7 +71,8 @@ class RunRecord:
     error: str = ""  # why a failed run failed
 
     def to_json(self) -> dict[str, Any]:
-        return {**asdict(self), "open_in": list(self.open_in), "curves": self.curves.to_json()}
+        fields_ = {f.name: getattr(self, f.name) for f in fields(self)}  # shallow: asdict copied the curves deep
+        return {**fields_, "open_in": list(self.open_in), "curves": self.curves.to_json()}
 
     def summary_json(self) -> dict[str, Any]:
         """The record without its curves (what `bertstudio runs --json` lists)."""
