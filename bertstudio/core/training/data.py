@@ -18,6 +18,7 @@ from pathlib import Path
 
 from bertstudio.core.datafiles import TableRow, read_table, tick
 from bertstudio.core.errors import InputError
+from bertstudio.core.json_values import text_number
 from bertstudio.core.progress import TaskControl
 from bertstudio.core.training.options import opt
 
@@ -157,21 +158,13 @@ def labelled_rows(path: Path, header: Sequence[str], rows: Sequence[TableRow],
     )
 
 
-def _number(label: str) -> float | None:
-    try:
-        value = float(label)
-    except ValueError:
-        return None
-    return value if math.isfinite(value) else None
-
-
 def normalise_labels(labels: Sequence[str]) -> tuple[list[str], tuple[str, ...]]:
     """Numeric labels written differently ('1', '1.0', '01') are one class, not three.
 
     Only when every label is a number: then each becomes its canonical form ('1', '0.5').
     Returns the labels and the spellings that were merged, for the plan message.
     """
-    numbers = [_number(label) for label in labels]
+    numbers = [text_number(label) for label in labels]
     if not labels or any(n is None for n in numbers):
         return list(labels), ()
     canonical = [str(int(n)) if float(n).is_integer() else repr(float(n)) for n in numbers if n is not None]
