@@ -261,7 +261,6 @@ def _train_locked(config: TrainConfig, output: Path, control: TaskControl, stop_
                 log.emit(TrainingEvent("done", step=step, max_steps=total, metrics=metrics, output_dir=str(output),
                                        message="Stopped early; saved what was trained." if callback.stopped
                                        else "Finished."))
-                log.file.flush()
                 (partial / EVENTS_FILE).write_bytes(log.path.read_bytes())
                 tb_logs.copy_logs(ckpt_dir, partial)
                 saving.replace_folder(partial, output)
