@@ -187,7 +187,7 @@ def load_uncached(request: LoadRequest, control: TaskControl | None = None) -> L
     control.check()
     control.report(f"Loading weights of {request.source}…", None)
     try:
-        model, loading_info = _read_weights(request, folder, adapter, config, (device, dtype), control)
+        model, loading_info = _read_weights(request, folder, adapter, config, device, dtype, control)
     except BertStudioError:
         raise
     except Exception as error:
@@ -210,10 +210,9 @@ def load_uncached(request: LoadRequest, control: TaskControl | None = None) -> L
     return LoadedModel(model=model, tokenizer=tokenizer, info=info)
 
 
-def _read_weights(request: LoadRequest, folder: Path, adapter: Path | None, config: Any, placed: tuple[str, Any],
+def _read_weights(request: LoadRequest, folder: Path, adapter: Path | None, config: Any, device: str, dtype: Any,
                   control: TaskControl) -> tuple[Any, dict[str, Any]]:
-    """The task's model on its (device, dtype) and transformers' loading info (an adapter merged in memory)."""
-    device, dtype = placed
+    """The task's model on its device and dtype, and transformers' loading info (an adapter merged in memory)."""
     kwargs: dict[str, Any] = {"output_loading_info": True, "trust_remote_code": False, "dtype": dtype}
     if request.attn_implementation:
         kwargs["attn_implementation"] = request.attn_implementation
