@@ -32,11 +32,6 @@ from bertstudio.core.explain.methods import (
 from bertstudio.core.limits import MAX_IG_STEPS, MAX_PERTURBATION_SAMPLES, MIN_PERTURBATION_SAMPLES
 
 
-def task_names() -> tuple[str, ...]:
-    """The command names of the specs with an Explain adapter (what --task takes)."""
-    return tuple(spec.cli_name for spec in explainable())
-
-
 def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
         "explain", help="which input tokens made the model say that (token attributions)",

@@ -70,7 +70,13 @@ def test_typed_lines_follow_the_adapter(monkeypatch) -> None:  # noqa: ANN001
 
 
 def test_cli_choices_are_the_specs_with_an_adapter(monkeypatch) -> None:  # noqa: ANN001
-    from bertstudio.cli.explain import task_names
+    import argparse
+
+    from bertstudio.cli import build_parser
+
+    def task_names() -> tuple[str, ...]:  # what `explain --task` takes
+        commands = next(a for a in build_parser("explain")._actions if isinstance(a, argparse._SubParsersAction))
+        return tuple(next(a for a in commands.choices["explain"]._actions if a.dest == "task").choices)
 
     assert task_names() == ("fill-mask", "nsp", "similarity", "ner", "qa", "classify", "choice")
     spec = all_specs()["ner"]
