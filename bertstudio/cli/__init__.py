@@ -39,13 +39,16 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     return parser
 
 
+MODELS_DIR = "--models-dir"  # the one option before a command that takes a value (command_of skips it)
+
+
 def _root_parser() -> tuple[argparse.ArgumentParser, Any]:
     parser = argparse.ArgumentParser(
         prog="bertstudio",
         description="Explore BERT-family models. Without a subcommand, opens the window.",
     )
     parser.add_argument("--version", action="version", version=f"bertstudio {__version__}")
-    parser.add_argument("--models-dir", help="folder of local model folders (or BERTSTUDIO_MODELS_DIR)")
+    parser.add_argument(MODELS_DIR, help="folder of local model folders (or BERTSTUDIO_MODELS_DIR)")
     return parser, parser.add_subparsers(dest="command", metavar="<command>")
 
 
@@ -68,7 +71,7 @@ def command_of(argv: list[str]) -> str | None:
             skip = False
             continue
         name, equals, _ = item.partition("=")
-        if len(name) > 2 and "--models-dir".startswith(name):  # argparse takes `--models DIR` too
+        if len(name) > 2 and MODELS_DIR.startswith(name):  # argparse takes `--models DIR` too
             skip = not equals
         elif item in ("--", "-h", "--help"):
             return None

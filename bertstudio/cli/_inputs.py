@@ -82,7 +82,8 @@ def task_texts(args: argparse.Namespace, spec: TaskSpec) -> tuple[str, ...]:
     from bertstudio.core.tasks.spec import all_specs
 
     own = {part.flag for part in spec.parts}
-    foreign = next((part.flag for other in all_specs().values() for part in other.parts if part.flag not in own
+    foreign = next((part.flag for other in all_specs().values() for part in other.parts
+                    if part.flag and part.flag not in own
                     and (getattr(args, part.dest, None) or getattr(args, f"{part.dest}_file", None))), None)
     if foreign:
         raise InputError(f"{spec.cli_name} takes no {foreign}.", hint=f"{spec.cli_name}: {usage(spec)}")
