@@ -26,7 +26,6 @@ SINGLE_INPUT = {
 HOLDS = {
     "core/explain/attribution.py": "captum's gradients of F (grad=True); the perturbed copies go through engine.run",
     "core/explain/importance.py": "|d loss / d gate| per input, summed (grad=True): no batch",
-    "core/features/erase.py": "the concept-erasing hook stays on the model while a data set is evaluated",
     "core/patching/attribution.py": "one forward and backward pass through the corrupted run (grad=True)",
     "core/patching/trace.py": "both inputs prepared outside inference mode: attribution patching differentiates",
     "core/features/tuned_lens.py": "the lens trains through the frozen head (grad=True); the head reads stored states",

@@ -258,7 +258,7 @@ def metrics_with_erasure(loaded: LoadedModel, dataset: Any, layer: int, eraser: 
     control.report("Scoring the data intact", None)
     intact = evaluate(loaded, dataset, control)
     control.report(f"Scoring the data with the concept erased at layer {layer}", None)
-    with engine.exclusive(loaded), erasing(loaded, layer, eraser, positions):  # the hook for this job alone
+    with engine.holding(loaded), erasing(loaded, layer, eraser, positions):  # the hook for this job alone
         erased = evaluate(loaded, dataset, control)
     source = loaded.info.request.source
     return compare(replace(intact, model=source), replace(erased, model=f"{source} (concept erased at layer {layer})"))
