@@ -57,8 +57,8 @@ def carried_tasks(architectures: Sequence[str]) -> tuple[str, ...]:
     if spec is None:
         return ()
     trainable = TRAINABLE.get(spec.key)
-    keys = (spec.key, *(trainable.open_in if trainable is not None else ()))
-    return tuple(dict.fromkeys(key for key in keys if key in evaluable()))
+    keys, known = (spec.key, *(trainable.open_in if trainable is not None else ())), evaluable()
+    return tuple(dict.fromkeys(key for key in keys if key in known))
 
 
 def load_task(source: str, task: str) -> str:
@@ -78,7 +78,7 @@ def _architectures(source: str) -> list[str]:
 
     folder = Path(source).expanduser()
     try:
-        names = read_config(folder).get("architectures") or [] if folder.is_dir() else []
+        names = (read_config(folder).get("architectures") or []) if folder.is_dir() else []
     except BertStudioError:
         return []
     return [str(name) for name in names] if isinstance(names, list) else []
