@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any, NamedTuple
 
 Report = Callable[..., None]
 
@@ -81,18 +82,30 @@ def first_pass_checks(report: Report, device: str, dtypes: list[str], quick: boo
                first_over_warm=round(ratio, 2), target=("met" if ratio <= 1.3 else "missed") + ": <= 1.3x")
 
 
-TUNE_SETTINGS = ((1, 32), (1, 8), (0, 32), (0, 8))  # (cuDNN attention allowed, width multiple); the first: the
-# engine before issue 39's tuning
+class Setting(NamedTuple):
+    """One `tune` process: cuDNN attention allowed, the width multiple, tokenizing overlapped with the
+    forward, and torch.compile's mode ("": none; "reduce-overhead": CUDA graphs, one per bucketed shape)."""
+
+    cudnn: int
+    multiple: int
+    overlap: int
+    compile: str = ""
+
+    def __str__(self) -> str:
+        return (f"cuDNN {'in' if self.cudnn else 'out'}, widths x{self.multiple}, tokenizing "
+                f"{'overlapped' if self.overlap else 'first'}" + (f", compiled {self.compile}" if self.compile else ""))
+
+
+# The first: the engine before issue 39's tuning; the fifth: the engine now. Compiled settings run on CUDA
+# only (what they would buy is launch overhead and fusion on the GPU; on a CPU they only cost compile time).
+TUNE_SETTINGS = (Setting(1, 32, 0), Setting(1, 8, 0), Setting(0, 32, 0), Setting(0, 8, 0), Setting(0, 8, 1),
+                 Setting(0, 8, 1, "default"), Setting(0, 32, 1, "reduce-overhead"))
 
 
 def tune_checks(report: Report, device: str, dtypes: list[str], quick: bool, rows: int) -> None:
     """The engine's GPU constants, each setting in a fresh process (bench/gpu_tune.py: what a first pass pays
     stays with the process), in the half precision a GPU user picks: first and warm rows/s; the engine's own
     setting also sweeps the token budget warm. Target per setting: first <= 1.3x warm."""
-    import json
-    import subprocess
-    import sys
-
     from bench_engine import _write, review_texts
 
     from bertstudio.core import devices, engine
@@ -100,24 +113,18 @@ def tune_checks(report: Report, device: str, dtypes: list[str], quick: bool, row
     name, folder, labels = engine_model(quick)
     dtype = next((d for d in reversed(dtypes) if d != "float32"), dtypes[-1])
     data = _write(review_texts(rows, seed=7), labels or ("LABEL_0", "LABEL_1"))
-    script = Path(__file__).resolve().parent / "gpu_tune.py"
-    ours = (int(devices.CUDNN_ATTENTION), engine.GPU_WIDTH_MULTIPLE)
-    for cudnn, multiple in TUNE_SETTINGS:
-        what = f"cuDNN {'in' if cudnn else 'out'}, widths x{multiple}" + (" (the engine)" if (cudnn, multiple) == ours
-                                                                         else "")
-        budgets = "8192,16384,32768,65536" if (cudnn, multiple) == ours else ""
-        check = f"tune {what}: evaluate {name} {rows} rows {device} {dtype}"
-        try:
-            done = subprocess.run([sys.executable, str(script), str(folder), str(data), device, dtype, "--cudnn",
-                                   str(cudnn), "--multiple", str(multiple), "--budgets", budgets],
-                                  capture_output=True, text=True, timeout=300)
-        except subprocess.TimeoutExpired:
-            report(check, ok=False, error="no result within 300 s")
+    ours = Setting(int(devices.CUDNN_ATTENTION), engine.GPU_WIDTH_MULTIPLE, 1)
+    for setting in TUNE_SETTINGS:
+        if setting.compile and not device.startswith("cuda"):
             continue
-        if done.returncode != 0:
-            report(check, ok=False, error=done.stderr.strip()[-800:])
+        budgets = "8192,16384,32768,65536" if setting == ours else ""
+        engine_mark = " (the engine)" if setting == ours else ""
+        check = f"tune {setting}{engine_mark}: evaluate {name} {rows} rows {device} {dtype}"
+        found = _tuned(report, check, [str(folder), str(data), device, dtype, "--cudnn", str(setting.cudnn),
+                                       "--multiple", str(setting.multiple), "--overlap", str(setting.overlap),
+                                       "--compile", setting.compile, "--budgets", budgets])
+        if found is None:
             continue
-        found = json.loads(done.stdout.strip().splitlines()[-1])
         ratio = found["first"] / found["warm"]
         report(check, ok=True, load_s=round(found["load"], 2), first_rows_s=round(rows / found["first"], 1),
                warm_rows_s=round(rows / found["warm"], 1), first_over_warm=round(ratio, 2),
@@ -125,6 +132,25 @@ def tune_checks(report: Report, device: str, dtypes: list[str], quick: bool, row
                budget_rows_s={budget: round(rows / seconds, 1) for budget, seconds in found["budgets"].items()},
                attention_kernels=found.get("attention_kernels", {}),
                target=("met" if ratio <= 1.3 else "missed") + ": first <= 1.3x warm")
+
+
+def _tuned(report: Report, check: str, argv: list[str]) -> dict[str, Any] | None:
+    """bench/gpu_tune.py's JSON line for one setting, or None with the failure reported."""
+    import json
+    import subprocess
+    import sys
+
+    script = Path(__file__).resolve().parent / "gpu_tune.py"
+    try:
+        done = subprocess.run([sys.executable, str(script), *argv], capture_output=True, text=True, timeout=300)
+    except subprocess.TimeoutExpired:
+        report(check, ok=False, error="no result within 300 s")
+        return None
+    if done.returncode != 0:
+        report(check, ok=False, error=done.stderr.strip()[-800:])
+        return None
+    found: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
+    return found
 
 
 def whole_process_checks(report: Report, device: str, dtypes: list[str], quick: bool, rows: int) -> None:

@@ -1,12 +1,13 @@
 """One setting of the engine's GPU constants, in a fresh process (bench/gpu_check.py's `tune` stage runs
 one per setting): cuDNN attention in or out (devices.CUDNN_ATTENTION), the width multiple
-(engine.GPU_WIDTH_MULTIPLE) and, warm, each token budget (engine.GPU_TOKEN_BUDGET). A fresh process
+(engine.GPU_WIDTH_MULTIPLE), tokenizing overlapped with the forward (engine.encode_run) or all rows first
+(encode_all, then run) and, warm, each token budget (engine.GPU_TOKEN_BUDGET). A fresh process
 because what a first pass pays (cuDNN graphs per shape, kernels loaded on first use) is kept by the process.
 Prints one JSON line: load seconds, the first evaluate's, a warm one's, tokenizing the rows alone (on the
 tokenizer's threads: what overlapping it with the GPU could hide), warm seconds per budget, and on CUDA
 the attention kernels a warm run launched, by family.
 
-    python bench/gpu_tune.py FOLDER DATA.csv cuda float16 --cudnn 0 --multiple 8 --budgets 8192,16384,32768
+    python bench/gpu_tune.py FOLDER DATA.csv cuda float16 --cudnn 0 --multiple 8 --overlap 1 --budgets 8192,16384
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT), str(ROOT / "bench")]
@@ -30,6 +32,8 @@ def main() -> int:
     parser.add_argument("dtype")
     parser.add_argument("--cudnn", type=int, default=0)
     parser.add_argument("--multiple", type=int, default=8)
+    parser.add_argument("--overlap", type=int, default=1)
+    parser.add_argument("--compile", default="", help="torch.compile's mode for the model's forward ('': none)")
     parser.add_argument("--budgets", default="")
     args = parser.parse_args()
     import torch
@@ -42,6 +46,8 @@ def main() -> int:
 
     devices.CUDNN_ATTENTION = bool(args.cudnn)
     engine.GPU_WIDTH_MULTIPLE = args.multiple
+    if not args.overlap:
+        engine.encode_run = tokenized_first  # type: ignore[assignment]
 
     import sklearn.metrics  # noqa: F401 - evaluate's first import, not what a first pass is measured for
     from common import synced_seconds
@@ -55,6 +61,8 @@ def main() -> int:
     started = time.perf_counter()
     loaded = load_model(LoadRequest(args.folder, "classification", args.device, args.dtype))
     load = time.perf_counter() - started
+    if args.compile:
+        compiled(loaded.model, args.compile)
 
     def run() -> object:
         return evaluate(loaded, dataset, options=EvalOptions())
@@ -69,9 +77,30 @@ def main() -> int:
         run()  # its new shapes warmed
         budgets[budget] = timed(run)
     print(json.dumps({"load": load, "first": first, "warm": warm, "tokenize": tokenize, "budgets": budgets,
-                      "attention_kernels": kernels,
+                      "attention_kernels": kernels, "compile": args.compile,
                       "cudnn_enabled": torch.backends.cuda.cudnn_sdp_enabled()}))
     return 0
+
+
+def compiled(model: Any, mode: str) -> None:
+    """The model's forward through torch.compile, one graph per padded shape (dynamic=False: what CUDA
+    graphs need); enough recompiles allowed for every bucketed width, so no shape falls back to eager."""
+    import torch
+
+    config = torch._dynamo.config
+    for limit in ("recompile_limit", "cache_size_limit"):
+        if hasattr(config, limit):
+            setattr(config, limit, 256)
+    model.forward = torch.compile(model.forward, mode=mode, dynamic=False)
+
+
+def tokenized_first(loaded: Any, texts: Any, pairs: Any, forward: Any, control: Any = None, *,
+                    encode: Any = None, **options: Any) -> tuple[Any, list[Any]]:
+    """engine.encode_run without the overlap: every row tokenized, then the batches run."""
+    from bertstudio.core import engine
+
+    encoded = engine.encode_all(loaded, texts, pairs, control, **(encode or {}))
+    return encoded, engine.run(loaded, encoded, forward, control, **options)
 
 
 def attention_kernels(run: object, gpu: bool) -> dict[str, list[float]]:

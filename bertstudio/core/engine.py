@@ -3,15 +3,16 @@ task tabs' batch runs, Explain's perturbed copies and faithfulness, patching's p
 
 transformers' pipeline pads each fixed-size batch of rows (32) to its longest row, in input order:
 on a review-like mix (4-480 words) most of every batch is padding. Here the rows are tokenized once
-(fast tokenizer, in chunks with a cancel check between, on the tokenizer's own threads: neither the CLI
-nor the window sets TOKENIZERS_PARALLELISM, 1.7x on 2 cores), sorted by length, grouped under a budget of
-*padded tokens* (not a row count), padded per batch, run, and put back in input order. The model
+(core/encoding.py), sorted by length, grouped under a budget of *padded tokens* (not a row count),
+padded per batch, run, and put back in input order. The model
 lock and `torch.inference_mode()` are taken here for the whole run, and nowhere else: one input's
 forward holds `exclusive`, a job of several steps on one model (a search, an export, heads switched
 off) holds `holding` (the lock only: its steps take inference mode), a backward pass
 `exclusive(loaded, grad=True)` (tests/test_forward_path.py names who holds which).
 
 - `encode_all(loaded, texts, pairs)` -> `Encoded`: token ids per row, no padding, cut rows recorded.
+- `encode_run(loaded, texts, pairs, forward)` -> (`Encoded`, results): both, the next chunk of rows
+  tokenized on a worker thread while this one runs (the host's tokenizing hidden behind a GPU's forward).
 - `batches(encoded, token_budget, max_rows)` -> row groups, longest first (an out-of-memory shows on
   the first batch, not the last).
 - `run(loaded, encoded, forward, control)` -> one result per row, in input order. `forward(batch)`
@@ -32,11 +33,16 @@ torch and numpy are imported inside the functions: nothing here runs before the 
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Callable, Iterator, Mapping, Sequence
-from contextlib import contextmanager, nullcontext
-from dataclasses import dataclass, field, replace
+from collections.abc import Callable, Generator, Iterable, Iterator, Mapping, Sequence
+from contextlib import closing, contextmanager, nullcontext
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
+from bertstudio.core import encoding
+from bertstudio.core.encoding import CHUNK as CHUNK
+from bertstudio.core.encoding import Encoded as Encoded
+from bertstudio.core.encoding import cut_note as cut_note
+from bertstudio.core.encoding import rows as rows
 from bertstudio.core.progress import TaskControl
 
 if TYPE_CHECKING:
@@ -44,7 +50,6 @@ if TYPE_CHECKING:
 
     from bertstudio.core.models import LoadedModel
 
-CHUNK = 1024  # rows per tokenizer call: one call over 100,000 rows kept Cancel and Ctrl+C waiting for seconds
 # Padded tokens per forward. CPU: measured with bench/bench_engine.py's review-like mix (one thread's
 # CPU time, 2-core machine under load): BERT-base-sized, 48 rows: 9.3 s at 512 tokens, 10.8 s at
 # 1024, 14.0 s at 2048, 17.3 s at 4096 (attention grows with the square of the padded width, big
@@ -67,25 +72,12 @@ IN_FLIGHT = 2
 GPU_WIDTH_MULTIPLE = 8
 
 
-@dataclass(frozen=True)
-class Encoded:
-    """Every row tokenized once, unpadded: what `batches` sorts and `run` pads."""
-
-    input_ids: list[list[int]]
-    token_type_ids: list[list[int]] | None  # None where the model takes none (DistilBERT, RoBERTa)
-    cut: tuple[int, ...]  # rows longer than the model reads: cut to its length
-    max_length: int
-    # Per row, where asked: "special_tokens_mask" (list[int]), "offset_mapping" (list[tuple[int, int]]).
-    extras: dict[str, list[Any]] = field(default_factory=dict)
-
-    def __len__(self) -> int:
-        return len(self.input_ids)
-
-    @property
-    def lengths(self) -> np.ndarray:
-        import numpy as np
-
-        return np.fromiter((len(row) for row in self.input_ids), dtype=np.int64, count=len(self.input_ids))
+def encode_all(loaded: LoadedModel, texts: Sequence[str], pairs: Sequence[str | None] | None = None,
+               control: TaskControl | None = None, **options: Any) -> Encoded:
+    """encoding.encode_all under the model lock (fast tokenizers are not thread-safe): every row
+    tokenized once, unpadded, cut rows recorded; `options`: max_length, offsets, special_tokens."""
+    with loaded.lock:
+        return encoding.encode_all(loaded, texts, pairs, control, **options)
 
 
 @dataclass(frozen=True)
@@ -95,71 +87,6 @@ class Batch:
     rows: np.ndarray
     inputs: dict[str, Any]  # input_ids, attention_mask (and token_type_ids) as tensors on the device
     lengths: np.ndarray  # real tokens per row (the rest is padding on the right)
-
-
-def encode_all(loaded: LoadedModel, texts: Sequence[str], pairs: Sequence[str | None] | None = None,
-               control: TaskControl | None = None, *, max_length: int | None = None, offsets: bool = False,
-               special_tokens: bool = False) -> Encoded:
-    """Tokenize every row once (with its pair where given), truncated to `max_length` (the model's
-    own by default), in chunks with a cancel check and progress between them. A pair may be None
-    for some rows only ("" is an empty second sequence, as the tokenizer reads it). Rows that did not
-    fit are recorded in `cut`."""
-    control = control or TaskControl()
-    tokenizer = loaded.tokenizer
-    limit = int(max_length or loaded.info.max_length)
-    types = "token_type_ids" in tokenizer.model_input_names
-    options: dict[str, Any] = {"truncation": True, "max_length": limit, "return_attention_mask": False,
-                               "return_token_type_ids": types, "return_special_tokens_mask": special_tokens,
-                               "return_offsets_mapping": offsets}
-    keys = [k for k, wanted in (("special_tokens_mask", special_tokens), ("offset_mapping", offsets)) if wanted]
-    ids: list[list[int]] = [[] for _ in texts]
-    type_ids: list[list[int]] = [[] for _ in texts] if types else []
-    extras: dict[str, list[Any]] = {k: [None] * len(texts) for k in keys}
-    with loaded.lock:  # fast tokenizers are not thread-safe
-        for start in range(0, len(texts), CHUNK):
-            control.check()
-            if len(texts) > CHUNK:
-                control.report(f"Tokenized {start:,} of {len(texts):,} rows", start / len(texts))
-            stop = min(start + CHUNK, len(texts))
-            for part, seconds in _by_pairing(range(start, stop), pairs):
-                found = tokenizer([texts[i] for i in part], seconds, **options)
-                for n, i in enumerate(part):
-                    ids[i] = found["input_ids"][n]
-                    if types:
-                        type_ids[i] = found["token_type_ids"][n]
-                    for key in keys:
-                        extras[key][i] = found[key][n]
-        cut = _cut_rows(loaded, texts, pairs, ids, limit, control)
-    return Encoded(ids, type_ids if types else None, cut, limit, extras)
-
-
-def _by_pairing(rows: range, pairs: Sequence[str | None] | None) -> Iterator[tuple[list[int], list[str] | None]]:
-    """The rows of a chunk in two tokenizer calls at most: those without a pair and those with one."""
-    if pairs is None:
-        yield list(rows), None
-        return
-    single = [i for i in rows if pairs[i] is None]
-    paired = [i for i in rows if pairs[i] is not None]
-    if single:
-        yield single, None
-    if paired:
-        yield paired, [str(pairs[i]) for i in paired]
-
-
-def _cut_rows(loaded: LoadedModel, texts: Sequence[str], pairs: Sequence[str | None] | None,
-              ids: list[list[int]], limit: int, control: TaskControl) -> tuple[int, ...]:
-    """Rows that were cut: only a row at the limit exactly may have been, so only those are tokenized again."""
-    at_limit = [i for i, row in enumerate(ids) if len(row) >= limit]
-    cut = []
-    for start in range(0, len(at_limit), CHUNK):
-        control.check()
-        part = at_limit[start:start + CHUNK]
-        for group, seconds in _by_pairing(range(len(part)), [pairs[part[k]] for k in range(len(part))]
-                                          if pairs is not None else None):
-            full = loaded.tokenizer([texts[part[k]] for k in group], seconds, truncation=False,
-                                    return_attention_mask=False, return_token_type_ids=False)["input_ids"]
-            cut += [part[k] for k, row in zip(group, full, strict=True) if len(row) > limit]
-    return tuple(sorted(cut))
 
 
 def batches(encoded: Encoded, token_budget: int = CPU_TOKEN_BUDGET, max_rows: int = MAX_ROWS,
@@ -271,34 +198,68 @@ def attention_for(model: Any, weights: bool | None) -> Iterator[None]:
 
 
 def run(loaded: LoadedModel, encoded: Encoded, forward: Callable[[Batch], Any], control: TaskControl | None = None,
-        *, budget: int | None = None, max_rows: int | None = MAX_ROWS, weights: bool | None = False,
-        verb: str = "Scored", unit: str = "rows", progress: bool = True, bucket: bool = False,
-        rows_of: Callable[[Batch, Any], Sequence[Any]] = split_rows) -> list[Any]:
+        **options: Any) -> list[Any]:
     """`forward` over every row in batches under `budget` padded tokens and `max_rows` rows (None:
     MAX_ROWS); one result per row, in input order (`rows_of(batch, host values)` splits a batch's values,
     by default row k of each array; it reads the batch's rows and lengths, not its inputs, which on CUDA
     are freed before it runs). Cancel is checked and progress reported ("Scored 320 of 4,096 rows") once
     per batch; `progress=False` where the caller reports its own (a search scoring many small sets).
     `bucket=True`: on CUDA, widths rounded up to GPU_WIDTH_MULTIPLE, for forwards whose results do not
-    depend on the padded width (one vector per row, the attention mask honoured)."""
+    depend on the padded width (one vector per row, the attention mask honoured). `weights`: see
+    `attention_for`. The options are `_run`'s."""
+    return _run(loaded, [(encoded, None)], len(encoded), forward, control, **options)
+
+
+def encode_run(loaded: LoadedModel, texts: Sequence[str], pairs: Sequence[str | None] | None,
+               forward: Callable[[Batch], Any], control: TaskControl | None = None, *,
+               encode: Mapping[str, Any] | None = None, **options: Any) -> tuple[Encoded, list[Any]]:
+    """`encode_all` then `run`, overlapped: the next chunk of rows is tokenized on a worker thread while
+    this chunk's batches run (encoding.Stream), so on a GPU the host's tokenizing hides behind the forward.
+    Batches are formed per chunk of rows near one length. `encode`: encode_all's keyword options. For
+    forwards that read nothing but the batch (no `Encoded` of their own by `batch.rows`)."""
+    stream = encoding.Stream(loaded, texts, pairs, control, **(encode or {}))
+    results = _run(loaded, stream.chunks(), len(stream), forward, control, **options)
+    return stream.encoded(), results
+
+
+def _batches_of(chunks: Iterable[tuple[Encoded, np.ndarray | None]], budget: int, max_rows: int,
+                multiple: int) -> Generator[tuple[Encoded, np.ndarray, np.ndarray, np.ndarray], None, None]:
+    """(the chunk, rows in it, their positions in the input, their lengths) for each batch of each chunk.
+    Closed, it closes `chunks` (a Stream's: its tokenizing worker is joined)."""
+    try:
+        for chunk, where in chunks:
+            lengths = chunk.lengths
+            for group in batches(chunk, budget, max_rows, multiple):
+                yield chunk, group, group if where is None else where[group], lengths[group]
+    finally:
+        getattr(chunks, "close", lambda: None)()
+
+
+def _run(loaded: LoadedModel, chunks: Iterable[tuple[Encoded, np.ndarray | None]], total: int,
+         forward: Callable[[Batch], Any], control: TaskControl | None = None, *, budget: int | None = None,
+         max_rows: int | None = MAX_ROWS, weights: bool | None = False, verb: str = "Scored", unit: str = "rows",
+         progress: bool = True, bucket: bool = False,
+         rows_of: Callable[[Batch, Any], Sequence[Any]] = split_rows) -> list[Any]:
+    """`run` over the batches of each chunk (`where`: its rows' positions in the input, None: all of it)."""
     import torch
 
     control = control or TaskControl()
     multiple = width_multiple(loaded) if bucket else 1
-    groups = batches(encoded, budget or token_budget(loaded), max_rows or MAX_ROWS, multiple)
-    results: list[Any] = [None] * len(encoded)
+    results: list[Any] = [None] * total
     pending: deque[tuple[Batch, Any, Any]] = deque()  # CUDA: (batch, its host copy, the copy's event)
-    total, done = len(encoded), 0
-    model, lengths = loaded.model, encoded.lengths
-    with loaded.lock, torch.inference_mode(), attention_for(model, weights):
+    done, model = 0, loaded.model
+    items = _batches_of(chunks, budget or token_budget(loaded), max_rows or MAX_ROWS, multiple)
+    with loaded.lock, closing(items), torch.inference_mode(), attention_for(model, weights):
         device = model.device
-        ahead = _to_device(padded(loaded, encoded, groups[0], multiple), device) if groups else {}
-        for n, rows in enumerate(groups):
+        item = next(items, None)
+        ahead = _to_device(padded(loaded, item[0], item[1], multiple), device) if item else {}
+        while item is not None:
             control.check()
-            batch = Batch(rows, ahead, lengths[rows])
+            batch = Batch(item[2], ahead, item[3])
             out = forward(batch)  # on a GPU: queued; the next batch is padded and sent meanwhile
-            if n + 1 < len(groups):
-                ahead = _to_device(padded(loaded, encoded, groups[n + 1], multiple), device)
+            item = next(items, None)
+            if item is not None:
+                ahead = _to_device(padded(loaded, item[0], item[1], multiple), device)
             if device.type == "cuda":  # its inputs freed; its results read once IN_FLIGHT newer are queued
                 copied = to_host(out, wait=False)
                 pending.append((replace(batch, inputs={}), copied, torch.cuda.current_stream(device).record_event()))
@@ -306,7 +267,7 @@ def run(loaded: LoadedModel, encoded: Encoded, forward: Callable[[Batch], Any], 
                     _arrived(results, pending.popleft(), rows_of)
             else:
                 _place(results, batch, rows_of(batch, to_host(out)))
-            done += len(rows)
+            done += len(batch.rows)
             if progress:
                 control.report(f"{verb} {done:,} of {total:,} {unit}", done / total)
     while pending:
@@ -377,24 +338,15 @@ def run_logits(loaded: LoadedModel, encoded: Encoded, control: TaskControl | Non
     return np.stack(found) if found else np.zeros((0, 0), dtype=np.float32)
 
 
-def cut_note(loaded: LoadedModel, encoded: Encoded, lines: Sequence[int] | None = None) -> list[str]:
-    """'3 row(s) were longer than the 512 tokens the model reads and were cut (lines 4, 9, 12).'"""
-    if not encoded.cut:
-        return []
-    where = ""
-    if lines is not None:
-        named = ", ".join(str(lines[i]) for i in encoded.cut[:10]) + ("…" if len(encoded.cut) > 10 else "")
-        where = f" (lines {named})"
-    return [f"{len(encoded.cut)} row(s) were longer than the {encoded.max_length} tokens the model reads and "
-            f"were cut{where}."]
+def encode_run_logits(loaded: LoadedModel, texts: Sequence[str], pairs: Sequence[str | None] | None = None,
+                      control: TaskControl | None = None, **options: Any) -> tuple[Encoded, np.ndarray]:
+    """`run_logits` on texts, tokenized while the batches run (`encode_run`)."""
+    import numpy as np
 
-
-# -- pre-built rows (explain, patching, features) ------------------------------------------------
-def rows(ids: Sequence[Sequence[int]]) -> Encoded:
-    """Token id rows the caller built (perturbed or shortened copies of one input, flattened) for `run`;
-    a forward may read its own inputs by `batch.rows`."""
-    found = [list(row) for row in ids]
-    return Encoded(found, None, (), max((len(row) for row in found), default=0))
+    model = loaded.model
+    encoded, found = encode_run(loaded, texts, pairs, lambda batch: logits(batch, model), control,
+                                **{"bucket": True, **options})
+    return encoded, np.stack(found) if found else np.zeros((0, 0), dtype=np.float32)
 
 
 # -- whole jobs ----------------------------------------------------------------------------------

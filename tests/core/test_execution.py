@@ -56,7 +56,7 @@ BATCH_PATHS = {
     "tasks/multiple_choice/__init__.py": ("predict",),
     "corpus/index.py": ("build_index",),
     "whatif/tasks.py": ("score",),
-    "tasks/classification/__init__.py": ("_classified",),
+    "tasks/classification/steps.py": ("logits",),  # _classified, predict (evaluate, regression)
     "tasks/similarity/__init__.py": ("embed", "embed_encoded"),
 }
 OWN_BATCHING = {"lock", "inference_mode", "no_grad", "exclusive", "pipeline", "run_pipeline"}

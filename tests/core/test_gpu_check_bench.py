@@ -28,7 +28,7 @@ def test_gpu_check_reports_each_target_row_on_the_cpu(tmp_path: Path) -> None:
     assert onnx["same_top1"] == 1.0 and onnx["probability_gap"] <= 1e-3
     assert "evaluate --runtime onnx int8 MiniLM 4 rows cpu" in checks
     tune = [row for name, row in checks.items() if name.startswith("tune ")]
-    assert len(tune) == 4 and all(row["ok"] and row["warm_rows_s"] > 0 for row in tune), tune
+    assert len(tune) == 5 and all(row["ok"] and row["warm_rows_s"] > 0 for row in tune), tune
     assert set(tune[-1]["budget_rows_s"]) == {"8192", "16384", "32768", "65536"}
     assert all(row["attention_kernels"].get("flash", [0])[0] > 0 for row in tune)  # the CPU's sdpa kernel
     for row in (first, engine, onnx, *tune):

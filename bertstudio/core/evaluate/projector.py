@@ -56,7 +56,6 @@ def embed(loaded: LoadedModel, dataset: Dataset, layer: int = -1, pooling: str =
     pair_of = adapter_for(dataset.task, EvaluateAdapter).pair_of  # the text (pair) its spec says a row is
     pairs = [pair_of(x) for x in dataset.examples]
     seconds = [b or "" for _, b in pairs] if any(b for _, b in pairs) else None
-    encoded = engine.encode_all(loaded, [a for a, _ in pairs], seconds, control)
 
     def forward(batch: engine.Batch) -> Any:
         states = encoder(**batch.inputs, output_hidden_states=True).hidden_states[layer].float()
@@ -65,7 +64,8 @@ def embed(loaded: LoadedModel, dataset: Dataset, layer: int = -1, pooling: str =
         mask = batch.inputs["attention_mask"].unsqueeze(-1).to(states.dtype)
         return (states * mask).sum(1) / mask.sum(1).clamp(min=1)
 
-    found = engine.run(loaded, encoded, forward, control, max_rows=batch_size, verb="Embedded")
+    _, found = engine.encode_run(loaded, [a for a, _ in pairs], seconds, forward, control, max_rows=batch_size,
+                                 verb="Embedded")
     return np.stack(found).astype(np.float32) if found else np.zeros((0, loaded.info.hidden_size or 0), np.float32)
 
 

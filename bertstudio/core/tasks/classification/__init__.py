@@ -13,7 +13,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from bertstudio.core import engine, execution
+from bertstudio.core import execution
 from bertstudio.core import notes as _notes
 from bertstudio.core.errors import InputError
 from bertstudio.core.models import LoadedModel
@@ -160,8 +160,8 @@ def classify_batch(
 def _classified(loaded: LoadedModel, rows: list[tuple[str, ...]], control: TaskControl | None = None,
                 **options: Any) -> tuple[Classification, ...]:
     """read(forward(encode(rows))): the task's pipeline, the engine's forward; every row's labels ranked."""
-    encoded = steps.encode(loaded, rows, control)
-    scores = steps.read(loaded, engine.run_logits(loaded, encoded, control, **options))
+    encoded, logits = steps.logits(loaded, rows, control, **options)
+    scores = steps.read(loaded, logits)
     cut, config = set(encoded.cut), loaded.model.config
     return tuple(_row(row[0], row[1] if len(row) > 1 else None, _ranked(config, values), i in cut)
                  for i, (row, values) in enumerate(zip(rows, scores, strict=True)))

@@ -83,8 +83,8 @@ def predict(loaded: LoadedModel, examples: Sequence[Example], control: TaskContr
     if multi_label:
         return evaluate_multilabel.predict(loaded, examples, control, options)
     rename = rename or {}
-    encoded = steps.encode(loaded, [x.inputs for x in examples], control)
-    logits = engine.run_logits(loaded, encoded, control, max_rows=options.batch_size, verb="Classified")
+    encoded, logits = steps.logits(loaded, [x.inputs for x in examples], control, max_rows=options.batch_size,
+                                   verb="Classified")
     out: list[Prediction] = []
     if len(examples):
         scores = steps.read(loaded, logits)

@@ -58,8 +58,8 @@ def predict(loaded: LoadedModel, examples: Sequence[Example], control: TaskContr
     """Every row's sigmoid probabilities through the batch engine; the labels at or over the threshold."""
     from bertstudio.core import engine
 
-    encoded = steps.encode(loaded, [x.inputs for x in examples], control)
-    logits = engine.run_logits(loaded, encoded, control, max_rows=options.batch_size, verb="Classified")
+    encoded, logits = steps.logits(loaded, [x.inputs for x in examples], control, max_rows=options.batch_size,
+                                   verb="Classified")
     names = tuple(model_labels(loaded))
     out: list[Prediction] = []
     if len(examples):

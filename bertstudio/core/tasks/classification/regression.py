@@ -50,8 +50,8 @@ def predict(loaded: LoadedModel, examples: Sequence[Example], control: TaskContr
         return evaluate.predict(loaded, examples, control, options, **keywords)
     from bertstudio.core import engine
 
-    encoded = steps.encode(loaded, [x.inputs for x in examples], control)
-    scores = steps.read(loaded, engine.run_logits(loaded, encoded, control, max_rows=options.batch_size))
+    encoded, logits = steps.logits(loaded, [x.inputs for x in examples], control, max_rows=options.batch_size)
+    scores = steps.read(loaded, logits)
     values: list[float] = scores[:, 0].astype(float).tolist() if len(examples) else []
     predicted, gold = ranks(values), ranks([float(x.gold) for x in examples])
     n = len(examples)

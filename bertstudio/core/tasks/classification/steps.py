@@ -40,12 +40,26 @@ def label_scores(config: Any, logits: Any) -> Any:
     return values
 
 
+def _texts(rows: Sequence[tuple[str, ...]]) -> tuple[list[str], list[str | None] | None]:
+    """Each row's text, and its pair (None where it has none; no pairs at all where no row has one)."""
+    pairs = [row[1] if len(row) > 1 and row[1] else None for row in rows]
+    return [row[0] for row in rows], pairs if any(pairs) else None
+
+
 def encode(loaded: Any, rows: Sequence[tuple[str, ...]], control: TaskControl | None = None) -> Any:
     """Each row's text (and pair, where any row has one) tokenized once by the batch engine."""
     from bertstudio.core import engine
 
-    pairs = [row[1] if len(row) > 1 and row[1] else None for row in rows]
-    return engine.encode_all(loaded, [row[0] for row in rows], pairs if any(pairs) else None, control)
+    return engine.encode_all(loaded, *_texts(rows), control)
+
+
+def logits(loaded: Any, rows: Sequence[tuple[str, ...]], control: TaskControl | None = None,
+           **options: Any) -> tuple[Any, Any]:
+    """(the rows `encode`d, their (rows, labels) float32 logits): tokenized while the batches run
+    (engine.encode_run), for a whole file or a batch; `options` are engine.run's."""
+    from bertstudio.core import engine
+
+    return engine.encode_run_logits(loaded, *_texts(rows), control, **options)
 
 
 def read(loaded: Any, logits: Any) -> Any:

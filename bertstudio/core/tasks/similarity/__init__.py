@@ -111,24 +111,34 @@ def embed(loaded: LoadedModel, texts: Sequence[str], pooling: str, control: Task
 
     from bertstudio.core import engine
 
-    return torch.from_numpy(embed_encoded(loaded, engine.encode_all(loaded, list(texts), control=control), pooling,
-                                          control))
+    _, found = engine.encode_run(loaded, list(texts), None, _pooled(loaded, pooling), control, verb="Embedded",
+                                 unit="sentences")
+    return torch.from_numpy(_stacked(loaded, found))
 
 
 def embed_encoded(loaded: LoadedModel, encoded: Any, pooling: str, control: TaskControl | None = None) -> Any:
     """(rows, hidden) float32 numpy embeddings of rows the engine tokenized (`engine.Encoded`)."""
-    import numpy as np
-
     from bertstudio.core import engine
 
+    found = engine.run(loaded, encoded, _pooled(loaded, pooling), control, verb="Embedded", unit="sentences")
+    return _stacked(loaded, found)
+
+
+def _pooled(loaded: LoadedModel, pooling: str) -> Any:
+    """The engine's forward: each row's pooled last hidden state, in float32."""
     model = loaded.model
 
-    def forward(batch: engine.Batch) -> Any:
+    def forward(batch: Any) -> Any:
         hidden = model(**batch.inputs).last_hidden_state.float()
         return pool(hidden, batch.inputs["attention_mask"], pooling)
 
-    found = engine.run(loaded, encoded, forward, control, verb="Embedded", unit="sentences")
-    return np.stack(found) if found else np.zeros((0, int(model.config.hidden_size)), dtype=np.float32)
+    return forward
+
+
+def _stacked(loaded: LoadedModel, found: list[Any]) -> Any:
+    import numpy as np
+
+    return np.stack(found) if found else np.zeros((0, int(loaded.model.config.hidden_size)), dtype=np.float32)
 
 
 def longer_than_model(loaded: LoadedModel, texts: Sequence[str]) -> list[str]:

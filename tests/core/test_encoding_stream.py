@@ -1,0 +1,131 @@
+"""Tokenizing overlapped with the forward (core/encoding.py's Stream, engine.encode_run): every row
+encoded exactly as `encode_all` encodes it, results equal to `run`'s in input order, the next chunk
+tokenized on a worker while the current chunk's batches run, and Cancel leaves no worker behind."""
+
+from __future__ import annotations
+
+import threading
+
+import numpy as np
+import pytest
+
+from bertstudio.core import encoding, engine
+from bertstudio.core.errors import TaskCancelled
+from bertstudio.core.models import LoadRequest, load_model
+from bertstudio.core.progress import ProgressEvent, TaskControl
+
+WORDS = "the cat sat on a mat and the dog ran fast in the big old house by a river".split()
+
+
+def _texts(count: int, longest: int = 30, seed: int = 3) -> list[str]:
+    rng = np.random.default_rng(seed)
+    return [" ".join(rng.choice(WORDS, size=int(n))) for n in rng.integers(1, longest, size=count)]
+
+
+@pytest.fixture
+def loaded(checkpoint_factory):  # noqa: ANN001, ANN201
+    return load_model(LoadRequest(str(checkpoint_factory("bert", "SequenceClassification")), "classification"))
+
+
+def _read(stream: encoding.Stream) -> list[tuple[encoding.Encoded, np.ndarray]]:
+    return list(stream.chunks())
+
+
+@pytest.mark.parametrize("chunk", [1, 3, 7, 1000])
+def test_a_stream_encodes_every_row_as_encode_all(loaded, chunk: int) -> None:  # noqa: ANN001
+    limit = loaded.info.max_length
+    texts = _texts(17) + ["dog " * (limit + 3), "cat " * (limit - 2)]
+    pairs: list[str | None] = [None if i % 4 else f"pair {i} " * (i % 5) for i in range(len(texts))]
+    expected = engine.encode_all(loaded, texts, pairs, offsets=True, special_tokens=True)
+    stream = encoding.Stream(loaded, texts, pairs, chunk=chunk, offsets=True, special_tokens=True)
+    chunks = _read(stream)
+    assert stream.encoded() == expected
+    assert expected.cut == (17,)  # the long row only: one at the limit exactly is not cut
+    assert sorted(np.concatenate([where for _, where in chunks]).tolist()) == list(range(len(texts)))
+    assert len(chunks) == -(-len(texts) // chunk)
+    sizes = [max(len(texts[i]) + len(pairs[i] or "") for i in where) for _, where in chunks]
+    assert sizes == sorted(sizes, reverse=True)  # longest texts first, chunk by chunk
+
+
+def test_encoded_before_every_chunk_is_read_is_refused(loaded) -> None:  # noqa: ANN001
+    stream = encoding.Stream(loaded, _texts(5), chunk=2)
+    with pytest.raises(RuntimeError):
+        stream.encoded()
+
+
+def test_encode_run_equals_encode_all_then_run_in_input_order(loaded, monkeypatch) -> None:  # noqa: ANN001
+    texts = _texts(30)
+    pairs: list[str | None] = [None if i % 3 else "a pair" for i in range(30)]
+    expected = engine.run_logits(loaded, engine.encode_all(loaded, texts, pairs), budget=80)
+    monkeypatch.setattr(encoding, "STREAM_CHUNK", 4)
+    chunks: list[int] = []
+    encode_rows = encoding._encode_rows
+    monkeypatch.setattr(encoding, "_encode_rows", lambda *a: chunks.append(len(a[3])) or encode_rows(*a))
+    events: list[ProgressEvent] = []
+    encoded, found = engine.encode_run_logits(loaded, texts, pairs, TaskControl(events.append), budget=80)
+    np.testing.assert_allclose(found, expected, atol=1e-5)
+    assert chunks == [4] * 7 + [2]
+    assert encoded == engine.encode_all(loaded, texts, pairs)
+    assert events[-1].message == "Scored 30 of 30 rows" and len(events) >= 30 // 4
+
+
+def test_the_next_chunk_is_tokenized_while_this_one_runs(loaded, monkeypatch) -> None:  # noqa: ANN001
+    """The first batch's forward waits until the second chunk's tokenizing has started on the worker:
+    without the overlap it would wait forever (here, the 10 s timeout, and the test fails)."""
+    second_started = threading.Event()
+    threads: list[str] = []
+    encode_rows = encoding._encode_rows
+
+    def watched(loaded_, texts, pairs, part, settings):  # noqa: ANN001, ANN202
+        threads.append(threading.current_thread().name)
+        if len(threads) == 2:
+            second_started.set()
+        return encode_rows(loaded_, texts, pairs, part, settings)
+
+    monkeypatch.setattr(encoding, "_encode_rows", watched)
+    overlapped: list[bool] = []
+
+    def forward(batch: engine.Batch):  # noqa: ANN202
+        if not overlapped:
+            overlapped.append(second_started.wait(10))
+        return engine.logits(batch, loaded.model)
+
+    stream = encoding.Stream(loaded, _texts(12), chunk=4)
+    results = engine._run(loaded, stream.chunks(), len(stream), forward, budget=10_000)
+    assert overlapped == [True] and len(results) == 12 and all(r is not None for r in results)
+    assert len(threads) == 3 and all(name.startswith("tokenize") for name in threads)
+
+
+def test_cancel_mid_run_joins_the_worker_before_the_lock_is_let_go(loaded, monkeypatch) -> None:  # noqa: ANN001
+    monkeypatch.setattr(encoding, "STREAM_CHUNK", 3)
+    control = TaskControl()
+    calls = 0
+
+    def forward(batch: engine.Batch):  # noqa: ANN202
+        nonlocal calls
+        calls += 1
+        control.request_stop()
+        return engine.logits(batch, loaded.model)
+
+    with pytest.raises(TaskCancelled):
+        engine.encode_run(loaded, _texts(20), None, forward, control, budget=10_000)
+    assert calls == 1
+    assert not [t for t in threading.enumerate() if t.name.startswith("tokenize")]
+    free: list[bool] = []
+    other = threading.Thread(target=lambda: free.append(loaded.lock.acquire(blocking=False) and
+                                                       (loaded.lock.release() or True)))
+    other.start()
+    other.join()
+    assert free == [True]
+
+
+def test_a_tokenizer_error_on_the_worker_reaches_the_caller(loaded, monkeypatch) -> None:  # noqa: ANN001
+    monkeypatch.setattr(encoding, "STREAM_CHUNK", 3)
+
+    def broken(*_args: object) -> encoding.Encoded:
+        raise ValueError("tokenizer broke")
+
+    monkeypatch.setattr(encoding, "_encode_rows", broken)
+    with pytest.raises(ValueError, match="tokenizer broke"):
+        engine.encode_run_logits(loaded, _texts(7))
+    assert not [t for t in threading.enumerate() if t.name.startswith("tokenize")]
