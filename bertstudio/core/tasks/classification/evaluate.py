@@ -85,16 +85,27 @@ def predict(loaded: LoadedModel, examples: Sequence[Example], control: TaskContr
     rename = rename or {}
     encoded, logits = steps.logits(loaded, [x.inputs for x in examples], control, max_rows=options.batch_size,
                                    verb="Classified")
-    out: list[Prediction] = []
-    if len(examples):
-        scores = steps.read(loaded, logits)
-        names = loaded.info.id2label
-        for row in scores:
-            best = int(row.argmax())
-            label = rename.get(str(names[best]), str(names[best]))
-            out.append(Prediction(label, label, float(row[best])))
-    out = with_probabilities(loaded, out, list(logits), rename)
-    return out, engine.cut_note(loaded, encoded, [x.line for x in examples])
+    return predictions(loaded, logits, rename), engine.cut_note(loaded, encoded, [x.line for x in examples])
+
+
+def predictions(loaded: LoadedModel, logits: Any, rename: dict[str, str]) -> list[Prediction]:
+    """Each row's top label and its score (the pipeline's), with every class's probability: whole arrays at
+    once, so only the Prediction objects are made per row (on a GPU this is most of what follows the forward)."""
+    import numpy as np
+
+    if not len(logits):
+        return []
+    scores = np.asarray(steps.read(loaded, logits))
+    best = scores.argmax(axis=1)
+    top = scores[np.arange(len(best)), best].tolist()
+    names = loaded.info.id2label
+    shown = [rename.get(str(names[i]), str(names[i])) for i in range(scores.shape[1])]
+    probabilities = class_probabilities(loaded.model.config, logits)
+    if probabilities is None:
+        return [Prediction(shown[b], shown[b], score) for b, score in zip(best.tolist(), top, strict=True)]
+    classes = tuple(rename.get(label, label) for label in model_labels(loaded))
+    return [Prediction(shown[b], shown[b], score, row, classes)
+            for b, score, row in zip(best.tolist(), top, probabilities, strict=True)]
 
 
 def class_probabilities(config: Any, logits: Any) -> Any:
@@ -109,21 +120,6 @@ def class_probabilities(config: Any, logits: Any) -> Any:
         return (1.0 / (1.0 + np.exp(-values))).astype(np.float32)
     shifted = np.exp(values - values.max(axis=1, keepdims=True))
     return (shifted / shifted.sum(axis=1, keepdims=True)).astype(np.float32)
-
-
-def with_probabilities(loaded: LoadedModel, predictions: list[Prediction], logits: list[Any],
-                       rename: dict[str, str]) -> list[Prediction]:
-    """The predictions with their class probabilities (rows of one array, columns in label-id order)."""
-    import numpy as np
-
-    if not predictions:
-        return predictions
-    probabilities = class_probabilities(loaded.model.config, np.stack(logits))
-    if probabilities is None:
-        return predictions
-    classes = tuple(rename.get(label, label) for label in model_labels(loaded))
-    return [Prediction(p.value, p.shown, p.score, row, classes)
-            for p, row in zip(predictions, probabilities, strict=True)]
 
 
 def inputs_of(example: Example) -> ClassificationInput:
