@@ -258,14 +258,18 @@ def test_empty_plots_show_0_1_not_pyqtgraphs_default(qtbot) -> None:
     from bertstudio.ui.widgets.qa_scores_plot import QAScoresPlot
     from bertstudio.ui.widgets.ranked_bars import RankedBars
 
+    from bertstudio.ui.widgets.patching_view import PatchHeatmap
+
     bars, qa, matrix, heads = RankedBars(), QAScoresPlot(), ConfusionMatrixView(), HeadImportanceView()
-    for widget in (bars, qa, matrix, heads):
+    trace = PatchHeatmap("restored share or P", ("layer", "head"))
+    for widget in (bars, qa, matrix, heads, trace):
         qtbot.addWidget(widget)
-    for plot in (bars, qa, matrix.plot, heads.plot_widget):
+    for plot in (bars, qa, matrix.plot, heads.plot_widget, trace.plot):
         (x0, x1), (y0, y1) = plot.getPlotItem().getViewBox().viewRange()
         assert (round(x0, 6), round(x1, 6), round(y0, 6), round(y1, 6)) == (0, 1, 0, 1), type(plot).__name__
     assert bars.getPlotItem().getAxis("left")._tickLevels == [[]]  # no "-0.4 … 0.4" labels
     assert heads.plot.getAxis("left")._tickLevels == [[]]  # no "layer 0.2" either
+    assert [trace.plot.getPlotItem().getAxis(side)._tickLevels for side in ("left", "bottom")] == [[[]], [[]]]
     assert heads.hint.isVisible() and not heads.colorbar.isVisible()  # a sentence says what Compute does
 
 

@@ -53,6 +53,7 @@ class PatchHeatmap(LabelledMatrix):
         self.words: Callable[[int, int], str] = lambda _row, _column: ""
         self.hovered: Callable[[int, int, str], None] = lambda _row, _column, _text: None
         self.plot.scene().sigMouseMoved.connect(self._moved)
+        self.show_grid([], [], [], [], self.words)  # before a trace: 0-1 and no tick numbers, not pyqtgraph's ±0.4
 
     def show_grid(self, rows: Sequence[str], columns: Sequence[str], values: Any, written: Sequence[Sequence[str]],
                   words: Callable[[int, int], str]) -> None:
@@ -76,7 +77,8 @@ class PatchHeatmap(LabelledMatrix):
                     text.setPos(column + 0.5, row + 0.5)
                     self.plot.addItem(text)
                     self.texts.append(text)
-        item.setRange(xRange=(0, max(1, len(self.columns))), yRange=(0, max(1, len(self.rows))), padding=0.02)
+        item.setRange(xRange=(0, max(1, len(self.columns))), yRange=(0, max(1, len(self.rows))),
+                      padding=0.02 if shades.size else 0)
 
     def cell_at(self, scene_position: Any) -> tuple[int, int] | None:
         point = self.plot.getPlotItem().vb.mapSceneToView(scene_position)
