@@ -106,14 +106,14 @@ def predict(loaded: LoadedModel, examples: Sequence[Example], control: TaskContr
         "This tokenizer does not mark where words continue; word boundaries were taken from spaces."]
     texts = [" ".join(x.inputs) for x in examples]
     fast = loaded.tokenizer.is_fast
-    encoded = engine.encode_all(loaded, texts, control=control, offsets=fast, special_tokens=True)
     model = loaded.model
 
     def own_length(batch: engine.Batch, logits: Any) -> list[Any]:
         return [logits[k, :length] for k, length in enumerate(batch.lengths.tolist())]
 
-    logits = engine.run(loaded, encoded, lambda batch: model(**batch.inputs).logits, control,
-                        max_rows=options.batch_size, verb="Tagged", rows_of=own_length)
+    encoded, logits = engine.encode_run(loaded, texts, None, lambda batch: model(**batch.inputs).logits, control,
+                                        encode={"offsets": fast, "special_tokens": True}, max_rows=options.batch_size,
+                                        verb="Tagged", rows_of=own_length)  # tokenized while the batches run
     pipe = loaded.pipeline("token-classification")
     out: list[Prediction] = []
     with warnings.catch_warnings():

@@ -52,8 +52,9 @@ def predict(loaded: LoadedModel, examples: Sequence[Example], control: TaskContr
     from bertstudio.core import engine
 
     require_nsp_head(loaded)
-    encoded = steps.encode(loaded, [x.inputs for x in examples], control)
-    logits = engine.run_logits(loaded, encoded, control, max_rows=options.batch_size).astype(np.float64)
+    encoded, found = engine.encode_run_logits(loaded, [x.inputs[0] for x in examples], [x.inputs[1] for x in examples],
+                                              control, max_rows=options.batch_size)  # tokenized while it runs
+    logits = found.astype(np.float64)
     out = []
     for p in (steps.read(loaded, logits)[:, IS_NEXT].tolist() if len(logits) else []):
         label = IS_NEXT_NAME if p >= 0.5 else NOT_NEXT_NAME
