@@ -36,7 +36,7 @@ from collections import deque
 from collections.abc import Callable, Generator, Iterable, Iterator, Mapping, Sequence
 from contextlib import closing, contextmanager, nullcontext
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypedDict, Unpack
 
 from bertstudio.core import encoding
 from bertstudio.core.encoding import CHUNK as CHUNK
@@ -197,8 +197,21 @@ def attention_for(model: Any, weights: bool | None) -> Iterator[None]:
         model.set_attn_implementation(current)
 
 
+class RunOptions(TypedDict, total=False):
+    """`run`'s and `encode_run`'s keyword options (see `run`)."""
+
+    budget: int | None
+    max_rows: int | None
+    weights: bool | None
+    verb: str
+    unit: str
+    progress: bool
+    bucket: bool
+    rows_of: Callable[[Batch, Any], Sequence[Any]]
+
+
 def run(loaded: LoadedModel, encoded: Encoded, forward: Callable[[Batch], Any], control: TaskControl | None = None,
-        **options: Any) -> list[Any]:
+        **options: Unpack[RunOptions]) -> list[Any]:
     """`forward` over every row in batches under `budget` padded tokens and `max_rows` rows (None:
     MAX_ROWS); one result per row, in input order (`rows_of(batch, host values)` splits a batch's values,
     by default row k of each array; it reads the batch's rows and lengths, not its inputs, which on CUDA
@@ -212,7 +225,7 @@ def run(loaded: LoadedModel, encoded: Encoded, forward: Callable[[Batch], Any], 
 
 def encode_run(loaded: LoadedModel, texts: Sequence[str], pairs: Sequence[str | None] | None,
                forward: Callable[[Batch], Any], control: TaskControl | None = None, *,
-               encode: Mapping[str, Any] | None = None, **options: Any) -> tuple[Encoded, list[Any]]:
+               encode: Mapping[str, Any] | None = None, **options: Unpack[RunOptions]) -> tuple[Encoded, list[Any]]:
     """`encode_all` then `run`, overlapped: the next chunk of rows is tokenized on a worker thread while
     this chunk's batches run (encoding.Stream), so on a GPU the host's tokenizing hides behind the forward.
     Batches are formed per chunk of rows near one length. `encode`: encode_all's keyword options. For
