@@ -50,14 +50,13 @@ BATCH_PATHS = {
     "tasks/nsp/evaluate.py": ("predict",),
     "tasks/multiple_choice/evaluate.py": ("predict",),
     "tasks/classification/regression.py": ("predict",),
-    "tasks/similarity/evaluate.py": ("predict",),
     "tasks/fill_mask/evaluate.py": ("predict",),
     "tasks/nsp/__init__.py": ("rank",),
     "tasks/multiple_choice/__init__.py": ("predict",),
     "corpus/index.py": ("build_index",),
     "whatif/tasks.py": ("score",),
     "tasks/classification/steps.py": ("logits",),  # _classified, predict (evaluate, regression)
-    "tasks/similarity/__init__.py": ("embed", "embed_encoded"),
+    "tasks/similarity/__init__.py": ("embed_rows",),  # embed, and evaluate's predict
 }
 OWN_BATCHING = {"lock", "inference_mode", "no_grad", "exclusive", "pipeline", "run_pipeline"}
 

@@ -255,10 +255,9 @@ def test_fill_mask_panels_line_up_their_probability_axes(qtbot, window, checkpoi
 def test_empty_plots_show_0_1_not_pyqtgraphs_default(qtbot) -> None:
     from bertstudio.ui.widgets.confusion_matrix import ConfusionMatrixView
     from bertstudio.ui.widgets.head_importance_view import HeadImportanceView
+    from bertstudio.ui.widgets.patching_view import PatchHeatmap
     from bertstudio.ui.widgets.qa_scores_plot import QAScoresPlot
     from bertstudio.ui.widgets.ranked_bars import RankedBars
-
-    from bertstudio.ui.widgets.patching_view import PatchHeatmap
 
     bars, qa, matrix, heads = RankedBars(), QAScoresPlot(), ConfusionMatrixView(), HeadImportanceView()
     trace = PatchHeatmap("restored share or P", ("layer", "head"))

@@ -109,19 +109,18 @@ def embed(loaded: LoadedModel, texts: Sequence[str], pooling: str, control: Task
     """(len(texts), hidden) float32 embeddings on the CPU, through the batch engine (cancellable between batches)."""
     import torch
 
+    return torch.from_numpy(embed_rows(loaded, texts, pooling, control)[1])
+
+
+def embed_rows(loaded: LoadedModel, texts: Sequence[str], pooling: str,
+               control: TaskControl | None = None) -> tuple[Any, Any]:
+    """(the rows as the engine tokenized them, their (rows, hidden) float32 numpy embeddings): tokenized
+    while the batches run (engine.encode_run)."""
     from bertstudio.core import engine
 
-    _, found = engine.encode_run(loaded, list(texts), None, _pooled(loaded, pooling), control, verb="Embedded",
-                                 unit="sentences")
-    return torch.from_numpy(_stacked(loaded, found))
-
-
-def embed_encoded(loaded: LoadedModel, encoded: Any, pooling: str, control: TaskControl | None = None) -> Any:
-    """(rows, hidden) float32 numpy embeddings of rows the engine tokenized (`engine.Encoded`)."""
-    from bertstudio.core import engine
-
-    found = engine.run(loaded, encoded, _pooled(loaded, pooling), control, verb="Embedded", unit="sentences")
-    return _stacked(loaded, found)
+    encoded, found = engine.encode_run(loaded, list(texts), None, _pooled(loaded, pooling), control,
+                                       verb="Embedded", unit="sentences")
+    return encoded, _stacked(loaded, found)
 
 
 def _pooled(loaded: LoadedModel, pooling: str) -> Any:

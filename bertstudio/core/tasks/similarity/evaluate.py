@@ -20,7 +20,7 @@ from bertstudio.core.evaluate.readers import Dataset, EvalColumns, Example, Pair
 from bertstudio.core.json_values import text_number
 from bertstudio.core.models import LoadedModel
 from bertstudio.core.progress import TaskControl
-from bertstudio.core.tasks.similarity import SimilarityInput, embed_encoded, pair_cosines
+from bertstudio.core.tasks.similarity import SimilarityInput, embed_rows, pair_cosines
 
 FIRST_NAMES = ("sentence1", "sentence_1", "sentence_a", "text_a", "s1", "a", "text")
 SECOND_NAMES = ("sentence2", "sentence_2", "sentence_b", "text_b", "s2", "b", "text_pair")
@@ -42,11 +42,10 @@ def predict(loaded: LoadedModel, examples: Sequence[Example], control: TaskContr
     batch engine in one run) and its rank difference."""
     import torch
 
-    from bertstudio.core import engine
     n = len(examples)
-    encoded = engine.encode_all(loaded, [x.inputs[0] for x in examples] + [x.inputs[1] for x in examples],
-                                control=control)
-    vectors = torch.from_numpy(embed_encoded(loaded, encoded, "mean", control))
+    encoded, found = embed_rows(loaded, [x.inputs[0] for x in examples] + [x.inputs[1] for x in examples], "mean",
+                                control)
+    vectors = torch.from_numpy(found)
     cosines: list[float] = pair_cosines(vectors[:n], vectors[n:]) if n else []
     cut = len(encoded.cut)
     predicted, gold = ranks(cosines), ranks([float(x.gold) for x in examples])
