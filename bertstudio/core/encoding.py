@@ -187,18 +187,25 @@ class Stream:
         tokenized while the caller runs this one. Cancel is seen before each chunk."""
         from concurrent.futures import ThreadPoolExecutor
 
-        with ThreadPoolExecutor(1, thread_name_prefix="tokenize") as worker:
-            ahead = worker.submit(self._encode, 0) if self._parts else None
+        if len(self._parts) <= 1:  # nothing to overlap: no thread for it
             for n in range(len(self._parts)):
-                assert ahead is not None
-                encoded = ahead.result()
-                if encoded is None:  # Cancel seen by the worker: raised here, on the caller's thread
-                    self._control.check()
-                    raise RuntimeError("a chunk was skipped without a stop request")
+                yield self._taken(n, self._encode(n))
+            return
+        with ThreadPoolExecutor(1, thread_name_prefix="tokenize") as worker:
+            ahead = worker.submit(self._encode, 0)
+            for n in range(len(self._parts)):
+                chunk = self._taken(n, ahead.result())
                 if n + 1 < len(self._parts):
                     ahead = worker.submit(self._encode, n + 1)
-                self._done.append((encoded, self._parts[n]))
-                yield encoded, self._parts[n]
+                yield chunk
+
+    def _taken(self, n: int, encoded: Encoded | None) -> tuple[Encoded, np.ndarray]:
+        """Chunk n, kept for `encoded()`; where Cancel made the worker skip it, raised here (the caller's thread)."""
+        if encoded is None:
+            self._control.check()
+            raise RuntimeError("a chunk was skipped without a stop request")
+        self._done.append((encoded, self._parts[n]))
+        return encoded, self._parts[n]
 
     def _encode(self, n: int) -> Encoded | None:
         """Chunk n tokenized; None once Cancel is pressed (the caller's thread raises, and the run's own

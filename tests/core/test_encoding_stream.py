@@ -129,3 +129,15 @@ def test_a_tokenizer_error_on_the_worker_reaches_the_caller(loaded, monkeypatch)
     with pytest.raises(ValueError, match="tokenizer broke"):
         engine.encode_run_logits(loaded, _texts(7))
     assert not [t for t in threading.enumerate() if t.name.startswith("tokenize")]
+
+
+def test_one_chunk_is_tokenized_on_the_callers_thread(loaded, monkeypatch) -> None:  # noqa: ANN001
+    """Nothing to overlap (a Classification batch of a few rows, a search's small sets): no thread for it."""
+    threads: list[str] = []
+    encode_rows = encoding._encode_rows
+    monkeypatch.setattr(encoding, "_encode_rows",
+                        lambda *a: threads.append(threading.current_thread().name) or encode_rows(*a))
+    texts = _texts(6)
+    encoded, found = engine.encode_run_logits(loaded, texts)
+    assert threads == [threading.current_thread().name] and len(found) == 6
+    assert encoded == engine.encode_all(loaded, texts)

@@ -82,9 +82,10 @@ def predict(loaded: LoadedModel, examples: Sequence[Example], control: TaskContr
     if widest > MAX_CHOICES:
         raise InputError(f"{widest} endings are more than the {MAX_CHOICES} this app scores at once.")
     owner = [n for n, x in enumerate(examples) for _ in x.inputs[1]]
-    encoded = steps.encode(loaded, [(x.inputs[0], c) for x in examples for c in x.inputs[1]], control)
-    logits = np.asarray(engine.run(loaded, encoded, steps.forward(loaded.model), control,
-                                   max_rows=options.batch_size), np.float64)
+    encoded, found = engine.encode_run(loaded, [x.inputs[0] for x in examples for _ in x.inputs[1]],
+                                       [c for x in examples for c in x.inputs[1]], steps.forward(loaded.model),
+                                       control, max_rows=options.batch_size)  # tokenized while it runs
+    logits = np.asarray(found, np.float64)
     out, start = [], 0
     for example in examples:
         z = logits[start:start + len(example.inputs[1])]
