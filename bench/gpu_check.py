@@ -2,9 +2,11 @@
 float32, training of every task with fp16/bf16 mixed precision, explain, evaluate, int8's refusal,
 and every target row of issue 39 in one run: in-process evaluate rows/s and dense TFLOP/s against
 the pipeline and the sorted loop (engine), a first pass against a warm one (first), the engine's GPU
-constants (tune: cuDNN attention in or out, widths rounded to 8 or 32, the token budget), the whole
-process against the bare sorted-loop script (whole), training against a plain Trainer (trainer) and
-`--runtime onnx` on the CPU (onnx). Each such row says its target and whether it was met (`target`).
+constants (tune: cuDNN attention in or out, widths rounded to 8 or 32, tokenizing overlapped with the
+forward or first, the token budget), the whole process against the bare sorted-loop script (whole),
+training against a plain Trainer (trainer), `--runtime onnx` on the CPU (onnx) and, last, torch.compile
+of the forward and CUDA graphs (compile: a compile per shape, minutes). Each such row says its target
+and whether it was met (`target`).
 
 The suite runs on CPU only; this is the one place the CUDA paths run. Every command is called
 in-process (`bertstudio.cli.main`) with `--json` and its output compared with the same command on
@@ -387,7 +389,7 @@ def main() -> int:
     parser.add_argument("--steps", type=int, default=300)
     parser.add_argument("--quick", action="store_true", help="fewer steps and methods (a dry run)")
     parser.add_argument("--skip", default="",
-                        help="comma list of stages: tiny,speed,engine,first,tune,whole,onnx,trainer,train")
+                        help="comma list of stages: tiny,speed,engine,first,tune,whole,onnx,trainer,train,compile")
     parser.add_argument("--rows", type=int, default=0,
                         help="review rows of the engine, first, whole and onnx stages (default 1024; --quick 16)")
     parser.add_argument("--sizes", default="tiny,base", help="models of the trainer stage: tiny,base")
@@ -418,6 +420,7 @@ def main() -> int:
             ("trainer", lambda: trainer_checks(args.device, precisions, args.sizes.split(","), work)),
             ("train", lambda: trained_checks(trained_models(work, args.device, args.steps, precisions),
                                              args.device, dtypes, args.quick)),
+            ("compile", lambda: targets.compile_checks(report, args.device, dtypes, args.quick, rows)),
         ]
         for name, stage in stages:
             if name in skip:

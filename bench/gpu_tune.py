@@ -47,7 +47,7 @@ def main() -> int:
     devices.CUDNN_ATTENTION = bool(args.cudnn)
     engine.GPU_WIDTH_MULTIPLE = args.multiple
     if not args.overlap:
-        engine.encode_run = tokenized_first  # type: ignore[assignment]
+        engine.encode_run = tokenized_first  # type: ignore[assignment] # a module global: encode_run_logits finds it
 
     import sklearn.metrics  # noqa: F401 - evaluate's first import, not what a first pass is measured for
     from common import synced_seconds
@@ -78,8 +78,19 @@ def main() -> int:
         budgets[budget] = timed(run)
     print(json.dumps({"load": load, "first": first, "warm": warm, "tokenize": tokenize, "budgets": budgets,
                       "attention_kernels": kernels, "compile": args.compile,
+                      "tokenized_first_runs": TOKENIZED_FIRST_RUNS[0], "shapes": shapes(loaded, texts),
                       "cudnn_enabled": torch.backends.cuda.cudnn_sdp_enabled()}))
     return 0
+
+
+def shapes(loaded: Any, texts: list[str]) -> int:
+    """How many padded (rows, width) shapes one evaluate runs: a compile each, where compiled."""
+    from bertstudio.core import engine
+
+    encoded = engine.encode_all(loaded, texts)
+    multiple = engine.width_multiple(loaded)
+    return len({(len(rows), engine.padded_width(int(encoded.lengths[rows].max()), multiple, encoded.max_length))
+                for rows in engine.batches(encoded, engine.token_budget(loaded), engine.MAX_ROWS, multiple)})
 
 
 def compiled(model: Any, mode: str) -> None:
@@ -94,11 +105,15 @@ def compiled(model: Any, mode: str) -> None:
     model.forward = torch.compile(model.forward, mode=mode, dynamic=False)
 
 
+TOKENIZED_FIRST_RUNS = [0]  # runs through `tokenized_first`: the JSON says the setting took effect
+
+
 def tokenized_first(loaded: Any, texts: Any, pairs: Any, forward: Any, control: Any = None, *,
                     encode: Any = None, **options: Any) -> tuple[Any, list[Any]]:
     """engine.encode_run without the overlap: every row tokenized, then the batches run."""
     from bertstudio.core import engine
 
+    TOKENIZED_FIRST_RUNS[0] += 1
     encoded = engine.encode_all(loaded, texts, pairs, control, **(encode or {}))
     return encoded, engine.run(loaded, encoded, forward, control, **options)
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypedDict
 
 from bertstudio.core.progress import TaskControl
 
@@ -51,6 +51,14 @@ class Encoded:
         import numpy as np
 
         return np.fromiter((len(row) for row in self.input_ids), dtype=np.int64, count=len(self.input_ids))
+
+
+class EncodeOptions(TypedDict, total=False):
+    """`encode_all`'s and `Stream`'s keyword options."""
+
+    max_length: int | None  # the model's own by default
+    offsets: bool  # keep each row's "offset_mapping"
+    special_tokens: bool  # keep each row's "special_tokens_mask"
 
 
 @dataclass(frozen=True)
@@ -184,7 +192,8 @@ class Stream:
 
     def chunks(self) -> Iterator[tuple[Encoded, np.ndarray]]:
         """Each chunk's rows tokenized, with their positions in the input; the next one is being
-        tokenized while the caller runs this one. Cancel is seen before each chunk."""
+        tokenized while the caller runs this one. Once Cancel is pressed the worker skips its chunk,
+        and the caller's thread raises when it reaches it."""
         from concurrent.futures import ThreadPoolExecutor
 
         if len(self._parts) <= 1:  # nothing to overlap: no thread for it

@@ -39,7 +39,6 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, TypedDict, Unpack
 
 from bertstudio.core import encoding
-from bertstudio.core.encoding import CHUNK as CHUNK
 from bertstudio.core.encoding import Encoded as Encoded
 from bertstudio.core.encoding import cut_note as cut_note
 from bertstudio.core.encoding import rows as rows
@@ -73,9 +72,9 @@ GPU_WIDTH_MULTIPLE = 8
 
 
 def encode_all(loaded: LoadedModel, texts: Sequence[str], pairs: Sequence[str | None] | None = None,
-               control: TaskControl | None = None, **options: Any) -> Encoded:
+               control: TaskControl | None = None, **options: Unpack[encoding.EncodeOptions]) -> Encoded:
     """encoding.encode_all under the model lock (fast tokenizers are not thread-safe): every row
-    tokenized once, unpadded, cut rows recorded; `options`: max_length, offsets, special_tokens."""
+    tokenized once, unpadded, cut rows recorded."""
     with loaded.lock:
         return encoding.encode_all(loaded, texts, pairs, control, **options)
 
@@ -225,12 +224,16 @@ def run(loaded: LoadedModel, encoded: Encoded, forward: Callable[[Batch], Any], 
 
 def encode_run(loaded: LoadedModel, texts: Sequence[str], pairs: Sequence[str | None] | None,
                forward: Callable[[Batch], Any], control: TaskControl | None = None, *,
-               encode: Mapping[str, Any] | None = None, **options: Unpack[RunOptions]) -> tuple[Encoded, list[Any]]:
+               encode: encoding.EncodeOptions | None = None,
+               **options: Unpack[RunOptions]) -> tuple[Encoded, list[Any]]:
     """`encode_all` then `run`, overlapped: the next chunk of rows is tokenized on a worker thread while
     this chunk's batches run (encoding.Stream), so on a GPU the host's tokenizing hides behind the forward.
-    Batches are formed per chunk of rows near one length. `encode`: encode_all's keyword options. For
-    forwards that read nothing but the batch (no `Encoded` of their own by `batch.rows`)."""
-    stream = encoding.Stream(loaded, texts, pairs, control, **(encode or {}))
+    `encode`: encode_all's keyword options. Batches are formed per chunk (STREAM_CHUNK rows, or `max_rows`
+    where more), of rows near one length: longest first by characters, so longest first in tokens only
+    nearly. For forwards that read nothing but the batch (no `Encoded` of their own by `batch.rows`), and
+    that leave the tokenizer alone: the worker is using it."""
+    chunk = max(encoding.STREAM_CHUNK, options.get("max_rows") or 0)
+    stream = encoding.Stream(loaded, texts, pairs, control, chunk=chunk, **(encode or {}))
     results = _run(loaded, stream.chunks(), len(stream), forward, control, **options)
     return stream.encoded(), results
 
@@ -342,24 +345,27 @@ def logits(batch: Batch, model: Any) -> Any:
     return model(**batch.inputs).logits
 
 
-def run_logits(loaded: LoadedModel, encoded: Encoded, control: TaskControl | None = None, **options: Any) -> np.ndarray:
+def run_logits(loaded: LoadedModel, encoded: Encoded, control: TaskControl | None = None,
+               **options: Unpack[RunOptions]) -> np.ndarray:
     """(rows, ...) float32 logits in input order."""
+    model = loaded.model
+    options.setdefault("bucket", True)
+    return _stacked(run(loaded, encoded, lambda batch: logits(batch, model), control, **options))
+
+
+def _stacked(found: list[Any]) -> np.ndarray:
     import numpy as np
 
-    model = loaded.model
-    found = run(loaded, encoded, lambda batch: logits(batch, model), control, **{"bucket": True, **options})
     return np.stack(found) if found else np.zeros((0, 0), dtype=np.float32)
 
 
 def encode_run_logits(loaded: LoadedModel, texts: Sequence[str], pairs: Sequence[str | None] | None = None,
-                      control: TaskControl | None = None, **options: Any) -> tuple[Encoded, np.ndarray]:
+                      control: TaskControl | None = None, **options: Unpack[RunOptions]) -> tuple[Encoded, np.ndarray]:
     """`run_logits` on texts, tokenized while the batches run (`encode_run`)."""
-    import numpy as np
-
     model = loaded.model
-    encoded, found = encode_run(loaded, texts, pairs, lambda batch: logits(batch, model), control,
-                                **{"bucket": True, **options})
-    return encoded, np.stack(found) if found else np.zeros((0, 0), dtype=np.float32)
+    options.setdefault("bucket", True)
+    encoded, found = encode_run(loaded, texts, pairs, lambda batch: logits(batch, model), control, **options)
+    return encoded, _stacked(found)
 
 
 # -- whole jobs ----------------------------------------------------------------------------------

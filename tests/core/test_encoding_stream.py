@@ -5,6 +5,7 @@ tokenized on a worker while the current chunk's batches run, and Cancel leaves n
 from __future__ import annotations
 
 import threading
+import time
 
 import numpy as np
 import pytest
@@ -49,8 +50,21 @@ def test_a_stream_encodes_every_row_as_encode_all(loaded, chunk: int) -> None:  
 
 def test_encoded_before_every_chunk_is_read_is_refused(loaded) -> None:  # noqa: ANN001
     stream = encoding.Stream(loaded, _texts(5), chunk=2)
-    with pytest.raises(RuntimeError):
+    with pytest.raises(RuntimeError, match="before every chunk"):
         stream.encoded()
+
+
+def test_a_batch_size_over_the_chunk_gets_its_whole_batches(loaded, monkeypatch) -> None:  # noqa: ANN001
+    """`max_rows` over STREAM_CHUNK: the chunks grow to it, so a batch is never cut to a chunk's rows."""
+    monkeypatch.setattr(encoding, "STREAM_CHUNK", 4)
+    sizes: list[int] = []
+
+    def forward(batch: engine.Batch):  # noqa: ANN202
+        sizes.append(len(batch.rows))
+        return engine.logits(batch, loaded.model)
+
+    engine.encode_run(loaded, _texts(30), None, forward, budget=100_000, max_rows=10)
+    assert sizes == [10, 10, 10]
 
 
 def test_encode_run_equals_encode_all_then_run_in_input_order(loaded, monkeypatch) -> None:  # noqa: ANN001
@@ -96,21 +110,47 @@ def test_the_next_chunk_is_tokenized_while_this_one_runs(loaded, monkeypatch) ->
     assert len(threads) == 3 and all(name.startswith("tokenize") for name in threads)
 
 
+def _tokenizing_threads() -> set[threading.Thread]:
+    return {t for t in threading.enumerate() if t.name.startswith("tokenize")}
+
+
 def test_cancel_mid_run_joins_the_worker_before_the_lock_is_let_go(loaded, monkeypatch) -> None:  # noqa: ANN001
+    """The worker tokenizes while the run holds the model lock (another thread cannot take it then), even
+    when Cancel lands while it is busy: the run waits for it before letting the lock go. No worker is
+    left once the cancelled run has returned."""
     monkeypatch.setattr(encoding, "STREAM_CHUNK", 3)
+    before = _tokenizing_threads()
     control = TaskControl()
+    lock_taken: list[bool] = []
+    second = threading.Event()
+    encode_rows = encoding._encode_rows
+
+    def watched(*args):  # noqa: ANN002, ANN202
+        lock_taken.append(loaded.lock.acquire(blocking=False))  # on the worker: the run holds it
+        if len(lock_taken) == 2:  # the chunk after the first: still busy when the run is cancelled
+            second.set()
+            for _ in range(500):
+                if control.stop_requested:
+                    break
+                time.sleep(0.01)
+            time.sleep(0.2)  # the run has raised meanwhile, and waits here for this chunk
+            lock_taken.append(loaded.lock.acquire(blocking=False))
+        return encode_rows(*args)
+
+    monkeypatch.setattr(encoding, "_encode_rows", watched)
     calls = 0
 
     def forward(batch: engine.Batch):  # noqa: ANN202
         nonlocal calls
         calls += 1
+        assert second.wait(10)  # Cancel is pressed while the worker tokenizes the next chunk
         control.request_stop()
         return engine.logits(batch, loaded.model)
 
     with pytest.raises(TaskCancelled):
-        engine.encode_run(loaded, _texts(20), None, forward, control, budget=10_000)
-    assert calls == 1
-    assert not [t for t in threading.enumerate() if t.name.startswith("tokenize")]
+        engine.encode_run(loaded, _texts(20), None, forward, control, budget=10_000, max_rows=1)
+    assert calls == 1 and len(lock_taken) == 3 and not any(lock_taken), lock_taken
+    assert _tokenizing_threads() <= before
     free: list[bool] = []
     other = threading.Thread(target=lambda: free.append(loaded.lock.acquire(blocking=False) and
                                                        (loaded.lock.release() or True)))
@@ -121,14 +161,17 @@ def test_cancel_mid_run_joins_the_worker_before_the_lock_is_let_go(loaded, monke
 
 def test_a_tokenizer_error_on_the_worker_reaches_the_caller(loaded, monkeypatch) -> None:  # noqa: ANN001
     monkeypatch.setattr(encoding, "STREAM_CHUNK", 3)
+    before = _tokenizing_threads()
+    threads: list[str] = []
 
     def broken(*_args: object) -> encoding.Encoded:
+        threads.append(threading.current_thread().name)
         raise ValueError("tokenizer broke")
 
     monkeypatch.setattr(encoding, "_encode_rows", broken)
     with pytest.raises(ValueError, match="tokenizer broke"):
         engine.encode_run_logits(loaded, _texts(7))
-    assert not [t for t in threading.enumerate() if t.name.startswith("tokenize")]
+    assert threads and threads[0].startswith("tokenize") and _tokenizing_threads() <= before
 
 
 def test_one_chunk_is_tokenized_on_the_callers_thread(loaded, monkeypatch) -> None:  # noqa: ANN001

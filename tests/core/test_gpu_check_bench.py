@@ -29,6 +29,9 @@ def test_gpu_check_reports_each_target_row_on_the_cpu(tmp_path: Path) -> None:
     assert "evaluate --runtime onnx int8 MiniLM 4 rows cpu" in checks
     tune = [row for name, row in checks.items() if name.startswith("tune ")]
     assert len(tune) == 5 and all(row["ok"] and row["warm_rows_s"] > 0 for row in tune), tune
+    # --overlap 0 took effect (every evaluate tokenized first); the engine's setting overlapped
+    assert [row["tokenized_first_runs"] > 0 for row in tune] == [True, True, True, True, False]
+    assert all(row["shapes"] >= 1 for row in tune)
     assert set(tune[-1]["budget_rows_s"]) == {"8192", "16384", "32768", "65536"}
     assert all(row["attention_kernels"].get("flash", [0])[0] > 0 for row in tune)  # the CPU's sdpa kernel
     for row in (first, engine, onnx, *tune):

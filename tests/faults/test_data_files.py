@@ -404,19 +404,25 @@ def test_cancel_while_reading_a_big_file_stops_at_the_next_chunk(big_file: Path)
 
 
 def test_cancel_while_tokenizing_a_200k_row_evaluation_stops_at_the_next_chunk(big_dataset: Any,
-                                                                         checkpoint_factory: Any) -> None:
+                                                                         checkpoint_factory: Any,
+                                                                         monkeypatch: Any) -> None:
+    from bertstudio.core import encoding
     from bertstudio.core.evaluate.evaluation import evaluate
     from bertstudio.core.models import LoadRequest, load_model
 
     loaded = load_model(LoadRequest(str(checkpoint_factory("bert", "SequenceClassification")), "classification"))
+    tokenized: list[int] = []
+    encode_rows = encoding._encode_rows
+    monkeypatch.setattr(encoding, "_encode_rows", lambda *a: tokenized.append(len(a[3])) or encode_rows(*a))
     stop = StopAtCheck()
     with pytest.raises(TaskCancelled):
         evaluate(loaded, big_dataset, stop)
     assert stop.checks == stop.at
-    # Stopped a few batches in, rows still being tokenized a chunk ahead (engine.encode_run), not once
-    # every row was tokenized.
+    # Stopped a few batches in, rows tokenized a chunk ahead of them (engine.encode_run), not once every
+    # row was tokenized.
     last = stop.events[-1]
     assert "Classified" in last.message and last.fraction < 0.5, last
+    assert 0 < sum(tokenized) <= 3 * encoding.STREAM_CHUNK < len(big_dataset.examples), tokenized
 
 
 def test_ctrl_c_while_tokenizing_is_seen_at_the_next_chunk(big_dataset: Any, checkpoint_factory: Any) -> None:

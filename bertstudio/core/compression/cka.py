@@ -68,10 +68,11 @@ def layer_means(loaded: LoadedModel, texts: Sequence[str], pairs: Sequence[str |
     control = control or TaskControl()
     if not texts:
         raise InputError("There are no rows to compare the two models' layers on.")
+    encoded = engine.encode_all(loaded, texts, pairs, control)  # before the clock: the speed is the forward's
     model = getattr(loaded.model, "base_model", loaded.model)  # the encoder: a head's input shape (choices) aside
     started = time.perf_counter()
-    _, found = engine.encode_run(loaded, texts, pairs, lambda batch: _mean_states(batch, model), control,
-                                 verb="Read the layers of", unit="rows")
+    found = engine.run(loaded, encoded, lambda batch: _mean_states(batch, model), control,
+                       verb="Read the layers of", unit="rows")
     return LayerMeans(np.stack(found).astype(np.float64), time.perf_counter() - started)
 
 

@@ -75,9 +75,10 @@ def label_problem(loaded: LoadedModel, dataset: Dataset) -> tuple[dict[str, str]
 def predict(loaded: LoadedModel, examples: Sequence[Example], control: TaskControl,
             options: EvalOptions, rename: dict[str, str] | None = None,
             multi_label: bool = False) -> tuple[list[Prediction], list[Any]]:
-    """Every row through the batch engine (core/engine.py: sorted by length, a token budget, at most
-    `options.batch_size` rows per forward), read as the text-classification pipeline reads a row:
-    its top label and score, and every class's probability for curves and thresholds."""
+    """Every row through the batch engine (core/engine.py: tokenized while the batches run, near-sorted
+    by length, a token budget, at most `options.batch_size` rows per forward), read as the
+    text-classification pipeline reads a row: its top label and score, and every class's probability
+    for curves and thresholds."""
     from bertstudio.core import engine
 
     if multi_label:

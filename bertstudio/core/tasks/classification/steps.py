@@ -9,10 +9,13 @@ counterfactual batch) give torch scores, half precision widened first.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any, Unpack
 
 from bertstudio.core.progress import TaskControl
 from bertstudio.core.tasks.spec import TaskPipeline
+
+if TYPE_CHECKING:
+    from bertstudio.core.engine import RunOptions
 
 
 def score_kind(config: Any) -> str:
@@ -54,7 +57,7 @@ def encode(loaded: Any, rows: Sequence[tuple[str, ...]], control: TaskControl | 
 
 
 def logits(loaded: Any, rows: Sequence[tuple[str, ...]], control: TaskControl | None = None,
-           **options: Any) -> tuple[Any, Any]:
+           **options: Unpack[RunOptions]) -> tuple[Any, Any]:
     """(the rows `encode`d, their (rows, labels) float32 logits): tokenized while the batches run
     (engine.encode_run), for a whole file or a batch; `options` are engine.run's."""
     from bertstudio.core import engine
