@@ -76,15 +76,13 @@ def predict(loaded: LoadedModel, examples: Sequence[Example], control: TaskContr
     softmax over each prompt's endings, as tasks.multiple_choice.predict."""
     import numpy as np
 
-    from bertstudio.core import engine
 
     widest = max((len(x.inputs[1]) for x in examples), default=0)
     if widest > MAX_CHOICES:
         raise InputError(f"{widest} endings are more than the {MAX_CHOICES} this app scores at once.")
     owner = [n for n, x in enumerate(examples) for _ in x.inputs[1]]
-    encoded, found = engine.encode_run(loaded, [x.inputs[0] for x in examples for _ in x.inputs[1]],
-                                       [c for x in examples for c in x.inputs[1]], steps.forward(loaded.model),
-                                       control, max_rows=options.batch_size)  # tokenized while it runs
+    encoded, found = steps.logits(loaded, [(x.inputs[0], c) for x in examples for c in x.inputs[1]], control,
+                                  max_rows=options.batch_size)
     logits = np.asarray(found, np.float64)
     out, start = [], 0
     for example in examples:

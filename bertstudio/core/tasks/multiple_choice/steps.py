@@ -10,16 +10,33 @@ every pair can go through the batch engine as its own row, shaped (1, rows, toke
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any, Unpack
 
 from bertstudio.core.progress import TaskControl
+
+if TYPE_CHECKING:
+    from bertstudio.core.engine import RunOptions
+
+
+def _pairs(rows: Sequence[tuple[str, str]]) -> tuple[list[str], list[str | None]]:
+    """(every prompt, every ending) of (prompt, ending) rows."""
+    return [row[0] for row in rows], [row[1] for row in rows]
 
 
 def encode(loaded: Any, rows: Sequence[tuple[str, str]], control: TaskControl | None = None) -> Any:
     """Each (prompt, ending) pair tokenized once by the batch engine."""
     from bertstudio.core import engine
 
-    return engine.encode_all(loaded, [row[0] for row in rows], [row[1] for row in rows], control)
+    return engine.encode_all(loaded, *_pairs(rows), control)
+
+
+def logits(loaded: Any, rows: Sequence[tuple[str, str]], control: TaskControl | None = None,
+           **options: Unpack[RunOptions]) -> tuple[Any, Any]:
+    """(the rows `encode`d, each (prompt, ending) row's logit as `forward` gives it): tokenized while the
+    batches run (engine.encode_run); `options` are engine.run's."""
+    from bertstudio.core import engine
+
+    return engine.encode_run(loaded, *_pairs(rows), forward(loaded.model), control, **options)
 
 
 def forward(model: Any) -> Any:

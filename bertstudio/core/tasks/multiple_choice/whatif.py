@@ -25,8 +25,5 @@ def logits(loaded: LoadedModel, batch: list[tuple[str, ...]], control: TaskContr
     batch engine, read as the choice head reads one question's rows."""
     import numpy as np
 
-    from bertstudio.core import engine
-
-    encoded = steps.encode(loaded, [(t[0], ending) for t in batch for ending in t[1:]], control)
-    found = engine.run(loaded, encoded, steps.forward(loaded.model), control, progress=False)
+    _, found = steps.logits(loaded, [(t[0], ending) for t in batch for ending in t[1:]], control, progress=False)
     return np.stack(found).reshape(len(batch), -1)

@@ -52,8 +52,7 @@ def predict(loaded: LoadedModel, examples: Sequence[Example], control: TaskContr
     from bertstudio.core import engine
 
     require_nsp_head(loaded)
-    encoded, found = engine.encode_run_logits(loaded, [x.inputs[0] for x in examples], [x.inputs[1] for x in examples],
-                                              control, max_rows=options.batch_size)  # tokenized while it runs
+    encoded, found = steps.logits(loaded, [x.inputs for x in examples], control, max_rows=options.batch_size)
     logits = found.astype(np.float64)
     out = []
     for p in (steps.read(loaded, logits)[:, IS_NEXT].tolist() if len(logits) else []):
